@@ -1,0 +1,4 @@
+"""Reading, checking and rewriting perf-changelog.yaml."""
+
+CHANGELOG_FILE = "perf-changelog.yaml"
+ENTRY_START = b"- config-keys:"

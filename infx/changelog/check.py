@@ -1,0 +1,142 @@
+"""The changelog gate: every rule an edit of perf-changelog.yaml must pass, on bytes alone."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from infx.changelog.diff import ChangelogDiff, Correction, compare, separator_violations
+from infx.changelog.links import LinkPolicy
+from infx.changelog.model import Entry, Violation
+from infx.changelog.parse import byte_violations, ending_violations, parse_region
+
+
+@dataclass
+class CheckResult:
+    """The verdict. Lines of `entries` are file lines once `offset` is added."""
+
+    diff: ChangelogDiff
+    base: bytes | None
+    violations: list[Violation] = field(default_factory=list)
+    region_entries: list[Entry] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @cached_property
+    def offset(self) -> int:
+        """Lines of history before the appended region; counted only when someone asks."""
+        return self.base.count(b"\n") if self.base else 0
+
+    @cached_property
+    def entries(self) -> list[Entry]:
+        return [e.shifted(self.offset) for e in self.region_entries]
+
+    @property
+    def corrections(self) -> list[Correction]:
+        return self.diff.corrections
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`*` matches any run of characters; everything else is literal; the whole key must match."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.S)
+
+
+def resolve_keys(pattern: str, keys: Iterable[str]) -> list[str]:
+    if "*" not in pattern:
+        return [pattern] if pattern in keys else []
+    regex = compile_pattern(pattern)
+    return [k for k in keys if regex.fullmatch(k)]
+
+
+def key_violations(entry: Entry, keys: Collection[str]) -> list[Violation]:
+    found = []
+    for index, pattern in enumerate(entry.data.get("config-keys") or []):
+        if not isinstance(pattern, str) or resolve_keys(pattern, keys):
+            continue
+        line = entry.item_line("config-keys", index)
+        if "*" in pattern:
+            found.append(Violation(line, "config-keys",
+                                   f"wildcard {pattern!r} matches no master config key",
+                                   "narrow or correct the pattern; see configs/*-master.yaml"))
+            continue
+        close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
+        fix = f"did you mean {close[0]!r}?" if close else "add the config to configs/*-master.yaml"
+        found.append(Violation(line, "config-keys",
+                               f"config key {pattern!r} is not defined in any master config", fix))
+    return found
+
+
+def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
+    value = entry.pr_link
+    if not isinstance(value, str) or policy.accepts(value):
+        return None
+    forms = " or ".join(policy.accepted_forms())
+    if policy.pr is None:
+        reason = "on main every pr-link must be the canonical link of a pull request"
+    else:
+        reason = f"this is PR #{policy.pr}"
+    return Violation(entry.line_of("pr-link"), "pr-link",
+                     f"pr-link {value!r} is not accepted ({reason})", f"use {forms}")
+
+
+def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> list[Violation]:
+    return [
+        Violation(c.line, "pr-link-correction",
+                  f"a corrected pr-link must be a canonical link, found {c.new!r}",
+                  f"use {policy.base}<number>")
+        for c in corrections
+        if not policy.is_canonical(c.new)
+    ]
+
+
+def check(base: bytes | None, head: bytes | None, policy: LinkPolicy | None,
+          config_keys: Collection[str] | None = None) -> CheckResult:
+    """Check the change from `base` to `head`.
+
+    `policy=None` skips the pr-link rules and `config_keys=None` skips key resolution,
+    for callers that check those themselves or cannot know them.
+    """
+    if head is None:
+        diff = ChangelogDiff("rejected")
+        return CheckResult(diff, base, [Violation(None, "missing", "the changelog file is missing",
+                                                  "restore perf-changelog.yaml")])
+    diff = compare(base, head)
+    result = CheckResult(diff, base)
+    if diff.kind == "unchanged":
+        return result
+    if diff.kind in ("rejected", "correction"):
+        result.violations = list(diff.violations)
+        if policy is not None:
+            result.violations += correction_violations(diff.corrections, policy)
+        return result
+
+    region = diff.appended
+    found = byte_violations(region) + separator_violations(base or b"", region)
+    if not any(v.rule == "encoding" for v in found):
+        entries, problems = parse_region(region)
+        found.extend(problems)
+        result.region_entries = entries
+        if not entries and not problems:
+            found.append(Violation(1, "entries", "the appended text holds no entry",
+                                   "append an entry that starts with '- config-keys:'"))
+        for entry in entries:
+            bad_link = link_violation(entry, policy) if policy is not None else None
+            if bad_link:
+                found.append(bad_link)
+            if config_keys is not None:
+                found.extend(key_violations(entry, config_keys))
+    if found:
+        seen: set[tuple[int | None, str]] = set()
+        unique = []
+        for v in sorted(found, key=lambda v: (v.line or 0, v.rule)):
+            if (v.line, v.message) not in seen:
+                seen.add((v.line, v.message))
+                unique.append(v.shifted(result.offset))
+        found = unique
+    result.violations = found + ending_violations(head)
+    return result

@@ -1,0 +1,48 @@
+"""The forms a `pr-link` may take."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PLACEHOLDER = "XXX"
+DEFAULT_SERVER = "https://github.com"
+
+
+@dataclass(frozen=True)
+class LinkPolicy:
+    """Which repository links point at, and which PR (if any) this change belongs to."""
+
+    repo: str
+    server: str = DEFAULT_SERVER
+    pr: int | None = None
+
+    @property
+    def base(self) -> str:
+        return f"{self.server.rstrip('/')}/{self.repo}/pull/"
+
+    def canonical(self, number: int) -> str:
+        return f"{self.base}{number}"
+
+    @property
+    def placeholders(self) -> tuple[str, str]:
+        return (PLACEHOLDER, f"{self.base}{PLACEHOLDER}")
+
+    def is_placeholder(self, value: object) -> bool:
+        return isinstance(value, str) and value in self.placeholders
+
+    def is_canonical(self, value: object) -> bool:
+        return isinstance(value, str) and re.fullmatch(
+            re.escape(self.base) + r"[1-9][0-9]*", value
+        ) is not None
+
+    def accepted_forms(self) -> list[str]:
+        if self.pr is None:
+            return [f"{self.base}<number>"]
+        return [*self.placeholders, self.canonical(self.pr)]
+
+    def accepts(self, value: object) -> bool:
+        """Whether an appended entry may carry this link."""
+        if self.pr is None:
+            return self.is_canonical(value)
+        return self.is_placeholder(value) or value == self.canonical(self.pr)

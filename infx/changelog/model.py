@@ -1,0 +1,63 @@
+"""Values passed between the changelog's parse, diff, check and rewrite steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One broken rule, located at a 1-based line of the head file (None: the whole file)."""
+
+    line: int | None
+    rule: str
+    message: str
+    fix: str = ""
+
+    def text(self) -> str:
+        return f"{self.message} (fix: {self.fix})" if self.fix else self.message
+
+    def shifted(self, offset: int) -> Violation:
+        if self.line is None or offset == 0:
+            return self
+        return Violation(self.line + offset, self.rule, self.message, self.fix)
+
+
+@dataclass
+class Entry:
+    """One top-level changelog entry with the positions needed to report on it and rewrite it."""
+
+    data: dict[str, Any]
+    line: int
+    key_lines: dict[str, int] = field(default_factory=dict)
+    value_pos: dict[str, tuple[int, int]] = field(default_factory=dict)
+    item_lines: dict[str, list[int]] = field(default_factory=dict)
+    text: bytes = b""
+
+    def line_of(self, key: str) -> int:
+        return self.key_lines.get(key, self.line)
+
+    def item_line(self, key: str, index: int) -> int:
+        lines = self.item_lines.get(key, [])
+        return lines[index] if index < len(lines) else self.line_of(key)
+
+    def shifted(self, offset: int) -> Entry:
+        """The same entry with every line moved by `offset` (region-relative to file lines)."""
+        return Entry(
+            data=self.data,
+            line=self.line + offset,
+            key_lines={k: v + offset for k, v in self.key_lines.items()},
+            value_pos={k: (ln + offset, col) for k, (ln, col) in self.value_pos.items()},
+            item_lines={k: [ln + offset for ln in v] for k, v in self.item_lines.items()},
+            text=self.text,
+        )
+
+    @property
+    def pr_link(self) -> Any:
+        return self.data.get("pr-link")
+
+    @property
+    def config_keys(self) -> list[str]:
+        keys = self.data.get("config-keys")
+        return [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []

@@ -1,0 +1,91 @@
+"""Render a check verdict as text, JSON, GitHub annotations and a step-summary section."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from infx.changelog.check import CheckResult
+from infx.changelog.model import Violation
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(path: str, violation: Violation) -> str:
+    props = [f"file={_escape_property(path)}"]
+    if violation.line:
+        props.append(f"line={violation.line}")
+    props.append(f"title={_escape_property('perf-changelog: ' + violation.rule)}")
+    return f"::error {','.join(props)}::{_escape_data(violation.text())}"
+
+
+def as_text(path: str, result: CheckResult) -> str:
+    if result.ok:
+        return f"{path}: ok ({_what(result)})"
+    lines = [f"{path}:{v.line or 1}: {v.rule}: {v.text()}" for v in result.violations]
+    lines.append(f"{path}: {len(result.violations)} problem(s) found")
+    return "\n".join(lines)
+
+
+def as_github(path: str, result: CheckResult) -> str:
+    if result.ok:
+        return f"{path}: ok ({_what(result)})"
+    return "\n".join(annotation(path, v) for v in result.violations)
+
+
+def as_json(path: str, result: CheckResult) -> str:
+    payload: dict[str, Any] = {
+        "ok": result.ok,
+        "file": path,
+        "kind": result.diff.kind,
+        "violations": [
+            {"line": v.line, "rule": v.rule, "message": v.message, "fix": v.fix}
+            for v in result.violations
+        ],
+        "entries": [
+            {"line": e.line, "config-keys": e.data.get("config-keys"),
+             "pr-link": e.data.get("pr-link"), "description": e.data.get("description")}
+            for e in result.entries
+        ],
+        "corrections": [{"line": c.line, "old": c.old, "new": c.new} for c in result.corrections],
+    }
+    return json.dumps(payload, indent=2, default=str)
+
+
+def _what(result: CheckResult) -> str:
+    kind = result.diff.kind
+    if kind == "append":
+        return f"{len(result.region_entries)} appended entr{'y' if len(result.region_entries) == 1 else 'ies'}"
+    if kind == "correction":
+        return f"{len(result.corrections)} pr-link correction(s)"
+    return "no change"
+
+
+def _cell(value: Any) -> str:
+    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(path: str, result: CheckResult) -> str:
+    verdict = "passed" if result.ok else f"failed with {len(result.violations)} problem(s)"
+    out = [f"### perf-changelog gate: {verdict}", ""]
+    if result.entries:
+        out += ["| line | config-keys | pr-link |", "| --- | --- | --- |"]
+        out += [f"| {e.line} | {_cell(e.data.get('config-keys'))} | {_cell(e.data.get('pr-link'))} |"
+                for e in result.entries]
+        out.append("")
+    if result.corrections:
+        out += [f"- line {c.line}: pr-link corrected to `{c.new}`" for c in result.corrections]
+        out.append("")
+    if result.violations:
+        out += [f"- `{path}:{v.line or 1}` **{v.rule}**: {_cell(v.text())}" for v in result.violations]
+        out.append("")
+    if not result.entries and not result.corrections and result.ok:
+        out += [f"{path} is unchanged.", ""]
+    return "\n".join(out) + "\n"

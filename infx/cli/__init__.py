@@ -1,0 +1,54 @@
+"""The `infx` command line: a thin click layer over the pure core."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from infx import __version__
+from infx.errors import InfxError
+
+
+class InfxGroup(click.Group):
+    """Turns domain errors into one line on stderr and the matching exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except InfxError as exc:
+            click.echo(f"infx: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except OSError as exc:
+            click.echo(f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                       err=True)
+            ctx.exit(2)
+
+
+@click.group(cls=InfxGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="infx")
+def cli() -> None:
+    """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment commands."""
+
+
+def _register() -> None:
+    from infx.cli.changelog import changelog
+
+    cli.add_command(changelog)
+    try:
+        from infx.cli.sweep import sweep
+    except ImportError:  # pragma: no cover - present once the sweep module lands
+        return
+    cli.add_command(sweep)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="infx")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

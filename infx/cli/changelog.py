@@ -1,0 +1,206 @@
+"""`infx changelog ...`: gate, canonicalize, resolve conflicts, add entries."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from infx import git
+from infx.changelog import CHANGELOG_FILE
+from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
+from infx.changelog.check import check as check_bytes
+from infx.changelog.links import LinkPolicy
+from infx.changelog.merge import merge
+from infx.changelog.new import append_entry, render_entry
+from infx.changelog.parse import validate_document
+from infx.changelog.report import as_github, as_json, as_text, summary_markdown
+from infx.context import repo_slug, server_url
+from infx.errors import ChangelogError, UsageError
+from infx.matrix import MASTER_GLOB
+from infx.matrix.load import parse_masters, read_masters_at
+from infx.yamlio import atomic_write
+
+file_option = click.option("--file", "path", default=CHANGELOG_FILE, show_default=True,
+                           help="Changelog path relative to the repository root.")
+repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote.")
+
+
+def _worktree_bytes(root: Path, path: str) -> bytes | None:
+    try:
+        return (root / path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
+    return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
+
+
+def _append_summary(text: str) -> None:
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+@click.group()
+def changelog() -> None:
+    """Check and rewrite perf-changelog.yaml."""
+
+
+@changelog.command()
+@click.option("--base", required=True, help="Ref the change is compared against (e.g. origin/main).")
+@click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
+@click.option("--pr", type=click.IntRange(min=1), help="PR number; without it only canonical links pass.")
+@repo_option
+@file_option
+@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True,
+              help="Glob of master config files that config-keys resolve against.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
+              show_default=True)
+def check(base: str, head: str | None, pr: int | None, repo: str | None, path: str,
+          config_glob: str, fmt: str) -> None:
+    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
+    root = git.root()
+    base_commit = git.resolve(base, root)
+    head_commit = git.resolve(head, root) if head else None
+    policy = _policy(repo, pr, root)
+    base_bytes = git.read_file(base_commit, path, root)
+    head_bytes = (git.read_file(head_commit, path, root) if head_commit
+                  else _worktree_bytes(root, path))
+
+    keys = None
+    if head_bytes is not None and head_bytes != base_bytes:
+        masters = read_masters_at(head_commit, config_glob, root)
+        if not masters:
+            raise UsageError(f"no master config files match {config_glob!r}")
+        keys = parse_masters(masters).configs.keys()
+    result = check_bytes(base_bytes, head_bytes, policy, keys)
+
+    render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
+    click.echo(render(path, result))
+    _append_summary(summary_markdown(path, result))
+    sys.exit(0 if result.ok else 1)
+
+
+@changelog.command()
+@file_option
+def lint(path: str) -> None:
+    """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
+    data = Path(path).read_bytes()
+    problems = validate_document(data)
+    for v in problems:
+        click.echo(f"{path}:{v.line or 1}: {v.rule}: {v.text()}")
+    if problems:
+        click.echo(f"{path}: {len(problems)} problem(s) found")
+        sys.exit(1)
+    click.echo(f"{path}: ok")
+
+
+@changelog.command()
+@click.option("--base", required=True, help="Ref the PR branched from (e.g. origin/main).")
+@click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
+@repo_option
+@file_option
+@click.option("--check", "check_only", is_flag=True, help="Report what would change; write nothing.")
+def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
+    """Rewrite XXX placeholders of appended entries to this PR's canonical link."""
+    root = git.root()
+    base_bytes = git.read_file(git.resolve(base, root), path, root)
+    head_bytes = _worktree_bytes(root, path)
+    if head_bytes is None:
+        raise UsageError(f"{path} does not exist in the working tree")
+    new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
+    for r in rewrites:
+        verb = "would rewrite" if check_only else "rewrote"
+        click.echo(f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}")
+    if not rewrites:
+        click.echo(f"{path}: already canonical")
+        return
+    if check_only:
+        sys.exit(1)
+    atomic_write(root / path, new)
+
+
+def _main_and_pr(ours: bytes, theirs: bytes, main_side: str) -> tuple[bytes, bytes]:
+    return (theirs, ours) if main_side == "theirs" else (ours, theirs)
+
+
+main_side_option = click.option(
+    "--main-side", type=click.Choice(["theirs", "ours"]), default="theirs", show_default=True,
+    help="Which side of the merge is main: 'theirs' when merging main into a PR branch.")
+
+
+@changelog.command("resolve-conflict")
+@click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
+@repo_option
+@file_option
+@main_side_option
+def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str) -> None:
+    """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
+    root = git.root()
+    if not git.unmerged(path, root):
+        raise UsageError(f"{path} has no merge conflict to resolve")
+    stages = [git.stage(path, n, root) for n in (1, 2, 3)]
+    ancestor, ours, theirs = (s or b"" for s in stages)
+    main_bytes, pr_bytes = _main_and_pr(ours, theirs, main_side)
+    policy = _policy(repo, pr, root) if pr else LinkPolicy(repo="unknown/unknown")
+    merged = merge(ancestor, main_bytes, pr_bytes, policy)
+    atomic_write(root / path, merged)
+    git.add(path, root)
+    click.echo(f"{path}: resolved ({len(merged) - len(main_bytes)} bytes added after main)")
+
+
+@changelog.command("merge-driver")
+@click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("pathname", required=False)
+@click.option("--pr", type=click.IntRange(min=1), envvar="INFX_PR_NUMBER",
+              help="PR number (or INFX_PR_NUMBER); placeholders become its link.")
+@repo_option
+@main_side_option
+def merge_driver(ancestor: Path, current: Path, other: Path, pathname: str | None,
+                 pr: int | None, repo: str | None, main_side: str) -> None:
+    """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A)."""
+    main_bytes, pr_bytes = _main_and_pr(current.read_bytes(), other.read_bytes(), main_side)
+    policy = _policy(repo, pr, git.root()) if pr else LinkPolicy(repo="unknown/unknown")
+    try:
+        merged = merge(ancestor.read_bytes(), main_bytes, pr_bytes, policy)
+    except ChangelogError as exc:
+        click.echo(f"infx: {pathname or current}: {exc}", err=True)
+        sys.exit(1)
+    atomic_write(current, merged)
+
+
+@changelog.command()
+@click.option("--config-key", "config_keys", multiple=True, required=True,
+              help="Config key (or * pattern) the change affects; repeat for several.")
+@click.option("--description", "descriptions", multiple=True, required=True,
+              help="One point of what changed; repeat for several.")
+@click.option("--scenario-type", "scenario_types", multiple=True,
+              type=click.Choice(["fixed-seq-len", "agentic-coding"]))
+@click.option("--evals-only", is_flag=True)
+@click.option("--all-evals", is_flag=True)
+@click.option("--append-only", is_flag=True)
+@file_option
+@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True)
+def new(config_keys: tuple[str, ...], descriptions: tuple[str, ...],
+        scenario_types: tuple[str, ...], evals_only: bool, all_evals: bool, append_only: bool,
+        path: str, config_glob: str) -> None:
+    """Append a well-formed entry with the XXX placeholder, checked before it is written."""
+    root = git.root()
+    current = _worktree_bytes(root, path)
+    entry = render_entry(list(config_keys), list(descriptions), list(scenario_types),
+                         {"evals-only": evals_only, "all-evals": all_evals,
+                          "append-only": append_only})
+    updated = append_entry(current, entry)
+    keys = parse_masters(read_masters_at(None, config_glob, root)).configs.keys()
+    result = check_bytes(current, updated, None, keys)
+    if not result.ok:
+        raise ChangelogError("; ".join(v.text() for v in result.violations))
+    atomic_write(root / path, updated)
+    click.echo(f"{path}: appended entry at line {result.entries[0].line}")

@@ -1,0 +1,80 @@
+"""The git edge: every subprocess call infx makes to git lives here."""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+from pathlib import Path
+
+from infx.errors import GitError
+
+
+def _run(args: list[str], cwd: Path | None = None, *, check: bool = True,
+         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True)
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+    return proc
+
+
+def root(cwd: Path | None = None) -> Path:
+    proc = _run(["rev-parse", "--show-toplevel"], cwd, check=False)
+    if proc.returncode != 0:
+        raise GitError("not inside a git repository")
+    return Path(proc.stdout.decode().strip())
+
+
+def resolve(ref: str, cwd: Path | None = None) -> str:
+    """The commit id a ref names; a clear error for an unknown ref."""
+    proc = _run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+                cwd, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"unknown git ref {ref!r}")
+    return proc.stdout.decode().strip()
+
+
+def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
+    """A file's bytes at a commit, or None when the file does not exist there."""
+    proc = _run(["cat-file", "blob", f"{commit}:{path}"], cwd, check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def list_files(commit: str, pattern: str, cwd: Path | None = None) -> list[str]:
+    """Paths at a commit matching a glob relative to the repository root."""
+    folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
+    proc = _run(["ls-tree", "-r", "--name-only", commit, "--", folder], cwd)
+    names = proc.stdout.decode("utf-8", "replace").splitlines()
+    return sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+
+
+def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:
+    proc = _run(["remote", "get-url", name], cwd, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def stage(path: str, number: int, cwd: Path | None = None) -> bytes | None:
+    """The bytes at index stage 1 (ancestor), 2 (ours) or 3 (theirs) of a conflicted path."""
+    proc = _run(["cat-file", "blob", f":{number}:{path}"], cwd, check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def unmerged(path: str, cwd: Path | None = None) -> bool:
+    return bool(_run(["ls-files", "--unmerged", "--", path], cwd).stdout.strip())
+
+
+def add(path: str, cwd: Path | None = None) -> None:
+    _run(["add", "--", path], cwd)
+
+
+def current_branch(cwd: Path | None = None) -> str | None:
+    proc = _run(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def git(args: list[str], cwd: Path | None = None) -> str:
+    """Run any git command and return its stdout as text (for the merge helper)."""
+    return _run(args, cwd).stdout.decode("utf-8", "replace")
