@@ -1,0 +1,58 @@
+"""`infx changelog canonicalize`: placeholders become the PR link, every other byte stays."""
+
+from __future__ import annotations
+
+from tests.conftest import HISTORY, LINK, GitRepo, entry
+
+
+def test_rewrites_placeholders_only(repo: GitRepo) -> None:
+    text = HISTORY + "\n" + entry(link="XXX") + "\n" + entry(link=f'"{LINK}XXX"  # draft')
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 0, result.output
+    expected = (HISTORY + "\n" + entry(link=f"{LINK}41") + "\n"
+                + entry(link=f"{LINK}41  # draft"))
+    assert repo.read().decode() == expected
+    assert "rewrote pr-link 'XXX'" in result.output
+
+
+def test_idempotent(repo: GitRepo) -> None:
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
+    repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    once = repo.read()
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 0 and "already canonical" in result.output
+    assert repo.read() == once
+
+
+def test_check_mode_writes_nothing(repo: GitRepo) -> None:
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
+    before = repo.read()
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41", "--check")
+    assert result.exit_code == 1 and "would rewrite" in result.output
+    assert repo.read() == before
+
+
+def test_refuses_a_diff_that_breaks_a_rule(repo: GitRepo) -> None:
+    text = HISTORY.replace("Bring up", "Brought up") + "\n" + entry()
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 1 and "nothing was rewritten" in result.output
+    assert repo.read().decode() == text
+
+
+def test_history_placeholders_untouched(repo: GitRepo) -> None:
+    history = HISTORY.replace(f"{LINK}2", f"{LINK}XXX")
+    repo.commit(**{"perf-changelog.yaml": history})
+    repo.git("tag", "-f", "base")
+    repo.write("perf-changelog.yaml", history + "\n" + entry())
+    repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert repo.read().decode() == history + "\n" + entry(link=f"{LINK}41")
+
+
+def test_keeps_file_mode(repo: GitRepo) -> None:
+    path = repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
+    path.chmod(0o640)
+    repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert not list(repo.path.glob(".perf-changelog.yaml.*"))

@@ -1,0 +1,267 @@
+"""`infx changelog check`: one test per rule, each on a real git repository."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import HISTORY, LINK, REPO, GitRepo, entry
+
+
+def append(repo: GitRepo, text: str) -> str:
+    return repo.commit("append", **{"perf-changelog.yaml": HISTORY + text})
+
+
+def run_check(repo: GitRepo, *extra: str, pr: int | None = 7):
+    args = ["changelog", "check", "--base", "base", "--head", "HEAD"]
+    if pr is not None:
+        args += ["--pr", str(pr)]
+    return repo.infx(*args, *extra)
+
+
+def test_placeholder_entry_passes(repo: GitRepo) -> None:
+    append(repo, "\n" + entry())
+    result = run_check(repo)
+    assert result.exit_code == 0, result.output
+    assert "1 appended entry" in result.output
+
+
+@pytest.mark.parametrize("link", ["XXX", f"{LINK}XXX", f"{LINK}7"])
+def test_accepted_links_with_pr(repo: GitRepo, link: str) -> None:
+    append(repo, "\n" + entry(link=link))
+    assert run_check(repo).exit_code == 0
+
+
+@pytest.mark.parametrize("link", [f"{LINK}PENDING", f"{LINK}TBD", f"{LINK}8",
+                                  f"http://github.com/{REPO}/pull/7", f"{LINK}7/",
+                                  "https://github.com/other/repo/pull/7", "TBD"])
+def test_rejected_links_name_line_value_and_forms(repo: GitRepo, link: str) -> None:
+    append(repo, "\n" + entry(link=link))
+    result = run_check(repo)
+    assert result.exit_code == 1
+    pr_line = HISTORY.count("\n") + 6
+    assert f"perf-changelog.yaml:{pr_line}: pr-link:" in result.output
+    assert repr(link) in result.output
+    assert f"use XXX or {LINK}XXX or {LINK}7" in result.output
+
+
+def test_without_pr_only_canonical_links_pass(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(link="XXX"))
+    assert run_check(repo, pr=None).exit_code == 1
+    append(repo, "\n" + entry(link=f"{LINK}12"))
+    assert run_check(repo, pr=None).exit_code == 0
+
+
+def test_server_url_sets_link_host(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(link=f"https://ghe.example.com/{REPO}/pull/7"))
+    env = {"GITHUB_SERVER_URL": "https://ghe.example.com"}
+    assert repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                     env=env).exit_code == 0
+
+
+def test_repo_flag_beats_environment_and_remote(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(link="https://github.com/fork/x/pull/7"))
+    assert run_check(repo, "--repo", "fork/x").exit_code == 0
+    env = {"GITHUB_REPOSITORY": "fork/x"}
+    assert repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                     env=env).exit_code == 0
+    assert run_check(repo).exit_code == 1
+
+
+def test_unknown_config_key_suggests_closest(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(keys=["llama-fp8-mi355x-vlm"]))
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert "'llama-fp8-mi355x-vlm' is not defined" in result.output
+    assert "did you mean 'llama-fp8-mi355x-vllm'?" in result.output
+
+
+def test_wildcard_must_match_a_key(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(keys=["llama-*-vllm"]))
+    assert run_check(repo).exit_code == 0
+    append(repo, "\n" + entry(keys=["qwen-*"]))
+    result = run_check(repo)
+    assert result.exit_code == 1 and "wildcard 'qwen-*' matches no master config key" in result.output
+
+
+def test_keys_resolve_against_head_configs(repo: GitRepo) -> None:
+    master = (repo.path / "configs/amd-master.yaml").read_text()
+    new_cfg = master.replace("llama-fp8-mi355x-sglang:", "qwen-fp8-mi355x-sglang:")
+    repo.commit("new config", **{"configs__amd-master.yaml": new_cfg,
+                                 "perf-changelog.yaml": HISTORY + "\n" + entry(["qwen-fp8-mi355x-sglang"])})
+    assert run_check(repo).exit_code == 0
+
+
+def test_history_edit_is_rejected(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.replace("Bring up", "Brought up") + "\n" + entry()})
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert "perf-changelog.yaml:4: history:" in result.output
+
+
+def test_history_deletion_is_rejected(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.split("\n\n")[0] + "\n"})
+    result = run_check(repo)
+    assert result.exit_code == 1 and "removed" in result.output
+
+
+def test_reordering_is_rejected(repo: GitRepo) -> None:
+    first, second = HISTORY.split("\n\n")
+    repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
+    assert run_check(repo).exit_code == 1
+
+
+def test_pr_link_correction_alone_passes(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.replace(f"{LINK}2", f"{LINK}3")})
+    result = run_check(repo, "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["corrections"][0]["new"] == f"{LINK}3"
+
+
+def test_pr_link_correction_must_be_canonical(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.replace(f"{LINK}2", f"{LINK}PENDING")})
+    result = run_check(repo)
+    assert result.exit_code == 1 and "corrected pr-link must be a canonical link" in result.output
+
+
+def test_correction_and_append_together_rejected(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.replace(f"{LINK}2", f"{LINK}3") + "\n" + entry()})
+    result = run_check(repo)
+    assert result.exit_code == 1 and "both corrects pr-link lines and appends" in result.output
+
+
+@pytest.mark.parametrize(("sep", "message"), [("", "no empty line before this entry"),
+                                              ("\n\n", "2 empty lines before this entry"),
+                                              ("  \n", "holds spaces")])
+def test_separator_from_history(repo: GitRepo, sep: str, message: str) -> None:
+    append(repo, sep + entry())
+    result = run_check(repo)
+    assert result.exit_code == 1 and message in result.output
+
+
+def test_separator_between_new_entries(repo: GitRepo) -> None:
+    append(repo, "\n" + entry() + entry())
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert f"perf-changelog.yaml:{HISTORY.count(chr(10)) + 7}: separator" in result.output
+
+
+def test_file_must_end_with_one_newline(repo: GitRepo) -> None:
+    append(repo, "\n" + entry().rstrip("\n"))
+    assert "does not end with a newline" in run_check(repo).output
+    append(repo, "\n" + entry() + "\n")
+    assert "ends with blank lines" in run_check(repo).output
+
+
+@pytest.mark.parametrize(("bad", "rule"), [("\r", "carriage return (CR)"), ("\t", "tab"),
+                                           ("\0", "NUL byte")])
+def test_control_characters(repo: GitRepo, bad: str, rule: str) -> None:
+    append(repo, "\n" + entry(description=f"x{bad}y"))
+    result = run_check(repo)
+    assert result.exit_code == 1 and f"{rule} is not allowed" in result.output
+
+
+def test_invalid_utf8(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": HISTORY.encode() + b"\n" + entry().encode().replace(
+        b"Tune", b"T\xffne")})
+    result = run_check(repo)
+    assert result.exit_code == 1 and "not valid UTF-8" in result.output
+
+
+def test_conflict_markers(repo: GitRepo) -> None:
+    append(repo, "\n<<<<<<< HEAD\n" + entry() + "=======\n" + entry() + ">>>>>>> main\n")
+    result = run_check(repo)
+    assert result.exit_code == 1 and "merge-conflict marker" in result.output
+
+
+def test_every_entry_starts_with_config_keys(repo: GitRepo) -> None:
+    text = entry().replace("- config-keys:\n    - llama-fp8-mi355x-vllm\n  description:",
+                           "- description:")
+    append(repo, "\n" + text.replace("  pr-link", "  config-keys: [llama-fp8-mi355x-vllm]\n  pr-link"))
+    result = run_check(repo)
+    assert result.exit_code == 1 and "is not an entry start" in result.output
+
+
+def test_root_must_be_a_list(repo: GitRepo) -> None:
+    repo.commit(**{"perf-changelog.yaml": "entries: []\n"})
+    assert repo.infx("changelog", "lint").exit_code == 1
+
+
+def test_duplicate_keys_rejected(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(extra="  pr-link: XXX\n"))
+    result = run_check(repo)
+    assert result.exit_code == 1 and "duplicate key" in result.output
+
+
+def test_schema_unknown_key_and_types(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(extra="  evals-only: yes\n  owner: me\n"))
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert "unknown key(s) owner" in result.output
+    assert "evals-only: 'yes' is not of type 'boolean'" in result.output
+
+
+def test_append_only_with_eval_field_rejected(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(extra="  append-only: true\n  evals-only: true\n"))
+    result = run_check(repo)
+    assert result.exit_code == 1 and "cannot be combined with any eval field" in result.output
+
+
+def test_every_violation_listed(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(link="TBD") + "\n" + entry(keys=["nope"], extra="  who: x\n"))
+    result = run_check(repo, "--format", "json")
+    rules = sorted(v["rule"] for v in json.loads(result.output)["violations"])
+    assert result.exit_code == 1
+    assert rules == ["config-keys", "pr-link", "schema"]
+
+
+def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
+    append(repo, "\n" + entry(link=f"{LINK}PENDING"))
+    summary = tmp_path / "summary.md"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    line = HISTORY.count("\n") + 6
+    assert result.exit_code == 1
+    assert result.output.startswith(
+        f"::error file=perf-changelog.yaml,line={line},title=perf-changelog%3A pr-link::")
+    text = summary.read_text()
+    assert "failed with 1 problem(s)" in text and "llama-fp8-mi355x-vllm" in text
+
+
+def test_json_verdict_lists_entries(repo: GitRepo) -> None:
+    append(repo, "\n" + entry())
+    payload = json.loads(run_check(repo, "--format", "json").output)
+    assert payload["ok"] is True
+    assert payload["entries"][0]["line"] == HISTORY.count("\n") + 2
+    assert payload["entries"][0]["config-keys"] == ["llama-fp8-mi355x-vllm"]
+
+
+def test_working_tree_is_default_head(repo: GitRepo) -> None:
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link="TBD"))
+    assert repo.infx("changelog", "check", "--base", "base", "--pr", "7").exit_code == 1
+
+
+def test_unknown_ref_is_usage_error(repo: GitRepo) -> None:
+    result = repo.infx("changelog", "check", "--base", "nope", "--pr", "7")
+    assert result.exit_code == 2 and "unknown git ref 'nope'" in result.output
+
+
+def test_not_a_repository_is_usage_error(tmp_path) -> None:
+    other = GitRepo(tmp_path / "plain")
+    other.path.mkdir()
+    result = other.infx("changelog", "check", "--base", "main")
+    assert result.exit_code == 2 and "not inside a git repository" in result.output
+
+
+def test_missing_repository_slug_is_usage_error(repo: GitRepo) -> None:
+    repo.git("remote", "remove", "origin")
+    append(repo, "\n" + entry())
+    result = run_check(repo)
+    assert result.exit_code == 2 and "pass --repo" in result.output
+
+
+def test_unchanged_file_passes(repo: GitRepo) -> None:
+    repo.commit("no change")
+    result = run_check(repo)
+    assert result.exit_code == 0 and "no change" in result.output

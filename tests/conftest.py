@@ -1,0 +1,129 @@
+"""Shared fixtures: real git repositories in temporary folders, driven through the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from infx.cli import cli
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex"
+REPO = "acme/bench"
+LINK = f"https://github.com/{REPO}/pull/"
+
+MASTER = """\
+llama-fp8-mi355x-vllm:
+  image: vllm/vllm-openai-rocm:v0.11.0
+  model: meta-llama/Llama-3.3-70B-Instruct
+  model-prefix: llama70b
+  runner: mi355x
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-start: 4, conc-end: 32 }
+
+llama-fp8-mi355x-sglang:
+  image: lmsysorg/sglang:v0.5.5-rocm700-mi35x
+  model: meta-llama/Llama-3.3-70B-Instruct
+  model-prefix: llama70b
+  runner: mi355x
+  precision: fp8
+  framework: sglang
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - { tp: 4, conc-start: 4, conc-end: 64 }
+"""
+
+HISTORY = f"""\
+- config-keys:
+    - llama-fp8-mi355x-vllm
+  description:
+    - "Bring up Llama 70B FP8 on MI355X with vLLM"
+  pr-link: {LINK}1
+
+- config-keys:
+    - llama-fp8-*
+  description:
+    - "Raise max concurrency for every Llama FP8 config"
+  pr-link: {LINK}2
+"""
+
+
+def entry(keys: list[str] | None = None, link: str = "XXX", description: str = "Tune flags",
+          extra: str = "") -> str:
+    keys = keys or ["llama-fp8-mi355x-vllm"]
+    lines = ["- config-keys:", *(f"    - {k}" for k in keys), "  description:",
+             f'    - "{description}"', f"  pr-link: {link}"]
+    return "\n".join(lines) + "\n" + extra
+
+
+@dataclass
+class GitRepo:
+    path: Path
+
+    def git(self, *args: str, check: bool = True) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, text=True)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+        return proc.stdout.strip()
+
+    def write(self, name: str, data: str | bytes) -> Path:
+        target = self.path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        target.write_bytes(data)
+        return target
+
+    def read(self, name: str = "perf-changelog.yaml") -> bytes:
+        return (self.path / name).read_bytes()
+
+    def commit(self, message: str = "change", **files: str | bytes) -> str:
+        for name, data in files.items():
+            self.write(name.replace("__", "/"), data)
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    def infx(self, *args: str, env: dict[str, str] | None = None) -> Result:
+        old = Path.cwd()
+        os.chdir(self.path)
+        try:
+            return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+
+
+def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRepo:
+    repo = GitRepo(path)
+    path.mkdir(parents=True, exist_ok=True)
+    repo.git("init", "-q", "-b", "main")
+    repo.git("config", "user.email", "ci@example.invalid")
+    repo.git("config", "user.name", "CI")
+    repo.git("config", "commit.gpgsign", "false")
+    repo.git("remote", "add", "origin", f"git@github.com:{REPO}.git")
+    repo.commit("base", **{"perf-changelog.yaml": history, "configs__amd-master.yaml": master})
+    repo.git("tag", "base")
+    return repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
+    for name in ("GITHUB_REPOSITORY", "GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
+                 "INFX_PR_NUMBER"):
+        monkeypatch.delenv(name, raising=False)
+    return make_repo(tmp_path / "repo")
