@@ -9,8 +9,9 @@ from pathlib import Path
 from infx.errors import GitError
 
 
-def _run(args: list[str], cwd: Path | None = None, *, check: bool = True,
-         stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    args: list[str], cwd: Path | None = None, *, check: bool = True, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True)
     except FileNotFoundError as exc:
@@ -28,10 +29,16 @@ def root(cwd: Path | None = None) -> Path:
     return Path(proc.stdout.decode().strip())
 
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
 def resolve(ref: str, cwd: Path | None = None) -> str:
-    """The commit id a ref names; a clear error for an unknown ref."""
-    proc = _run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-                cwd, check=False)
+    """The tree id a ref names (a commit, a tag, or the empty tree); a clear error otherwise."""
+    proc = _run(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{tree}}"],
+        cwd,
+        check=False,
+    )
     if proc.returncode != 0:
         raise GitError(f"unknown git ref {ref!r}")
     return proc.stdout.decode().strip()

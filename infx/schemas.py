@@ -41,8 +41,12 @@ def describe(error: ValidationError) -> str:
     where = ".".join(str(p) for p in error.absolute_path) or "entry"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        return f"{where}: unknown key(s) {', '.join(map(str, extra))}; allowed: {', '.join(allowed)}"
+        extra = (
+            sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
+        )
+        return (
+            f"{where}: unknown key(s) {', '.join(map(str, extra))}; allowed: {', '.join(allowed)}"
+        )
     if error.validator == "not" and error.schema.get("description"):
         return f"{where}: {error.schema['description']}"
     if error.validator == "not" and error.parent is None:

@@ -7,6 +7,7 @@ round-trip loader is used only where line numbers are needed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -97,10 +98,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory, then rename, so readers never see half a file."""
     path = Path(path)
     mode = None
-    try:
+    with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -111,8 +110,6 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

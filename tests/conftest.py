@@ -63,11 +63,20 @@ HISTORY = f"""\
 """
 
 
-def entry(keys: list[str] | None = None, link: str = "XXX", description: str = "Tune flags",
-          extra: str = "") -> str:
+def entry(
+    keys: list[str] | None = None,
+    link: str = "XXX",
+    description: str = "Tune flags",
+    extra: str = "",
+) -> str:
     keys = keys or ["llama-fp8-mi355x-vllm"]
-    lines = ["- config-keys:", *(f"    - {k}" for k in keys), "  description:",
-             f'    - "{description}"', f"  pr-link: {link}"]
+    lines = [
+        "- config-keys:",
+        *(f"    - {k}" for k in keys),
+        "  description:",
+        f'    - "{description}"',
+        f"  pr-link: {link}",
+    ]
     return "\n".join(lines) + "\n" + extra
 
 
@@ -123,7 +132,12 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
-    for name in ("GITHUB_REPOSITORY", "GITHUB_SERVER_URL", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
-                 "INFX_PR_NUMBER"):
+    for name in (
+        "GITHUB_REPOSITORY",
+        "GITHUB_SERVER_URL",
+        "GITHUB_STEP_SUMMARY",
+        "GITHUB_OUTPUT",
+        "INFX_PR_NUMBER",
+    ):
         monkeypatch.delenv(name, raising=False)
     return make_repo(tmp_path / "repo")

@@ -24,7 +24,7 @@ class Rewrite:
 def _scalar_span(line: bytes, col: int) -> tuple[int, int]:
     """Byte span of the scalar token starting at `col` (quoted or plain, comments excluded)."""
     start = len(line[:col].decode("utf-8", "replace").encode("utf-8"))
-    quote = line[start:start + 1]
+    quote = line[start : start + 1]
     if quote in (b'"', b"'"):
         end = line.find(quote, start + 1)
         return start, (end + 1 if end != -1 else len(line))
@@ -33,8 +33,11 @@ def _scalar_span(line: bytes, col: int) -> tuple[int, int]:
     return start, len(line[:end].rstrip(b" "))
 
 
-def rewrite_region(region: bytes, entries: list[Entry], policy: LinkPolicy,
-                   ) -> tuple[bytes, list[Rewrite]]:
+def rewrite_region(
+    region: bytes,
+    entries: list[Entry],
+    policy: LinkPolicy,
+) -> tuple[bytes, list[Rewrite]]:
     """Replace placeholders in `region`; entry positions are region-relative."""
     if policy.pr is None:
         raise UsageError("canonicalizing needs the PR number")
@@ -52,13 +55,18 @@ def rewrite_region(region: bytes, entries: list[Entry], policy: LinkPolicy,
     return b"\n".join(lines), done
 
 
-def canonicalize(base: bytes | None, head: bytes, policy: LinkPolicy,
-                 ) -> tuple[bytes, list[Rewrite], CheckResult]:
+def canonicalize(
+    base: bytes | None,
+    head: bytes,
+    policy: LinkPolicy,
+) -> tuple[bytes, list[Rewrite], CheckResult]:
     """The head bytes with placeholders rewritten; refuses a diff that breaks a rule."""
     result = check(base, head, policy)
     if not result.ok:
-        raise ChangelogError("the changelog diff breaks the rules; nothing was rewritten:\n"
-                             + "\n".join(f"  line {v.line}: {v.text()}" for v in result.violations))
+        raise ChangelogError(
+            "the changelog diff breaks the rules; nothing was rewritten:\n"
+            + "\n".join(f"  line {v.line}: {v.text()}" for v in result.violations)
+        )
     if result.diff.kind != "append":
         return head, [], result
     new_region, rewrites = rewrite_region(result.diff.appended, result.region_entries, policy)

@@ -60,14 +60,25 @@ def key_violations(entry: Entry, keys: Collection[str]) -> list[Violation]:
             continue
         line = entry.item_line("config-keys", index)
         if "*" in pattern:
-            found.append(Violation(line, "config-keys",
-                                   f"wildcard {pattern!r} matches no master config key",
-                                   "narrow or correct the pattern; see configs/*-master.yaml"))
+            found.append(
+                Violation(
+                    line,
+                    "config-keys",
+                    f"wildcard {pattern!r} matches no master config key",
+                    "narrow or correct the pattern; see configs/*-master.yaml",
+                )
+            )
             continue
         close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]!r}?" if close else "add the config to configs/*-master.yaml"
-        found.append(Violation(line, "config-keys",
-                               f"config key {pattern!r} is not defined in any master config", fix))
+        found.append(
+            Violation(
+                line,
+                "config-keys",
+                f"config key {pattern!r} is not defined in any master config",
+                fix,
+            )
+        )
     return found
 
 
@@ -80,22 +91,33 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
         reason = "on main every pr-link must be the canonical link of a pull request"
     else:
         reason = f"this is PR #{policy.pr}"
-    return Violation(entry.line_of("pr-link"), "pr-link",
-                     f"pr-link {value!r} is not accepted ({reason})", f"use {forms}")
+    return Violation(
+        entry.line_of("pr-link"),
+        "pr-link",
+        f"pr-link {value!r} is not accepted ({reason})",
+        f"use {forms}",
+    )
 
 
 def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> list[Violation]:
     return [
-        Violation(c.line, "pr-link-correction",
-                  f"a corrected pr-link must be a canonical link, found {c.new!r}",
-                  f"use {policy.base}<number>")
+        Violation(
+            c.line,
+            "pr-link-correction",
+            f"a corrected pr-link must be a canonical link, found {c.new!r}",
+            f"use {policy.base}<number>",
+        )
         for c in corrections
         if not policy.is_canonical(c.new)
     ]
 
 
-def check(base: bytes | None, head: bytes | None, policy: LinkPolicy | None,
-          config_keys: Collection[str] | None = None) -> CheckResult:
+def check(
+    base: bytes | None,
+    head: bytes | None,
+    policy: LinkPolicy | None,
+    config_keys: Collection[str] | None = None,
+) -> CheckResult:
     """Check the change from `base` to `head`.
 
     `policy=None` skips the pr-link rules and `config_keys=None` skips key resolution,
@@ -103,8 +125,15 @@ def check(base: bytes | None, head: bytes | None, policy: LinkPolicy | None,
     """
     if head is None:
         diff = ChangelogDiff("rejected")
-        return CheckResult(diff, base, [Violation(None, "missing", "the changelog file is missing",
-                                                  "restore perf-changelog.yaml")])
+        return CheckResult(
+            diff,
+            base,
+            [
+                Violation(
+                    None, "missing", "the changelog file is missing", "restore perf-changelog.yaml"
+                )
+            ],
+        )
     diff = compare(base, head)
     result = CheckResult(diff, base)
     if diff.kind == "unchanged":
@@ -122,8 +151,14 @@ def check(base: bytes | None, head: bytes | None, policy: LinkPolicy | None,
         found.extend(problems)
         result.region_entries = entries
         if not entries and not problems:
-            found.append(Violation(1, "entries", "the appended text holds no entry",
-                                   "append an entry that starts with '- config-keys:'"))
+            found.append(
+                Violation(
+                    1,
+                    "entries",
+                    "the appended text holds no entry",
+                    "append an entry that starts with '- config-keys:'",
+                )
+            )
         for entry in entries:
             bad_link = link_violation(entry, policy) if policy is not None else None
             if bad_link:

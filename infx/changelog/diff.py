@@ -45,7 +45,7 @@ def compare(base: bytes | None, head: bytes) -> ChangelogDiff:
     if head == base:
         return ChangelogDiff("unchanged", base_len=len(base))
     if head.startswith(base):
-        return ChangelogDiff("append", appended=head[len(base):], base_len=len(base))
+        return ChangelogDiff("append", appended=head[len(base) :], base_len=len(base))
     return _non_append(base, head)
 
 
@@ -54,8 +54,14 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
     appended line), so the caller shifts them once it knows the base's line count."""
     found: list[Violation] = []
     if base and not base.endswith(b"\n"):
-        return [Violation(0, "separator", "the appended text continues the last line of history",
-                          "the base must end with a newline; add entries after it")]
+        return [
+            Violation(
+                0,
+                "separator",
+                "the appended text continues the last line of history",
+                "the base must end with a newline; add entries after it",
+            )
+        ]
     tail = base[-_TAIL:].split(b"\n")[:-1] if base else []
     blanks_before = 0
     for line in reversed(tail):
@@ -77,9 +83,14 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
             gap.append(line)
         else:
             if not in_entry and not stray_reported:
-                found.append(Violation(index + 1, "separator",
-                                       "text after history that is not part of an entry",
-                                       "append whole entries that start with '- config-keys:'"))
+                found.append(
+                    Violation(
+                        index + 1,
+                        "separator",
+                        "text after history that is not part of an entry",
+                        "append whole entries that start with '- config-keys:'",
+                    )
+                )
                 stray_reported = True
             gap = []
     return found
@@ -92,8 +103,7 @@ def _gap_violation(line: int, gap: list[bytes]) -> Violation:
         message = "no empty line before this entry"
     else:
         message = f"{len(gap)} empty lines before this entry"
-    return Violation(line, "separator", message,
-                     "separate entries with exactly one empty line")
+    return Violation(line, "separator", message, "separate entries with exactly one empty line")
 
 
 def _pr_link_value(line: bytes) -> object:
@@ -113,28 +123,52 @@ def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
     for i in changed:
         old, new = base_lines[i], head_lines[i]
         if old.startswith(PR_LINK_PREFIX) and new.startswith(PR_LINK_PREFIX):
-            corrections.append(Correction(i + 1, old.decode("utf-8", "replace"),
-                                          _pr_link_value(new)))
+            corrections.append(
+                Correction(i + 1, old.decode("utf-8", "replace"), _pr_link_value(new))
+            )
         else:
             moved.append(i)
     if len(head_lines) < len(base_lines):
         first = moved[0] + 1 if moved else same_len
-        return ChangelogDiff("rejected", violations=[Violation(
-            first, "history", f"{len(base_lines) - len(head_lines)} line(s) of history were "
-            f"removed (first difference at line {first})",
-            "history is append-only: restore the base lines and add entries at the end")])
+        return ChangelogDiff(
+            "rejected",
+            violations=[
+                Violation(
+                    first,
+                    "history",
+                    f"{len(base_lines) - len(head_lines)} line(s) of history were "
+                    f"removed (first difference at line {first})",
+                    "history is append-only: restore the base lines and add entries at the end",
+                )
+            ],
+        )
     if moved:
         first = moved[0] + 1
-        return ChangelogDiff("rejected", violations=[Violation(
-            first, "history", f"history changed at line {first}: "
-            f"{_clip(base_lines[moved[0]])!r} became {_clip(head_lines[moved[0]])!r}"
-            + (f" ({len(moved)} lines differ)" if len(moved) > 1 else ""),
-            "history is append-only: restore the base lines and add entries at the end")])
+        return ChangelogDiff(
+            "rejected",
+            violations=[
+                Violation(
+                    first,
+                    "history",
+                    f"history changed at line {first}: "
+                    f"{_clip(base_lines[moved[0]])!r} became {_clip(head_lines[moved[0]])!r}"
+                    + (f" ({len(moved)} lines differ)" if len(moved) > 1 else ""),
+                    "history is append-only: restore the base lines and add entries at the end",
+                )
+            ],
+        )
     if len(head_lines) > len(base_lines):
-        return ChangelogDiff("rejected", violations=[Violation(
-            corrections[0].line, "history",
-            "this diff both corrects pr-link lines and appends entries",
-            "split it: one change that appends entries, another that corrects pr-links")])
+        return ChangelogDiff(
+            "rejected",
+            violations=[
+                Violation(
+                    corrections[0].line,
+                    "history",
+                    "this diff both corrects pr-link lines and appends entries",
+                    "split it: one change that appends entries, another that corrects pr-links",
+                )
+            ],
+        )
     return ChangelogDiff("correction", corrections=corrections)
 
 

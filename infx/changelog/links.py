@@ -32,9 +32,10 @@ class LinkPolicy:
         return isinstance(value, str) and value in self.placeholders
 
     def is_canonical(self, value: object) -> bool:
-        return isinstance(value, str) and re.fullmatch(
-            re.escape(self.base) + r"[1-9][0-9]*", value
-        ) is not None
+        return (
+            isinstance(value, str)
+            and re.fullmatch(re.escape(self.base) + r"[1-9][0-9]*", value) is not None
+        )
 
     def accepted_forms(self) -> list[str]:
         if self.pr is None:

@@ -38,8 +38,10 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy) -> bytes:
     if pr_diff.kind == "unchanged":
         return main
     if pr_diff.kind != "append":
-        raise ChangelogError("the PR side of perf-changelog.yaml does more than append entries; "
-                             "resolve this conflict by hand")
+        raise ChangelogError(
+            "the PR side of perf-changelog.yaml does more than append entries; "
+            "resolve this conflict by hand"
+        )
     pr_entries, problems = parse_region(pr_diff.appended)
     if problems:
         raise ChangelogError(f"the PR's appended entries are invalid: {problems[0].text()}")
@@ -49,13 +51,17 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy) -> bytes:
     held = {_identity(e.data, policy) for e in held_entries}
 
     chunks, _ = split_entries(pr_diff.appended)
-    new_text = [_strip_blank_tail(chunk.text) for chunk, entry in zip(chunks, pr_entries, strict=True)
-                if _identity(entry.data, policy) not in held]
+    new_text = [
+        _strip_blank_tail(chunk.text)
+        for chunk, entry in zip(chunks, pr_entries, strict=True)
+        if _identity(entry.data, policy) not in held
+    ]
     if not new_text:
         return main
     prefix = main if main.endswith(b"\n") or not main else main + b"\n"
-    merged = prefix + b"".join((b"\n" if prefix or i else b"") + text
-                               for i, text in enumerate(new_text))
+    merged = prefix + b"".join(
+        (b"\n" if prefix or i else b"") + text for i, text in enumerate(new_text)
+    )
     if policy.pr is None:
         return merged
     rewritten, _, _ = canonicalize(prefix, merged, policy)

@@ -20,9 +20,12 @@ def _key(text: str) -> str:
     return text if _PLAIN_KEY.fullmatch(text) else _quote(text)
 
 
-def render_entry(config_keys: list[str], descriptions: list[str],
-                 scenario_types: list[str] | None = None, flags: dict[str, bool] | None = None,
-                 ) -> bytes:
+def render_entry(
+    config_keys: list[str],
+    descriptions: list[str],
+    scenario_types: list[str] | None = None,
+    flags: dict[str, bool] | None = None,
+) -> bytes:
     lines = ["- config-keys:", *(f"    - {_key(k)}" for k in config_keys)]
     if scenario_types:
         lines += ["  scenario-type:", *(f"    - {t}" for t in scenario_types)]

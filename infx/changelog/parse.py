@@ -19,9 +19,11 @@ from infx.changelog.model import Entry, Violation
 from infx.yamlio import line_loader, strict_loader, yaml_error_line, yaml_error_text
 
 _CONFLICT = re.compile(rb"^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: |$)", re.M)
-_BAD_BYTES = ((b"\r", "carriage return (CR)", "save the file with LF line endings"),
-              (b"\t", "tab", "indent with spaces"),
-              (b"\0", "NUL byte", "remove the NUL byte"))
+_BAD_BYTES = (
+    (b"\r", "carriage return (CR)", "save the file with LF line endings"),
+    (b"\t", "tab", "indent with spaces"),
+    (b"\0", "NUL byte", "remove the NUL byte"),
+)
 _MAX_SAME = 5
 
 
@@ -35,33 +37,58 @@ def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        found.append(Violation(_line_at(data, exc.start, first_line), "encoding",
-                               f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
-                               "save the file as UTF-8"))
+        found.append(
+            Violation(
+                _line_at(data, exc.start, first_line),
+                "encoding",
+                f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
+                "save the file as UTF-8",
+            )
+        )
     for needle, name, fix in _BAD_BYTES:
         pos, count = data.find(needle), 0
         while pos != -1 and count < _MAX_SAME:
-            found.append(Violation(_line_at(data, pos, first_line), "characters",
-                                   f"{name} is not allowed", fix))
+            found.append(
+                Violation(
+                    _line_at(data, pos, first_line), "characters", f"{name} is not allowed", fix
+                )
+            )
             pos, count = data.find(needle, pos + 1), count + 1
     for match in _CONFLICT.finditer(data):
-        found.append(Violation(_line_at(data, match.start(), first_line), "conflict-marker",
-                               "merge-conflict marker left in the file",
-                               "resolve the conflict (infx changelog resolve-conflict)"))
+        found.append(
+            Violation(
+                _line_at(data, match.start(), first_line),
+                "conflict-marker",
+                "merge-conflict marker left in the file",
+                "resolve the conflict (infx changelog resolve-conflict)",
+            )
+        )
     return found
 
 
 def ending_violations(head: bytes) -> list[Violation]:
-    """The file ends with exactly one newline."""
+    """The file ends with exactly one newline (looks at the last line only)."""
     if not head:
         return []
-    last = head.count(b"\n") + (0 if head.endswith(b"\n") else 1)
     if not head.endswith(b"\n"):
-        return [Violation(last, "file-ending", "the file does not end with a newline",
-                          "add one newline at the end")]
-    if not head[:-1].rsplit(b"\n", 1)[-1].strip(b" "):
-        return [Violation(last, "file-ending", "the file ends with blank lines",
-                          "end the file with exactly one newline after the last entry")]
+        return [
+            Violation(
+                head.count(b"\n") + 1,
+                "file-ending",
+                "the file does not end with a newline",
+                "add one newline at the end",
+            )
+        ]
+    last_start = head.rfind(b"\n", 0, len(head) - 1) + 1
+    if not head[last_start:-1].strip(b" "):
+        return [
+            Violation(
+                head.count(b"\n"),
+                "file-ending",
+                "the file ends with blank lines",
+                "end the file with exactly one newline after the last entry",
+            )
+        ]
     return []
 
 
@@ -87,9 +114,14 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
                 chunks.append(Chunk(data[start_offset:offset], first_line + start))
             start, start_offset = index, offset
         elif line[:1] not in (b"", b" ", b"\t", b"#"):
-            found.append(Violation(first_line + index, "entry-start",
-                                   f"top-level line {_clip(line)!r} is not an entry start",
-                                   "every entry starts with a line '- config-keys:'"))
+            found.append(
+                Violation(
+                    first_line + index,
+                    "entry-start",
+                    f"top-level line {_clip(line)!r} is not an entry start",
+                    "every entry starts with a line '- config-keys:'",
+                )
+            )
         offset += len(line) + 1
     if start is not None:
         chunks.append(Chunk(data[start_offset:], first_line + start))
@@ -116,11 +148,20 @@ def parse_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     except YAMLError as exc:
         rel = yaml_error_line(exc)
         line = chunk.line + rel - 1 if rel else chunk.line
-        return None, [Violation(line, "yaml", f"invalid YAML: {yaml_error_text(exc)}",
-                                "fix the entry's YAML syntax")]
+        return None, [
+            Violation(
+                line, "yaml", f"invalid YAML: {yaml_error_text(exc)}", "fix the entry's YAML syntax"
+            )
+        ]
     if not isinstance(doc, list) or len(doc) != 1 or not isinstance(doc[0], dict):
-        return None, [Violation(chunk.line, "entry-shape", "an entry must be one mapping",
-                                "write the entry as '- config-keys: ...' with its fields below")]
+        return None, [
+            Violation(
+                chunk.line,
+                "entry-shape",
+                "an entry must be one mapping",
+                "write the entry as '- config-keys: ...' with its fields below",
+            )
+        ]
     node = doc[0]
     entry = Entry(data=_plain(node), line=chunk.line, text=chunk.text)
     for key in node:
@@ -130,8 +171,9 @@ def parse_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         entry.value_pos[str(key)] = (chunk.line + v_line, v_col)
         value = node[key]
         if isinstance(value, list) and hasattr(value, "lc"):
-            entry.item_lines[str(key)] = [chunk.line + value.lc.item(i)[0]
-                                          for i in range(len(value))]
+            entry.item_lines[str(key)] = [
+                chunk.line + value.lc.item(i)[0] for i in range(len(value))
+            ]
     return entry, schema_violations(entry)
 
 
@@ -143,8 +185,11 @@ def schema_violations(entry: Entry) -> list[Violation]:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
             line = entry.line_of(str(extra[0])) if extra else line
-        found.append(Violation(line, "schema", schemas.describe(error),
-                               "see schemas/perf-changelog.schema.json"))
+        found.append(
+            Violation(
+                line, "schema", schemas.describe(error), "see schemas/perf-changelog.schema.json"
+            )
+        )
     return found
 
 
@@ -172,16 +217,26 @@ def validate_document(data: bytes) -> list[Violation]:
     chunks, problems = split_entries(data)
     found.extend(problems)
     if not chunks and data.strip():
-        found.append(Violation(1, "root", "the changelog must be a YAML list of entries",
-                               "start each entry with '- config-keys:'"))
+        found.append(
+            Violation(
+                1,
+                "root",
+                "the changelog must be a YAML list of entries",
+                "start each entry with '- config-keys:'",
+            )
+        )
     loader = strict_loader()
     for chunk in chunks:
         try:
             doc = loader.load(chunk.text)
         except YAMLError:
             doc = None
-        if (isinstance(doc, list) and len(doc) == 1 and isinstance(doc[0], dict)
-                and not schemas.errors("perf-changelog", doc[0])):
+        if (
+            isinstance(doc, list)
+            and len(doc) == 1
+            and isinstance(doc[0], dict)
+            and not schemas.errors("perf-changelog", doc[0])
+        ):
             continue
         found.extend(parse_chunk(chunk)[1])
     return sorted(found, key=lambda v: (v.line or 0, v.rule))

@@ -49,8 +49,12 @@ def as_json(path: str, result: CheckResult) -> str:
             for v in result.violations
         ],
         "entries": [
-            {"line": e.line, "config-keys": e.data.get("config-keys"),
-             "pr-link": e.data.get("pr-link"), "description": e.data.get("description")}
+            {
+                "line": e.line,
+                "config-keys": e.data.get("config-keys"),
+                "pr-link": e.data.get("pr-link"),
+                "description": e.data.get("description"),
+            }
             for e in result.entries
         ],
         "corrections": [{"line": c.line, "old": c.old, "new": c.new} for c in result.corrections],
@@ -77,14 +81,18 @@ def summary_markdown(path: str, result: CheckResult) -> str:
     out = [f"### perf-changelog gate: {verdict}", ""]
     if result.entries:
         out += ["| line | config-keys | pr-link |", "| --- | --- | --- |"]
-        out += [f"| {e.line} | {_cell(e.data.get('config-keys'))} | {_cell(e.data.get('pr-link'))} |"
-                for e in result.entries]
+        out += [
+            f"| {e.line} | {_cell(e.data.get('config-keys'))} | {_cell(e.data.get('pr-link'))} |"
+            for e in result.entries
+        ]
         out.append("")
     if result.corrections:
         out += [f"- line {c.line}: pr-link corrected to `{c.new}`" for c in result.corrections]
         out.append("")
     if result.violations:
-        out += [f"- `{path}:{v.line or 1}` **{v.rule}**: {_cell(v.text())}" for v in result.violations]
+        out += [
+            f"- `{path}:{v.line or 1}` **{v.rule}**: {_cell(v.text())}" for v in result.violations
+        ]
         out.append("")
     if not result.entries and not result.corrections and result.ok:
         out += [f"{path} is unchanged.", ""]

@@ -21,8 +21,9 @@ class InfxGroup(click.Group):
             click.echo(f"infx: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
-            click.echo(f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                       err=True)
+            click.echo(
+                f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
+            )
             ctx.exit(2)
 
 

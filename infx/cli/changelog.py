@@ -23,9 +23,16 @@ from infx.matrix import MASTER_GLOB
 from infx.matrix.load import parse_masters, read_masters_at
 from infx.yamlio import atomic_write
 
-file_option = click.option("--file", "path", default=CHANGELOG_FILE, show_default=True,
-                           help="Changelog path relative to the repository root.")
-repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote.")
+file_option = click.option(
+    "--file",
+    "path",
+    default=CHANGELOG_FILE,
+    show_default=True,
+    help="Changelog path relative to the repository root.",
+)
+repo_option = click.option(
+    "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
+)
 
 
 def _worktree_bytes(root: Path, path: str) -> bytes | None:
@@ -52,25 +59,47 @@ def changelog() -> None:
 
 
 @changelog.command()
-@click.option("--base", required=True, help="Ref the change is compared against (e.g. origin/main).")
+@click.option(
+    "--base", required=True, help="Ref the change is compared against (e.g. origin/main)."
+)
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
-@click.option("--pr", type=click.IntRange(min=1), help="PR number; without it only canonical links pass.")
+@click.option(
+    "--pr", type=click.IntRange(min=1), help="PR number; without it only canonical links pass."
+)
 @repo_option
 @file_option
-@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True,
-              help="Glob of master config files that config-keys resolve against.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-              show_default=True)
-def check(base: str, head: str | None, pr: int | None, repo: str | None, path: str,
-          config_glob: str, fmt: str) -> None:
+@click.option(
+    "--config",
+    "config_glob",
+    default=MASTER_GLOB,
+    show_default=True,
+    help="Glob of master config files that config-keys resolve against.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+)
+def check(
+    base: str,
+    head: str | None,
+    pr: int | None,
+    repo: str | None,
+    path: str,
+    config_glob: str,
+    fmt: str,
+) -> None:
     """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
     root = git.root()
     base_commit = git.resolve(base, root)
     head_commit = git.resolve(head, root) if head else None
     policy = _policy(repo, pr, root)
     base_bytes = git.read_file(base_commit, path, root)
-    head_bytes = (git.read_file(head_commit, path, root) if head_commit
-                  else _worktree_bytes(root, path))
+    head_bytes = (
+        git.read_file(head_commit, path, root) if head_commit else _worktree_bytes(root, path)
+    )
 
     keys = None
     if head_bytes is not None and head_bytes != base_bytes:
@@ -105,7 +134,9 @@ def lint(path: str) -> None:
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
 @repo_option
 @file_option
-@click.option("--check", "check_only", is_flag=True, help="Report what would change; write nothing.")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Report what would change; write nothing."
+)
 def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
     """Rewrite XXX placeholders of appended entries to this PR's canonical link."""
     root = git.root()
@@ -130,8 +161,12 @@ def _main_and_pr(ours: bytes, theirs: bytes, main_side: str) -> tuple[bytes, byt
 
 
 main_side_option = click.option(
-    "--main-side", type=click.Choice(["theirs", "ours"]), default="theirs", show_default=True,
-    help="Which side of the merge is main: 'theirs' when merging main into a PR branch.")
+    "--main-side",
+    type=click.Choice(["theirs", "ours"]),
+    default="theirs",
+    show_default=True,
+    help="Which side of the merge is main: 'theirs' when merging main into a PR branch.",
+)
 
 
 @changelog.command("resolve-conflict")
@@ -159,12 +194,23 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
 @click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("pathname", required=False)
-@click.option("--pr", type=click.IntRange(min=1), envvar="INFX_PR_NUMBER",
-              help="PR number (or INFX_PR_NUMBER); placeholders become its link.")
+@click.option(
+    "--pr",
+    type=click.IntRange(min=1),
+    envvar="INFX_PR_NUMBER",
+    help="PR number (or INFX_PR_NUMBER); placeholders become its link.",
+)
 @repo_option
 @main_side_option
-def merge_driver(ancestor: Path, current: Path, other: Path, pathname: str | None,
-                 pr: int | None, repo: str | None, main_side: str) -> None:
+def merge_driver(
+    ancestor: Path,
+    current: Path,
+    other: Path,
+    pathname: str | None,
+    pr: int | None,
+    repo: str | None,
+    main_side: str,
+) -> None:
     """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A)."""
     main_bytes, pr_bytes = _main_and_pr(current.read_bytes(), other.read_bytes(), main_side)
     policy = _policy(repo, pr, git.root()) if pr else LinkPolicy(repo="unknown/unknown")
@@ -177,26 +223,50 @@ def merge_driver(ancestor: Path, current: Path, other: Path, pathname: str | Non
 
 
 @changelog.command()
-@click.option("--config-key", "config_keys", multiple=True, required=True,
-              help="Config key (or * pattern) the change affects; repeat for several.")
-@click.option("--description", "descriptions", multiple=True, required=True,
-              help="One point of what changed; repeat for several.")
-@click.option("--scenario-type", "scenario_types", multiple=True,
-              type=click.Choice(["fixed-seq-len", "agentic-coding"]))
+@click.option(
+    "--config-key",
+    "config_keys",
+    multiple=True,
+    required=True,
+    help="Config key (or * pattern) the change affects; repeat for several.",
+)
+@click.option(
+    "--description",
+    "descriptions",
+    multiple=True,
+    required=True,
+    help="One point of what changed; repeat for several.",
+)
+@click.option(
+    "--scenario-type",
+    "scenario_types",
+    multiple=True,
+    type=click.Choice(["fixed-seq-len", "agentic-coding"]),
+)
 @click.option("--evals-only", is_flag=True)
 @click.option("--all-evals", is_flag=True)
 @click.option("--append-only", is_flag=True)
 @file_option
 @click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True)
-def new(config_keys: tuple[str, ...], descriptions: tuple[str, ...],
-        scenario_types: tuple[str, ...], evals_only: bool, all_evals: bool, append_only: bool,
-        path: str, config_glob: str) -> None:
+def new(
+    config_keys: tuple[str, ...],
+    descriptions: tuple[str, ...],
+    scenario_types: tuple[str, ...],
+    evals_only: bool,
+    all_evals: bool,
+    append_only: bool,
+    path: str,
+    config_glob: str,
+) -> None:
     """Append a well-formed entry with the XXX placeholder, checked before it is written."""
     root = git.root()
     current = _worktree_bytes(root, path)
-    entry = render_entry(list(config_keys), list(descriptions), list(scenario_types),
-                         {"evals-only": evals_only, "all-evals": all_evals,
-                          "append-only": append_only})
+    entry = render_entry(
+        list(config_keys),
+        list(descriptions),
+        list(scenario_types),
+        {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
+    )
     updated = append_entry(current, entry)
     keys = parse_masters(read_masters_at(None, config_glob, root)).configs.keys()
     result = check_bytes(current, updated, None, keys)

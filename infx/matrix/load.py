@@ -49,7 +49,8 @@ def parse_masters(files: Mapping[str, bytes]) -> MasterConfigs:
                 raise ConfigError(f"{name}: config key {key!r} may not contain '*'")
             if key in result.sources:
                 raise ConfigError(
-                    f"{name}: config key {key!r} is already defined in {result.sources[key]}")
+                    f"{name}: config key {key!r} is already defined in {result.sources[key]}"
+                )
             result.configs[key] = value
             result.sources[key] = name
     return result

@@ -10,8 +10,7 @@ def test_rewrites_placeholders_only(repo: GitRepo) -> None:
     repo.write("perf-changelog.yaml", text)
     result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
     assert result.exit_code == 0, result.output
-    expected = (HISTORY + "\n" + entry(link=f"{LINK}41") + "\n"
-                + entry(link=f"{LINK}41  # draft"))
+    expected = HISTORY + "\n" + entry(link=f"{LINK}41") + "\n" + entry(link=f"{LINK}41  # draft")
     assert repo.read().decode() == expected
     assert "rewrote pr-link 'XXX'" in result.output
 

@@ -33,9 +33,18 @@ def test_accepted_links_with_pr(repo: GitRepo, link: str) -> None:
     assert run_check(repo).exit_code == 0
 
 
-@pytest.mark.parametrize("link", [f"{LINK}PENDING", f"{LINK}TBD", f"{LINK}8",
-                                  f"http://github.com/{REPO}/pull/7", f"{LINK}7/",
-                                  "https://github.com/other/repo/pull/7", "TBD"])
+@pytest.mark.parametrize(
+    "link",
+    [
+        f"{LINK}PENDING",
+        f"{LINK}TBD",
+        f"{LINK}8",
+        f"http://github.com/{REPO}/pull/7",
+        f"{LINK}7/",
+        "https://github.com/other/repo/pull/7",
+        "TBD",
+    ],
+)
 def test_rejected_links_name_line_value_and_forms(repo: GitRepo, link: str) -> None:
     append(repo, "\n" + entry(link=link))
     result = run_check(repo)
@@ -56,16 +65,24 @@ def test_without_pr_only_canonical_links_pass(repo: GitRepo) -> None:
 def test_server_url_sets_link_host(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link=f"https://ghe.example.com/{REPO}/pull/7"))
     env = {"GITHUB_SERVER_URL": "https://ghe.example.com"}
-    assert repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
-                     env=env).exit_code == 0
+    assert (
+        repo.infx(
+            "changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7", env=env
+        ).exit_code
+        == 0
+    )
 
 
 def test_repo_flag_beats_environment_and_remote(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link="https://github.com/fork/x/pull/7"))
     assert run_check(repo, "--repo", "fork/x").exit_code == 0
     env = {"GITHUB_REPOSITORY": "fork/x"}
-    assert repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
-                     env=env).exit_code == 0
+    assert (
+        repo.infx(
+            "changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7", env=env
+        ).exit_code
+        == 0
+    )
     assert run_check(repo).exit_code == 1
 
 
@@ -82,19 +99,28 @@ def test_wildcard_must_match_a_key(repo: GitRepo) -> None:
     assert run_check(repo).exit_code == 0
     append(repo, "\n" + entry(keys=["qwen-*"]))
     result = run_check(repo)
-    assert result.exit_code == 1 and "wildcard 'qwen-*' matches no master config key" in result.output
+    assert (
+        result.exit_code == 1 and "wildcard 'qwen-*' matches no master config key" in result.output
+    )
 
 
 def test_keys_resolve_against_head_configs(repo: GitRepo) -> None:
     master = (repo.path / "configs/amd-master.yaml").read_text()
     new_cfg = master.replace("llama-fp8-mi355x-sglang:", "qwen-fp8-mi355x-sglang:")
-    repo.commit("new config", **{"configs__amd-master.yaml": new_cfg,
-                                 "perf-changelog.yaml": HISTORY + "\n" + entry(["qwen-fp8-mi355x-sglang"])})
+    repo.commit(
+        "new config",
+        **{
+            "configs__amd-master.yaml": new_cfg,
+            "perf-changelog.yaml": HISTORY + "\n" + entry(["qwen-fp8-mi355x-sglang"]),
+        },
+    )
     assert run_check(repo).exit_code == 0
 
 
 def test_history_edit_is_rejected(repo: GitRepo) -> None:
-    repo.commit(**{"perf-changelog.yaml": HISTORY.replace("Bring up", "Brought up") + "\n" + entry()})
+    repo.commit(
+        **{"perf-changelog.yaml": HISTORY.replace("Bring up", "Brought up") + "\n" + entry()}
+    )
     result = run_check(repo)
     assert result.exit_code == 1
     assert "perf-changelog.yaml:4: history:" in result.output
@@ -131,9 +157,14 @@ def test_correction_and_append_together_rejected(repo: GitRepo) -> None:
     assert result.exit_code == 1 and "both corrects pr-link lines and appends" in result.output
 
 
-@pytest.mark.parametrize(("sep", "message"), [("", "no empty line before this entry"),
-                                              ("\n\n", "2 empty lines before this entry"),
-                                              ("  \n", "holds spaces")])
+@pytest.mark.parametrize(
+    ("sep", "message"),
+    [
+        ("", "no empty line before this entry"),
+        ("\n\n", "2 empty lines before this entry"),
+        ("  \n", "holds spaces"),
+    ],
+)
 def test_separator_from_history(repo: GitRepo, sep: str, message: str) -> None:
     append(repo, sep + entry())
     result = run_check(repo)
@@ -154,8 +185,9 @@ def test_file_must_end_with_one_newline(repo: GitRepo) -> None:
     assert "ends with blank lines" in run_check(repo).output
 
 
-@pytest.mark.parametrize(("bad", "rule"), [("\r", "carriage return (CR)"), ("\t", "tab"),
-                                           ("\0", "NUL byte")])
+@pytest.mark.parametrize(
+    ("bad", "rule"), [("\r", "carriage return (CR)"), ("\t", "tab"), ("\0", "NUL byte")]
+)
 def test_control_characters(repo: GitRepo, bad: str, rule: str) -> None:
     append(repo, "\n" + entry(description=f"x{bad}y"))
     result = run_check(repo)
@@ -163,8 +195,13 @@ def test_control_characters(repo: GitRepo, bad: str, rule: str) -> None:
 
 
 def test_invalid_utf8(repo: GitRepo) -> None:
-    repo.commit(**{"perf-changelog.yaml": HISTORY.encode() + b"\n" + entry().encode().replace(
-        b"Tune", b"T\xffne")})
+    repo.commit(
+        **{
+            "perf-changelog.yaml": HISTORY.encode()
+            + b"\n"
+            + entry().encode().replace(b"Tune", b"T\xffne")
+        }
+    )
     result = run_check(repo)
     assert result.exit_code == 1 and "not valid UTF-8" in result.output
 
@@ -176,9 +213,12 @@ def test_conflict_markers(repo: GitRepo) -> None:
 
 
 def test_every_entry_starts_with_config_keys(repo: GitRepo) -> None:
-    text = entry().replace("- config-keys:\n    - llama-fp8-mi355x-vllm\n  description:",
-                           "- description:")
-    append(repo, "\n" + text.replace("  pr-link", "  config-keys: [llama-fp8-mi355x-vllm]\n  pr-link"))
+    text = entry().replace(
+        "- config-keys:\n    - llama-fp8-mi355x-vllm\n  description:", "- description:"
+    )
+    append(
+        repo, "\n" + text.replace("  pr-link", "  config-keys: [llama-fp8-mi355x-vllm]\n  pr-link")
+    )
     result = run_check(repo)
     assert result.exit_code == 1 and "is not an entry start" in result.output
 
@@ -219,12 +259,24 @@ def test_every_violation_listed(repo: GitRepo) -> None:
 def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
     append(repo, "\n" + entry(link=f"{LINK}PENDING"))
     summary = tmp_path / "summary.md"
-    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
-                       "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})
+    result = repo.infx(
+        "changelog",
+        "check",
+        "--base",
+        "base",
+        "--head",
+        "HEAD",
+        "--pr",
+        "7",
+        "--format",
+        "github",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )
     line = HISTORY.count("\n") + 6
     assert result.exit_code == 1
     assert result.output.startswith(
-        f"::error file=perf-changelog.yaml,line={line},title=perf-changelog%3A pr-link::")
+        f"::error file=perf-changelog.yaml,line={line},title=perf-changelog%3A pr-link::"
+    )
     text = summary.read_text()
     assert "failed with 1 problem(s)" in text and "llama-fp8-mi355x-vllm" in text
 

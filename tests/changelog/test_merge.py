@@ -55,10 +55,14 @@ def test_merge_driver_lets_git_merge_cleanly(repo: GitRepo) -> None:
     repo.git("tag", "-f", "base")
     import shutil
     import sys
+
     infx_cmd = shutil.which("infx") or f"{sys.executable} -m infx"
     repo.git("config", "merge.infx-changelog.name", "perf-changelog.yaml append merge")
-    repo.git("config", "merge.infx-changelog.driver",
-             f"{infx_cmd} changelog merge-driver --pr 31 --repo acme/bench %O %A %B %P")
+    repo.git(
+        "config",
+        "merge.infx-changelog.driver",
+        f"{infx_cmd} changelog merge-driver --pr 31 --repo acme/bench %O %A %B %P",
+    )
     diverge(repo)
     out = repo.git("merge", "-q", "--no-edit", "main")
     assert "CONFLICT" not in out
@@ -73,7 +77,8 @@ def test_merge_driver_refuses_history_edits(repo: GitRepo, tmp_path) -> None:
     ancestor.write_text(HISTORY)
     ours.write_text(HISTORY.replace("Bring up", "Brought up") + "\n" + PR_ENTRY)
     theirs.write_text(HISTORY + "\n" + MAIN_ENTRY)
-    result = repo.infx("changelog", "merge-driver", str(ancestor), str(ours), str(theirs),
-                       "perf-changelog.yaml")
+    result = repo.infx(
+        "changelog", "merge-driver", str(ancestor), str(ours), str(theirs), "perf-changelog.yaml"
+    )
     assert result.exit_code == 1 and "does more than append" in result.output
     assert ours.read_text().startswith(HISTORY.replace("Bring up", "Brought up"))

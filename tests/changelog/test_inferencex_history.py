@@ -1,0 +1,60 @@
+"""The real InferenceX history (when ../shared is present) reads unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from infx.changelog.check import check
+from infx.changelog.links import LinkPolicy
+from infx.changelog.parse import validate_document
+from infx.matrix.load import parse_masters
+from infx.yamlio import load_fast
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.skipif(
+    not (SHARED / "perf-changelog.yaml").is_file(), reason="../shared/inferencex is not present"
+)
+
+POLICY = LinkPolicy(repo="SemiAnalysisAI/InferenceX", pr=2800)
+NEW = (
+    b"\n- config-keys:\n    - dsr1-fp4-mi355x-*\n  description:\n"
+    b'    - "Bump the MI355X DeepSeek-R1 images"\n  pr-link: XXX\n'
+)
+
+
+@pytest.fixture(scope="module")
+def history() -> bytes:
+    return (SHARED / "perf-changelog.yaml").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def keys() -> list[str]:
+    files = {p.name: p.read_bytes() for p in sorted((SHARED / "configs").glob("*-master.yaml"))}
+    return parse_masters(files).keys()
+
+
+def test_every_history_entry_is_schema_valid(history: bytes) -> None:
+    assert validate_document(history) == []
+    assert len(load_fast(history)) == 772
+
+
+def test_history_with_one_appended_entry_passes(history: bytes, keys: list[str]) -> None:
+    result = check(history, history + NEW, POLICY, keys)
+    assert result.ok, result.violations
+    assert result.entries[0].line == history.count(b"\n") + 2
+
+
+def test_history_with_bad_link_fails_at_its_line(history: bytes, keys: list[str]) -> None:
+    head = history + NEW.replace(b"XXX", b"https://github.com/SemiAnalysisAI/InferenceX/pull/TBD")
+    result = check(history, head, POLICY, keys)
+    assert [(v.rule, v.line) for v in result.violations] == [("pr-link", history.count(b"\n") + 6)]
+
+
+def test_real_history_links_that_fail_today_are_history(history: bytes) -> None:
+    """Some historic links are not canonical (a `/changes` suffix, a placeholder); history
+    stays as it is, so they never fail a later append."""
+    placeholder_or_odd = [
+        e for e in load_fast(history) if not POLICY.is_canonical(str(e["pr-link"]).strip())
+    ]
+    assert placeholder_or_odd
+    assert check(history, history + NEW, POLICY).ok
