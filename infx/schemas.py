@@ -36,19 +36,38 @@ def errors(name: str, instance: Any) -> list[ValidationError]:
     return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 
 
-def describe(error: ValidationError) -> str:
-    """A one-line message naming the failing field, for humans."""
+def describe(error: ValidationError, known: frozenset[str] = frozenset()) -> str | None:
+    """A one-line message naming the failing field, or None when another error explains it.
+
+    `known` lists keys valid somewhere in the schema: an unevaluated key that is known only
+    looks unexpected because a sibling rule failed, and that rule's error says why.
+    """
     where = ".".join(str(p) for p in error.absolute_path) or "entry"
-    if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        extra = (
-            sorted(set(error.instance) - set(allowed)) if isinstance(error.instance, dict) else []
-        )
-        return (
-            f"{where}: unknown key(s) {', '.join(map(str, extra))}; allowed: {', '.join(allowed)}"
-        )
-    if error.validator == "not" and error.schema.get("description"):
+    if error.validator in ("additionalProperties", "unevaluatedProperties"):
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        allowed = set(error.schema.get("properties", {}))
+        extra = sorted(str(k) for k in instance if k not in allowed and k not in known)
+        if not extra:
+            return None
+        return f"{where}: unknown key(s) {', '.join(extra)}"
+    if error.validator in ("oneOf", "anyOf", "not") and error.schema.get("description"):
         return f"{where}: {error.schema['description']}"
-    if error.validator == "not" and error.parent is None:
-        return f"{where}: {error.message}"
     return f"{where}: {error.message}"
+
+
+def known_keys(name: str) -> frozenset[str]:
+    """Every property name the schema mentions, for `describe`."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    found.update(value)
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(validator(name).schema)
+    return frozenset(found)

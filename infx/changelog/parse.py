@@ -185,11 +185,11 @@ def schema_violations(entry: Entry) -> list[Violation]:
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
             line = entry.line_of(str(extra[0])) if extra else line
-        found.append(
-            Violation(
-                line, "schema", schemas.describe(error), "see schemas/perf-changelog.schema.json"
+        message = schemas.describe(error)
+        if message is not None:
+            found.append(
+                Violation(line, "schema", message, "see schemas/perf-changelog.schema.json")
             )
-        )
     return found
 
 
