@@ -141,6 +141,12 @@ def _plain(node: Any) -> Any:
     return node
 
 
+def _yaml_fix(message: str) -> str:
+    if "alias" in message:
+        return "quote values that start with '*', e.g. - \"*-mi355x-*\""
+    return "fix the entry's YAML syntax"
+
+
 def parse_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     """Parse one entry with line positions and validate it against the entry schema."""
     try:
@@ -150,7 +156,10 @@ def parse_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         line = chunk.line + rel - 1 if rel else chunk.line
         return None, [
             Violation(
-                line, "yaml", f"invalid YAML: {yaml_error_text(exc)}", "fix the entry's YAML syntax"
+                line,
+                "yaml",
+                f"invalid YAML: {yaml_error_text(exc)}",
+                _yaml_fix(yaml_error_text(exc)),
             )
         ]
     if not isinstance(doc, list) or len(doc) != 1 or not isinstance(doc[0], dict):

@@ -26,11 +26,17 @@ def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
 
-config_option = click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True,
-                             help="Glob of master config files.")
+config_option = click.option(
+    "--config",
+    "config_glob",
+    default=MASTER_GLOB,
+    show_default=True,
+    help="Glob of master config files.",
+)
 runners_option = click.option("--runners", "runners_path", default=RUNNERS_FILE, show_default=True)
-strict_option = click.option("--strict", is_flag=True,
-                             help="Treat warnings (unknown runner labels) as errors.")
+strict_option = click.option(
+    "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
+)
 
 
 def _report(problems: list, strict: bool) -> None:
@@ -47,13 +53,25 @@ def _report(problems: list, strict: bool) -> None:
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
-@click.option("--format", "fmt", type=click.Choice(["json", "summary"]), default="json", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "summary"]), default="json", show_default=True
+)
 @click.option("--file", "path", default=CHANGELOG_FILE, show_default=True)
 @config_option
 @runners_option
 @strict_option
-def plan(base: str, head: str | None, trim_conc: bool, all_evals: bool, evals_only: bool, fmt: str,
-         path: str, config_glob: str, runners_path: str, strict: bool) -> None:
+def plan(
+    base: str,
+    head: str | None,
+    trim_conc: bool,
+    all_evals: bool,
+    evals_only: bool,
+    fmt: str,
+    path: str,
+    config_glob: str,
+    runners_path: str,
+    strict: bool,
+) -> None:
     """Plan the sweep for the changelog entries appended between BASE and HEAD."""
     root = git.root()
     base_tree = git.resolve(base, root)
@@ -78,12 +96,20 @@ def plan(base: str, head: str | None, trim_conc: bool, all_evals: bool, evals_on
     if any(s.append_only for s in selections.values()):
         base_masters = load_masters(root, base_tree, config_glob)
     metadata = {"base_ref": base, "head_ref": head or "WORKTREE", "entries": entries}
-    result_plan = build_plan(selections, masters, runner_info.hardware,
-                             PlanOptions(trim_conc, all_evals, evals_only), base_masters, metadata)
+    result_plan = build_plan(
+        selections,
+        masters,
+        runner_info.hardware,
+        PlanOptions(trim_conc, all_evals, evals_only),
+        base_masters,
+        metadata,
+    )
     payload = result_plan.as_json()
     problems = schema_errors("sweep-matrix", payload)
     if problems:
-        raise UsageError(f"internal: plan does not match schemas/sweep-matrix.schema.json: {problems[0].message}")
+        raise UsageError(
+            f"internal: plan does not match schemas/sweep-matrix.schema.json: {problems[0].message}"
+        )
     if fmt == "json":
         click.echo(json.dumps(payload, indent=2))
         return
@@ -98,7 +124,7 @@ def plan(base: str, head: str | None, trim_conc: bool, all_evals: bool, evals_on
 @sweep.command("canary")
 def canary_cmd() -> None:
     """Read a plan on stdin; print {"canary": [row], "remaining": plan-without-it}."""
-    text = click.get_text_stream("stdin").read()
+    text = sys.stdin.read()
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:

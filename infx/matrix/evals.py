@@ -19,7 +19,16 @@ from infx.matrix.expand import Row
 
 EVAL_SEQ = (8192, 1024)
 EVAL_MIN_CONC = 16
-_SINGLE_GROUP = ("model", "runner", "framework", "precision", "isl", "osl", "spec-decoding", "dp-attn")
+_SINGLE_GROUP = (
+    "model",
+    "runner",
+    "framework",
+    "precision",
+    "isl",
+    "osl",
+    "spec-decoding",
+    "dp-attn",
+)
 _AGENTIC_GROUP = ("model", "runner", "framework", "precision")
 
 
@@ -55,9 +64,17 @@ def single_node_evals(rows: list[Row], all_evals: bool = False) -> list[Row]:
 
 
 def _topology_key(row: Row) -> Hashable:
-    return (row["model"], row["runner"], row["framework"], row["precision"], row["isl"], row["osl"],
-            row["spec-decoding"], json.dumps(row["prefill"], sort_keys=True),
-            json.dumps(row["decode"], sort_keys=True))
+    return (
+        row["model"],
+        row["runner"],
+        row["framework"],
+        row["precision"],
+        row["isl"],
+        row["osl"],
+        row["spec-decoding"],
+        json.dumps(row["prefill"], sort_keys=True),
+        json.dumps(row["decode"], sort_keys=True),
+    )
 
 
 def multi_node_evals(rows: list[Row], all_evals: bool = False) -> list[Row]:

@@ -62,17 +62,28 @@ def fingerprint(row: Row) -> str:
 
 
 def _head(config: dict[str, Any]) -> Row:
-    return {k: config[k] for k in ("image", "model", "model-prefix", "precision", "framework", "runner")}
+    return {
+        k: config[k] for k in ("image", "model", "model-prefix", "precision", "framework", "runner")
+    }
 
 
 def _parallelism(block: dict[str, Any]) -> Row:
-    return {"tp": block["tp"], "pp": block.get("pp", 1), "dcp-size": block.get("dcp-size", 1),
-            "pcp-size": block.get("pcp-size", 1)}
+    return {
+        "tp": block["tp"],
+        "pp": block.get("pp", 1),
+        "dcp-size": block.get("dcp-size", 1),
+        "pcp-size": block.get("pcp-size", 1),
+    }
 
 
 def _worker(block: dict[str, Any]) -> Row:
-    worker = {"num-worker": block["num-worker"], **_parallelism(block), "ep": block["ep"],
-              "dp-attn": block["dp-attn"], "additional-settings": list(block.get("additional-settings", []))}
+    worker = {
+        "num-worker": block["num-worker"],
+        **_parallelism(block),
+        "ep": block["ep"],
+        "dp-attn": block["dp-attn"],
+        "additional-settings": list(block.get("additional-settings", [])),
+    }
     if "hardware" in block:
         worker["hardware"] = block["hardware"]
     return worker
@@ -107,8 +118,12 @@ class Expansion:
     multinode: bool
 
 
-def expand(key: str, config: dict[str, Any], hardware: dict[str, Hardware],
-           scenarios: tuple[str, ...] = SCENARIOS) -> Expansion:
+def expand(
+    key: str,
+    config: dict[str, Any],
+    hardware: dict[str, Hardware],
+    scenarios: tuple[str, ...] = SCENARIOS,
+) -> Expansion:
     """Every benchmark point of `config` for the selected scenarios."""
     multinode = bool(config["multinode"])
     fixed: list[Row] = []
@@ -117,7 +132,11 @@ def expand(key: str, config: dict[str, Any], hardware: dict[str, Hardware],
     if FIXED in scenarios:
         for seq in for_scenarios.get(FIXED, []):
             for space in seq["search-space"]:
-                rows = _fixed_multi(config, seq, space) if multinode else _fixed_single(config, seq, space)
+                rows = (
+                    _fixed_multi(config, seq, space)
+                    if multinode
+                    else _fixed_single(config, seq, space)
+                )
                 fixed.extend(rows)
     if AGENTIC in scenarios:
         for scenario in for_scenarios.get(AGENTIC, []):
@@ -127,15 +146,25 @@ def expand(key: str, config: dict[str, Any], hardware: dict[str, Hardware],
     return Expansion(fixed, agentic, multinode)
 
 
-def _fixed_single(config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]) -> Iterator[Row]:
+def _fixed_single(
+    config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]
+) -> Iterator[Row]:
     isl, osl = seq["isl"], seq["osl"]
     for conc in concurrencies(space):
-        row = {**_head(config), "isl": isl, "osl": osl, **_parallelism(space), "conc": conc,
-               "max-model-len": isl + osl + MAX_LEN_PAD, "ep": space.get("ep", 1),
-               "dp-attn": space.get("dp-attn", False),
-               "spec-decoding": space.get("spec-decoding", "none"),
-               "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-               "disagg": config.get("disagg", False), "run-eval": False}
+        row = {
+            **_head(config),
+            "isl": isl,
+            "osl": osl,
+            **_parallelism(space),
+            "conc": conc,
+            "max-model-len": isl + osl + MAX_LEN_PAD,
+            "ep": space.get("ep", 1),
+            "dp-attn": space.get("dp-attn", False),
+            "spec-decoding": space.get("spec-decoding", "none"),
+            "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+            "disagg": config.get("disagg", False),
+            "run-eval": False,
+        }
         router = _router(config, space)
         if router is not None:
             row["router"] = router
@@ -143,8 +172,11 @@ def _fixed_single(config: dict[str, Any], seq: dict[str, Any], space: dict[str, 
 
 
 def _multi_common(config: dict[str, Any], space: dict[str, Any]) -> Row:
-    return {"spec-decoding": space.get("spec-decoding", "none"),
-            "prefill": _worker(space["prefill"]), "decode": _worker(space["decode"])}
+    return {
+        "spec-decoding": space.get("spec-decoding", "none"),
+        "prefill": _worker(space["prefill"]),
+        "decode": _worker(space["decode"]),
+    }
 
 
 def _multi_extras(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Row:
@@ -157,30 +189,53 @@ def _multi_extras(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Ro
     return row
 
 
-def _fixed_multi(config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]) -> Iterator[Row]:
+def _fixed_multi(
+    config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]
+) -> Iterator[Row]:
     isl, osl = seq["isl"], seq["osl"]
-    row = {**_head(config), "isl": isl, "osl": osl, **_multi_common(config, space),
-           "conc": concurrencies(space), "max-model-len": isl + osl + MAX_LEN_PAD,
-           "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-           "disagg": config.get("disagg", False), "run-eval": False}
+    row = {
+        **_head(config),
+        "isl": isl,
+        "osl": osl,
+        **_multi_common(config, space),
+        "conc": concurrencies(space),
+        "max-model-len": isl + osl + MAX_LEN_PAD,
+        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+        "disagg": config.get("disagg", False),
+        "run-eval": False,
+    }
     yield _multi_extras(row, config, space)
 
 
-def _dram(key: str, config: dict[str, Any], scenario: dict[str, Any], space: dict[str, Any],
-          hardware: dict[str, Hardware], gpus: int | None) -> int:
+def _dram(
+    key: str,
+    config: dict[str, Any],
+    scenario: dict[str, Any],
+    space: dict[str, Any],
+    hardware: dict[str, Hardware],
+    gpus: int | None,
+) -> int:
     if space.get("kv-offloading", "none") != "dram":
         return 0
     runner = config["runner"]
     if runner not in hardware:
-        raise ConfigError(f"{key}: kv-offloading dram needs a hardware entry for runner {runner!r} "
-                          "in configs/runners.yaml")
+        raise ConfigError(
+            f"{key}: kv-offloading dram needs a hardware entry for runner {runner!r} "
+            "in configs/runners.yaml"
+        )
     node = hardware[runner]
-    return total_cpu_dram_gb(node, scenario["dram-utilization"],
-                             node.gpus_per_node if gpus is None else gpus)
+    return total_cpu_dram_gb(
+        node, scenario["dram-utilization"], node.gpus_per_node if gpus is None else gpus
+    )
 
 
-def _agentic_single(key: str, config: dict[str, Any], scenario: dict[str, Any], space: dict[str, Any],
-                    hardware: dict[str, Hardware]) -> Iterator[Row]:
+def _agentic_single(
+    key: str,
+    config: dict[str, Any],
+    scenario: dict[str, Any],
+    space: dict[str, Any],
+    hardware: dict[str, Hardware],
+) -> Iterator[Row]:
     par = _parallelism(space)
     spec = space.get("spec-decoding", "none")
     dram = _dram(key, config, scenario, space, hardware, par["tp"] * par["pp"] * par["pcp-size"])
@@ -188,10 +243,19 @@ def _agentic_single(key: str, config: dict[str, Any], scenario: dict[str, Any], 
         name = f"{config['model-prefix']}_tp{par['tp']}_conc{conc}{_kv_suffix(space)}"
         if spec != "none":
             name += f"_spec-{spec}"
-        row = {**_head(config), **par, "ep": space.get("ep", 1), "dp-attn": space.get("dp-attn", False),
-               "spec-decoding": spec, "conc": conc, "kv-offloading": space["kv-offloading"],
-               "total-cpu-dram-gb": dram, "duration": AGENTIC_DURATION, "exp-name": name,
-               "scenario-type": AGENTIC}
+        row = {
+            **_head(config),
+            **par,
+            "ep": space.get("ep", 1),
+            "dp-attn": space.get("dp-attn", False),
+            "spec-decoding": spec,
+            "conc": conc,
+            "kv-offloading": space["kv-offloading"],
+            "total-cpu-dram-gb": dram,
+            "duration": AGENTIC_DURATION,
+            "exp-name": name,
+            "scenario-type": AGENTIC,
+        }
         if "kv-offload-backend" in space:
             row["kv-offload-backend"] = space["kv-offload-backend"]
         router = _router(config, space)
@@ -200,8 +264,13 @@ def _agentic_single(key: str, config: dict[str, Any], scenario: dict[str, Any], 
         yield row
 
 
-def _agentic_multi(key: str, config: dict[str, Any], scenario: dict[str, Any], space: dict[str, Any],
-                   hardware: dict[str, Hardware]) -> Iterator[Row]:
+def _agentic_multi(
+    key: str,
+    config: dict[str, Any],
+    scenario: dict[str, Any],
+    space: dict[str, Any],
+    hardware: dict[str, Hardware],
+) -> Iterator[Row]:
     common = _multi_common(config, space)
     mode = space.get("kv-offloading", "none")
     dram = _dram(key, config, scenario, space, hardware, None)
@@ -210,9 +279,17 @@ def _agentic_multi(key: str, config: dict[str, Any], scenario: dict[str, Any], s
         name = f"{config['model-prefix']}_{topology}_conc{conc}"
         if mode != "none":
             name += _kv_suffix(space)
-        row = {**_head(config), **common, "conc": [conc], "kv-offloading": mode,
-               "total-cpu-dram-gb": dram, "duration": AGENTIC_DURATION, "exp-name": name,
-               "scenario-type": AGENTIC, "disagg": config.get("disagg", False)}
+        row = {
+            **_head(config),
+            **common,
+            "conc": [conc],
+            "kv-offloading": mode,
+            "total-cpu-dram-gb": dram,
+            "duration": AGENTIC_DURATION,
+            "exp-name": name,
+            "scenario-type": AGENTIC,
+            "disagg": config.get("disagg", False),
+        }
         if "kv-offload-backend" in space:
             row["kv-offload-backend"] = space["kv-offload-backend"]
         yield _multi_extras(row, config, space)

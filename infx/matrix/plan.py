@@ -13,7 +13,16 @@ from typing import Any
 from infx.changelog.check import resolve_keys
 from infx.errors import ConfigError
 from infx.matrix.evals import agentic_evals, multi_node_evals, single_node_evals
-from infx.matrix.expand import AGENTIC, FIXED, SCENARIOS, Hardware, Row, expand, fingerprint, seq_len_name
+from infx.matrix.expand import (
+    AGENTIC,
+    FIXED,
+    SCENARIOS,
+    Hardware,
+    Row,
+    expand,
+    fingerprint,
+    seq_len_name,
+)
 from infx.matrix.load import MasterConfigs
 
 STANDARD_SEQ = ("1k1k", "8k1k")
@@ -64,7 +73,10 @@ def select_configs(entries: Iterable[dict[str, Any]], keys: list[str]) -> dict[s
     for entry in entries:
         selection = Selection(
             frozenset(entry.get("scenario-type") or SCENARIOS),
-            bool(entry.get("evals-only")), bool(entry.get("all-evals")), bool(entry.get("append-only")))
+            bool(entry.get("evals-only")),
+            bool(entry.get("all-evals")),
+            bool(entry.get("append-only")),
+        )
         for pattern in entry.get("config-keys", []):
             for key in resolve_keys(pattern, keys):
                 asked[key].append(selection)
@@ -74,8 +86,10 @@ def select_configs(entries: Iterable[dict[str, Any]], keys: list[str]) -> dict[s
             items = asked[key]
             merged[key] = Selection(
                 frozenset().union(*(s.scenarios for s in items)),
-                all(s.evals_only for s in items), any(s.all_evals for s in items),
-                all(s.append_only for s in items))
+                all(s.evals_only for s in items),
+                any(s.all_evals for s in items),
+                all(s.append_only for s in items),
+            )
     return merged
 
 
@@ -93,8 +107,10 @@ def _only_new(key: str, head_rows: list[Row], base_rows: list[Row]) -> list[Row]
     head_points, base_points = _points(head_rows), _points(base_rows)
     lost = base_points - head_points
     if lost:
-        raise ConfigError(f"{key}: append-only entry, but {len(lost)} existing point(s) changed or "
-                          "disappeared; append-only may only add points")
+        raise ConfigError(
+            f"{key}: append-only entry, but {len(lost)} existing point(s) changed or "
+            "disappeared; append-only may only add points"
+        )
     fresh = []
     for row in head_rows:
         fp = fingerprint(row)
@@ -141,9 +157,14 @@ def _empty_buckets() -> dict[str, Any]:
     }
 
 
-def build_plan(selections: dict[str, Selection], head: MasterConfigs, hardware: dict[str, Hardware],
-               options: PlanOptions = PlanOptions(), base: MasterConfigs | None = None,
-               metadata: dict[str, Any] | None = None) -> Plan:
+def build_plan(
+    selections: dict[str, Selection],
+    head: MasterConfigs,
+    hardware: dict[str, Hardware],
+    options: PlanOptions = PlanOptions(),
+    base: MasterConfigs | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Plan:
     buckets = _empty_buckets()
     summary: list[SummaryLine] = []
     for key, selection in selections.items():
@@ -173,29 +194,52 @@ def build_plan(selections: dict[str, Selection], head: MasterConfigs, hardware: 
             buckets[shape]["agentic"].append(row)
         for name, rows in evals.items():
             buckets[name].extend(rows)
-        summary.extend(_summary(key, config, FIXED, fixed + evals["evals"] + evals["multinode_evals"]))
-        summary.extend(_summary(key, config, AGENTIC,
-                                agentic + evals["agentic_evals"] + evals["multinode_agentic_evals"]))
+        summary.extend(
+            _summary(key, config, FIXED, fixed + evals["evals"] + evals["multinode_evals"])
+        )
+        summary.extend(
+            _summary(
+                key,
+                config,
+                AGENTIC,
+                agentic + evals["agentic_evals"] + evals["multinode_agentic_evals"],
+            )
+        )
     buckets["changelog_metadata"] = metadata or {}
     return Plan(buckets, summary)
 
 
-def _evals(multinode: bool, fixed: list[Row], agentic: list[Row], selection: Selection,
-           options: PlanOptions) -> dict[str, list[Row]]:
+def _evals(
+    multinode: bool,
+    fixed: list[Row],
+    agentic: list[Row],
+    selection: Selection,
+    options: PlanOptions,
+) -> dict[str, list[Row]]:
     all_evals = options.all_evals or selection.all_evals
     wants_agentic = all_evals or options.evals_only or selection.evals_only
     agentic_rows = agentic_evals(agentic) if wants_agentic else []
     if multinode:
-        return {"evals": [], "agentic_evals": [], "multinode_evals": multi_node_evals(fixed, all_evals),
-                "multinode_agentic_evals": agentic_rows}
-    return {"evals": single_node_evals(fixed, all_evals), "agentic_evals": agentic_rows,
-            "multinode_evals": [], "multinode_agentic_evals": []}
+        return {
+            "evals": [],
+            "agentic_evals": [],
+            "multinode_evals": multi_node_evals(fixed, all_evals),
+            "multinode_agentic_evals": agentic_rows,
+        }
+    return {
+        "evals": single_node_evals(fixed, all_evals),
+        "agentic_evals": agentic_rows,
+        "multinode_evals": [],
+        "multinode_agentic_evals": [],
+    }
 
 
 def _summary(key: str, config: dict[str, Any], scenario: str, rows: list[Row]) -> list[SummaryLine]:
     if not rows:
         return []
-    concs = sorted({c for r in rows for c in (r["conc"] if isinstance(r["conc"], list) else [r["conc"]])})
+    concs = sorted(
+        {c for r in rows for c in (r["conc"] if isinstance(r["conc"], list) else [r["conc"]])}
+    )
     return [SummaryLine(key, config["runner"], scenario, len(rows), concs)]
 
 
@@ -213,5 +257,8 @@ def canary(plan: dict[str, Any]) -> tuple[Row | None, dict[str, Any]]:
         return None, plan
     _, name, index = best
     rows = plan["single_node"][name]
-    remaining = {**plan, "single_node": {**plan["single_node"], name: rows[:index] + rows[index + 1:]}}
+    remaining = {
+        **plan,
+        "single_node": {**plan["single_node"], name: rows[:index] + rows[index + 1 :]},
+    }
     return rows[index], remaining

@@ -35,15 +35,18 @@ class RunnerInfo:
     def hardware(self) -> dict[str, Hardware]:
         if self.runners is None:
             return {}
-        return {label: Hardware(hw["available-cpu-dram-mib"], hw["gpus-per-node"])
-                for label, hw in self.runners.hardware.items()}
+        return {
+            label: Hardware(hw["available-cpu-dram-mib"], hw["gpus-per-node"])
+            for label, hw in self.runners.hardware.items()
+        }
 
 
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
     data = read_at(root, tree, path)
     if data is None:
-        return RunnerInfo(None, [ConfigProblem(path, None, "runners", "runners file not found",
-                                               "warning")])
+        return RunnerInfo(
+            None, [ConfigProblem(path, None, "runners", "runners file not found", "warning")]
+        )
     try:
         doc = load_fast(data)
     except YAMLError as exc:

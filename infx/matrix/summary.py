@@ -13,9 +13,14 @@ def _concs(values: list[int], limit: int = 12) -> str:
 def summary_table(plan: Plan) -> str:
     if not plan.summary:
         return "Nothing to run: no appended changelog entry selects a benchmark point."
-    lines = ["| config | runner | scenario | rows | concurrencies |", "| --- | --- | --- | ---: | --- |"]
+    lines = [
+        "| config | runner | scenario | rows | concurrencies |",
+        "| --- | --- | --- | ---: | --- |",
+    ]
     for item in plan.summary:
-        lines.append(f"| {item.config} | {item.runner} | {item.scenario} | {item.rows} | {_concs(item.concurrencies)} |")
+        lines.append(
+            f"| {item.config} | {item.runner} | {item.scenario} | {item.rows} | {_concs(item.concurrencies)} |"
+        )
     total = sum(item.rows for item in plan.summary)
     lines.append(f"\n{total} job(s) across {len({i.config for i in plan.summary})} config(s).")
     return "\n".join(lines)

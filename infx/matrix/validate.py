@@ -72,7 +72,8 @@ def _rule_problems(config: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
         if isinstance(start, int) and isinstance(end, int) and start > end:
             yield [*path, "conc-start"], f"conc-start {start} is greater than conc-end {end}"
         blocks = [(path, space)] + [
-            ([*path, role], space[role]) for role in ("prefill", "decode")
+            ([*path, role], space[role])
+            for role in ("prefill", "decode")
             if isinstance(space.get(role), dict)
         ]
         for where, block in blocks:
@@ -81,7 +82,9 @@ def _rule_problems(config: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
                 yield [*where, "dcp-size"], f"tp {tp} is not divisible by dcp-size {dcp}"
 
 
-def validate_configs(masters: MasterConfigs, keys: Iterable[str] | None = None) -> list[ConfigProblem]:
+def validate_configs(
+    masters: MasterConfigs, keys: Iterable[str] | None = None
+) -> list[ConfigProblem]:
     """Schema and rule problems of the given configs (all when `keys` is None)."""
     known = schemas.known_keys("master-config")
     problems = []
@@ -94,12 +97,14 @@ def validate_configs(masters: MasterConfigs, keys: Iterable[str] | None = None) 
             if message is None:
                 continue
             path = list(error.absolute_path)
-            problems.append(ConfigProblem(source, locate(data, path), key,
-                                          message.removeprefix(f"{key}.")))
+            problems.append(
+                ConfigProblem(source, locate(data, path), key, message.removeprefix(f"{key}."))
+            )
         for path, message in _rule_problems(config):
             dotted = ".".join(map(str, path))
-            problems.append(ConfigProblem(source, locate(data, [key, *path]), key,
-                                          f"{dotted}: {message}"))
+            problems.append(
+                ConfigProblem(source, locate(data, [key, *path]), key, f"{dotted}: {message}")
+            )
     return sorted(problems)
 
 
@@ -109,20 +114,24 @@ class Runners:
     hardware: dict[str, dict[str, int]]
 
 
-def validate_runners(doc: Any, name: str, data: bytes) -> tuple[Runners | None, list[ConfigProblem]]:
+def validate_runners(
+    doc: Any, name: str, data: bytes
+) -> tuple[Runners | None, list[ConfigProblem]]:
     problems = []
     for error in schemas.errors("runners", doc):
         message = schemas.describe(error)
         if message is not None:
-            problems.append(ConfigProblem(name, locate(data, list(error.absolute_path)),
-                                          "runners", message))
+            problems.append(
+                ConfigProblem(name, locate(data, list(error.absolute_path)), "runners", message)
+            )
     if problems:
         return None, problems
     return Runners(dict(doc["labels"]), dict(doc.get("hardware") or {})), []
 
 
-def runner_label_problems(masters: MasterConfigs, runners: Runners, strict: bool,
-                          keys: Iterable[str] | None = None) -> list[ConfigProblem]:
+def runner_label_problems(
+    masters: MasterConfigs, runners: Runners, strict: bool, keys: Iterable[str] | None = None
+) -> list[ConfigProblem]:
     """A runner label no runner carries means jobs that queue forever."""
     problems = []
     for key in masters.configs if keys is None else keys:
@@ -130,8 +139,13 @@ def runner_label_problems(masters: MasterConfigs, runners: Runners, strict: bool
         label = config.get("runner") if isinstance(config, dict) else None
         if isinstance(label, str) and label not in runners.labels:
             source = masters.sources[key]
-            problems.append(ConfigProblem(
-                source, locate(masters.texts[source], [key, "runner"]), key,
-                f"runner label {label!r} is not in runners.yaml; its jobs would queue forever",
-                "error" if strict else "warning"))
+            problems.append(
+                ConfigProblem(
+                    source,
+                    locate(masters.texts[source], [key, "runner"]),
+                    key,
+                    f"runner label {label!r} is not in runners.yaml; its jobs would queue forever",
+                    "error" if strict else "warning",
+                )
+            )
     return sorted(problems)

@@ -317,3 +317,9 @@ def test_unchanged_file_passes(repo: GitRepo) -> None:
     repo.commit("no change")
     result = run_check(repo)
     assert result.exit_code == 0 and "no change" in result.output
+
+
+def test_unquoted_leading_wildcard_gets_a_hint(repo: GitRepo) -> None:
+    append(repo, "\n" + entry(keys=["*-mi355x-vllm"]))
+    result = run_check(repo)
+    assert result.exit_code == 1 and "quote values that start with '*'" in result.output

@@ -1,0 +1,186 @@
+"""`infx sweep plan` on real git diffs: the changelog selects configs, which expand into buckets."""
+
+from __future__ import annotations
+
+import json
+
+from infx.matrix.expand import fingerprint
+from infx.schemas import errors
+from tests.conftest import GitRepo
+from tests.matrix.conftest import AMD
+
+
+def entry(*keys: str, extra: str = "") -> str:
+    body = "".join(f'    - "{k}"\n' for k in keys)
+    return f'- config-keys:\n{body}{extra}  description:\n    - "change"\n  pr-link: XXX\n'
+
+
+def plan(repo: GitRepo, *flags: str) -> dict:
+    result = repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD", *flags)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert errors("sweep-matrix", payload) == []
+    return payload
+
+
+def test_single_node_selection_and_evals(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    payload = plan(bench)
+    assert [r["conc"] for r in payload["single_node"]["1k1k"]] == [4, 8, 16, 32]
+    assert [(r["tp"], r["conc"]) for r in payload["single_node"]["8k1k"]] == [
+        (8, 4),
+        (8, 8),
+        (8, 16),
+        (8, 32),
+        (8, 64),
+        (4, 16),
+        (4, 32),
+        (4, 64),
+    ]
+    assert all(r["recipe-fingerprint"] == fingerprint(r) for r in payload["single_node"]["8k1k"])
+    # 8k1k, conc >= 16, grouped across tp: distinct {16, 32, 64} -> max 64 and upper median 32
+    assert [(r["tp"], r["conc"]) for r in payload["evals"]] == [(8, 32), (8, 64), (4, 32), (4, 64)]
+    assert all(r["run-eval"] and "recipe-fingerprint" not in r for r in payload["evals"])
+    assert payload["multi_node"]["8k1k"] == [] and payload["single_node"]["agentic"] == []
+    assert payload["changelog_metadata"]["entries"][0]["config-keys"] == ["llama-fp8-mi355x-vllm"]
+
+
+def test_wildcards_and_multi_node(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("*-mi355x-*")})
+    payload = plan(bench)
+    (row,) = payload["multi_node"]["8k1k"]
+    assert row["conc"] == [1, 8, 32]
+    (ev,) = payload["multinode_evals"]
+    assert ev["eval-conc"] == 32
+    assert len(payload["single_node"]["agentic"]) == 4
+    assert payload["agentic_evals"] == []
+
+
+def test_scenario_type_restricts(bench: GitRepo) -> None:
+    text = entry("*", extra="  scenario-type:\n    - agentic-coding\n")
+    bench.commit(**{"perf-changelog.yaml": text})
+    payload = plan(bench)
+    assert payload["single_node"]["1k1k"] == [] and payload["multi_node"]["8k1k"] == []
+    assert [r["conc"] for r in payload["single_node"]["agentic"]] == [1, 4, 16, 32]
+
+
+def test_evals_only_entry(bench: GitRepo) -> None:
+    text = entry("dsv41flash-fp4-mi355x-vllm-agentic", extra="  evals-only: true\n")
+    bench.commit(**{"perf-changelog.yaml": text})
+    payload = plan(bench)
+    assert payload["single_node"]["agentic"] == []
+    assert [r["conc"] for r in payload["agentic_evals"]] == [32]
+
+
+def test_all_evals_flag(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    payload = plan(bench, "--all-evals")
+    assert len(payload["evals"]) == 4 + 8
+
+
+def test_trim_conc_keeps_lowest(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("*")})
+    payload = plan(bench, "--trim-conc")
+    assert [r["conc"] for r in payload["single_node"]["1k1k"]] == [4]
+    assert [(r["tp"], r["conc"]) for r in payload["single_node"]["8k1k"]] == [(8, 4), (4, 16)]
+    assert [r["conc"] for r in payload["multi_node"]["8k1k"]] == [[1]]
+    assert [(r["kv-offloading"], r["conc"]) for r in payload["single_node"]["agentic"]] == [
+        ("none", 1),
+        ("dram", 32),
+    ]
+
+
+def test_append_only_plans_new_points(bench: GitRepo) -> None:
+    grown = AMD.replace(
+        "{ tp: 8, conc-start: 4, conc-end: 32 }", "{ tp: 8, conc-start: 4, conc-end: 128 }"
+    )
+    text = entry("llama-fp8-mi355x-vllm", extra="  append-only: true\n")
+    bench.commit(**{"perf-changelog.yaml": text, "configs__amd-master.yaml": grown})
+    payload = plan(bench)
+    assert [r["conc"] for r in payload["single_node"]["1k1k"]] == [64, 128]
+    assert payload["single_node"]["8k1k"] == [] and payload["evals"] == []
+
+
+def test_append_only_refuses_changed_points(bench: GitRepo) -> None:
+    changed = AMD.replace(
+        "image: vllm/vllm-openai-rocm:v0.11.0", "image: vllm/vllm-openai-rocm:v0.12.0"
+    )
+    text = entry("llama-fp8-mi355x-vllm", extra="  append-only: true\n")
+    bench.commit(**{"perf-changelog.yaml": text, "configs__amd-master.yaml": changed})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    assert result.exit_code == 1 and "append-only may only add points" in result.output
+
+
+def test_gate_rejection_is_repeated(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vlm")})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    assert result.exit_code == 1
+    assert "did you mean 'llama-fp8-mi355x-vllm'?" in result.output
+
+
+def test_unknown_runner_label_warns_or_fails(bench: GitRepo) -> None:
+    bench.commit(
+        **{
+            "configs__amd-master.yaml": AMD.replace("runner: mi355x\n", "runner: mi999x\n"),
+            "perf-changelog.yaml": entry("llama-fp8-mi355x-vllm"),
+        }
+    )
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    assert result.exit_code == 0
+    assert (
+        "warning: llama-fp8-mi355x-vllm: runner label 'mi999x' is not in runners.yaml"
+        in result.stderr
+    )
+    strict = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--strict")
+    assert strict.exit_code == 1 and "error: llama-fp8-mi355x-vllm" in strict.output
+
+
+def test_summary_format_and_step_summary(bench: GitRepo, tmp_path) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("dsv41flash-fp4-mi355x-vllm-agentic")})
+    target = tmp_path / "summary.md"
+    result = bench.infx(
+        "sweep",
+        "plan",
+        "--base",
+        "base",
+        "--head",
+        "HEAD",
+        "--format",
+        "summary",
+        env={"GITHUB_STEP_SUMMARY": str(target)},
+    )
+    assert result.exit_code == 0
+    line = "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | agentic-coding | 4 | 1, 4, 16, 32 |"
+    assert line in result.output and line in target.read_text()
+
+
+def test_no_entries_plans_nothing(bench: GitRepo) -> None:
+    bench.commit("nothing")
+    payload = plan(bench)
+    assert all(v == [] for v in payload["single_node"].values())
+    assert payload["evals"] == []
+
+
+def test_canary_picks_lowest_single_node_row(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("*")})
+    plan_text = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD").stdout
+    from click.testing import CliRunner
+
+    from infx.cli import cli
+
+    result = CliRunner().invoke(cli, ["sweep", "canary"], input=plan_text)
+    out = json.loads(result.stdout)
+    (row,) = out["canary"]
+    assert (row["exp-name"], row["conc"]) == ("llama70b_1k1k", 4)
+    before = json.loads(plan_text)
+    assert len(out["remaining"]["single_node"]["1k1k"]) == len(before["single_node"]["1k1k"]) - 1
+    assert out["remaining"]["evals"] == before["evals"]
+
+
+def test_canary_rejects_garbage() -> None:
+    from click.testing import CliRunner
+
+    from infx.cli import cli
+
+    result = CliRunner().invoke(cli, ["sweep", "canary"], input="not json")
+    assert result.exit_code == 2 and "not a JSON plan" in result.output
