@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -12,13 +12,16 @@ from infx import git
 from infx.changelog import CHANGELOG_FILE
 from infx.changelog.check import check as check_changelog
 from infx.changelog.report import as_text
-from infx.errors import ConfigError, UsageError
+from infx.errors import ConfigError, InfxError, UsageError
+from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 from infx.matrix.plan import PlanOptions, build_plan, canary, select_configs
 from infx.matrix.sources import load_masters, load_runners, read_at
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
+from infx.workflows.labels import decide
+from infx.workflows.rows import bucket_outputs, recipe_path, row_env
 
 
 @click.group()
@@ -54,6 +57,9 @@ def _report(problems: list, strict: bool) -> None:
 @click.option("--all-evals", is_flag=True, help="Run an eval at every planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
 @click.option(
+    "--agentic-only", is_flag=True, help="Plan agentic-coding points only (label agentx-fast)."
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["json", "summary"]), default="json", show_default=True
 )
 @click.option("--file", "path", default=CHANGELOG_FILE, show_default=True)
@@ -66,6 +72,7 @@ def plan(
     trim_conc: bool,
     all_evals: bool,
     evals_only: bool,
+    agentic_only: bool,
     fmt: str,
     path: str,
     config_glob: str,
@@ -100,7 +107,7 @@ def plan(
         selections,
         masters,
         runner_info.hardware,
-        PlanOptions(trim_conc, all_evals, evals_only),
+        PlanOptions(trim_conc, all_evals, evals_only, agentic_only),
         base_masters,
         metadata,
     )
@@ -115,10 +122,7 @@ def plan(
         return
     table = summary_table(result_plan)
     click.echo(table)
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if target:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(f"### Sweep plan\n\n{table}\n")
+    append_summary(f"### Sweep plan\n\n{table}\n")
 
 
 @sweep.command("canary")
@@ -152,3 +156,68 @@ def validate(config_glob: str, runners_path: str, strict: bool) -> None:
         problems += runner_label_problems(masters, runner_info.runners, strict)
     _report(problems, strict)
     click.echo(f"{len(masters.configs)} config(s) valid")
+
+
+@sweep.command()
+def mode() -> None:
+    """Decide from the Actions event (GITHUB_EVENT_PATH) whether and how to sweep; write outputs."""
+    name, payload = event()
+    pr = payload.get("pull_request") or {}
+    labels = [label.get("name", "") for label in pr.get("labels", []) if isinstance(label, dict)]
+    head_repo = ((pr.get("head") or {}).get("repo") or {}).get("full_name")
+    repository = (payload.get("repository") or {}).get("full_name")
+    head_message = ""
+    head_sha = (pr.get("head") or {}).get("sha")
+    if head_sha:
+        try:
+            head_message = git.git(["log", "-1", "--format=%B", head_sha])
+        except InfxError:
+            head_message = ""
+    decision = decide(
+        name,
+        str(payload.get("action", "")),
+        labels,
+        str((payload.get("label") or {}).get("name", "")),
+        bool(pr.get("draft", False)),
+        bool(pr) and head_repo != repository,
+        head_message,
+    )
+    set_outputs(decision.outputs())
+    append_summary(
+        f"### Sweep mode\n\n{'runs' if decision.run else 'skipped'}: {decision.reason}\n"
+    )
+    click.echo(json.dumps(decision.outputs()))
+
+
+@sweep.command()
+@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def outputs(plan_file: Path) -> None:
+    """Write a plan (or `canary` output) as per-bucket job outputs for the workflow matrix."""
+    try:
+        payload = json.loads(plan_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{plan_file} is not JSON: {exc.msg}") from None
+    values = bucket_outputs(payload)
+    set_outputs(values)
+    click.echo(json.dumps({k: v for k, v in values.items() if k.startswith("has-")}))
+
+
+@sweep.command("row-env")
+@click.option(
+    "--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME)."
+)
+def row_env_cmd(runner_name: str) -> None:
+    """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT."""
+    import os
+
+    text = os.environ.get("ROW", "")
+    try:
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"ROW is not a JSON matrix row: {exc.msg}") from None
+    if not isinstance(row, dict):
+        raise UsageError("ROW is not a JSON matrix row")
+    lines = row_env(row)
+    lines["RECIPE_SCRIPT"] = recipe_path(row, runner_name)
+    for key, value in lines.items():
+        click.echo(f"{key}={value}")

@@ -46,6 +46,7 @@ class PlanOptions:
     trim_conc: bool = False
     all_evals: bool = False
     evals_only: bool = False
+    agentic_only: bool = False
 
 
 @dataclass
@@ -169,7 +170,11 @@ def build_plan(
     summary: list[SummaryLine] = []
     for key, selection in selections.items():
         config = head.configs[key]
-        scenarios = tuple(s for s in SCENARIOS if s in selection.scenarios)
+        scenarios = tuple(
+            s
+            for s in SCENARIOS
+            if s in selection.scenarios and (s == AGENTIC or not options.agentic_only)
+        )
         expansion = expand(key, config, hardware, scenarios)
         fixed, agentic = expansion.fixed, expansion.agentic
         if selection.append_only:

@@ -1,0 +1,1 @@
+"""The GitHub edge: Actions environment files and (later) the REST API client."""

@@ -1,0 +1,1 @@
+"""GitHub Actions glue: label modes, and an evaluator for workflow expressions."""
