@@ -33,9 +33,10 @@ def triggered(
     if event_name not in on:
         return False
     spec = on[event_name] or {}
-    if event_name == "pull_request":
-        if payload["action"] not in spec.get("types", DEFAULT_PR_TYPES):
-            return False
+    if event_name == "pull_request" and payload["action"] not in spec.get(
+        "types", DEFAULT_PR_TYPES
+    ):
+        return False
     if event_name == "push" and "branches" in spec:
         branch = payload["ref"].removeprefix("refs/heads/")
         if not any(fnmatch.fnmatchcase(branch, b) for b in spec["branches"]):

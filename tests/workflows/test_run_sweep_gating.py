@@ -121,7 +121,7 @@ def cases():
         ACTIONS, LABEL_SETS, [False, True], [False, True]
     ):
         if action == "labeled":
-            for event_label in {*labels, "documentation"} or {"documentation"}:
+            for event_label in sorted({*labels, "documentation"}):
                 yield action, sorted({*labels, event_label}), event_label, draft, fork
         elif action == "unlabeled":
             for event_label in ("sweep-enabled", "documentation"):
