@@ -1,0 +1,71 @@
+"""The small commands the workflows call: mode, outputs, row-env."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import GitRepo
+from tests.workflows.harness import pr_payload
+
+
+def mode(repo: GitRepo, payload: dict, tmp_path) -> tuple[int, dict, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload))
+    out = tmp_path / "out"
+    out.write_text("")
+    result = repo.infx("sweep", "mode", env={"GITHUB_EVENT_NAME": "pull_request",
+                                             "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(out)})
+    return result.exit_code, (json.loads(result.stdout) if result.exit_code == 0 else {}), result.output
+
+
+def test_skip_sweep_in_head_commit_message(repo: GitRepo, tmp_path) -> None:
+    sha = repo.commit("tune flags [skip-sweep]")
+    payload = pr_payload("synchronize", ["full-sweep-enabled"])
+    payload["pull_request"]["head"]["sha"] = sha
+    code, outputs, _ = mode(repo, payload, tmp_path)
+    assert code == 0 and outputs["run"] == "false" and "[skip-sweep]" in outputs["reason"]
+    payload["pull_request"]["head"]["sha"] = repo.commit("tune flags again")
+    code, outputs, _ = mode(repo, payload, tmp_path)
+    assert outputs["run"] == "true" and outputs["canary"] == "true" and outputs["fail-fast"] == "false"
+
+
+def test_modifiers(repo: GitRepo, tmp_path) -> None:
+    code, outputs, _ = mode(repo, pr_payload("synchronize", ["sweep-enabled", "agentx-fast", "all-evals"]), tmp_path)
+    assert (outputs["trim-conc"], outputs["agentic-only"], outputs["all-evals"], outputs["reusable"]) == (
+        "true", "true", "true", "false")
+    code, outputs, _ = mode(repo, pr_payload("synchronize", ["full-sweep-fail-fast", "evals-only"]), tmp_path)
+    assert (outputs["fail-fast"], outputs["evals-only"], outputs["canary"], outputs["reusable"]) == (
+        "true", "true", "false", "false")
+
+
+def test_mode_outside_actions_is_usage_error(repo: GitRepo) -> None:
+    result = repo.infx("sweep", "mode")
+    assert result.exit_code == 2 and "GITHUB_EVENT_PATH" in result.output
+
+
+def test_row_env_lines(repo: GitRepo) -> None:
+    row = {"exp-name": "x_tp8", "conc": [1, 2], "kv-offload-backend": {"name": "lmcache"},
+           "model-prefix": "x", "precision": "fp4", "framework": "vllm", "runner": "cluster:mi355x-amds",
+           "scenario-type": "agentic-coding"}
+    result = repo.infx("sweep", "row-env", env={"ROW": json.dumps(row), "RUNNER_NAME": "mi355x-amds_07"})
+    lines = result.stdout.splitlines()
+    assert "EXP_NAME=x_tp8" in lines and "CONC=[1,2]" in lines
+    assert 'KV_OFFLOAD_BACKEND={"name":"lmcache"}' in lines
+    assert "RECIPE_SCRIPT=recipes/x_fp4_mi355x_vllm_agentic.sh" in lines
+
+
+def test_row_env_refuses_newlines_and_garbage(repo: GitRepo) -> None:
+    bad = repo.infx("sweep", "row-env", env={"ROW": json.dumps({"exp-name": "a\nEVIL=1"})})
+    assert bad.exit_code == 2 and "newlines" in bad.output
+    assert repo.infx("sweep", "row-env", env={"ROW": "nope"}).exit_code == 2
+
+
+def test_outputs_flags_empty_buckets(repo: GitRepo, tmp_path) -> None:
+    plan = {"single_node": {"1k1k": [], "agentic": []}, "multi_node": {"agentic": []}, "evals": [],
+            "agentic_evals": [], "multinode_evals": [], "multinode_agentic_evals": [],
+            "changelog_metadata": {}}
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    result = repo.infx("sweep", "outputs", str(path))
+    flags = json.loads(result.stdout)
+    assert result.exit_code == 0 and set(flags.values()) == {"false"}
