@@ -20,7 +20,10 @@ KEY = "dsv41flash-fp4-mi355x-vllm-agentic-dspark"
 def rows() -> list[dict]:
     config = load_fast((ROOT / "configs/amd-master.yaml").read_bytes())[KEY]
     runners = load_fast((ROOT / "configs/runners.yaml").read_bytes())
-    hardware = {k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"]) for k, v in runners["hardware"].items()}
+    hardware = {
+        k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"])
+        for k, v in runners["hardware"].items()
+    }
     return expand(KEY, config, hardware).agentic
 
 
@@ -43,7 +46,7 @@ def test_dry_run_prints_the_server_command() -> None:
     argv = shlex.split(result.stdout)
     image = "vllm/vllm-openai-rocm:nightly-eed1f3d0c6043bd494424a22443ee198dd56f657"
     assert argv[:2] == ["docker", "run"]
-    assert argv[argv.index(image) + 1:argv.index(image) + 3] == ["vllm", "serve"]
+    assert argv[argv.index(image) + 1 : argv.index(image) + 3] == ["vllm", "serve"]
     assert "AITER_TRITON_LOG_LEVEL=ERROR" in argv
     assert argv[argv.index("--moe-backend") + 1] == "aiter"
     assert argv[argv.index("--max-num-seqs") + 1] == "128"
@@ -76,7 +79,9 @@ def test_missing_row_field_is_a_clear_error(missing: str) -> None:
     row = rows()[0]
     script = ROOT / recipe_path(row, "")
     env = {"PATH": os.environ["PATH"], **{k: v for k, v in row_env(row).items() if k != missing}}
-    result = subprocess.run(["bash", str(script), "--dry-run"], env=env, capture_output=True, text=True)
+    result = subprocess.run(
+        ["bash", str(script), "--dry-run"], env=env, capture_output=True, text=True
+    )
     assert result.returncode == 2
     assert f"{missing} is not set" in result.stderr
 

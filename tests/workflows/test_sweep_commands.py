@@ -13,9 +13,20 @@ def mode(repo: GitRepo, payload: dict, tmp_path) -> tuple[int, dict, str]:
     event.write_text(json.dumps(payload))
     out = tmp_path / "out"
     out.write_text("")
-    result = repo.infx("sweep", "mode", env={"GITHUB_EVENT_NAME": "pull_request",
-                                             "GITHUB_EVENT_PATH": str(event), "GITHUB_OUTPUT": str(out)})
-    return result.exit_code, (json.loads(result.stdout) if result.exit_code == 0 else {}), result.output
+    result = repo.infx(
+        "sweep",
+        "mode",
+        env={
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_OUTPUT": str(out),
+        },
+    )
+    return (
+        result.exit_code,
+        (json.loads(result.stdout) if result.exit_code == 0 else {}),
+        result.output,
+    )
 
 
 def test_skip_sweep_in_head_commit_message(repo: GitRepo, tmp_path) -> None:
@@ -26,16 +37,35 @@ def test_skip_sweep_in_head_commit_message(repo: GitRepo, tmp_path) -> None:
     assert code == 0 and outputs["run"] == "false" and "[skip-sweep]" in outputs["reason"]
     payload["pull_request"]["head"]["sha"] = repo.commit("tune flags again")
     code, outputs, _ = mode(repo, payload, tmp_path)
-    assert outputs["run"] == "true" and outputs["canary"] == "true" and outputs["fail-fast"] == "false"
+    assert (
+        code == 0
+        and outputs["run"] == "true"
+        and outputs["canary"] == "true"
+        and outputs["fail-fast"] == "false"
+    )
 
 
 def test_modifiers(repo: GitRepo, tmp_path) -> None:
-    code, outputs, _ = mode(repo, pr_payload("synchronize", ["sweep-enabled", "agentx-fast", "all-evals"]), tmp_path)
-    assert (outputs["trim-conc"], outputs["agentic-only"], outputs["all-evals"], outputs["reusable"]) == (
-        "true", "true", "true", "false")
-    code, outputs, _ = mode(repo, pr_payload("synchronize", ["full-sweep-fail-fast", "evals-only"]), tmp_path)
-    assert (outputs["fail-fast"], outputs["evals-only"], outputs["canary"], outputs["reusable"]) == (
-        "true", "true", "false", "false")
+    code, outputs, _ = mode(
+        repo, pr_payload("synchronize", ["sweep-enabled", "agentx-fast", "all-evals"]), tmp_path
+    )
+    assert code == 0
+    assert (
+        outputs["trim-conc"],
+        outputs["agentic-only"],
+        outputs["all-evals"],
+        outputs["reusable"],
+    ) == ("true", "true", "true", "false")
+    code, outputs, _ = mode(
+        repo, pr_payload("synchronize", ["full-sweep-fail-fast", "evals-only"]), tmp_path
+    )
+    assert code == 0
+    assert (
+        outputs["fail-fast"],
+        outputs["evals-only"],
+        outputs["canary"],
+        outputs["reusable"],
+    ) == ("true", "true", "false", "false")
 
 
 def test_mode_outside_actions_is_usage_error(repo: GitRepo) -> None:
@@ -44,10 +74,19 @@ def test_mode_outside_actions_is_usage_error(repo: GitRepo) -> None:
 
 
 def test_row_env_lines(repo: GitRepo) -> None:
-    row = {"exp-name": "x_tp8", "conc": [1, 2], "kv-offload-backend": {"name": "lmcache"},
-           "model-prefix": "x", "precision": "fp4", "framework": "vllm", "runner": "cluster:mi355x-amds",
-           "scenario-type": "agentic-coding"}
-    result = repo.infx("sweep", "row-env", env={"ROW": json.dumps(row), "RUNNER_NAME": "mi355x-amds_07"})
+    row = {
+        "exp-name": "x_tp8",
+        "conc": [1, 2],
+        "kv-offload-backend": {"name": "lmcache"},
+        "model-prefix": "x",
+        "precision": "fp4",
+        "framework": "vllm",
+        "runner": "cluster:mi355x-amds",
+        "scenario-type": "agentic-coding",
+    }
+    result = repo.infx(
+        "sweep", "row-env", env={"ROW": json.dumps(row), "RUNNER_NAME": "mi355x-amds_07"}
+    )
     lines = result.stdout.splitlines()
     assert "EXP_NAME=x_tp8" in lines and "CONC=[1,2]" in lines
     assert 'KV_OFFLOAD_BACKEND={"name":"lmcache"}' in lines
@@ -61,9 +100,15 @@ def test_row_env_refuses_newlines_and_garbage(repo: GitRepo) -> None:
 
 
 def test_outputs_flags_empty_buckets(repo: GitRepo, tmp_path) -> None:
-    plan = {"single_node": {"1k1k": [], "agentic": []}, "multi_node": {"agentic": []}, "evals": [],
-            "agentic_evals": [], "multinode_evals": [], "multinode_agentic_evals": [],
-            "changelog_metadata": {}}
+    plan = {
+        "single_node": {"1k1k": [], "agentic": []},
+        "multi_node": {"agentic": []},
+        "evals": [],
+        "agentic_evals": [],
+        "multinode_evals": [],
+        "multinode_agentic_evals": [],
+        "changelog_metadata": {},
+    }
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
     result = repo.infx("sweep", "outputs", str(path))
