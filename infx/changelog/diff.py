@@ -13,7 +13,7 @@ from typing import Literal
 from ruamel.yaml.error import YAMLError
 
 from infx.changelog import ENTRY_START
-from infx.changelog.model import Violation
+from infx.changelog.model import Violation, clip
 from infx.yamlio import strict_loader
 
 PR_LINK_PREFIX = b"  pr-link:"
@@ -114,6 +114,14 @@ def _pr_link_value(line: bytes) -> object:
     return doc.get("pr-link") if isinstance(doc, dict) else None
 
 
+def _rejected(
+    line: int,
+    message: str,
+    fix: str = "history is append-only: restore the base lines and add entries at the end",
+) -> ChangelogDiff:
+    return ChangelogDiff("rejected", violations=[Violation(line, "history", message, fix)])
+
+
 def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
     base_lines = base.split(b"\n")
     head_lines = head.split(b"\n")
@@ -130,48 +138,19 @@ def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
             moved.append(i)
     if len(head_lines) < len(base_lines):
         first = moved[0] + 1 if moved else same_len
-        return ChangelogDiff(
-            "rejected",
-            violations=[
-                Violation(
-                    first,
-                    "history",
-                    f"{len(base_lines) - len(head_lines)} line(s) of history were "
-                    f"removed (first difference at line {first})",
-                    "history is append-only: restore the base lines and add entries at the end",
-                )
-            ],
+        removed = len(base_lines) - len(head_lines)
+        return _rejected(
+            first, f"{removed} line(s) of history were removed (first difference at line {first})"
         )
     if moved:
         first = moved[0] + 1
-        return ChangelogDiff(
-            "rejected",
-            violations=[
-                Violation(
-                    first,
-                    "history",
-                    f"history changed at line {first}: "
-                    f"{_clip(base_lines[moved[0]])!r} became {_clip(head_lines[moved[0]])!r}"
-                    + (f" ({len(moved)} lines differ)" if len(moved) > 1 else ""),
-                    "history is append-only: restore the base lines and add entries at the end",
-                )
-            ],
-        )
+        more = f" ({len(moved)} lines differ)" if len(moved) > 1 else ""
+        old, new = clip(base_lines[moved[0]]), clip(head_lines[moved[0]])
+        return _rejected(first, f"history changed at line {first}: {old!r} became {new!r}{more}")
     if len(head_lines) > len(base_lines):
-        return ChangelogDiff(
-            "rejected",
-            violations=[
-                Violation(
-                    corrections[0].line,
-                    "history",
-                    "this diff both corrects pr-link lines and appends entries",
-                    "split it: one change that appends entries, another that corrects pr-links",
-                )
-            ],
+        return _rejected(
+            corrections[0].line,
+            "this diff both corrects pr-link lines and appends entries",
+            "split it: one change that appends entries, another that corrects pr-links",
         )
     return ChangelogDiff("correction", corrections=corrections)
-
-
-def _clip(line: bytes, width: int = 60) -> str:
-    text = line.decode("utf-8", "replace")
-    return text if len(text) <= width else text[: width - 3] + "..."

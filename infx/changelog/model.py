@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def clip(line: bytes, width: int = 60) -> str:
+    """A line of the file, decoded and shortened for a one-line message."""
+    text = line.decode("utf-8", "replace")
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 @dataclass(frozen=True, order=True)
 class Violation:
     """One broken rule, located at a 1-based line of the head file (None: the whole file)."""

@@ -15,7 +15,7 @@ from ruamel.yaml.error import YAMLError
 
 from infx import schemas
 from infx.changelog import ENTRY_START
-from infx.changelog.model import Entry, Violation
+from infx.changelog.model import Entry, Violation, clip
 from infx.yamlio import line_loader, strict_loader, yaml_error_line, yaml_error_text
 
 _CONFLICT = re.compile(rb"^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: |$)", re.M)
@@ -118,7 +118,7 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
                 Violation(
                     first_line + index,
                     "entry-start",
-                    f"top-level line {_clip(line)!r} is not an entry start",
+                    f"top-level line {clip(line)!r} is not an entry start",
                     "every entry starts with a line '- config-keys:'",
                 )
             )
@@ -126,11 +126,6 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
     if start is not None:
         chunks.append(Chunk(data[start_offset:], first_line + start))
     return chunks, found
-
-
-def _clip(line: bytes, width: int = 40) -> str:
-    text = line.decode("utf-8", "replace")
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _plain(node: Any) -> Any:

@@ -89,8 +89,12 @@ def _worker(block: dict[str, Any]) -> Row:
     return worker
 
 
-def _router(config: dict[str, Any], space: dict[str, Any]) -> dict[str, Any] | None:
-    return space.get("router", config.get("router"))
+def _with_router(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Row:
+    """A search-space router overrides the config's; rows carry one only when set."""
+    router = space.get("router", config.get("router"))
+    if router is not None:
+        row["router"] = router
+    return row
 
 
 def _kv_suffix(space: dict[str, Any]) -> str:
@@ -165,10 +169,7 @@ def _fixed_single(
             "disagg": config.get("disagg", False),
             "run-eval": False,
         }
-        router = _router(config, space)
-        if router is not None:
-            row["router"] = router
-        yield row
+        yield _with_router(row, config, space)
 
 
 def _multi_common(config: dict[str, Any], space: dict[str, Any]) -> Row:
@@ -180,9 +181,7 @@ def _multi_common(config: dict[str, Any], space: dict[str, Any]) -> Row:
 
 
 def _multi_extras(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Row:
-    router = _router(config, space)
-    if router is not None:
-        row["router"] = router
+    _with_router(row, config, space)
     transfer = space.get("kv-p2p-transfer", config.get("kv-p2p-transfer"))
     if transfer is not None:
         row["kv-p2p-transfer"] = transfer
@@ -258,10 +257,7 @@ def _agentic_single(
         }
         if "kv-offload-backend" in space:
             row["kv-offload-backend"] = space["kv-offload-backend"]
-        router = _router(config, space)
-        if router is not None:
-            row["router"] = router
-        yield row
+        yield _with_router(row, config, space)
 
 
 def _agentic_multi(
