@@ -35,13 +35,11 @@ def cli() -> None:
 
 def _register() -> None:
     from infx.cli.changelog import changelog
+    from infx.cli.reuse import reuse, stage_results
+    from infx.cli.sweep import sweep
 
-    cli.add_command(changelog)
-    try:
-        from infx.cli.sweep import sweep
-    except ImportError:  # pragma: no cover - present once the sweep module lands
-        return
-    cli.add_command(sweep)
+    for command in (changelog, sweep, reuse, stage_results):
+        cli.add_command(command)
 
 
 _register()

@@ -1,0 +1,112 @@
+"""`infx reuse ...` and `infx stage-results`: the comment commands and the merge-time gate."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from infx.context import repo_slug
+from infx.errors import InfxError
+from infx.github.actions import append_summary, event, set_outputs
+from infx.github.client import GitHub
+from infx.workflows.reuse import GateResult, ack, gate
+from infx.workflows.stage import stage
+
+workflow_option = click.option(
+    "--workflow-id",
+    "workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow.",
+)
+repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
+
+
+def _bot() -> str:
+    return os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
+
+
+@click.group()
+def reuse() -> None:
+    """Reuse a PR's green sweep at merge (/reuse-sweep-run)."""
+
+
+@reuse.command("ack")
+@repo_option
+@workflow_option
+def ack_cmd(repo: str | None, workflow: str) -> None:
+    """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
+    name, payload = event()
+    if name != "issue_comment" or payload.get("action") not in ("created", "edited"):
+        click.echo(f"ignored: {name} {payload.get('action', '')} is not a new or edited comment")
+        return
+    gh = GitHub(repo_slug(repo))
+    result = ack(gh, payload, workflow)
+    if result.reaction:
+        gh.react(int(payload["comment"]["id"]), result.reaction, _bot())
+    verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
+    append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
+    click.echo(f"{verdict}: {result.reason}")
+
+
+@reuse.command("gate")
+@repo_option
+@click.option("--commit-sha", required=True)
+@click.option("--event-name", required=True)
+@click.option("--event-action", default=None)
+@click.option("--pr-number", type=int, default=None)
+@click.option("--ref", required=True)
+@workflow_option
+def gate_cmd(
+    repo: str | None,
+    commit_sha: str,
+    event_name: str,
+    event_action: str | None,
+    pr_number: int | None,
+    ref: str,
+    workflow: str,
+) -> None:
+    """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout."""
+    try:
+        result = gate(
+            GitHub(repo_slug(repo)),
+            event_name=event_name,
+            commit_sha=commit_sha,
+            ref=ref,
+            workflow=workflow,
+            event_action=event_action,
+            pr_number=pr_number,
+        )
+    except InfxError as exc:
+        set_outputs(GateResult(reason=f"no reuse: {exc}").outputs())
+        raise
+    outputs = result.outputs()
+    set_outputs(outputs)
+    append_summary(f"### Sweep reuse\n\n{result.reason}\n")
+    click.echo(json.dumps(outputs, indent=2))
+
+
+@click.command("stage-results")
+@repo_option
+@workflow_option
+def stage_results(repo: str | None, workflow: str) -> None:
+    """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
+    name, payload = event()
+    if name != "issue_comment" or payload.get("action") != "created":
+        click.echo(f"ignored: {name} {payload.get('action', '')} is not a new comment")
+        return
+    gh = GitHub(repo_slug(repo))
+    result = stage(gh, payload, workflow)
+    if result.reaction:
+        gh.react(int(payload["comment"]["id"]), result.reaction, _bot())
+    lines = [f"### /stage-results\n\n{result.reason}\n"]
+    if result.staged:
+        lines += ["| artifact | staged as |", "| --- | --- |"]
+        lines += [f"| {name} | {staged} |" for name, staged in result.staged.items()]
+        lines.append("")
+    append_summary("\n".join(lines) + "\n")
+    click.echo(result.reason)
+    for artifact, staged in result.staged.items():
+        click.echo(f"  {artifact} -> {staged}")
