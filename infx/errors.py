@@ -35,3 +35,7 @@ class ConfigError(InfxError):
 
 class GitHubError(InfxError):
     """The GitHub API failed or answered something we cannot trust."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

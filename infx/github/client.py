@@ -3,9 +3,9 @@
 Token from GH_TOKEN or GITHUB_TOKEN; API base from GITHUB_API_URL (default
 https://api.github.com); retries with backoff on 5xx, 429 and rate-limit 403s
 (honouring Retry-After and X-RateLimit-Reset, through PyGithub's GithubRetry);
-a timeout on every request; pagination at 100 items a page. Every failure
-surfaces as one GitHubError. Methods return plain dataclasses, so the decision
-logic above never touches PyGithub objects.
+a timeout on every request; 100 items a page. Every failure surfaces as one
+GitHubError. Methods return plain dataclasses built from the response JSON, so
+the decision logic never touches PyGithub objects.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Pull:
     head_sha: str
     head_repo: str | None
     labels: tuple[str, ...]
+    title: str = ""
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,66 @@ class Comparison:
     files: tuple[ChangedFile, ...]
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+def _time(value: str | None) -> datetime:
+    if not value:
+        return datetime.min.replace(tzinfo=UTC)
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _raw(obj: Any) -> dict[str, Any]:
+    """The JSON an object was built from. `raw_data` would make PyGithub fetch the full
+    object again (one request per list item), which the request budget cannot afford."""
+    return obj._rawData
+
+
+def _pull(raw: dict[str, Any]) -> Pull:
+    head = raw.get("head") or {}
+    return Pull(
+        number=raw["number"],
+        state=raw.get("state", ""),
+        draft=bool(raw.get("draft")),
+        merged_at=_time(raw["merged_at"]) if raw.get("merged_at") else None,
+        head_ref=head.get("ref", ""),
+        head_sha=head.get("sha", ""),
+        head_repo=(head.get("repo") or {}).get("full_name"),
+        labels=tuple(label["name"] for label in raw.get("labels", [])),
+        title=raw.get("title", ""),
+    )
+
+
+def _comment(raw: dict[str, Any], issue_number: int | None = None) -> Comment:
+    return Comment(
+        id=raw["id"],
+        author=(raw.get("user") or {}).get("login", ""),
+        association=raw.get("author_association", "NONE"),
+        body=raw.get("body") or "",
+        created_at=_time(raw.get("created_at")),
+        updated_at=_time(raw.get("updated_at")),
+        issue_number=issue_number,
+    )
+
+
+def _run(raw: dict[str, Any]) -> Run:
+    return Run(
+        id=raw["id"],
+        head_sha=raw.get("head_sha", ""),
+        head_branch=raw.get("head_branch"),
+        event=raw.get("event", ""),
+        status=raw.get("status", ""),
+        conclusion=raw.get("conclusion"),
+        path=raw.get("path", ""),
+        run_attempt=int(raw.get("run_attempt") or 1),
+        html_url=raw.get("html_url", ""),
+        created_at=_time(raw.get("created_at")),
+    )
+
+
+def _files(raw: dict[str, Any]) -> tuple[ChangedFile, ...]:
+    return tuple(
+        ChangedFile(f["filename"], f.get("status", ""), f.get("patch") or "")
+        for f in raw.get("files", [])
+    )
 
 
 class GitHub:
@@ -119,7 +176,7 @@ class GitHub:
             backoff_factor=backoff,
             status_forcelist=[*range(500, 600), 429],
             secondary_rate_wait=backoff * 10,
-            max_rate_limit_wait=float(os.environ.get("INFX_MAX_RATE_LIMIT_WAIT", 300)),
+            max_rate_limit_wait=float(os.environ.get("INFX_MAX_RATE_LIMIT_WAIT", "300")),
         )
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
@@ -139,86 +196,54 @@ class GitHub:
         try:
             return fn()
         except GithubException as exc:
-            message = exc.message or (
-                exc.data.get("message") if isinstance(exc.data, dict) else None
-            )
+            detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.message
             raise GitHubError(
-                f"GitHub API error while {what}: {exc.status} {message or ''}".rstrip()
+                f"GitHub API error while {what}: {exc.status} {detail or ''}".rstrip(), exc.status
             ) from None
         except RateLimitExceededExceedsMaxWait as exc:
             raise GitHubError(f"GitHub rate limit while {what}: {exc}") from None
         except (requests.RequestException, OSError) as exc:
             raise GitHubError(f"GitHub API unreachable while {what}: {exc}") from None
 
+    def _list(self, what: str, pages: Callable[[], Any]) -> list[dict[str, Any]]:
+        return self._call(what, lambda: [_raw(item) for item in pages()])
+
     # --- reads -------------------------------------------------------------
 
     def pull(self, number: int) -> Pull:
-        return self._call(f"reading PR #{number}", lambda: self._pull(self._repo.get_pull(number)))
-
-    @staticmethod
-    def _pull(pr: Any) -> Pull:
-        head = pr.raw_data.get("head") or {}
-        return Pull(
-            number=pr.number,
-            state=pr.state,
-            draft=bool(pr.raw_data.get("draft")),
-            merged_at=_utc(pr.merged_at),
-            head_ref=head.get("ref", ""),
-            head_sha=head.get("sha", ""),
-            head_repo=((head.get("repo") or {}).get("full_name")),
-            labels=tuple(label["name"] for label in pr.raw_data.get("labels", [])),
+        return self._call(
+            f"reading PR #{number}", lambda: _pull(self._repo.get_pull(number).raw_data)
         )
 
     def pulls_for_commit(self, sha: str) -> list[Pull]:
-        return self._call(
-            f"listing PRs of commit {sha[:12]}",
-            lambda: [self._pull(p) for p in self._repo.get_commit(sha).get_pulls()],
+        raws = self._list(
+            f"listing PRs of commit {sha[:12]}", lambda: self._repo.get_commit(sha).get_pulls()
         )
+        return [_pull(raw) for raw in raws]
 
     def pull_commits(self, number: int) -> list[str]:
-        return self._call(
-            f"listing commits of PR #{number}",
-            lambda: [c.sha for c in self._repo.get_pull(number).get_commits()],
+        raws = self._list(
+            f"listing commits of PR #{number}", lambda: self._repo.get_pull(number).get_commits()
         )
-
-    def is_pull_request(self, number: int) -> bool:
-        return self._call(
-            f"reading issue #{number}",
-            lambda: self._repo.get_issue(number).raw_data.get("pull_request") is not None,
-        )
-
-    @staticmethod
-    def _comment(c: Any, issue_number: int | None = None) -> Comment:
-        raw = c.raw_data
-        return Comment(
-            id=c.id,
-            author=(raw.get("user") or {}).get("login", ""),
-            association=raw.get("author_association", "NONE"),
-            body=raw.get("body") or "",
-            created_at=_utc(c.created_at),
-            updated_at=_utc(c.updated_at),
-            issue_number=issue_number,
-        )
+        return [raw["sha"] for raw in raws]
 
     def comments(self, number: int) -> list[Comment]:
         """Every comment of an issue or PR, oldest first (all pages)."""
-        return self._call(
-            f"listing comments of #{number}",
-            lambda: [self._comment(c, number) for c in self._repo.get_issue(number).get_comments()],
+        raws = self._list(
+            f"listing comments of #{number}", lambda: self._repo.get_issue(number).get_comments()
         )
+        return [_comment(raw, number) for raw in raws]
 
-    def _issue_comment(self, comment_id: int) -> Any:
+    def _issue_comment(self, comment_id: int) -> IssueComment:
         return IssueComment(
             self._gh.requester, url=f"{self._repo.url}/issues/comments/{comment_id}"
         )
 
     def comment(self, comment_id: int) -> Comment:
         def fetch() -> Comment:
-            comment = self._issue_comment(comment_id)
-            comment.complete()
-            url = comment.raw_data.get("issue_url") or ""
-            number = int(url.rsplit("/", 1)[-1]) if url.rsplit("/", 1)[-1].isdigit() else None
-            return self._comment(comment, number)
+            raw = self._issue_comment(comment_id).raw_data
+            tail = (raw.get("issue_url") or "").rsplit("/", 1)[-1]
+            return _comment(raw, int(tail) if tail.isdigit() else None)
 
         return self._call(f"reading comment {comment_id}", fetch)
 
@@ -231,98 +256,66 @@ class GitHub:
             )
         return self._permissions[login]
 
-    @staticmethod
-    def _run(r: Any) -> Run:
-        raw = r.raw_data
-        return Run(
-            id=r.id,
-            head_sha=raw.get("head_sha", ""),
-            head_branch=raw.get("head_branch"),
-            event=raw.get("event", ""),
-            status=raw.get("status", ""),
-            conclusion=raw.get("conclusion"),
-            path=raw.get("path", ""),
-            run_attempt=int(raw.get("run_attempt") or 1),
-            html_url=raw.get("html_url", ""),
-            created_at=_utc(r.created_at),
-        )
-
     def run(self, run_id: int) -> Run:
         return self._call(
-            f"reading run {run_id}", lambda: self._run(self._repo.get_workflow_run(run_id))
+            f"reading run {run_id}", lambda: _run(self._repo.get_workflow_run(run_id).raw_data)
         )
 
     def runs(self, workflow: str, branch: str, event: str = "pull_request") -> Iterator[Run]:
         """Completed runs of a workflow on a branch, newest first, fetched a page at a time."""
+        what = f"listing runs of {workflow}"
         pages = self._call(
-            f"listing runs of {workflow}",
-            lambda: self._repo.get_workflow(workflow).get_runs(
-                branch=branch, event=event, status="completed"
+            what,
+            lambda: iter(
+                self._repo.get_workflow(workflow).get_runs(
+                    branch=branch, event=event, status="completed"
+                )
             ),
         )
-        iterator = iter(pages)
         while True:
-            item = self._call(f"listing runs of {workflow}", lambda: next(iterator, None))
+            item = self._call(what, lambda: next(pages, None))
             if item is None:
                 return
-            yield self._run(item)
+            yield _run(_raw(item))
 
     def artifacts(self, run_id: int) -> list[Artifact]:
-        def fetch() -> list[Artifact]:
-            pages = PaginatedList(
-                GhArtifact,
-                self._gh.requester,
-                f"{self._repo.url}/actions/runs/{run_id}/artifacts",
-                None,
-                list_item="artifacts",
-            )
-            return [Artifact(a.id, a.name, bool(a.raw_data.get("expired"))) for a in pages]
-
-        return self._call(f"listing artifacts of run {run_id}", fetch)
+        url = f"{self._repo.url}/actions/runs/{run_id}/artifacts"
+        raws = self._list(
+            f"listing artifacts of run {run_id}",
+            lambda: PaginatedList(GhArtifact, self._gh.requester, url, None, list_item="artifacts"),
+        )
+        return [Artifact(raw["id"], raw["name"], bool(raw.get("expired"))) for raw in raws]
 
     def label_events(self, number: int) -> list[LabelEvent]:
-        def fetch() -> list[LabelEvent]:
-            events = []
-            for event in self._repo.get_issue(number).get_timeline():
-                raw = event.raw_data
-                if raw.get("event") in ("labeled", "unlabeled") and raw.get("label"):
-                    events.append(
-                        LabelEvent(raw["event"], raw["label"]["name"], _utc(event.created_at))
-                    )
-            return events
-
-        return self._call(f"reading the timeline of PR #{number}", fetch)
+        raws = self._list(
+            f"reading the timeline of PR #{number}",
+            lambda: self._repo.get_issue(number).get_timeline(),
+        )
+        return [
+            LabelEvent(raw["event"], raw["label"]["name"], _time(raw.get("created_at")))
+            for raw in raws
+            if raw.get("event") in ("labeled", "unlabeled") and raw.get("label")
+        ]
 
     def compare(self, base: str, head: str) -> Comparison:
         def fetch() -> Comparison:
             raw = self._repo.compare(base, head).raw_data
             commits = tuple((c["sha"], len(c.get("parents", []))) for c in raw.get("commits", []))
-            files = tuple(
-                ChangedFile(f["filename"], f.get("status", ""), f.get("patch") or "")
-                for f in raw.get("files", [])
-            )
-            return Comparison(commits, files)
+            return Comparison(commits, _files(raw))
 
         return self._call(f"comparing {base[:12]}...{head[:12]}", fetch)
 
     def commit_files(self, sha: str) -> list[ChangedFile]:
         return self._call(
-            f"reading commit {sha[:12]}",
-            lambda: [
-                ChangedFile(f["filename"], f.get("status", ""), f.get("patch") or "")
-                for f in self._repo.get_commit(sha).raw_data.get("files", [])
-            ],
+            f"reading commit {sha[:12]}", lambda: list(_files(self._repo.get_commit(sha).raw_data))
         )
 
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
         """(name, status, conclusion) of every check run on a commit."""
-        return self._call(
-            f"reading checks of {sha[:12]}",
-            lambda: [
-                (c.name, c.status, c.conclusion)
-                for c in self._repo.get_commit(sha).get_check_runs()
-            ],
+        raws = self._list(
+            f"reading checks of {sha[:12]}", lambda: self._repo.get_commit(sha).get_check_runs()
         )
+        return [(raw["name"], raw.get("status", ""), raw.get("conclusion")) for raw in raws]
 
     # --- writes ------------------------------------------------------------
 
@@ -332,11 +325,15 @@ class GitHub:
 
         def apply() -> None:
             comment = self._issue_comment(comment_id)
-            mine = [r for r in comment.get_reactions() if r.user and r.user.login == bot_login]
+            mine = [
+                _raw(r)
+                for r in comment.get_reactions()
+                if (_raw(r).get("user") or {}).get("login") == bot_login
+            ]
             for reaction in mine:
-                if reaction.content == other:
-                    comment.delete_reaction(reaction.id)
-            if not any(r.content == content for r in mine):
+                if reaction.get("content") == other:
+                    comment.delete_reaction(reaction["id"])
+            if not any(r.get("content") == content for r in mine):
                 comment.create_reaction(content)
 
         self._call(f"reacting to comment {comment_id}", apply)
@@ -352,10 +349,9 @@ class GitHub:
             lambda: self._repo.create_repository_dispatch(event_type, payload),
         )
 
-    def merge(self, number: int, method: str, sha: str, title: str | None = None) -> None:
+    def merge(self, number: int, method: str, sha: str) -> None:
         def apply() -> None:
-            pr = self._repo.get_pull(number)
-            status = pr.merge(merge_method=method, sha=sha, commit_title=title or pr.title)
+            status = self._repo.get_pull(number).merge(merge_method=method, sha=sha)
             if not status.merged:
                 raise GitHubError(f"PR #{number} was not merged: {status.message}")
 

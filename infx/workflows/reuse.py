@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from infx.changelog import CHANGELOG_FILE
-from infx.errors import InfxError
+from infx.errors import GitHubError, InfxError
 from infx.github.client import Artifact, ChangedFile, Comment, GitHub, LabelEvent, Pull, Run
 from infx.workflows.commands import ReuseCommand, reuse_command
 from infx.workflows.labels import PRIMARY
@@ -149,7 +149,17 @@ def resolve(
     chosen: Run | None = None
     artifacts: list[Artifact] = []
     if pinned:
-        chosen = gh.run(request.command.run_id)
+        try:
+            chosen = gh.run(request.command.run_id)
+        except GitHubError as exc:
+            if exc.status != 404:
+                raise
+            return Verdict(
+                False,
+                f"run {request.command.run_id} does not exist in {gh.slug}",
+                pull=pull,
+                request=request,
+            )
         why = check_run(chosen, commit_set, workflow, pinned=True)
         if why:
             return Verdict(False, why, chosen, pull, request)

@@ -1,0 +1,429 @@
+"""A local HTTP server speaking the GitHub REST endpoints infx uses, with GitHub-shaped JSON.
+
+State lives in plain dicts a test fills in; every request is recorded, faults can be
+injected per path. PyGithub reaches it through GITHUB_API_URL, as it would in Actions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+REPO = "acme/bench"
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def stamp(minutes: float) -> str:
+    return (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Fault:
+    pattern: str
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=lambda: {"message": "Server Error"})
+    times: int = 1
+
+
+@dataclass
+class State:
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    permissions: dict[str, str] = field(default_factory=dict)
+    commit_pulls: dict[str, list[int]] = field(default_factory=dict)
+    pull_commits: dict[int, list[str]] = field(default_factory=dict)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    compares: dict[str, dict[str, Any]] = field(default_factory=dict)
+    commits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    check_runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    dispatches: list[dict[str, Any]] = field(default_factory=list)
+    merges: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    next_id: int = 9000
+
+    # --- builders, GitHub-shaped -------------------------------------------------
+
+    def user(self, login: str) -> dict[str, Any]:
+        return {
+            "login": login,
+            "id": abs(hash(login)) % 10**6,
+            "type": "User",
+            "url": f"/users/{login}",
+        }
+
+    def add_pull(
+        self,
+        number: int,
+        *,
+        head_sha: str,
+        head_ref: str = "feature",
+        labels: list[str] = (),
+        merged: bool = False,
+        state: str = "open",
+        fork: bool = False,
+        commits: list[str] = (),
+    ):
+        self.pulls[number] = {
+            "url": f"/repos/{REPO}/pulls/{number}",
+            "id": number * 10,
+            "number": number,
+            "state": state,
+            "title": f"PR {number}",
+            "draft": False,
+            "user": self.user("author"),
+            "labels": [{"name": name, "id": i} for i, name in enumerate(labels)],
+            "merged_at": stamp(500) if merged else None,
+            "head": {
+                "ref": head_ref,
+                "sha": head_sha,
+                "repo": {"full_name": "someone/bench" if fork else REPO},
+            },
+            "base": {"ref": "main", "sha": "b" * 40, "repo": {"full_name": REPO}},
+        }
+        self.issues[number] = {
+            "number": number,
+            "pull_request": {"url": f"/repos/{REPO}/pulls/{number}"},
+        }
+        self.pull_commits[number] = list(commits) or [head_sha]
+
+    def add_comment(
+        self,
+        number: int,
+        login: str,
+        body: str,
+        minute: float,
+        association: str = "MEMBER",
+        edited: float | None = None,
+    ) -> dict[str, Any]:
+        self.next_id += 1
+        comment = {
+            "id": self.next_id,
+            "url": f"/repos/{REPO}/issues/comments/{self.next_id}",
+            "issue_url": f"/repos/{REPO}/issues/{number}",
+            "body": body,
+            "user": self.user(login),
+            "author_association": association,
+            "created_at": stamp(minute),
+            "updated_at": stamp(edited if edited is not None else minute),
+        }
+        self.comments.append(comment)
+        return comment
+
+    def add_run(
+        self,
+        run_id: int,
+        *,
+        head_sha: str,
+        minute: float,
+        branch: str = "feature",
+        conclusion: str = "success",
+        event: str = "pull_request",
+        status: str = "completed",
+        path: str = ".github/workflows/run-sweep.yml",
+        artifacts: list[str] = ("results_bmk",),
+        expired: bool = False,
+    ) -> dict[str, Any]:
+        run = {
+            "id": run_id,
+            "name": "run-sweep",
+            "head_sha": head_sha,
+            "head_branch": branch,
+            "event": event,
+            "status": status,
+            "conclusion": conclusion,
+            "path": path,
+            "run_attempt": 1,
+            "html_url": f"https://github.com/{REPO}/actions/runs/{run_id}",
+            "created_at": stamp(minute),
+            "url": f"/repos/{REPO}/actions/runs/{run_id}",
+            "artifacts_url": f"/repos/{REPO}/actions/runs/{run_id}/artifacts",
+        }
+        self.runs.append(run)
+        self.artifacts[run_id] = [
+            {"id": run_id * 100 + i, "name": name, "expired": expired, "size_in_bytes": 1024}
+            for i, name in enumerate(artifacts)
+        ]
+        return run
+
+    def label(self, number: int, action: str, name: str, minute: float) -> None:
+        self.timeline.setdefault(number, []).append(
+            {
+                "event": action,
+                "label": {"name": name, "color": "ededed"},
+                "created_at": stamp(minute),
+                "actor": self.user("maintainer"),
+            }
+        )
+
+    def count(self, method: str | None = None) -> int:
+        return sum(1 for m, _ in self.requests if method is None or m == method)
+
+
+class Handler(BaseHTTPRequestHandler):
+    state: State
+    base: str
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(
+        self, status: int, payload: Any = None, headers: dict[str, str] | None = None
+    ) -> None:
+        body = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _page(self, items: list[Any], query: dict[str, list[str]], wrap: str | None = None) -> None:
+        per_page = int(query.get("per_page", ["30"])[0])
+        page = int(query.get("page", ["1"])[0])
+        chunk = items[(page - 1) * per_page : page * per_page]
+        last = max(1, -(-len(items) // per_page))
+        headers = {}
+        if page < last:
+            params = {k: v[0] for k, v in query.items()}
+            links = []
+            for rel, number in (("next", page + 1), ("last", last)):
+                params["page"] = str(number)
+                qs = "&".join(f"{k}={v}" for k, v in params.items())
+                links.append(f'<{self.base}{urlparse(self.path).path}?{qs}>; rel="{rel}"')
+            headers["Link"] = ", ".join(links)
+        payload = {"total_count": len(items), wrap: chunk} if wrap else chunk
+        self._send(200, payload, headers)
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(length) or b"{}") if length else {}
+
+    def _fault(self) -> bool:
+        for fault in self.state.faults:
+            if fault.times > 0 and re.search(fault.pattern, self.path):
+                fault.times -= 1
+                self._send(fault.status, fault.body, fault.headers)
+                return True
+        return False
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    def _handle(self, method: str) -> None:
+        s = self.state
+        url = urlparse(self.path)
+        path = url.path
+        query = parse_qs(url.query)
+        s.requests.append((method, self.path))
+        if self._fault():
+            return
+        prefix = f"/repos/{REPO}"
+        if not path.startswith(prefix):
+            return self._send(404, {"message": "Not Found"})
+        rest = path[len(prefix) :]
+        routes = [
+            (
+                "GET",
+                r"/pulls/(\d+)",
+                lambda m: (
+                    self._send(200, s.pulls[int(m[1])])
+                    if int(m[1]) in s.pulls
+                    else self._send(404, {"message": "Not Found"})
+                ),
+            ),
+            (
+                "GET",
+                r"/pulls/(\d+)/commits",
+                lambda m: self._page(
+                    [
+                        {"sha": sha, "parents": [{"sha": "p"}]}
+                        for sha in s.pull_commits.get(int(m[1]), [])
+                    ],
+                    query,
+                ),
+            ),
+            ("PUT", r"/pulls/(\d+)/merge", lambda m: self._merge(int(m[1]))),
+            (
+                "GET",
+                r"/issues/(\d+)",
+                lambda m: self._send(200, s.issues.get(int(m[1]), {"number": int(m[1])})),
+            ),
+            (
+                "GET",
+                r"/issues/(\d+)/comments",
+                lambda m: self._page(
+                    [c for c in s.comments if c["issue_url"].endswith(f"/issues/{m[1]}")], query
+                ),
+            ),
+            (
+                "POST",
+                r"/issues/(\d+)/comments",
+                lambda m: self._send(
+                    201,
+                    s.add_comment(
+                        int(m[1]), "github-actions[bot]", self._body()["body"], 900, "NONE"
+                    ),
+                ),
+            ),
+            ("GET", r"/issues/comments/(\d+)", lambda m: self._comment(int(m[1]))),
+            (
+                "GET",
+                r"/issues/comments/(\d+)/reactions",
+                lambda m: self._page(s.reactions.get(int(m[1]), []), query),
+            ),
+            ("POST", r"/issues/comments/(\d+)/reactions", lambda m: self._react(int(m[1]))),
+            (
+                "DELETE",
+                r"/issues/comments/(\d+)/reactions/(\d+)",
+                lambda m: self._unreact(int(m[1]), int(m[2])),
+            ),
+            (
+                "GET",
+                r"/issues/(\d+)/timeline",
+                lambda m: self._page(s.timeline.get(int(m[1]), []), query),
+            ),
+            (
+                "GET",
+                r"/collaborators/([^/]+)/permission",
+                lambda m: self._send(
+                    200, {"permission": s.permissions.get(m[1], "read"), "user": s.user(m[1])}
+                ),
+            ),
+            (
+                "GET",
+                r"/commits/([0-9a-f]+)/pulls",
+                lambda m: self._page([s.pulls[n] for n in s.commit_pulls.get(m[1], [])], query),
+            ),
+            (
+                "GET",
+                r"/commits/([0-9a-f]+)/check-runs",
+                lambda m: self._page(s.check_runs.get(m[1], []), query, wrap="check_runs"),
+            ),
+            (
+                "GET",
+                r"/commits/([0-9a-f]+)",
+                lambda m: self._send(
+                    200, s.commits.get(m[1], {"sha": m[1], "files": [], "parents": []})
+                ),
+            ),
+            (
+                "GET",
+                r"/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)",
+                lambda m: self._send(
+                    200, s.compares.get(f"{m[1]}...{m[2]}", {"commits": [], "files": []})
+                ),
+            ),
+            ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
+            ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
+            (
+                "GET",
+                r"/actions/runs/(\d+)/artifacts",
+                lambda m: self._page(s.artifacts.get(int(m[1]), []), query, wrap="artifacts"),
+            ),
+            (
+                "POST",
+                r"/dispatches",
+                lambda m: (s.dispatches.append(self._body()), self._send(204)),
+            ),
+        ]
+        for verb, pattern, action in routes:
+            match = re.fullmatch(pattern, rest)
+            if verb == method and match:
+                return action(match)
+        return self._send(404, {"message": f"no route for {method} {rest}"})
+
+    def _comment(self, comment_id: int) -> None:
+        for comment in self.state.comments:
+            if comment["id"] == comment_id:
+                return self._send(200, comment)
+        return self._send(404, {"message": "Not Found"})
+
+    def _react(self, comment_id: int) -> None:
+        self.state.next_id += 1
+        reaction = {
+            "id": self.state.next_id,
+            "content": self._body()["content"],
+            "user": self.state.user("github-actions[bot]"),
+            "created_at": stamp(999),
+        }
+        self.state.reactions.setdefault(comment_id, []).append(reaction)
+        self._send(201, reaction)
+
+    def _unreact(self, comment_id: int, reaction_id: int) -> None:
+        self.state.reactions[comment_id] = [
+            r for r in self.state.reactions.get(comment_id, []) if r["id"] != reaction_id
+        ]
+        self._send(204)
+
+    def _runs(self, workflow: str, query: dict[str, list[str]]) -> None:
+        runs = [r for r in self.state.runs if r["path"].endswith(f"/{workflow}")]
+        for key in ("branch", "event", "status"):
+            if key in query:
+                field_name = "head_branch" if key == "branch" else key
+                runs = [r for r in runs if r[field_name] == query[key][0]]
+        runs.sort(key=lambda r: r["created_at"], reverse=True)
+        self._page(runs, query, wrap="workflow_runs")
+
+    def _run(self, run_id: int) -> None:
+        for run in self.state.runs:
+            if run["id"] == run_id:
+                return self._send(200, run)
+        return self._send(404, {"message": "Not Found"})
+
+    def _merge(self, number: int) -> None:
+        body = self._body()
+        pull = self.state.pulls[number]
+        if body.get("sha") and body["sha"] != pull["head"]["sha"]:
+            return self._send(
+                409, {"message": "Head branch was modified. Review and try the merge again."}
+            )
+        self.state.merges.append({"number": number, **body})
+        pull["merged_at"] = stamp(1000)
+        pull["state"] = "closed"
+        return self._send(
+            200, {"sha": "c" * 40, "merged": True, "message": "Pull Request successfully merged"}
+        )
+
+
+class FakeGitHub:
+    """Start with `with FakeGitHub() as api:`; `api.url` goes into GITHUB_API_URL."""
+
+    def __init__(self) -> None:
+        self.state = State()
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        handler.base = self.url
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def __enter__(self) -> FakeGitHub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,245 @@
+"""`infx reuse gate` against a local GitHub API: every check of the reuse decision."""
+
+from __future__ import annotations
+
+from tests.github.fake_api import Fault
+from tests.github.scenario import MERGE_SHA, RUN, SHA0, SHA1, SHA2, gate, green_pr
+
+
+def test_push_reuses_the_newest_green_run(api) -> None:
+    green_pr(api.state)
+    result, out = gate()
+    assert result.exit_code == 0, result.output
+    assert out["reuse-enabled"] == "true" and out["skip-pr-sweep"] == "false"
+    assert out["reuse-source-run-id"] == str(RUN)
+    assert out["reuse-source-pr-number"] == "7" and out["reuse-source-head-sha"] == SHA1
+    assert out["reuse-source-run-url"].endswith(f"/actions/runs/{RUN}")
+
+
+def test_outputs_written_to_github_output(api, tmp_path, monkeypatch) -> None:
+    green_pr(api.state)
+    target = tmp_path / "out"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(target))
+    gate()
+    text = target.read_text()
+    assert "reuse-enabled<<" in text and f"\n{RUN}\n" in text
+
+
+def test_unauthorized_authors_are_ignored(api) -> None:
+    green_pr(api.state)
+    api.state.comments[-1]["author_association"] = "CONTRIBUTOR"
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "no authorized" in out["reuse-reason"]
+    # A read-only collaborator passes the cheap pre-filter but not the permission check.
+    api.state.add_comment(7, "reader0", "/reuse-sweep-run", 200, "COLLABORATOR")
+    _, out = gate()
+    assert out["reuse-enabled"] == "false"
+    assert ("GET", "/repos/acme/bench/collaborators/reader0/permission") in api.state.requests
+
+
+def test_inline_mention_does_not_count(api) -> None:
+    green_pr(api.state)
+    api.state.comments[-1]["body"] = "please run /reuse-sweep-run later"
+    _, out = gate()
+    assert out["reuse-enabled"] == "false"
+
+
+def test_pinned_run_and_newer_bare_command_unpins(api) -> None:
+    green_pr(api.state)
+    api.state.compares[f"{SHA0}...{SHA1}"] = {
+        "commits": [{"sha": SHA1, "parents": [{"sha": SHA0}]}],
+        "files": [
+            {
+                "filename": "perf-changelog.yaml",
+                "status": "modified",
+                "patch": "@@ -9 +9 @@\n-  pr-link: XXX\n+  pr-link: https://github.com/acme/bench/pull/7",
+            }
+        ],
+    }
+    api.state.add_comment(7, "owner", "/reuse-sweep-run 1037", 150, "OWNER")
+    _, out = gate()
+    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == "1037"
+    # The last command line of the newest authorized comment wins: a bare command un-pins.
+    api.state.add_comment(7, "maintainer", "/use 1038\n/reuse-sweep-run", 160)
+    _, out = gate()
+    assert out["reuse-source-run-id"] == str(RUN)
+
+
+def test_run_not_among_the_pr_commits(api) -> None:
+    green_pr(api.state)
+    api.state.add_comment(7, "owner", "/reuse-sweep-run 555", 150, "OWNER")
+    api.state.add_run(555, head_sha=SHA2, minute=70)
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "not one of the PR's commits" in out["reuse-reason"]
+
+
+def test_expired_artifacts(api) -> None:
+    green_pr(api.state)
+    for artifact in api.state.artifacts[RUN]:
+        artifact["expired"] = True
+    _, out = gate()
+    # The newest run with usable artifacts is an older one, on SHA0.
+    assert out["reuse-source-run-id"] == str(RUN - 1)
+    for run_id in api.state.artifacts:
+        for artifact in api.state.artifacts[run_id]:
+            artifact["expired"] = True
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "unexpired result artifacts" in out["reuse-reason"]
+
+
+def test_failed_run_pinned_versus_unpinned(api) -> None:
+    green_pr(api.state)
+    api.state.runs[-1]["conclusion"] = "failure"
+    _, out = gate()
+    assert out["reuse-source-run-id"] == str(RUN - 1)  # unpinned: only successful runs
+    api.state.add_comment(7, "owner", f"/reuse-sweep-run {RUN}", 150, "OWNER")
+    _, out = gate()
+    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == str(RUN)
+
+
+def test_pinned_run_of_another_workflow_or_event(api) -> None:
+    green_pr(api.state)
+    api.state.add_run(777, head_sha=SHA1, minute=70, path=".github/workflows/other.yml")
+    api.state.add_run(778, head_sha=SHA1, minute=71, event="push")
+    api.state.add_comment(7, "owner", "/reuse-sweep-run 777", 150, "OWNER")
+    assert "not .github/workflows/run-sweep.yml" in gate()[1]["reuse-reason"]
+    api.state.add_comment(7, "owner", "/reuse-sweep-run 778", 151, "OWNER")
+    assert "triggered by push" in gate()[1]["reuse-reason"]
+
+
+def test_label_must_have_been_on_when_the_run_started(api) -> None:
+    green_pr(api.state)
+    api.state.timeline[7] = []
+    api.state.label(7, "labeled", "sweep-enabled", 5)
+    api.state.label(7, "unlabeled", "sweep-enabled", 70)
+    api.state.label(7, "labeled", "full-sweep-fail-fast", 70)
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "without a full-sweep label" in out["reuse-reason"]
+
+
+def test_recipe_change_after_the_run_voids_reuse(api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["head"]["sha"] = SHA2
+    api.state.pull_commits[7].append(SHA2)
+    api.state.compares[f"{SHA1}...{SHA2}"] = {
+        "commits": [{"sha": SHA2, "parents": [{"sha": SHA1}]}],
+        "files": [
+            {"filename": "recipes/x.sh", "status": "modified", "patch": "@@ -1 +1 @@\n-a\n+b"}
+        ],
+    }
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "recipes/x.sh" in out["reuse-reason"]
+
+
+def test_merges_of_main_and_link_fixes_keep_reuse(api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["head"]["sha"] = SHA2
+    api.state.pull_commits[7] += ["d1" * 20, SHA2]
+    api.state.compares[f"{SHA1}...{SHA2}"] = {
+        "commits": [
+            {"sha": "d1" * 20, "parents": [{"sha": SHA1}, {"sha": "m" * 40}]},
+            {"sha": SHA2, "parents": [{"sha": "d1" * 20}]},
+        ],
+        "files": [
+            {"filename": "configs/nvidia-master.yaml", "status": "modified", "patch": "@@\n-a\n+b"}
+        ],
+    }
+    api.state.commits[SHA2] = {
+        "sha": SHA2,
+        "files": [
+            {
+                "filename": "perf-changelog.yaml",
+                "status": "modified",
+                "patch": "@@ -9 +9 @@\n-  pr-link: XXX\n+  pr-link: https://github.com/acme/bench/pull/7",
+            }
+        ],
+    }
+    _, out = gate()
+    assert out["reuse-enabled"] == "true", out["reuse-reason"]
+
+
+def test_incompatible_or_missing_labels(api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["labels"].append({"name": "evals-only"})
+    assert "evals-only" in gate()[1]["reuse-reason"]
+    api.state.pulls[7]["labels"] = [{"name": "sweep-enabled"}]
+    assert "no full-sweep label" in gate()[1]["reuse-reason"]
+
+
+def test_not_merged_and_no_pr(api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["merged_at"] = None
+    assert "is not merged" in gate()[1]["reuse-reason"]
+    assert "belongs to no PR" in gate(sha="e" * 40)[1]["reuse-reason"]
+
+
+def test_several_prs_for_one_commit(api) -> None:
+    green_pr(api.state)
+    api.state.add_pull(
+        8, head_sha=SHA2, head_ref="other", labels=["full-sweep-enabled"], merged=True
+    )
+    api.state.commit_pulls[MERGE_SHA] = [7, 8]
+    result, _ = gate()
+    assert result.exit_code == 1 and "refusing to guess" in result.output
+    api.state.comments.clear()
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "several PRs" in out["reuse-reason"]
+
+
+def test_synchronize_skips_the_pr_sweep(api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["merged_at"] = None
+    _, out = gate(
+        "pull_request", SHA1, event_action="synchronize", pr_number="7", ref="refs/pull/7/merge"
+    )
+    assert out["skip-pr-sweep"] == "true" and out["reuse-enabled"] == "false"
+    _, out = gate(
+        "pull_request", SHA1, event_action="labeled", pr_number="7", ref="refs/pull/7/merge"
+    )
+    assert out["skip-pr-sweep"] == "false"
+
+
+def test_more_than_100_comments_across_pages(api) -> None:
+    green_pr(api.state, comments=0)
+    api.state.comments.clear()
+    api.state.add_comment(7, "maintainer", "/reuse-sweep-run", 1)
+    for i in range(180):
+        api.state.add_comment(7, "reader1", f"note {i}", 2 + i, "CONTRIBUTOR")
+    _, out = gate()
+    assert out["reuse-enabled"] == "true"
+    pages = [p for m, p in api.state.requests if "/issues/7/comments" in p]
+    assert len(pages) == 2 and "page=2" in pages[1]
+
+
+def test_a_500_then_success(api) -> None:
+    green_pr(api.state)
+    api.state.faults.append(Fault(r"/issues/7/comments", 500))
+    _, out = gate()
+    assert out["reuse-enabled"] == "true"
+    assert sum(1 for _, p in api.state.requests if "/issues/7/comments?per_page" in p) == 2
+
+
+def test_a_403_rate_limit_with_retry_after(api) -> None:
+    green_pr(api.state)
+    api.state.faults.append(
+        Fault(
+            r"/collaborators/",
+            403,
+            {"Retry-After": "1"},
+            {"message": "You have exceeded a secondary rate limit."},
+        )
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "true"
+    assert sum(1 for _, p in api.state.requests if "/collaborators/" in p) == 2
+
+
+def test_api_failure_fails_closed(api) -> None:
+    green_pr(api.state)
+    api.state.faults.append(
+        Fault(r"/pulls/7/commits", 404, body={"message": "Not Found"}, times=99)
+    )
+    result, _ = gate()
+    assert result.exit_code == 2
+    assert "GitHub API error while listing commits of PR #7: 404 Not Found" in result.output
+    assert "Traceback" not in result.output
