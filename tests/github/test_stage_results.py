@@ -1,0 +1,82 @@
+"""`infx stage-results` on /stage-results comments."""
+
+from __future__ import annotations
+
+from tests.github.scenario import RUN, SHA1, SHA2, comment_event, green_pr, invoke
+
+
+def staged_pr(state) -> None:
+    green_pr(state)
+    state.artifacts[RUN] = [{"id": 1, "name": "results_bmk", "expired": False},
+                            {"id": 2, "name": "changelog-metadata", "expired": False},
+                            {"id": 3, "name": "bmk_single_x_0", "expired": False}]
+
+
+def stage(api, tmp_path, body: str, login: str = "maintainer", **kwargs):
+    comment = api.state.add_comment(7, login, body, 400)
+    summary = tmp_path / "summary.md"
+    env = {**comment_event(tmp_path, comment, **kwargs), "GITHUB_STEP_SUMMARY": str(summary)}
+    result = invoke(["stage-results"], env)
+    reactions = [r["content"] for r in api.state.reactions.get(comment["id"], [])]
+    return result, reactions, summary.read_text() if summary.exists() else ""
+
+
+def test_pinned_run_is_staged_and_dispatched(api, tmp_path) -> None:
+    staged_pr(api.state)
+    result, reactions, summary = stage(api, tmp_path, f"  /stage-results {RUN}\n")
+    assert result.exit_code == 0, result.output
+    assert reactions == ["+1"]
+    (dispatch,) = api.state.dispatches
+    assert dispatch["event_type"] == "stage-results"
+    payload = dispatch["client_payload"]
+    assert payload["run-id"] == RUN and payload["pr-number"] == 7 and payload["requested-by"] == "maintainer"
+    assert [a["name"] for a in payload["artifacts"]] == ["changelog-metadata", "results_bmk"]
+    assert f"| results_bmk | pr7-run{RUN}-results_bmk |" in summary
+
+
+def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
+    staged_pr(api.state)
+    api.state.add_run(2000, head_sha=SHA1, minute=80, conclusion="cancelled",
+                      artifacts=["results_bmk", "changelog-metadata"])
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and "run 2000" in result.output
+
+
+def test_usage_errors(api, tmp_path) -> None:
+    staged_pr(api.state)
+    result, reactions, summary = stage(api, tmp_path, "/stage-results please")
+    assert reactions == ["-1"] and "usage: /stage-results [<run_id>]" in summary
+    assert api.state.dispatches == []
+
+
+def test_requester_needs_write(api, tmp_path) -> None:
+    staged_pr(api.state)
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}", login="reader0")
+    assert reactions == ["-1"] and "lacks write" in result.output
+    assert api.state.dispatches == []
+
+
+def test_run_checks(api, tmp_path) -> None:
+    staged_pr(api.state)
+    api.state.add_run(3000, head_sha=SHA2, minute=90, artifacts=["results_bmk", "changelog-metadata"])
+    assert "not one of the PR's commits" in stage(api, tmp_path, "/stage-results 3000")[0].output
+    api.state.artifacts[RUN] = [{"id": 1, "name": "results_bmk", "expired": False}]
+    assert "lacks unexpired changelog-metadata" in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
+    api.state.pulls[7]["labels"] = [{"name": "sweep-enabled"}]
+    assert "no full-sweep label" in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
+
+
+def test_label_history_matters(api, tmp_path) -> None:
+    staged_pr(api.state)
+    api.state.timeline[7] = []
+    api.state.label(7, "labeled", "full-sweep-enabled", 65)
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert reactions == ["-1"] and "without a full-sweep label" in result.output
+
+
+def test_other_comments_and_issues_are_ignored(api, tmp_path) -> None:
+    staged_pr(api.state)
+    result, reactions, _ = stage(api, tmp_path, "thanks")
+    assert reactions == [] and "not a /stage-results command" in result.output
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 1", on_pr=False)
+    assert reactions == [] and "not a pull request" in result.output
