@@ -82,6 +82,11 @@ def current_branch(cwd: Path | None = None) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
+def run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run git without raising; the caller reads the return code."""
+    return _run(args, cwd, check=False)
+
+
 def git(args: list[str], cwd: Path | None = None) -> str:
     """Run any git command and return its stdout as text (for the merge helper)."""
     return _run(args, cwd).stdout.decode("utf-8", "replace")

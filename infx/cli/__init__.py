@@ -35,10 +35,11 @@ def cli() -> None:
 
 def _register() -> None:
     from infx.cli.changelog import changelog
+    from infx.cli.merge import merge
     from infx.cli.reuse import reuse, stage_results
     from infx.cli.sweep import sweep
 
-    for command in (changelog, sweep, reuse, stage_results):
+    for command in (changelog, sweep, reuse, stage_results, merge):
         cli.add_command(command)
 
 

@@ -50,6 +50,9 @@ class State:
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    default_checks: list[dict[str, Any]] = field(default_factory=list)
+    git_remote: str | None = None  # a bare repository whose branches are the PRs' heads
+    token_user: tuple[str, str] = ("github-actions[bot]", "NONE")
     requests: list[tuple[str, str]] = field(default_factory=list)
     next_id: int = 9000
 
@@ -247,11 +250,7 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/pulls/(\d+)",
-                lambda m: (
-                    self._send(200, s.pulls[int(m[1])])
-                    if int(m[1]) in s.pulls
-                    else self._send(404, {"message": "Not Found"})
-                ),
+                lambda m: self._pull(int(m[1])),
             ),
             (
                 "GET",
@@ -283,7 +282,7 @@ class Handler(BaseHTTPRequestHandler):
                 lambda m: self._send(
                     201,
                     s.add_comment(
-                        int(m[1]), "github-actions[bot]", self._body()["body"], 900, "NONE"
+                        int(m[1]), s.token_user[0], self._body()["body"], 900, s.token_user[1]
                     ),
                 ),
             ),
@@ -319,7 +318,9 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/commits/([0-9a-f]+)/check-runs",
-                lambda m: self._page(s.check_runs.get(m[1], []), query, wrap="check_runs"),
+                lambda m: self._page(
+                    s.check_runs.get(m[1], s.default_checks), query, wrap="check_runs"
+                ),
             ),
             (
                 "GET",
@@ -353,6 +354,30 @@ class Handler(BaseHTTPRequestHandler):
             if verb == method and match:
                 return action(match)
         return self._send(404, {"message": f"no route for {method} {rest}"})
+
+    def _pull(self, number: int) -> None:
+        pull = self.state.pulls.get(number)
+        if pull is None:
+            return self._send(404, {"message": "Not Found"})
+        self._sync_head(pull)
+        return self._send(200, pull)
+
+    def _sync_head(self, pull: dict[str, Any]) -> None:
+        """Like GitHub, the PR head follows its branch in the repository."""
+        if self.state.git_remote:
+            import subprocess
+
+            sha = subprocess.run(
+                ["git", "rev-parse", f"refs/heads/{pull['head']['ref']}"],
+                cwd=self.state.git_remote,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if sha:
+                pull["head"]["sha"] = sha
+                number = pull["number"]
+                if sha not in self.state.pull_commits.setdefault(number, []):
+                    self.state.pull_commits[number].append(sha)
 
     def _comment(self, comment_id: int) -> None:
         for comment in self.state.comments:
@@ -395,6 +420,7 @@ class Handler(BaseHTTPRequestHandler):
     def _merge(self, number: int) -> None:
         body = self._body()
         pull = self.state.pulls[number]
+        self._sync_head(pull)
         if body.get("sha") and body["sha"] != pull["head"]["sha"]:
             return self._send(
                 409, {"message": "Head branch was modified. Review and try the merge again."}

@@ -7,9 +7,11 @@ from tests.github.scenario import RUN, SHA1, SHA2, comment_event, green_pr, invo
 
 def staged_pr(state) -> None:
     green_pr(state)
-    state.artifacts[RUN] = [{"id": 1, "name": "results_bmk", "expired": False},
-                            {"id": 2, "name": "changelog-metadata", "expired": False},
-                            {"id": 3, "name": "bmk_single_x_0", "expired": False}]
+    state.artifacts[RUN] = [
+        {"id": 1, "name": "results_bmk", "expired": False},
+        {"id": 2, "name": "changelog-metadata", "expired": False},
+        {"id": 3, "name": "bmk_single_x_0", "expired": False},
+    ]
 
 
 def stage(api, tmp_path, body: str, login: str = "maintainer", **kwargs):
@@ -29,15 +31,24 @@ def test_pinned_run_is_staged_and_dispatched(api, tmp_path) -> None:
     (dispatch,) = api.state.dispatches
     assert dispatch["event_type"] == "stage-results"
     payload = dispatch["client_payload"]
-    assert payload["run-id"] == RUN and payload["pr-number"] == 7 and payload["requested-by"] == "maintainer"
+    assert (
+        payload["run-id"] == RUN
+        and payload["pr-number"] == 7
+        and payload["requested-by"] == "maintainer"
+    )
     assert [a["name"] for a in payload["artifacts"]] == ["changelog-metadata", "results_bmk"]
     assert f"| results_bmk | pr7-run{RUN}-results_bmk |" in summary
 
 
 def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
     staged_pr(api.state)
-    api.state.add_run(2000, head_sha=SHA1, minute=80, conclusion="cancelled",
-                      artifacts=["results_bmk", "changelog-metadata"])
+    api.state.add_run(
+        2000,
+        head_sha=SHA1,
+        minute=80,
+        conclusion="cancelled",
+        artifacts=["results_bmk", "changelog-metadata"],
+    )
     result, reactions, _ = stage(api, tmp_path, "/stage-results")
     assert reactions == ["+1"] and "run 2000" in result.output
 
@@ -45,6 +56,7 @@ def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
 def test_usage_errors(api, tmp_path) -> None:
     staged_pr(api.state)
     result, reactions, summary = stage(api, tmp_path, "/stage-results please")
+    assert result.exit_code == 0
     assert reactions == ["-1"] and "usage: /stage-results [<run_id>]" in summary
     assert api.state.dispatches == []
 
@@ -58,10 +70,15 @@ def test_requester_needs_write(api, tmp_path) -> None:
 
 def test_run_checks(api, tmp_path) -> None:
     staged_pr(api.state)
-    api.state.add_run(3000, head_sha=SHA2, minute=90, artifacts=["results_bmk", "changelog-metadata"])
+    api.state.add_run(
+        3000, head_sha=SHA2, minute=90, artifacts=["results_bmk", "changelog-metadata"]
+    )
     assert "not one of the PR's commits" in stage(api, tmp_path, "/stage-results 3000")[0].output
     api.state.artifacts[RUN] = [{"id": 1, "name": "results_bmk", "expired": False}]
-    assert "lacks unexpired changelog-metadata" in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
+    assert (
+        "lacks unexpired changelog-metadata"
+        in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
+    )
     api.state.pulls[7]["labels"] = [{"name": "sweep-enabled"}]
     assert "no full-sweep label" in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
 

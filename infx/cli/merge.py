@@ -1,0 +1,58 @@
+"""`infx merge PR`: the maintainer's merge helper."""
+
+from __future__ import annotations
+
+import click
+
+from infx import git
+from infx.context import repo_slug, server_url
+from infx.github.client import GitHub
+from infx.workflows.merge import MergeOptions, merge_pr
+
+
+@click.command("merge")
+@click.argument("number", type=click.IntRange(min=1), metavar="PR")
+@click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote.")
+@click.option(
+    "--method",
+    type=click.Choice(["squash", "merge", "rebase"]),
+    default="squash",
+    show_default=True,
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Check and prepare everything; post, push and merge nothing."
+)
+@click.option("--remote", default="origin", show_default=True)
+@click.option("--workflow-id", "workflow", default="run-sweep.yml", show_default=True)
+@click.option(
+    "--timeout", type=float, default=6 * 3600, show_default=True, help="Seconds to wait for checks."
+)
+@click.option("--poll-interval", type=float, default=30, show_default=True)
+def merge(
+    number: int,
+    repo: str | None,
+    method: str,
+    dry_run: bool,
+    remote: str,
+    workflow: str,
+    timeout: float,
+    poll_interval: float,
+) -> None:
+    """Canonicalize PR's changelog, ask to reuse its sweep, wait for checks, merge it."""
+    root = git.root()
+    options = MergeOptions(
+        method=method,
+        dry_run=dry_run,
+        remote=remote,
+        workflow=workflow,
+        timeout=timeout,
+        poll=poll_interval,
+        server=server_url(),
+    )
+    merge_pr(
+        GitHub(repo_slug(repo, root)),
+        root,
+        number,
+        options,
+        say=lambda text: click.echo(f"- {text}"),
+    )

@@ -1,0 +1,122 @@
+"""`infx merge PR` end to end: a real origin repository and the local GitHub API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from tests.conftest import HISTORY, LINK, GitRepo, entry, make_repo
+
+CHECKS = [
+    {"name": "check-changelog", "status": "completed", "conclusion": "success"},
+    {"name": "tests", "status": "completed", "conclusion": "success"},
+]
+MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
+PR_ENTRY = entry(description="PR change")
+
+
+@pytest.fixture
+def project(tmp_path: Path, api, monkeypatch):
+    """origin (bare) with main and a PR branch that conflicts with main on the changelog."""
+    seed = make_repo(tmp_path / "seed")
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
+    seed.git("remote", "set-url", "origin", str(origin))
+    seed.git("checkout", "-q", "-b", "feature")
+    pr_head = seed.commit("pr entry", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    seed.git("push", "-q", "origin", "feature")
+    seed.git("checkout", "-q", "main")
+    seed.commit("main entry", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    seed.git("push", "-q", "origin", "main")
+
+    state = api.state
+    state.git_remote = str(origin)
+    state.token_user = ("maintainer", "MEMBER")
+    state.permissions["maintainer"] = "write"
+    state.add_pull(
+        7, head_sha=pr_head, head_ref="feature", labels=["full-sweep-enabled"], commits=[pr_head]
+    )
+    state.label(7, "labeled", "full-sweep-enabled", 1)
+    state.add_run(500, head_sha=pr_head, minute=5)
+    state.default_checks = CHECKS
+    monkeypatch.setenv("GITHUB_REPOSITORY", "acme/bench")
+    return seed, origin, pr_head
+
+
+def run_merge(repo: GitRepo, *args: str):
+    old = Path.cwd()
+    os.chdir(repo.path)
+    try:
+        return CliRunner().invoke(
+            cli, ["merge", "7", "--poll-interval", "0", "--timeout", "5", *args]
+        )
+    finally:
+        os.chdir(old)
+
+
+def branch(origin: Path, name: str) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", name], cwd=origin, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def show(origin: Path, ref: str) -> str:
+    return subprocess.run(
+        ["git", "show", f"{ref}:perf-changelog.yaml"], cwd=origin, capture_output=True, text=True
+    ).stdout
+
+
+def test_merge_resolves_canonicalizes_asks_and_merges(project, api) -> None:
+    repo, origin, pr_head = project
+    result = run_merge(repo)
+    assert result.exit_code == 0, result.output
+    new_head = branch(origin, "feature")
+    assert new_head != pr_head
+    assert show(origin, "feature") == HISTORY + "\n" + MAIN_ENTRY + "\n" + entry(
+        description="PR change", link=f"{LINK}7"
+    )
+    assert [c["body"] for c in api.state.comments] == ["/reuse-sweep-run"]
+    assert api.state.merges == [{"number": 7, "merge_method": "squash", "sha": new_head}]
+    assert "resolved the perf-changelog.yaml conflict" in result.output
+    assert "posted /reuse-sweep-run" in result.output
+
+
+def test_rerun_after_success_posts_nothing_twice(project, api) -> None:
+    repo, origin, _ = project
+    api.state.add_comment(7, "maintainer", "/reuse-sweep-run 500", 50)
+    result = run_merge(repo, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "pinned to run 500" in result.output and "not posting another" in result.output
+    assert len(api.state.comments) == 1 and api.state.merges == []
+    assert branch(origin, "feature") == project[2]
+
+
+def test_failed_check_stops_the_merge(project, api) -> None:
+    repo, _, _ = project
+    api.state.default_checks = [
+        *CHECKS[:1],
+        {"name": "tests", "status": "completed", "conclusion": "failure"},
+    ]
+    result = run_merge(repo)
+    assert result.exit_code == 1 and "checks failed" in result.output and api.state.merges == []
+
+
+def test_preflight_refuses_two_full_sweep_labels(project, api) -> None:
+    repo, origin, pr_head = project
+    api.state.pulls[7]["labels"].append({"name": "full-sweep-fail-fast"})
+    result = run_merge(repo)
+    assert result.exit_code == 1 and "exactly one full-sweep label" in result.output
+    assert branch(origin, "feature") == pr_head
+
+
+def test_no_reusable_sweep_no_merge(project, api) -> None:
+    repo, origin, pr_head = project
+    api.state.runs[0]["conclusion"] = "failure"
+    result = run_merge(repo)
+    assert result.exit_code == 1 and "no reusable sweep" in result.output
+    assert branch(origin, "feature") == pr_head and api.state.comments == []
