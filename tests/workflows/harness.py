@@ -99,11 +99,13 @@ def simulate(
     tmp: Path,
     plan: dict[str, Any],
     outcome: dict[str, str] | None = None,
+    reuse: dict[str, str] | None = None,
 ) -> Run:
     """Run the jobs in file order. `setup` steps that call `infx sweep mode` run the real
     command on the event; the plan step's outputs come from `plan` through the real
     `infx sweep canary` / `infx sweep outputs` as the step script does. `outcome` forces
-    the result of jobs that run (e.g. {"canary": "failure"})."""
+    the result of jobs that run (e.g. {"canary": "failure"}); `reuse` is what the
+    `infx reuse gate` step answers (it needs the GitHub API; tests/github covers it)."""
     ctx = context(event_name, payload)
     event_path = tmp / "event.json"
     event_path.write_text(json.dumps(payload))
@@ -122,7 +124,7 @@ def simulate(
         if not condition(job.get("if"), job_ctx, status):
             run.jobs[name] = "skipped"
             continue
-        if "steps" not in job:
+        if "steps" not in job or name in (outcome or {}):
             run.jobs[name] = (outcome or {}).get(name, "success")
             continue
         steps: dict[str, dict[str, Any]] = {}
@@ -139,6 +141,8 @@ def simulate(
                     run.errors.append(text.strip())
                     result = "failure"
                     break
+            elif "infx reuse gate" in script:
+                outputs = dict(reuse or {"reuse-enabled": "false", "skip-pr-sweep": "false"})
             elif "infx sweep plan" in script:
                 step_env = {k: render(str(v), step_ctx) for k, v in step.get("env", {}).items()}
                 plan_file = tmp / "plan.json"

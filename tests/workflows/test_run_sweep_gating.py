@@ -242,3 +242,39 @@ def test_benchmark_template_runs_on_the_row_runner() -> None:
     template = load("benchmark-tmpl.yml")
     assert list(template["on"]) == ["workflow_call"]
     assert template["jobs"]["benchmark"]["runs-on"] == "${{ inputs.runner }}"
+
+
+def test_push_with_reuse_republishes_instead_of_sweeping(tmp_path) -> None:
+    reuse = {"reuse-enabled": "true", "skip-pr-sweep": "false", "reuse-source-run-id": "1039"}
+    run = simulate(WORKFLOW, "push", push_payload(), tmp_path, PLAN, reuse=reuse)
+    assert run.ran("republish")
+    assert run.jobs["setup"] == "skipped"
+    assert {job for job in BENCH_JOBS if run.ran(job)} == set()
+
+
+def test_synchronize_with_reuse_request_skips_the_pr_sweep(tmp_path) -> None:
+    payload = pr_payload("synchronize", ["full-sweep-fail-fast"])
+    skip = {"reuse-enabled": "false", "skip-pr-sweep": "true"}
+    run = simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN, reuse=skip)
+    assert run.jobs["setup"] == "skipped" and not run.ran("republish")
+    assert {job for job in BENCH_JOBS if run.ran(job)} == set()
+
+
+def test_failed_reuse_gate_means_a_normal_sweep(tmp_path) -> None:
+    run = simulate(
+        WORKFLOW, "push", push_payload(), tmp_path, PLAN, outcome={"reuse-gate": "failure"}
+    )
+    assert run.jobs["reuse-gate"] == "failure" and not run.ran("republish")
+    assert run.ran("setup") and run.ran("canary") and run.ran("single")
+
+
+def test_reuse_gate_only_on_push_and_same_repo_synchronize(tmp_path) -> None:
+    for payload, expected in [
+        (pr_payload("synchronize", ["full-sweep-enabled"]), "success"),
+        (pr_payload("synchronize", ["full-sweep-enabled"], fork=True), "skipped"),
+        (pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled"), "skipped"),
+    ]:
+        assert (
+            simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN).jobs["reuse-gate"]
+            == expected
+        )
