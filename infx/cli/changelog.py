@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from infx.changelog.parse import validate_document
 from infx.changelog.report import as_github, as_json, as_text, summary_markdown
 from infx.context import repo_slug, server_url
 from infx.errors import ChangelogError, UsageError
+from infx.github.actions import append_summary
 from infx.matrix import MASTER_GLOB
 from infx.matrix.load import parse_masters, read_masters_at
 from infx.yamlio import atomic_write
@@ -44,13 +44,6 @@ def _worktree_bytes(root: Path, path: str) -> bytes | None:
 
 def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
     return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
-
-
-def _append_summary(text: str) -> None:
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if target:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(text)
 
 
 @click.group()
@@ -111,7 +104,7 @@ def check(
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
     click.echo(render(path, result))
-    _append_summary(summary_markdown(path, result))
+    append_summary(summary_markdown(path, result))
     sys.exit(0 if result.ok else 1)
 
 

@@ -24,8 +24,21 @@ workflow_option = click.option(
 repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
 
 
-def _bot() -> str:
-    return os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
+def _comment_event(repo: str | None, actions: tuple[str, ...]) -> tuple[GitHub, dict] | None:
+    """The client and payload of an issue_comment event with one of `actions`, else None."""
+    name, payload = event()
+    if name != "issue_comment" or payload.get("action") not in actions:
+        click.echo(
+            f"ignored: {name} {payload.get('action', '')} is not a comment {' or '.join(actions)}"
+        )
+        return None
+    return GitHub(repo_slug(repo)), payload
+
+
+def _react(gh: GitHub, payload: dict, reaction: str | None) -> None:
+    if reaction:
+        bot = os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
+        gh.react(int(payload["comment"]["id"]), reaction, bot)
 
 
 @click.group()
@@ -38,14 +51,12 @@ def reuse() -> None:
 @workflow_option
 def ack_cmd(repo: str | None, workflow: str) -> None:
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
-    name, payload = event()
-    if name != "issue_comment" or payload.get("action") not in ("created", "edited"):
-        click.echo(f"ignored: {name} {payload.get('action', '')} is not a new or edited comment")
+    received = _comment_event(repo, ("created", "edited"))
+    if received is None:
         return
-    gh = GitHub(repo_slug(repo))
+    gh, payload = received
     result = ack(gh, payload, workflow)
-    if result.reaction:
-        gh.react(int(payload["comment"]["id"]), result.reaction, _bot())
+    _react(gh, payload, result.reaction)
     verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
     append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
     click.echo(f"{verdict}: {result.reason}")
@@ -93,14 +104,12 @@ def gate_cmd(
 @workflow_option
 def stage_results(repo: str | None, workflow: str) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    name, payload = event()
-    if name != "issue_comment" or payload.get("action") != "created":
-        click.echo(f"ignored: {name} {payload.get('action', '')} is not a new comment")
+    received = _comment_event(repo, ("created",))
+    if received is None:
         return
-    gh = GitHub(repo_slug(repo))
+    gh, payload = received
     result = stage(gh, payload, workflow)
-    if result.reaction:
-        gh.react(int(payload["comment"]["id"]), result.reaction, _bot())
+    _react(gh, payload, result.reaction)
     lines = [f"### /stage-results\n\n{result.reason}\n"]
     if result.staged:
         lines += ["| artifact | staged as |", "| --- | --- |"]
