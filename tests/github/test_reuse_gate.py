@@ -243,3 +243,13 @@ def test_api_failure_fails_closed(api) -> None:
     assert result.exit_code == 2
     assert "GitHub API error while listing commits of PR #7: 404 Not Found" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_429_with_retry_after_is_retried(api) -> None:
+    green_pr(api.state)
+    api.state.faults.append(
+        Fault(r"/actions/workflows/", 429, {"Retry-After": "0"}, {"message": "Too Many Requests"})
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "true"
+    assert sum(1 for _, p in api.state.requests if "/actions/workflows/" in p) == 2
