@@ -50,6 +50,14 @@ def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
+    """A file's bytes at a tree, or in the working tree under `root` when tree is None."""
+    if tree is None:
+        target = root / path
+        return target.read_bytes() if target.is_file() else None
+    return read_file(tree, path, root)
+
+
 def list_files(commit: str, pattern: str, cwd: Path | None = None) -> list[str]:
     """Paths at a commit matching a glob relative to the repository root."""
     folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."

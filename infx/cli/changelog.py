@@ -35,13 +35,6 @@ repo_option = click.option(
 )
 
 
-def _worktree_bytes(root: Path, path: str) -> bytes | None:
-    try:
-        return (root / path).read_bytes()
-    except FileNotFoundError:
-        return None
-
-
 def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
     return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
 
@@ -89,10 +82,8 @@ def check(
     base_commit = git.resolve(base, root)
     head_commit = git.resolve(head, root) if head else None
     policy = _policy(repo, pr, root)
-    base_bytes = git.read_file(base_commit, path, root)
-    head_bytes = (
-        git.read_file(head_commit, path, root) if head_commit else _worktree_bytes(root, path)
-    )
+    base_bytes = git.read_at(base_commit, path, root)
+    head_bytes = git.read_at(head_commit, path, root)
 
     keys = None
     if head_bytes is not None and head_bytes != base_bytes:
@@ -133,8 +124,8 @@ def lint(path: str) -> None:
 def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
     """Rewrite XXX placeholders of appended entries to this PR's canonical link."""
     root = git.root()
-    base_bytes = git.read_file(git.resolve(base, root), path, root)
-    head_bytes = _worktree_bytes(root, path)
+    base_bytes = git.read_at(git.resolve(base, root), path, root)
+    head_bytes = git.read_at(None, path, root)
     if head_bytes is None:
         raise UsageError(f"{path} does not exist in the working tree")
     new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
@@ -253,7 +244,7 @@ def new(
 ) -> None:
     """Append a well-formed entry with the XXX placeholder, checked before it is written."""
     root = git.root()
-    current = _worktree_bytes(root, path)
+    current = git.read_at(None, path, root)
     entry = render_entry(
         list(config_keys),
         list(descriptions),

@@ -16,7 +16,7 @@ from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 from infx.matrix.plan import PlanOptions, build_plan, canary, select_configs
-from infx.matrix.sources import load_masters, load_runners, read_at
+from infx.matrix.sources import load_masters, load_runners
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
@@ -83,8 +83,8 @@ def plan(
     root = git.root()
     base_tree = git.resolve(base, root)
     head_tree = git.resolve(head, root) if head else None
-    base_bytes = read_at(root, base_tree, path)
-    head_bytes = read_at(root, head_tree, path)
+    base_bytes = git.read_at(base_tree, path, root)
+    head_bytes = git.read_at(head_tree, path, root)
     masters = load_masters(root, head_tree, config_glob)
     result = check_changelog(base_bytes, head_bytes, None, masters.keys())
     if not result.ok:

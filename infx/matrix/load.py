@@ -62,7 +62,7 @@ def read_masters_at(commit: str | None, pattern: str, root: Path) -> dict[str, b
         return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob(pattern))}
     files = {}
     for name in git.list_files(commit, pattern, root):
-        data = git.read_file(commit, name, root)
+        data = git.read_at(commit, name, root)
         if data is not None:
             files[name] = data
     return files

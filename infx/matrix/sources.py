@@ -15,13 +15,6 @@ from infx.matrix.validate import ConfigProblem, Runners, validate_runners
 from infx.yamlio import load_fast, yaml_error_text
 
 
-def read_at(root: Path, tree: str | None, path: str) -> bytes | None:
-    if tree is None:
-        target = root / path
-        return target.read_bytes() if target.is_file() else None
-    return git.read_file(tree, path, root)
-
-
 def load_masters(root: Path, tree: str | None, pattern: str) -> MasterConfigs:
     return parse_masters(read_masters_at(tree, pattern, root))
 
@@ -42,7 +35,7 @@ class RunnerInfo:
 
 
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
-    data = read_at(root, tree, path)
+    data = git.read_at(tree, path, root)
     if data is None:
         return RunnerInfo(
             None, [ConfigProblem(path, None, "runners", "runners file not found", "warning")]
