@@ -18,7 +18,7 @@ from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 from infx.matrix.plan import PlanOptions, build_plan, canary, select_configs
 from infx.matrix.sources import load_masters, load_runners
 from infx.matrix.summary import summary_table
-from infx.matrix.validate import runner_label_problems, validate_configs
+from infx.matrix.validate import ConfigProblem, runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.workflows.labels import decide
 from infx.workflows.rows import bucket_outputs, recipe_path, row_env
@@ -42,12 +42,13 @@ strict_option = click.option(
 )
 
 
-def _report(problems: list, strict: bool) -> None:
+def _report(problems: list[ConfigProblem]) -> None:
+    """Print every problem; errors (not warnings) stop the command."""
     errors = [p for p in problems if p.severity == "error"]
     for problem in problems:
         click.echo(problem.text(), err=True)
     if errors:
-        raise ConfigError(f"{len(errors)} config problem(s); nothing was planned")
+        raise ConfigError(f"{len(errors)} config error(s)")
 
 
 @sweep.command()
@@ -97,7 +98,7 @@ def plan(
     problems = validate_configs(masters, selections) + runner_info.problems
     if runner_info.runners is not None:
         problems += runner_label_problems(masters, runner_info.runners, strict, selections)
-    _report(problems, strict)
+    _report(problems)
 
     base_masters = None
     if any(s.append_only for s in selections.values()):
@@ -154,7 +155,7 @@ def validate(config_glob: str, runners_path: str, strict: bool) -> None:
     problems = validate_configs(masters) + runner_info.problems
     if runner_info.runners is not None:
         problems += runner_label_problems(masters, runner_info.runners, strict)
-    _report(problems, strict)
+    _report(problems)
     click.echo(f"{len(masters.configs)} config(s) valid")
 
 
