@@ -16,7 +16,7 @@ from pathlib import Path
 
 from infx import schemas
 from infx.changelog.check import check
-from infx.matrix.expand import Hardware
+from infx.matrix.expand import Hardware, hardware_table
 from infx.matrix.load import parse_masters
 from infx.matrix.plan import PlanOptions, build_plan, select_configs
 from infx.matrix.validate import validate_configs
@@ -91,10 +91,7 @@ def main() -> int:
             for p in sorted((SHARED / "configs").glob("*-master.yaml"))
         }
         runners = load_fast((SHARED / "configs/runners.yaml").read_bytes())
-        hardware = {
-            k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"])
-            for k, v in runners["hardware"].items()
-        }
+        hardware = hardware_table(runners["hardware"])
         real_history = (SHARED / "perf-changelog.yaml").read_bytes()
         for key in ("dsr1-fp4-mi355x-sglang", "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp"):
             ms, rows = measure(files, real_history, key, hardware)

@@ -85,11 +85,6 @@ def add(path: str, cwd: Path | None = None) -> None:
     _run(["add", "--", path], cwd)
 
 
-def current_branch(cwd: Path | None = None) -> str | None:
-    proc = _run(["symbolic-ref", "--quiet", "--short", "HEAD"], cwd, check=False)
-    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
-
-
 def run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run git without raising; the caller reads the return code."""
     return _run(args, cwd, check=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,14 @@ Row = dict[str, Any]
 class Hardware:
     available_cpu_dram_mib: int
     gpus_per_node: int
+
+
+def hardware_table(entries: Mapping[str, Mapping[str, int]]) -> dict[str, Hardware]:
+    """runners.yaml `hardware:` section -> label -> Hardware."""
+    return {
+        label: Hardware(hw["available-cpu-dram-mib"], hw["gpus-per-node"])
+        for label, hw in entries.items()
+    }
 
 
 def seq_len_name(isl: int, osl: int) -> str:

@@ -9,7 +9,7 @@ from ruamel.yaml.error import YAMLError
 
 from infx import git
 from infx.errors import ConfigError
-from infx.matrix.expand import Hardware
+from infx.matrix.expand import Hardware, hardware_table
 from infx.matrix.load import MasterConfigs, parse_masters, read_masters_at
 from infx.matrix.validate import ConfigProblem, Runners, validate_runners
 from infx.yamlio import load_fast, yaml_error_text
@@ -28,10 +28,7 @@ class RunnerInfo:
     def hardware(self) -> dict[str, Hardware]:
         if self.runners is None:
             return {}
-        return {
-            label: Hardware(hw["available-cpu-dram-mib"], hw["gpus-per-node"])
-            for label, hw in self.runners.hardware.items()
-        }
+        return hardware_table(self.runners.hardware)
 
 
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:

@@ -174,7 +174,7 @@ def merge_pr(
     say(f"PR #{number}: preflight")
     pull = preflight(gh, number)
     existing = newest_request(gh, gh.comments(number))
-    request = existing or Request(comment=None, command=ReuseCommand(None))  # type: ignore[arg-type]
+    request = existing or Request(comment=None, command=ReuseCommand(None))
     verdict = resolve(gh, pull, request, options.workflow, require_merged=False)
     if not verdict.ok:
         raise MergeError(f"no reusable sweep: {verdict.reason}")

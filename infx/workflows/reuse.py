@@ -32,7 +32,9 @@ class ReuseError(InfxError):
 
 @dataclass(frozen=True)
 class Request:
-    comment: Comment
+    """A reuse request; `comment` is None for the merge helper's own (unposted) request."""
+
+    comment: Comment | None
     command: ReuseCommand
 
 
@@ -55,13 +57,9 @@ def authorized(gh: GitHub, comment: Comment) -> bool:
 
 def newest_request(gh: GitHub, comments: Iterable[Comment]) -> Request | None:
     """The last command line of the newest authorized comment carrying one."""
-    candidates = [(c, reuse_command(c.body)) for c in comments]
-    for comment, command in sorted(
-        ((c, cmd) for c, cmd in candidates if cmd is not None),
-        key=lambda pair: (pair[0].created_at, pair[0].id),
-        reverse=True,
-    ):
-        if authorized(gh, comment):
+    for comment in sorted(comments, key=lambda c: (c.created_at, c.id), reverse=True):
+        command = reuse_command(comment.body)
+        if command is not None and authorized(gh, comment):
             return Request(comment, command)
     return None
 

@@ -8,17 +8,6 @@ from typing import Any
 
 from infx.errors import UsageError
 
-OUTPUT_BUCKETS = (
-    "canary",
-    "single",
-    "agentic",
-    "multi",
-    "multi-agentic",
-    "evals",
-    "agentic-evals",
-    "multinode-evals",
-    "multinode-agentic-evals",
-)
 _SAFE = re.compile(r"[^A-Za-z0-9._:/@+=,-]")
 
 

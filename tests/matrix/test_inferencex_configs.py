@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infx.matrix.expand import Hardware, expand
+from infx.matrix.expand import expand, hardware_table
 from infx.matrix.load import parse_masters
 from infx.matrix.validate import runner_label_problems, validate_configs, validate_runners
 from infx.schemas import errors
@@ -45,10 +45,7 @@ def test_three_runner_labels_are_missing(masters, runners) -> None:
 
 
 def test_every_real_config_expands_to_schema_valid_rows(masters, runners) -> None:
-    hardware = {
-        k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"])
-        for k, v in runners.hardware.items()
-    }
+    hardware = hardware_table(runners.hardware)
     single: list = []
     multi: list = []
     for key, config in masters.configs.items():
@@ -75,10 +72,7 @@ def test_every_real_config_expands_to_schema_valid_rows(masters, runners) -> Non
 
 
 def test_dram_budget_on_mi355x_cluster(masters, runners) -> None:
-    hardware = {
-        k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"])
-        for k, v in runners.hardware.items()
-    }
+    hardware = hardware_table(runners.hardware)
     key = "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp"
     rows = expand(key, masters.configs[key], hardware).agentic
     assert {r["total-cpu-dram-gb"] for r in rows} == {2399}

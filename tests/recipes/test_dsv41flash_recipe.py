@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from infx.matrix.expand import Hardware, expand
+from infx.matrix.expand import expand, hardware_table
 from infx.workflows.rows import recipe_path, row_env
 from infx.yamlio import load_fast
 
@@ -20,10 +20,7 @@ KEY = "dsv41flash-fp4-mi355x-vllm-agentic-dspark"
 def rows() -> list[dict]:
     config = load_fast((ROOT / "configs/amd-master.yaml").read_bytes())[KEY]
     runners = load_fast((ROOT / "configs/runners.yaml").read_bytes())
-    hardware = {
-        k: Hardware(v["available-cpu-dram-mib"], v["gpus-per-node"])
-        for k, v in runners["hardware"].items()
-    }
+    hardware = hardware_table(runners["hardware"])
     return expand(KEY, config, hardware).agentic
 
 
