@@ -46,7 +46,7 @@ def test_correction_line_is_exactly_prefix_and_link(repo: GitRepo, line: str) ->
     repo.commit(**{"perf-changelog.yaml": HISTORY.replace(f"  pr-link: {LINK}1", line)})
     result = gate(repo)
     assert result.exit_code == 1, result.output
-    assert f"perf-changelog.yaml:5: history: line 5 must stay" in result.output
+    assert "perf-changelog.yaml:5: history: line 5 must stay" in result.output
 
 
 def test_correction_that_changes_what_yaml_reads_is_rejected(repo: GitRepo) -> None:
