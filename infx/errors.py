@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
+EXIT_CODES = "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error."
 
 
 class InfxError(Exception):

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from infx import __version__
-from infx.errors import InfxError
+from infx.errors import EXIT_CODES, InfxError
 
 
 class InfxGroup(click.Group):
@@ -27,7 +27,9 @@ class InfxGroup(click.Group):
             ctx.exit(2)
 
 
-@click.group(cls=InfxGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=InfxGroup, epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, prog_name="infx")
 def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment commands."""

@@ -18,13 +18,11 @@ from infx.changelog.new import append_entry, render_entry
 from infx.changelog.parse import read_document
 from infx.changelog.report import as_github, as_json, as_text, location, summary_markdown
 from infx.context import repo_slug, server_url
-from infx.errors import ChangelogError, UsageError
+from infx.errors import EXIT_CODES, ChangelogError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix import MASTER_GLOB
 from infx.matrix.load import parse_masters, read_masters_at
 from infx.yamlio import atomic_write
-
-EXIT_CODES = "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error."
 
 file_option = click.option(
     "--file",
