@@ -174,9 +174,10 @@ def _correction(base_lines: list[bytes], head_lines: list[bytes], index: int) ->
     if old_link is None:
         return f"line {index + 1} is not a plain '  pr-link: <link>' line in history"
     if new_link is None:
-        return (
-            f"line {index + 1} must stay '  pr-link: <link>' with nothing else, found {clip(new)!r}"
-        )
+        start = _LINK_START.match(new)
+        rest = new[start.end() :] if start else b""
+        found = f"{clip(rest)!r} after the link" if rest else repr(clip(new))
+        return f"line {index + 1} must stay '  pr-link: <link>' with nothing else, found {found}"
     link = new_link.group(1).decode()
     before, _ = parse_chunk(_chunk_around(base_lines, index))
     after, _ = parse_chunk(_chunk_around(head_lines, index))

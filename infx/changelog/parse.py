@@ -37,10 +37,6 @@ from infx.changelog import ENTRY_START
 from infx.changelog.model import MAX_PER_RULE, Entry, Violation, clip, more, summarized
 from infx.yamlio import yaml_error_line, yaml_error_text
 
-# Entries are read as YAML 1.2 (ruamel's C loader, the same reading as yamlio.strict_loader,
-# one light loader per entry); this YAML 1.1 advice about `1e3` does not apply.
-warnings.filterwarnings("ignore", category=MantissaNoDotYAML1_1Warning)
-
 # The most bytes one check parses: ten times the whole InferenceX history after two years, read
 # in one to three seconds; anything larger is refused at once instead of parsed for minutes.
 MAX_CHECKED_BYTES = 4 * 2**20
@@ -365,7 +361,11 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     loader = CSafeLoader(chunk.text)
     try:
         root = loader.get_single_node()
-        doc = loader.construct_document(root) if root is not None else None
+        with warnings.catch_warnings():
+            # Entries are read as YAML 1.2 (as yamlio.strict_loader reads them, with one light
+            # loader per entry); ruamel's YAML 1.1 advice about floats such as `1e3` is noise.
+            warnings.simplefilter("ignore", MantissaNoDotYAML1_1Warning)
+            doc = loader.construct_document(root) if root is not None else None
     except YAMLError as exc:
         return None, [_yaml_violation(exc, chunk)]
     if not isinstance(doc, list) or len(doc) != 1 or not isinstance(doc[0], dict):
