@@ -253,7 +253,8 @@ def merge_driver(
     side = "theirs" if main_side == "theirs" else "ours"
     refused = run_driver(ancestor, current, other, side, policy)
     if refused is not None:
-        click.echo(f"infx: {pathname or current}: {refused}", err=True)
+        where = pathname or current
+        click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)
         sys.exit(1)
 
 
