@@ -39,3 +39,9 @@ class GitHubError(InfxError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class InternalError(InfxError):
+    """infx contradicted itself (e.g. a plan that fails its own schema): a bug to report."""
+
+    exit_code = 3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import subprocess
 from pathlib import Path
 
@@ -58,12 +57,10 @@ def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
     return read_file(tree, path, root)
 
 
-def list_files(commit: str, pattern: str, cwd: Path | None = None) -> list[str]:
-    """Paths at a commit matching a glob relative to the repository root."""
-    folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
-    proc = _run(["ls-tree", "-r", "--name-only", commit, "--", folder], cwd)
-    names = proc.stdout.decode("utf-8", "replace").splitlines()
-    return sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+def list_files(tree: str, folder: str, cwd: Path | None = None) -> list[str]:
+    """Every file path under `folder` at a tree, recursively, relative to the root."""
+    proc = _run(["ls-tree", "-r", "--name-only", "--full-tree", tree, "--", folder], cwd)
+    return proc.stdout.decode("utf-8", "replace").splitlines()
 
 
 def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:

@@ -20,7 +20,7 @@ from infx.context import repo_slug, server_url
 from infx.errors import ChangelogError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix import MASTER_GLOB
-from infx.matrix.load import parse_masters, read_masters_at
+from infx.matrix.sources import load_masters
 from infx.yamlio import atomic_write
 
 file_option = click.option(
@@ -56,10 +56,11 @@ def changelog() -> None:
 @file_option
 @click.option(
     "--config",
-    "config_glob",
-    default=MASTER_GLOB,
+    "config_globs",
+    multiple=True,
+    default=(MASTER_GLOB,),
     show_default=True,
-    help="Glob of master config files that config-keys resolve against.",
+    help="Master config files config-keys resolve against (a glob; '*' stays in one folder).",
 )
 @click.option(
     "--format",
@@ -74,7 +75,7 @@ def check(
     pr: int | None,
     repo: str | None,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
     fmt: str,
 ) -> None:
     """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
@@ -87,10 +88,7 @@ def check(
 
     keys = None
     if head_bytes is not None and head_bytes != base_bytes:
-        masters = read_masters_at(head_commit, config_glob, root)
-        if not masters:
-            raise UsageError(f"no master config files match {config_glob!r}")
-        keys = parse_masters(masters).configs.keys()
+        keys = load_masters(root, head_commit, config_globs).keys()
     result = check_bytes(base_bytes, head_bytes, policy, keys)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
@@ -231,7 +229,14 @@ def merge_driver(
 @click.option("--all-evals", is_flag=True)
 @click.option("--append-only", is_flag=True)
 @file_option
-@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True)
+@click.option(
+    "--config",
+    "config_globs",
+    multiple=True,
+    default=(MASTER_GLOB,),
+    show_default=True,
+    help="Master config files config-keys resolve against.",
+)
 def new(
     config_keys: tuple[str, ...],
     descriptions: tuple[str, ...],
@@ -240,7 +245,7 @@ def new(
     all_evals: bool,
     append_only: bool,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
 ) -> None:
     """Append a well-formed entry with the XXX placeholder, checked before it is written."""
     root = git.root()
@@ -252,7 +257,7 @@ def new(
         {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
     )
     updated = append_entry(current, entry)
-    keys = parse_masters(read_masters_at(None, config_glob, root)).configs.keys()
+    keys = load_masters(root, None, config_globs).keys()
     result = check_bytes(current, updated, None, keys)
     if not result.ok:
         raise ChangelogError("; ".join(v.text() for v in result.violations))

@@ -88,8 +88,8 @@ def validate_configs(
     """Schema and rule problems of the given configs (all when `keys` is None)."""
     known = schemas.known_keys("master-config")
     problems = []
-    for key in masters.configs if keys is None else keys:
-        config = masters.configs[key]
+    for key in masters.keys() if keys is None else keys:
+        config = masters.config(key)
         source = masters.sources[key]
         data = masters.texts[source]
         for error in schemas.errors("master-config", {key: config}):
@@ -134,8 +134,8 @@ def runner_label_problems(
 ) -> list[ConfigProblem]:
     """A runner label no runner carries means jobs that queue forever."""
     problems = []
-    for key in masters.configs if keys is None else keys:
-        config = masters.configs[key]
+    for key in masters.keys() if keys is None else keys:
+        config = masters.config(key)
         label = config.get("runner") if isinstance(config, dict) else None
         if isinstance(label, str) and label not in runners.labels:
             source = masters.sources[key]

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from infx.matrix.expand import expand, hardware_table
+from infx.matrix.contract import printed
+from infx.matrix.expand import expand, hardware_table, is_agentic
+from infx.matrix.load import load_yaml as load_fast
 from infx.workflows.rows import recipe_path, row_env
-from infx.yamlio import load_fast
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-dspark"
@@ -21,7 +22,7 @@ def rows() -> list[dict]:
     config = load_fast((ROOT / "configs/amd-master.yaml").read_bytes())[KEY]
     runners = load_fast((ROOT / "configs/runners.yaml").read_bytes())
     hardware = hardware_table(runners["hardware"])
-    return expand(KEY, config, hardware).agentic
+    return [printed(r) for r in expand(KEY, config, hardware) if is_agentic(r)]
 
 
 def dry_run(row: dict, *args: str, extra_env: dict | None = None) -> subprocess.CompletedProcess:

@@ -1,0 +1,172 @@
+"""The row contract the workflows read: field order, defaults, and what is left out.
+
+The planner works on raw rows (`infx.matrix.expand`); this module turns each into
+the printed form, field for field as InferenceX's planner prints it: a fixed
+order per row shape, `eval-only` and `eval-all-concs` filled in where the shape
+has them, worker blocks complete, and absent or null optional fields omitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from infx.matrix.expand import Row, is_agentic, is_multinode
+
+_HEAD = ("image", "model", "model-prefix", "precision", "framework")
+
+SINGLE_FIXED = (
+    *_HEAD,
+    "spec-decoding",
+    "runner",
+    "isl",
+    "osl",
+    "tp",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "ep",
+    "dp-attn",
+    "conc",
+    "max-model-len",
+    "exp-name",
+    "disagg",
+    "run-eval",
+    "eval-only",
+    "router",
+    "recipe-fingerprint",
+)
+MULTI_FIXED = (
+    *_HEAD,
+    "spec-decoding",
+    "runner",
+    "isl",
+    "osl",
+    "prefill",
+    "decode",
+    "conc",
+    "max-model-len",
+    "exp-name",
+    "disagg",
+    "run-eval",
+    "eval-only",
+    "eval-conc",
+    "eval-all-concs",
+    "router",
+    "kv-p2p-transfer",
+    "recipe-fingerprint",
+)
+SINGLE_AGENTIC = (
+    *_HEAD,
+    "runner",
+    "tp",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "ep",
+    "dp-attn",
+    "spec-decoding",
+    "conc",
+    "kv-offloading",
+    "kv-offload-backend",
+    "router",
+    "total-cpu-dram-gb",
+    "duration",
+    "exp-name",
+    "scenario-type",
+    "run-eval",
+    "eval-only",
+    "recipe-fingerprint",
+)
+MULTI_AGENTIC = (
+    *_HEAD,
+    "spec-decoding",
+    "runner",
+    "prefill",
+    "decode",
+    "conc",
+    "kv-offloading",
+    "kv-offload-backend",
+    "router",
+    "kv-p2p-transfer",
+    "total-cpu-dram-gb",
+    "duration",
+    "exp-name",
+    "disagg",
+    "scenario-type",
+    "run-eval",
+    "eval-only",
+    "eval-conc",
+    "recipe-fingerprint",
+)
+WORKER = (
+    "num-worker",
+    "tp",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "ep",
+    "dp-attn",
+    "hardware",
+    "additional-settings",
+)
+_COMPONENT = ("name", "version")
+_NESTED = {"router": _COMPONENT, "kv-offload-backend": _COMPONENT}
+
+_DEFAULTS: dict[tuple[str, ...], dict[str, Any]] = {
+    SINGLE_FIXED: {"eval-only": False},
+    MULTI_FIXED: {"eval-only": False, "eval-all-concs": False},
+    SINGLE_AGENTIC: {},
+    MULTI_AGENTIC: {},
+}
+
+ENTRY_FIELDS = (
+    "config-keys",
+    "description",
+    "pr-link",
+    "evals-only",
+    "all-evals",
+    "append-only",
+    "eval-min-prefill-ep",
+    "scenario-type",
+)
+_ENTRY_DEFAULTS = {"evals-only": False, "all-evals": False, "append-only": False}
+
+
+def shape(row: Mapping[str, Any]) -> tuple[str, ...]:
+    if is_agentic(row):
+        return MULTI_AGENTIC if is_multinode(row) else SINGLE_AGENTIC
+    return MULTI_FIXED if is_multinode(row) else SINGLE_FIXED
+
+
+def _ordered(
+    data: Mapping[str, Any], order: tuple[str, ...], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    out = {}
+    for key in order:
+        value = data.get(key, defaults.get(key))
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _worker(block: Mapping[str, Any]) -> dict[str, Any]:
+    return _ordered(block, WORKER, {"additional-settings": []})
+
+
+def printed(row: Row) -> Row:
+    """A raw or eval-marked row in its printed form."""
+    order = shape(row)
+    out = _ordered(row, order, _DEFAULTS[order])
+    for key in ("prefill", "decode"):
+        if key in out:
+            out[key] = _worker(out[key])
+    for key, fields in _NESTED.items():
+        if isinstance(out.get(key), Mapping):
+            out[key] = _ordered(out[key], fields, {})
+    return out
+
+
+def printed_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A changelog entry as the plan's `changelog_metadata` records it: defaults filled in."""
+    return _ordered(entry, ENTRY_FIELDS, _ENTRY_DEFAULTS)
