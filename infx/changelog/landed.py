@@ -46,6 +46,12 @@ def _preamble(data: bytes, first_entry_line: int | None) -> bytes:
     return _normalized(b"\n".join(data.split(b"\n")[: first_entry_line - 1]))
 
 
+def _continues_history(region: bytes) -> bool:
+    """Whether appended text starts with lines that belong to the last existing entry."""
+    chunks, _ = split_entries(region)
+    return bool(_preamble(region, chunks[0].line if chunks else None))
+
+
 def _inserted(base: bytes, head: bytes, gate: list[Violation]) -> Landed:
     """Entries of `head` that are not in `base`, when base's entries survive in order."""
     base_chunks, _ = split_entries(base)
@@ -92,6 +98,19 @@ def added_entries(base: bytes | None, head: bytes | None) -> Landed:
         raise _refuse(result.violations, "the changelog cannot be read")
     if kind == "rejected":
         return _inserted(base or b"", head, result.violations)
+    if kind == "append" and base and _continues_history(result.diff.appended):
+        line = base.count(b"\n") + 1
+        raise _refuse(
+            [
+                Violation(
+                    line,
+                    "history",
+                    f"line {line} continues the last existing entry",
+                    "history is append-only: add a new entry instead of editing an old one",
+                )
+            ],
+            "cannot tell which entries this diff added; history was edited",
+        )
     blocking = [v for v in result.violations if v.rule not in LAYOUT_RULES]
     if blocking:
         raise _refuse(blocking, "an added changelog entry is invalid")

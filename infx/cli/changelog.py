@@ -15,9 +15,9 @@ from infx.changelog.links import LinkPolicy
 from infx.changelog.merge import merge
 from infx.changelog.new import append_entry, render_entry
 from infx.changelog.parse import validate_document
-from infx.changelog.report import as_github, as_json, as_text, summary_markdown
+from infx.changelog.report import as_failure, as_github, as_json, as_text, summary_markdown
 from infx.context import repo_slug, server_url
-from infx.errors import ChangelogError, UsageError
+from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix import MASTER_GLOB
 from infx.matrix.sources import load_masters
@@ -78,17 +78,27 @@ def check(
     config_globs: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
-    root = git.root()
-    base_commit = git.resolve(base, root)
-    head_commit = git.resolve(head, root) if head else None
-    policy = _policy(repo, pr, root)
-    base_bytes = git.read_at(base_commit, path, root)
-    head_bytes = git.read_at(head_commit, path, root)
+    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
-    keys = None
-    if head_bytes is not None and head_bytes != base_bytes:
-        keys = load_masters(root, head_commit, config_globs).keys()
+    Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
+    unreadable master configs, no repository slug). With --format json or github a
+    failure to run is reported in that format too.
+    """
+    try:
+        root = git.root()
+        base_tree = git.resolve(base, root)
+        head_tree = git.resolve(head, root) if head else None
+        policy = _policy(repo, pr, root)
+        base_bytes = git.read_at(base_tree, path, root)
+        head_bytes = git.read_at(head_tree, path, root)
+        keys = None
+        if head_bytes is not None and head_bytes != base_bytes:
+            keys = load_masters(root, head_tree, config_globs).keys()
+    except InfxError as exc:
+        if fmt == "text":
+            raise UsageError(str(exc)) from None
+        click.echo(as_failure(fmt, path, str(exc)))
+        sys.exit(EXIT_USAGE)
     result = check_bytes(base_bytes, head_bytes, policy, keys)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
