@@ -49,6 +49,27 @@ def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def read_blobs(tree: str, paths: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """Several files at one tree through one `git cat-file --batch` (None: no such file)."""
+    if not paths:
+        return {}
+    request = "".join(f"{tree}:{path}\n" for path in paths).encode()
+    out = _run(["cat-file", "--batch"], cwd, stdin=request).stdout
+    found: dict[str, bytes | None] = {}
+    offset = 0
+    for path in paths:
+        end = out.index(b"\n", offset)
+        header = out[offset:end].split(b" ")
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            found[path] = out[end + 1 : end + 1 + size]
+            offset = end + 1 + size + 1
+        else:
+            found[path] = None
+            offset = end + 1
+    return found
+
+
 def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
     """A file's bytes at a tree, or in the working tree under `root` when tree is None."""
     if tree is None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _HERE = Path(__file__).resolve().parent
 # Installed wheels carry the schemas inside the package; a source checkout has them at the root.
@@ -23,15 +24,50 @@ def schema_path(name: str) -> Path:
     raise FileNotFoundError(f"schema {name!r} is not installed")
 
 
+# Schemas small and draft-07-shaped enough for fastjsonschema's compiled yes/no check, which
+# starts in a quarter of jsonschema's import time; that is most of a gate run.
+# tests/test_schemas.py holds both engines to the same verdicts on these.
+FAST_CHECKED = frozenset({"perf-changelog"})
+
+
+@cache
+def load(name: str) -> dict[str, Any]:
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))
+
+
 @cache
 def validator(name: str) -> Draft202012Validator:
-    schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    """The schema's validator. jsonschema is imported here, not at start-up, and the schema is
+    trusted (tests/test_schemas.py checks every schema against its meta-schema)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load(name))
+
+
+@cache
+def _fast(name: str) -> Any:
+    import fastjsonschema
+
+    return fastjsonschema.compile(load(name))
+
+
+def is_valid(name: str, instance: Any) -> bool:
+    """A quick verdict: compiled code for the schemas in FAST_CHECKED, jsonschema otherwise."""
+    if name not in FAST_CHECKED:
+        return validator(name).is_valid(instance)
+    from fastjsonschema import JsonSchemaException
+
+    try:
+        _fast(name)(instance)
+    except JsonSchemaException:
+        return False
+    return True
 
 
 def errors(name: str, instance: Any) -> list[ValidationError]:
-    """All schema errors, ordered by where they sit in the instance."""
+    """All schema errors, ordered by where they sit in the instance (none: valid)."""
+    if name in FAST_CHECKED and is_valid(name, instance):
+        return []
     found = list(validator(name).iter_errors(instance))
     return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 

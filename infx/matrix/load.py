@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
-from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.nodes import MappingNode
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from infx.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 _TOP_KEY = re.compile(rb"([A-Za-z][A-Za-z0-9._-]*):[ \t]*(?:#.*)?")
 # Plain scalars YAML 1.1 reads as booleans or null: such a key is not a string.
@@ -30,37 +30,51 @@ _NOT_STRINGS = frozenset(
 )
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """PyYAML's safe loader (C parser when built) that refuses duplicate keys."""
+@cache
+def _loader() -> type:
+    """PyYAML's safe loader (its C parser when built) that refuses duplicate keys. Built on
+    first use: a gate that only needs config keys never imports PyYAML."""
+    import yaml
+    from yaml.constructor import ConstructorError, SafeConstructor
 
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-def _unique_mapping(loader: SafeConstructor, node: MappingNode, deep: bool = False) -> Any:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            duplicate = key in seen
-        except TypeError:
-            continue
-        if duplicate:
-            raise ConstructorError(
-                "while constructing a mapping",
-                node.start_mark,
-                f"found duplicate key {key!r}",
-                key_node.start_mark,
-            )
-        seen.add(key)
-    return SafeConstructor.construct_mapping(loader, node, deep=deep)
+    def unique_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                continue
+            if duplicate:
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return SafeConstructor.construct_mapping(loader, node, deep=deep)
 
-
-_Loader.add_constructor("tag:yaml.org,2002:map", _unique_mapping)
+    loader = type("UniqueKeySafeLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:map", unique_mapping)
+    return loader
 
 
 def load_yaml(data: bytes | str) -> Any:
     """YAML 1.1 plain data, as InferenceX reads its config files; duplicate keys are errors."""
-    return yaml.load(data, Loader=_Loader)
+    import yaml
+
+    return yaml.load(data, Loader=_loader())
+
+
+def yaml_error() -> type[Exception]:
+    import yaml
+
+    return yaml.YAMLError
 
 
 def yaml_problem(name: str, exc: yaml.YAMLError, first_line: int = 1) -> ConfigError:
@@ -80,19 +94,21 @@ class _Block:
     end: int
 
 
+_TOP_LINE = re.compile(rb"^[^ \t#\r\n].*", re.M)
+
+
 def _scan(data: bytes) -> list[tuple[str, int, int]] | None:
     """(key, line, byte offset) of each top-level key, or None when the top level is
     anything but plain `key:` lines, comments and blank lines."""
     found = []
-    offset = 0
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        first = line[:1]
-        if first and first not in b" \t#\r":
-            match = _TOP_KEY.fullmatch(line.rstrip(b"\r"))
-            if match is None or match.group(1) in _NOT_STRINGS:
-                return None
-            found.append((match.group(1).decode("ascii"), number, offset))
-        offset += len(line) + 1
+    line, counted = 1, 0
+    for match in _TOP_LINE.finditer(data):
+        key = _TOP_KEY.fullmatch(match.group().rstrip(b"\r"))
+        if key is None or key.group(1) in _NOT_STRINGS:
+            return None
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        found.append((key.group(1).decode("ascii"), line, match.start()))
     return found
 
 
@@ -133,7 +149,7 @@ class MasterConfigs:
         text = self.texts[block.file][block.start : block.end]
         try:
             doc = load_yaml(text)
-        except yaml.YAMLError:
+        except yaml_error():
             doc = None
         if isinstance(doc, dict) and list(doc) == [key]:
             return doc[key]
@@ -145,7 +161,7 @@ class MasterConfigs:
 def _parse_file(name: str, data: bytes) -> dict[Any, Any]:
     try:
         doc = load_yaml(data)
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise yaml_problem(name, exc) from None
     if doc is None:
         return {}

@@ -14,12 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from infx import git
 from infx.errors import ConfigError, UsageError
 from infx.matrix.expand import Hardware, hardware_table
-from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_problem
+from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error, yaml_problem
 from infx.matrix.validate import ConfigProblem, Runners, validate_runners
 
 _WILD = frozenset("*?[")
@@ -74,12 +72,12 @@ def find_files(root: Path, tree: str | None, patterns: Sequence[str]) -> list[st
 
 
 def read_masters(root: Path, tree: str | None, patterns: Sequence[str]) -> dict[str, bytes]:
-    files = {}
-    for name in find_files(root, tree, patterns):
-        data = git.read_at(tree, name, root)
-        if data is not None:
-            files[name] = data
-    return files
+    names = find_files(root, tree, patterns)
+    if tree is None:
+        found = {name: git.read_at(None, name, root) for name in names}
+    else:
+        found = git.read_blobs(tree, names, root)
+    return {name: data for name, data in found.items() if data is not None}
 
 
 def load_masters(root: Path, tree: str | None, patterns: Sequence[str]) -> MasterConfigs:
@@ -111,7 +109,7 @@ def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
         )
     try:
         doc = load_yaml(data)
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         raise yaml_problem(path, exc) from None
     runners, problems = validate_runners(doc, path, data)
     if problems:
