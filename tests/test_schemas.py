@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from infx import schemas
 from infx.changelog.parse import validate_document
+from infx.matrix.load import load_yaml
 from tests.conftest import SHARED
 
 SCENARIOS = ["fixed-seq-len", "agentic-coding"]
@@ -32,35 +34,6 @@ def test_own_changelog_is_valid() -> None:
     assert validate_document((ROOT / "perf-changelog.yaml").read_bytes()) == []
 
 
-# Keywords fastjsonschema's draft-07 code generator understands; a schema in FAST_CHECKED
-# that used anything else (unevaluatedProperties, dependentRequired, ...) would be checked
-# loosely by the fast path.
-DRAFT7_KEYWORDS = {
-    "$schema", "$id", "$ref", "$defs", "definitions", "title", "description", "type",
-    "properties", "required", "additionalProperties", "items", "minItems", "maxItems",
-    "minLength", "maxLength", "minimum", "maximum", "enum", "const", "pattern", "if",
-    "then", "else", "not", "anyOf", "allOf", "oneOf", "propertyNames", "uniqueItems",
-}  # fmt: skip
-
-
-def _keywords(node: object, inside_properties: bool = False) -> set[str]:
-    found: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if not inside_properties:
-                found.add(key)
-            found |= _keywords(value, key in ("properties", "$defs", "definitions"))
-    elif isinstance(node, list):
-        for value in node:
-            found |= _keywords(value)
-    return found
-
-
-@pytest.mark.parametrize("name", sorted(schemas.FAST_CHECKED))
-def test_fast_checked_schemas_use_draft7_keywords_only(name: str) -> None:
-    assert _keywords(schemas.load(name)) <= DRAFT7_KEYWORDS
-
-
 values = st.one_of(
     st.none(),
     st.booleans(),
@@ -74,18 +47,67 @@ KEYS = ["config-keys", "description", "pr-link", "evals-only", "all-evals", "app
 entries = st.dictionaries(st.sampled_from(KEYS), values, max_size=len(KEYS))
 
 
+def _agree(name: str, instance: object) -> bool:
+    """jsonschema-rs (the verdict) and jsonschema (the messages) say the same; returns it."""
+    full = schemas.validator(name).is_valid(instance)
+    assert schemas.is_valid(name, instance) is full
+    assert (schemas.errors(name, instance) == []) is full
+    return full
+
+
 @given(entries)
 @settings(max_examples=400, deadline=None)
-def test_fast_and_full_validators_agree(entry: dict) -> None:
-    full = schemas.validator("perf-changelog").is_valid(entry)
-    assert schemas.is_valid("perf-changelog", entry) is full
-    assert (schemas.errors("perf-changelog", entry) == []) is full
+def test_both_engines_agree_on_changelog_entries(entry: dict) -> None:
+    _agree("perf-changelog", entry)
+
+
+def _mutations(node: object, path: tuple = ()) -> list[tuple[tuple, object]]:
+    """(path, replacement) for every place in a config: wrong types, unknown keys, removals."""
+    found: list[tuple[tuple, object]] = []
+    if isinstance(node, dict):
+        found.append(((*path, "unknown-key"), 1))
+        for key, value in node.items():
+            found.append(((*path, key), None))
+            found.append(((*path, key), "text"))
+            found.append(((*path, key), -1))
+            found += _mutations(value, (*path, key))
+    elif isinstance(node, list) and node:
+        found.append(((*path, 0), {"odd": True}))
+        found += _mutations(node[0], (*path, 0))
+    return found
+
+
+def _mutated(config: dict, path: tuple, value: object) -> dict:
+    copy = json.loads(json.dumps(config))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    if value is None and isinstance(target, dict):
+        target.pop(path[-1], None)
+    else:
+        target[path[-1]] = value
+    return copy
+
+
+def test_both_engines_agree_on_master_config_mutations() -> None:
+    from tests.matrix.conftest import AMD
+
+    configs = load_yaml(AMD)
+    verdicts = set()
+    for key, config in configs.items():
+        for path, value in _mutations(config):
+            verdicts.add(_agree("master-config", {key: _mutated(config, path, value)}))
+    assert verdicts == {True, False}
 
 
 @pytest.mark.skipif(not (SHARED / "perf-changelog.yaml").is_file(), reason="no ../shared")
-def test_validators_agree_on_the_real_history() -> None:
+def test_both_engines_accept_the_real_data() -> None:
     from infx.yamlio import strict_loader
 
     for entry in strict_loader().load((SHARED / "perf-changelog.yaml").read_bytes()):
-        assert schemas.is_valid("perf-changelog", entry)
-        assert schemas.validator("perf-changelog").is_valid(entry)
+        assert _agree("perf-changelog", entry)
+    for name in ("amd-master.yaml", "nvidia-master.yaml"):
+        assert _agree("master-config", load_yaml((SHARED / "configs" / name).read_bytes()))
+    assert _agree("runners", load_yaml((SHARED / "configs" / "runners.yaml").read_bytes()))
+    for plan in sorted((SHARED / "plans").glob("*.plan.json.gz")):
+        assert _agree("sweep-matrix", json.loads(gzip.decompress(plan.read_bytes())))

@@ -135,14 +135,24 @@ class MasterConfigs:
             self._parsed[key] = self._parse_block(key)
         return self._parsed[key]
 
+    def text_of(self, key: str) -> tuple[bytes, int]:
+        """The bytes that define `key` and the file line they start on: the config's own
+        block when the file was indexed, else the whole file."""
+        block = self._blocks.get(key)
+        if block is None:
+            return self.texts[self.sources[key]], 1
+        return self.texts[block.file][block.start : block.end], block.line
+
     def items(self) -> Iterator[tuple[str, Any]]:
+        """Every config; each file is parsed whole, once, which beats one parse per config."""
+        for name, data in self.texts.items():
+            if any(self._blocks[k].file == name and k not in self._parsed for k in self._blocks):
+                whole = _parse_file(name, data)
+                for key, block in self._blocks.items():
+                    if block.file == name:
+                        self._parsed.setdefault(key, whole.get(key))
         for key in self.sources:
             yield key, self.config(key)
-
-    @property
-    def configs(self) -> dict[str, Any]:
-        """Every config, parsed (for whole-file work such as `sweep validate`)."""
-        return dict(self.items())
 
     def _parse_block(self, key: str) -> Any:
         block = self._blocks[key]
