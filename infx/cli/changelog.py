@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
 from infx.changelog.check import check as check_bytes
 from infx.changelog.links import LinkPolicy
@@ -16,27 +15,30 @@ from infx.changelog.merge import merge
 from infx.changelog.new import append_entry, render_entry
 from infx.changelog.parse import validate_document
 from infx.changelog.report import as_failure, as_github, as_json, as_text, summary_markdown
-from infx.context import repo_slug, server_url
+from infx.cli.options import changelog_file, master_configs
+from infx.context import repository
 from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
-from infx.matrix import MASTER_GLOB
 from infx.matrix.sources import load_masters
+from infx.settings import SETTINGS_FILE
+from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
-file_option = click.option(
-    "--file",
-    "path",
-    default=CHANGELOG_FILE,
-    show_default=True,
-    help="Changelog path relative to the repository root.",
-)
+file_option = changelog_file
 repo_option = click.option(
     "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
 )
 
 
 def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
-    return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
+    where = repository(repo, root, load_settings(root))
+    if where.guessed:
+        click.echo(
+            f"infx: note: links point at {where.slug}, taken from {where.origin}; "
+            f"set repository in {SETTINGS_FILE} or pass --repo to be sure",
+            err=True,
+        )
+    return LinkPolicy(repo=where.slug, server=where.server, pr=pr)
 
 
 @click.group()
@@ -54,14 +56,7 @@ def changelog() -> None:
 )
 @repo_option
 @file_option
-@click.option(
-    "--config",
-    "config_globs",
-    multiple=True,
-    default=(MASTER_GLOB,),
-    show_default=True,
-    help="Master config files config-keys resolve against (a glob; '*' stays in one folder).",
-)
+@master_configs
 @click.option(
     "--format",
     "fmt",
@@ -239,14 +234,7 @@ def merge_driver(
 @click.option("--all-evals", is_flag=True)
 @click.option("--append-only", is_flag=True)
 @file_option
-@click.option(
-    "--config",
-    "config_globs",
-    multiple=True,
-    default=(MASTER_GLOB,),
-    show_default=True,
-    help="Master config files config-keys resolve against.",
-)
+@master_configs
 def new(
     config_keys: tuple[str, ...],
     descriptions: tuple[str, ...],

@@ -9,10 +9,9 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
+from infx.cli.options import changelog_file, master_configs, runners_file
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
-from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 from infx.matrix.pipeline import SweepInputs, plan_sweep
 from infx.matrix.plan import PlanOptions, Revision, canary
 from infx.matrix.sources import load_masters, load_runners
@@ -29,21 +28,6 @@ def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
 
-config_option = click.option(
-    "--config",
-    "config_globs",
-    multiple=True,
-    default=(MASTER_GLOB,),
-    show_default=True,
-    help="Master config files, as a glob whose '*' stays within one folder; repeat for several.",
-)
-runners_option = click.option(
-    "--runners",
-    "runners_path",
-    default=RUNNERS_FILE,
-    show_default=True,
-    help="Runner labels and hardware file.",
-)
 strict_option = click.option(
     "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
 )
@@ -76,9 +60,9 @@ def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSON plan to this file and print the summary table instead.",
 )
-@click.option("--file", "path", default=CHANGELOG_FILE, show_default=True, help="Changelog path.")
-@config_option
-@runners_option
+@changelog_file
+@master_configs
+@runners_file
 @strict_option
 def plan(
     base: str,
@@ -144,8 +128,8 @@ def canary_cmd() -> None:
 
 
 @sweep.command()
-@config_option
-@runners_option
+@master_configs
+@runners_file
 @strict_option
 def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
