@@ -14,42 +14,17 @@ from typing import Any
 from infx.matrix.expand import Row, is_agentic, is_multinode
 
 _HEAD = ("image", "model", "model-prefix", "precision", "framework")
+_PARALLEL = ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
 
-SINGLE_FIXED = (
-    *_HEAD,
-    "spec-decoding",
-    "runner",
-    "isl",
-    "osl",
-    "tp",
-    "pp",
-    "dcp-size",
-    "pcp-size",
-    "ep",
-    "dp-attn",
-    "conc",
-    "max-model-len",
-    "exp-name",
-    "disagg",
-    "run-eval",
-    "eval-only",
-    "router",
-    "recipe-fingerprint",
-)
+_FIXED_HEAD = (*_HEAD, "spec-decoding", "runner", "isl", "osl")
+_FIXED_POINT = ("conc", "max-model-len", "exp-name", "disagg", "run-eval", "eval-only")
+
+SINGLE_FIXED = (*_FIXED_HEAD, *_PARALLEL, *_FIXED_POINT, "router", "recipe-fingerprint")
 MULTI_FIXED = (
-    *_HEAD,
-    "spec-decoding",
-    "runner",
-    "isl",
-    "osl",
+    *_FIXED_HEAD,
     "prefill",
     "decode",
-    "conc",
-    "max-model-len",
-    "exp-name",
-    "disagg",
-    "run-eval",
-    "eval-only",
+    *_FIXED_POINT,
     "eval-conc",
     "eval-all-concs",
     "router",
@@ -59,12 +34,7 @@ MULTI_FIXED = (
 SINGLE_AGENTIC = (
     *_HEAD,
     "runner",
-    "tp",
-    "pp",
-    "dcp-size",
-    "pcp-size",
-    "ep",
-    "dp-attn",
+    *_PARALLEL,
     "spec-decoding",
     "conc",
     "kv-offloading",

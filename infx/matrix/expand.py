@@ -160,18 +160,29 @@ def _replica_gpus(key: str, worker: Mapping[str, Any], gpus_per_node: int) -> in
     return gpus
 
 
-def _dram_gb(
-    key: str,
-    config: Mapping[str, Any],
-    scenario: Mapping[str, Any],
-    space: Mapping[str, Any],
-    hardware: Mapping[str, Hardware],
-) -> int:
+@dataclass(frozen=True)
+class _Agentic:
+    """One agentic-coding scenario of one config, with what its rows need besides a space."""
+
+    key: str
+    config: Mapping[str, Any]
+    scenario: Mapping[str, Any]
+    hardware: Mapping[str, Hardware]
+
+    def finish(self, row: Row, space: Mapping[str, Any]) -> Row:
+        backend = space.get("kv-offload-backend")
+        if backend is not None:
+            row["kv-offload-backend"] = backend
+        row.update(_components(space, self.config))
+        return row
+
+
+def _dram_gb(where: _Agentic, space: Mapping[str, Any]) -> int:
     """KV offload budget: single-node by the server's GPUs, multi-node by the prefill
     worker's GPUs on one node (only prefill offloads to CPU DRAM)."""
     if space.get("kv-offloading", "none") != "dram":
         return 0
-    runner = config["runner"]
+    key, runner, hardware = where.key, where.config["runner"], where.hardware
     if runner not in hardware:
         raise ConfigError(
             f"{key}: kv-offloading dram needs a hardware entry for runner {runner!r} "
@@ -187,7 +198,7 @@ def _dram_gb(
                 f"{key}: tp*pp*pcp-size = {gpus} GPUs exceeds gpus-per-node "
                 f"{node.gpus_per_node} of runner {runner!r}"
             )
-    return total_cpu_dram_gb(node, scenario["dram-utilization"], gpus)
+    return total_cpu_dram_gb(node, where.scenario["dram-utilization"], gpus)
 
 
 def expand(
@@ -208,9 +219,10 @@ def expand(
                 rows.extend(make(config, seq, space))
     if AGENTIC in scenarios:
         for scenario in found.get(AGENTIC) or []:
+            where = _Agentic(key, config, scenario, hardware)
             for space in scenario["search-space"]:
                 make = _agentic_multi if multinode else _agentic_single
-                rows.extend(make(key, config, scenario, space, hardware))
+                rows.extend(make(where, space))
     return rows
 
 
@@ -256,18 +268,13 @@ def _fixed_multi(
     }
 
 
-def _agentic_single(
-    key: str,
-    config: Mapping[str, Any],
-    scenario: Mapping[str, Any],
-    space: Mapping[str, Any],
-    hardware: Mapping[str, Hardware],
-) -> Iterator[Row]:
+def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+    config = where.config
     par = _parallelism(space)
     spec = space.get("spec-decoding", "none")
     mode = space["kv-offloading"]
     backend = space.get("kv-offload-backend")
-    dram = _dram_gb(key, config, scenario, space, hardware)
+    dram = _dram_gb(where, space)
     for conc in concurrencies(space):
         name = f"{config['model-prefix']}_tp{par['tp']}_conc{conc}_{_kv_suffix(mode, backend)}"
         if spec != "none":
@@ -285,23 +292,15 @@ def _agentic_single(
             "exp-name": name,
             "scenario-type": AGENTIC,
         }
-        if backend is not None:
-            row["kv-offload-backend"] = backend
-        row.update(_components(space, config))
-        yield row
+        yield where.finish(row, space)
 
 
-def _agentic_multi(
-    key: str,
-    config: Mapping[str, Any],
-    scenario: Mapping[str, Any],
-    space: Mapping[str, Any],
-    hardware: Mapping[str, Hardware],
-) -> Iterator[Row]:
+def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+    config = where.config
     prefill, decode = _worker(space["prefill"]), _worker(space["decode"])
     mode = space.get("kv-offloading", "none")
     backend = space.get("kv-offload-backend")
-    dram = _dram_gb(key, config, scenario, space, hardware)
+    dram = _dram_gb(where, space)
     topology = f"{_topology_tag(prefill, 'p')}_{_topology_tag(decode, 'd')}"
     suffix = "" if mode == "none" else f"_{_kv_suffix(mode, backend)}"
     # One allocation per concurrency: each row carries a one-item list.
@@ -319,7 +318,4 @@ def _agentic_multi(
             "disagg": config.get("disagg", False),
             "scenario-type": AGENTIC,
         }
-        if backend is not None:
-            row["kv-offload-backend"] = backend
-        row.update(_components(space, config))
-        yield row
+        yield where.finish(row, space)
