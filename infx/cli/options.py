@@ -12,8 +12,6 @@ from typing import Any
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
-from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 from infx.settings import Settings
 from infx.settings import load as load_settings
 
@@ -35,24 +33,29 @@ def _from_settings(attribute: str) -> Any:
     return fill
 
 
-changelog_file = click.option(
-    "--file",
-    "path",
-    callback=_from_settings("changelog"),
-    help=f"Changelog path from the repository root. Default: changelog in infx.toml, "
-    f"else {CHANGELOG_FILE}.",
+def _setting_option(flag: str, dest: str, attribute: str, what: str, **extra: Any) -> Any:
+    key = attribute.replace("_", "-")
+    default = getattr(Settings(), attribute)
+    shown = ", ".join(default) if isinstance(default, tuple) else default
+    return click.option(
+        flag,
+        dest,
+        callback=_from_settings(attribute),
+        help=f"{what} Default: {key} in infx.toml, else {shown}.",
+        **extra,
+    )
+
+
+changelog_file = _setting_option(
+    "--file", "path", "changelog", "Changelog path from the repository root."
 )
-master_configs = click.option(
+master_configs = _setting_option(
     "--config",
     "config_globs",
+    "master_configs",
+    "Master config files, as a glob whose '*' stays within one folder; repeat for several.",
     multiple=True,
-    callback=_from_settings("master_configs"),
-    help=f"Master config files, as a glob whose '*' stays within one folder; repeat for "
-    f"several. Default: master-configs in infx.toml, else {MASTER_GLOB}.",
 )
-runners_file = click.option(
-    "--runners",
-    "runners_path",
-    callback=_from_settings("runners"),
-    help=f"Runner labels and hardware file. Default: runners in infx.toml, else {RUNNERS_FILE}.",
+runners_file = _setting_option(
+    "--runners", "runners_path", "runners", "Runner labels and hardware file."
 )
