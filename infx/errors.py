@@ -39,3 +39,14 @@ class GitHubError(InfxError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ResultsError(InfxError):
+    """Benchmark client output or a results file is missing what a result needs."""
+
+    exit_code = EXIT_VIOLATION
+
+    def __init__(self, message: str, *, internal: bool = False) -> None:
+        super().__init__(f"internal error: {message}" if internal else message)
+        if internal:
+            self.exit_code = 3

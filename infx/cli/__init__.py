@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -10,9 +11,20 @@ import click
 from infx import __version__
 from infx.errors import InfxError
 
+# Groups imported only when invoked or listed, so their dependencies stay off the start-up path.
+_LAZY = {"results": "infx.cli.results"}
+
 
 class InfxGroup(click.Group):
     """Turns domain errors into one line on stderr and the matching exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _LAZY and cmd_name not in self.commands:
+            self.add_command(getattr(importlib.import_module(_LAZY[cmd_name]), cmd_name))
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
