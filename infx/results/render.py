@@ -74,7 +74,7 @@ def _metric_header() -> str:
 
 def config_section(config: ConfigComparison) -> str:
     lines = [f"### {config.label}\n"]
-    lines.append(f"Baseline: {config.baseline or 'none found'}\n")
+    lines.append(f"Baseline: {config.baseline or 'none found'}\n\n")
     compared = [p for p in config.points if p.status == COMPARED]
     if compared:
         lines.append(_metric_header())
