@@ -223,6 +223,9 @@ def compare(
     if baseline is not None and baseline_run is not None:
         raise UsageError("--baseline and --baseline-run exclude each other")
     rows = load_results(current)["rows"]
+    if not rows:
+        click.echo(f"{current} holds no results: nothing to compare", err=True)
+        return
     client = None
     searched = None
     if baseline is not None:

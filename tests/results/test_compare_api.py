@@ -179,3 +179,10 @@ def test_api_trouble_fails_closed_without_a_comment(
     assert message in outcome.output and "Traceback" not in outcome.output
     assert not bot_comments(api.state)
     assert not any(m == "POST" for m, _ in api.state.requests)
+
+
+def test_an_empty_run_asks_nothing_of_the_api(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OURS])
+    outcome = compare(tmp_path, [])
+    assert outcome.exit_code == 0 and "nothing to compare" in outcome.output
+    assert api.state.requests == []
