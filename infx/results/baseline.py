@@ -22,7 +22,7 @@ from infx.errors import GitHubError
 from infx.github.client import Run, RunArtifact
 from infx.results.compare import configs_of
 from infx.results.files import TABLE_FILE
-from infx.schemas import errors as schema_errors
+from infx.results.process import result_errors
 
 RESULTS_ARTIFACT = "results_bmk"
 DEFAULT_BUDGET = 6
@@ -84,7 +84,7 @@ def read_table(archive: Path, label: str) -> list[dict[str, Any]]:
             doc = json.loads(zf.read(info))
     except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
-    if schema_errors("result", doc):
+    if result_errors(doc):
         raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
     return doc["rows"]
 

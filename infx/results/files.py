@@ -16,9 +16,9 @@ from infx.results.process import (
     client_for,
     document,
     expected_outputs,
+    result_errors,
     throughput_row,
 )
-from infx.schemas import errors as schema_errors
 from infx.yamlio import atomic_write
 
 TABLE_FILE = "results.json"
@@ -101,7 +101,7 @@ def load_results(path: Path) -> dict[str, Any]:
 
 def _checked(path: Path) -> dict[str, Any]:
     doc = read_json(path)
-    problems = schema_errors("result", doc)
+    problems = result_errors(doc)
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
         raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
