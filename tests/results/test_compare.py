@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from infx.cli import cli
 from infx.results.clients import ClientRun, Score
@@ -189,3 +191,27 @@ def test_cli_rejects_a_file_that_is_not_a_results_table(tmp_path: Path) -> None:
     bogus.write_text('{"rows": []}')
     outcome = CliRunner().invoke(cli, ["results", "compare", str(bogus), "--baseline", str(bogus)])
     assert outcome.exit_code == 1 and "not an infx results file" in outcome.output
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.floats(min_value=1e-6, max_value=1e6),
+    ratio=st.floats(min_value=0.01, max_value=100),
+    threshold=st.floats(min_value=0, max_value=50),
+)
+def test_verdicts_follow_direction_and_threshold(
+    before: float, ratio: float, threshold: float
+) -> None:
+    after = before * ratio
+    for metric in METRICS:
+        change = judge(metric, before, after, threshold)
+        assert change.pct is not None
+        flipped = judge(metric, after, before, threshold)
+        if change.verdict == NOISE:
+            assert abs(change.pct) <= threshold
+        else:
+            assert abs(change.pct) > threshold
+            better = (after > before) == metric.higher_is_better
+            assert change.verdict == (IMPROVED if better else REGRESSED)
+            if flipped.verdict != NOISE:
+                assert flipped.verdict != change.verdict

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from infx.results.compare import compare
 from infx.results.plot import frontier
@@ -51,3 +53,20 @@ def test_results_commands_load_without_matplotlib_or_pygithub() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+coordinate = st.floats(min_value=0.1, max_value=1e4, allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(coordinate, coordinate, st.integers(1, 512)), min_size=1, max_size=30))
+def test_frontier_properties(points: list[tuple[float, float, int]]) -> None:
+    edge = frontier(points)
+
+    def beats(a: tuple, b: tuple) -> bool:
+        return a[0] >= b[0] and a[1] >= b[1] and (a[0] > b[0] or a[1] > b[1])
+
+    assert edge and all(p in points for p in edge)
+    assert not any(beats(q, p) for p in edge for q in points)
+    assert all(p in edge or any(beats(q, p) or q[:2] == p[:2] for q in edge) for p in points)
+    assert [p[0] for p in edge] == sorted(p[0] for p in edge)
