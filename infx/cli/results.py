@@ -106,14 +106,10 @@ def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
 def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str) -> None:
     """Gather every job's infx-result.json below ROOTS into one results table."""
-    import csv
-    import io
-
     from infx.github.actions import append_summary
-    from infx.results.collect import csv_columns, csv_records, merge
+    from infx.results.collect import csv_text, merge
     from infx.results.files import TABLE_FILE, job_files, read_job_files, write_json
     from infx.results.render import summary
-    from infx.schemas import errors as schema_errors
     from infx.yamlio import atomic_write
 
     files = job_files(list(roots))
@@ -122,23 +118,11 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
     table = merge(read_job_files(files), _run_metadata(run_id, sha, ref))
-    records = csv_records(table)
-    for record in records:
-        problems = schema_errors("results-csv", record)
-        if problems:
-            from infx.errors import ResultsError
-
-            raise ResultsError(
-                f"CSV record breaks its schema: {problems[0].message}", internal=True
-            )
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=csv_columns(), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(records)
+    csv_data = csv_text(table)
     markdown = summary(table)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_json(out_dir / TABLE_FILE, table)
-    atomic_write(out_dir / "results.csv", buffer.getvalue().encode())
+    atomic_write(out_dir / "results.csv", csv_data.encode())
     atomic_write(out_dir / "summary.md", markdown.encode())
     append_summary(markdown)
     click.echo(f"collected {len(table['rows'])} row(s) from {len(files)} file(s) into {out_dir}")
@@ -272,19 +256,14 @@ def compare(
 
 
 def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
-    """Edit the bot's comment that carries the marker; create it only when there is none."""
-    from infx.results.render import MARKER
+    """Edit the sticky comment in place; create it only when the PR has none."""
+    from infx.results.render import sticky
 
-    mine = [
-        c
-        for c in client.comments(number)
-        if c.author == bot_login and c.body.lstrip().startswith(MARKER)
-    ]
-    if not mine:
+    found = sticky(client.comments(number), bot_login)
+    if found is None:
         client.create_comment(number, body)
         return "created"
-    sticky = min(mine, key=lambda c: (c.created_at, c.id))
-    if sticky.body == body:
+    if found.body == body:
         return "kept"
-    client.edit_comment(sticky.id, body)
+    client.edit_comment(found.id, body)
     return "updated"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from functools import cache
 from typing import Any
 
+from infx.errors import ResultsError
 from infx.results.process import document
+from infx.schemas import errors as schema_errors
 from infx.schemas import schema_path
 
 _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware")
@@ -83,3 +87,19 @@ def csv_records(doc: dict[str, Any]) -> list[dict[str, str]]:
                 values.update(score)
             records.append({c: _text(values.get(c)) for c in columns})
     return records
+
+
+def csv_text(doc: dict[str, Any]) -> str:
+    """results.csv: the header, then every record, each checked against its schema."""
+    records = csv_records(doc)
+    for record in records:
+        problems = schema_errors("results-csv", record)
+        if problems:
+            raise ResultsError(
+                f"CSV record breaks its schema: {problems[0].message}", internal=True
+            )
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=csv_columns(), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records)
+    return buffer.getvalue()

@@ -30,6 +30,13 @@ _MARK = {IMPROVED: "🟢", REGRESSED: "🔴", NOISE: "⚪"}
 _WORD = {IMPROVED: "improved", REGRESSED: "regressed", NOISE: "within noise"}
 
 
+def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:
+    """The oldest comment by the bot that starts with the marker: the one to edit. Others'
+    comments quoting the marker are never taken (the token could not edit them anyway)."""
+    mine = [c for c in comments if c.author == bot_login and c.body.lstrip().startswith(MARKER)]
+    return min(mine, key=lambda c: (c.created_at, c.id)) if mine else None
+
+
 def number(value: float | None) -> str:
     if value is None:
         return "–"
