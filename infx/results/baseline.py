@@ -154,14 +154,13 @@ def find(
             search.stopped = f"no successful push run of {workflow} on {branch}"
             return search
         spend()
-        page = [
-            a
-            for a in client.artifacts_named(RESULTS_ARTIFACT, PAGE)
-            if a.name == RESULTS_ARTIFACT and a.run_id is not None
-        ]
-        by_run = {a.run_id: a for a in page}
+        page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
         complete = len(page) < PAGE
         oldest = min((a.created_at for a in page), default=None)
+        by_run: dict[int, RunArtifact] = {}
+        for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
+            if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
+                by_run.setdefault(artifact.run_id, artifact)
         for run in runs:
             if not wanted or search.stopped:
                 break
