@@ -26,6 +26,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Handle a /stage-results [<run_id>] comment.",
     ),
     "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
+    "results": (
+        "infx.cli.results",
+        "results",
+        "Turn benchmark output into result rows; collect and compare them.",
+    ),
 }
 
 
