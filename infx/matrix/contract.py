@@ -137,6 +137,19 @@ def printed(row: Row) -> Row:
     return out
 
 
+def worker_gpus(block: Mapping[str, Any]) -> int:
+    return int(block["num-worker"] * block["tp"] * block.get("pp", 1) * block.get("pcp-size", 1))
+
+
+def row_gpus(row: Mapping[str, Any]) -> dict[str, int]:
+    """GPUs a job holds. Single node: tp * pp * pcp-size. Multi-node: per role, workers x
+    tp x pp x pcp-size, and their total."""
+    if is_multinode(row):
+        prefill, decode = worker_gpus(row["prefill"]), worker_gpus(row["decode"])
+        return {"total": prefill + decode, "prefill": prefill, "decode": decode}
+    return {"total": int(row["tp"] * row.get("pp", 1) * row.get("pcp-size", 1))}
+
+
 def printed_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
     """A changelog entry as the plan's `changelog_metadata` records it: defaults filled in."""
     return _ordered(entry, ENTRY_FIELDS, _ENTRY_DEFAULTS)

@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from infx.errors import ResultsError, UsageError
+from infx.matrix.contract import row_gpus
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
 from infx.schemas import schema_path
 from infx.workflows.rows import gpu_type
@@ -140,18 +141,12 @@ def _worker(block: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _worker_gpus(block: dict[str, Any]) -> int:
-    return block["num-worker"] * block["tp"] * block["pp"] * block["pcp-size"]
-
-
 def gpus(row: dict[str, Any]) -> dict[str, int]:
-    """Single node: tp * pp * pcp. Multi-node: workers * tp * pp * pcp per role."""
-    if "prefill" in row:
-        prefill, decode = _worker_gpus(row["prefill"]), _worker_gpus(row["decode"])
-        if prefill + decode <= 0 or prefill <= 0:
-            raise ResultsError("the row's prefill workers have no GPU")
-        return {"total": prefill + decode, "prefill": prefill, "decode": decode}
-    return {"total": row["tp"] * row["pp"] * row["pcp-size"]}
+    """The job's GPUs as the row contract counts them; a job without GPUs has no result."""
+    counted = row_gpus(row)
+    if counted["total"] <= 0 or counted.get("prefill", 1) <= 0:
+        raise ResultsError("the row's prefill workers have no GPU")
+    return counted
 
 
 def identity(row: dict[str, Any], conc: int, runner_name: str = "") -> dict[str, Any]:

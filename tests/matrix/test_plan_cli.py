@@ -165,8 +165,21 @@ def test_summary_format_and_step_summary(bench: GitRepo, tmp_path) -> None:
         env={"GITHUB_STEP_SUMMARY": str(target)},
     )
     assert result.exit_code == 0
-    line = "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | agentic-coding | 4 | 1 | 1, 4, 16, 32 |"
+    # 3 kv-none jobs + 1 dram job and 1 agentic eval, each an hour on tp8: 8 GPU-hours apiece.
+    line = (
+        "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | `vllm/vllm-openai-rocm:nightly-1` "
+        "| tp8 | agentic-coding | 4 | 1 | 1, 4, 16, 32 | 40.0 |"
+    )
     assert line in result.output and line in target.read_text()
+    assert "| **total** | | | | | **4** | **1** | | **40.0** |" in result.output
+
+
+def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("dsr1-fp4-mi355x-sglang-disagg")})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary")
+    # One throughput job running 3 concurrencies and one eval at its eval-conc, on 16 GPUs,
+    # at 15 minutes a point: (3 + 1) x 0.25 h x 16 GPUs.
+    assert "| P 1x tp8 / D 1x tp8 | fixed-seq-len | 1 | 1 | 1, 8, 32 | 16.0 |" in result.output
 
 
 def test_no_entries_plans_nothing(bench: GitRepo) -> None:
