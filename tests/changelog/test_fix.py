@@ -24,7 +24,7 @@ def test_fixes_what_the_gate_names_and_the_gate_then_passes(repo: GitRepo) -> No
     result = repo.infx("changelog", "fix", "--base", "base")
     assert result.exit_code == 0, result.output
     start = HISTORY.count("\n")
-    assert result.output.splitlines() == [
+    assert result.stdout.splitlines() == [
         "perf-changelog.yaml: fixed: converted 20 CRLF line ending(s) to LF",
         "perf-changelog.yaml: fixed: removed trailing spaces from 1 line(s)",
         f"perf-changelog.yaml:{start + 2}: fixed: one empty line before this entry "
@@ -41,7 +41,7 @@ def test_fixes_what_the_gate_names_and_the_gate_then_passes(repo: GitRepo) -> No
     after = repo.infx("changelog", "check", "--base", "base", "--pr", "7")
     assert after.exit_code == 0, after.output
     again = repo.infx("changelog", "fix", "--base", "base")
-    assert again.exit_code == 0 and again.output == "perf-changelog.yaml: nothing to fix\n"
+    assert again.exit_code == 0 and again.stdout == "perf-changelog.yaml: nothing to fix\n"
 
 
 def test_final_newline_is_added(repo: GitRepo) -> None:

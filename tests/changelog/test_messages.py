@@ -22,7 +22,7 @@ def test_entry_inserted_mid_file_names_its_line(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": first + "\n\n" + entry() + "\n" + second})
     result = check(repo)
     assert result.exit_code == 1
-    assert lines_of(result.output) == [
+    assert lines_of(result.stdout) == [
         "perf-changelog.yaml:7: history: entry inserted at line 7; move it to the end of the "
         "file (fix: history is append-only: new entries go after the last entry)"
     ]
@@ -48,7 +48,7 @@ def test_tab_inside_a_quoted_string_is_not_an_indentation_problem(repo: GitRepo)
     repo.commit(**{"perf-changelog.yaml": HISTORY + "\n" + entry(description="x\ty")})
     result = check(repo)
     line = HISTORY.count("\n") + 5
-    assert lines_of(result.output) == [
+    assert lines_of(result.stdout) == [
         f"perf-changelog.yaml:{line}:9: characters: tab is not allowed (fix: use a space "
         '(inside a double-quoted string, write "\\t"))'
     ]
@@ -70,7 +70,7 @@ def test_crlf_is_one_message_with_the_count(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": HISTORY.encode() + crlf.encode()})
     result = check(repo)
     assert result.exit_code == 1
-    found = lines_of(result.output)
+    found = lines_of(result.stdout)
     assert len(found) == 1, result.output
     assert "6 line(s) end with CRLF" in found[0] and "infx changelog fix" in found[0]
 
@@ -78,7 +78,7 @@ def test_crlf_is_one_message_with_the_count(repo: GitRepo) -> None:
 def test_repeated_bytes_are_counted_not_dropped(repo: GitRepo) -> None:
     text = "".join("\n" + entry(description=f"a\t{i}") for i in range(8))
     repo.commit(**{"perf-changelog.yaml": HISTORY + text})
-    found = lines_of(check(repo).output)
+    found = lines_of(check(repo).stdout)
     assert sum("tab is not allowed" in line for line in found) == 5
     assert found[-1].endswith("characters: and 3 more tabs")
 
@@ -87,10 +87,10 @@ def test_repeated_rule_violations_are_summarized_with_the_count(repo: GitRepo) -
     text = "".join("\n" + entry(link=f"{LINK}PENDING") for _ in range(45))
     repo.commit(**{"perf-changelog.yaml": HISTORY + text})
     result = check(repo)
-    found = lines_of(result.output)
+    found = lines_of(result.stdout)
     assert sum("'https://github.com/acme/bench/pull/PENDING' is not" in f for f in found) == 20
     assert found[-1].endswith("pr-link: and 25 more pr-link problem(s) like the ones above")
-    payload = json.loads(check(repo, "--format", "json").output)
+    payload = json.loads(check(repo, "--format", "json").stdout)
     assert len(payload["violations"]) == 21
 
 
