@@ -92,6 +92,17 @@ def rev_parse(ref: str, cwd: Path | None = None) -> str:
     return proc.stdout.decode().strip()
 
 
+def merge_base(first: str, second: str, cwd: Path | None = None) -> str | None:
+    """The best common ancestor of two commits, or None when they share no history."""
+    proc = _run(["merge-base", first, second], cwd, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def has_ref(ref: str, cwd: Path | None = None) -> bool:
+    proc = _run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], cwd, check=False)
+    return proc.returncode == 0
+
+
 def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     """A file's bytes at a commit, or None when the file does not exist there."""
     proc = _run(["cat-file", "blob", f"{commit}:{path}"], cwd, check=False)

@@ -98,10 +98,7 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
     if not isinstance(value, str) or policy.accepts(value):
         return None
     forms = " or ".join(policy.accepted_forms())
-    if policy.pr is None:
-        reason = "on main every pr-link must be the canonical link of a pull request"
-    else:
-        reason = f"this is PR #{policy.pr}"
+    reason = policy.situation()
     return Violation(
         entry.line_of("pr-link"),
         "pr-link",

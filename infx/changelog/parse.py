@@ -358,6 +358,9 @@ def _values_violation(line: int | None = None) -> Violation:
     return too_large(f"the entries hold more than {MAX_VALUES:,} values", f"{MAX_VALUES:,}", line)
 
 
+_YAML_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
 def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     """Compose, construct and schema-check one entry that passed the event scan."""
     loader = CSafeLoader(chunk.text)
@@ -379,7 +382,8 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
                 "write the entry as '- config-keys: ...' with its fields below",
             )
         ]
-    lines = chunk.text.split(b"\n")
+    # YAML's own line breaks (a lone CR is one too), so marks index the right line.
+    lines = _YAML_BREAK.split(chunk.text)
     entry = Entry(data=_plain(doc[0]), line=chunk.line, text=chunk.text)
     for key, (key_node, value_node) in zip(doc[0], root.value[0].value, strict=True):
         name = key if isinstance(key, str) else str(key)

@@ -24,7 +24,7 @@ from infx.changelog.report import (
     summary_markdown,
 )
 from infx.cli.options import changelog_file, master_configs
-from infx.context import repository
+from infx.context import REMOTES, repository
 from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix.sources import load_masters
@@ -38,7 +38,7 @@ repo_option = click.option(
 )
 
 
-def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
+def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) -> LinkPolicy:
     where = repository(repo, root, load_settings(root))
     if where.guessed:
         click.echo(
@@ -46,7 +46,23 @@ def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
             f"set repository in {SETTINGS_FILE} or pass --repo to be sure",
             err=True,
         )
-    return LinkPolicy(repo=where.slug, server=where.server, pr=pr)
+    return LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
+
+
+def _branch_base(root: Path) -> str:
+    """Where this branch left main: the merge base of HEAD with upstream's or origin's main."""
+    main = load_settings(root).main_branch
+    for remote in REMOTES:
+        ref = f"{remote}/{main}"
+        if git.has_ref(ref, root):
+            found = git.merge_base("HEAD", ref, root)
+            if found is None:
+                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
+            return found
+    raise UsageError(
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
+        f"with: run `git fetch origin {main}` or pass --base REF"
+    )
 
 
 def _existing(data: bytes | None, path: str) -> bytes:
@@ -62,11 +78,16 @@ def changelog() -> None:
 
 @changelog.command(epilog=EXIT_CODES)
 @click.option(
-    "--base", required=True, help="Ref the change is compared against (e.g. origin/main)."
+    "--base",
+    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
+    "left main (merge base with upstream/main or origin/main), with placeholders allowed.",
 )
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
 @click.option(
-    "--pr", type=click.IntRange(min=1), help="PR number; without it only canonical links pass."
+    "--pr",
+    type=click.IntRange(min=1),
+    help="PR number: placeholders or this PR's link pass. With --base but no --pr (a push to "
+    "main) only canonical links pass.",
 )
 @repo_option
 @file_option
@@ -80,7 +101,7 @@ def changelog() -> None:
     help="text for people, json for tools, github for ::error annotations in Actions.",
 )
 def check(
-    base: str,
+    base: str | None,
     head: str | None,
     pr: int | None,
     repo: str | None,
@@ -96,9 +117,11 @@ def check(
     """
     try:
         root = git.root()
+        branch = base is None
+        base = _branch_base(root) if base is None else base
         base_tree = git.resolve(base, root)
         head_tree = git.resolve(head, root) if head else None
-        policy = _policy(repo, pr, root)
+        policy = _policy(repo, pr, root, branch)
         base_bytes = git.read_at(base_tree, path, root)
         head_bytes = git.read_at(head_tree, path, root)
         if base_bytes is None and head_bytes is None:
