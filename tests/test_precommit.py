@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ from infx import __version__
 from tests.conftest import HISTORY, GitRepo, entry
 
 ROOT = Path(__file__).resolve().parents[1]
-PRE_COMMIT = shutil.which("pre-commit")
-pytestmark = pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
+_BESIDE = Path(sys.executable).with_name("pre-commit")
+PRE_COMMIT = str(_BESIDE) if _BESIDE.exists() else shutil.which("pre-commit")
 
 
 def readme_block() -> str:
@@ -36,11 +37,13 @@ def test_readme_block_pins_this_release() -> None:
 
 
 def _run(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    assert PRE_COMMIT is not None
     return subprocess.run(
         [PRE_COMMIT, *args], cwd=repo, capture_output=True, text=True, env=env, timeout=900
     )
 
 
+@pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
 def test_pre_commit_runs_the_hook_on_a_branch(repo: GitRepo, tmp_path: Path) -> None:
     if not (ROOT / ".git").exists():
         pytest.skip("the hook installs from this project's git repository")
@@ -54,9 +57,7 @@ def test_pre_commit_runs_the_hook_on_a_branch(repo: GitRepo, tmp_path: Path) -> 
     repo.commit("hook", **{".pre-commit-config.yaml": config})
     repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
     repo.git("checkout", "-q", "-b", "feature")
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL"))}
     env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
 
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
