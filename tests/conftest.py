@@ -130,14 +130,15 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
     return repo
 
 
+@pytest.fixture(autouse=True)
+def outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts outside GitHub Actions, even when the suite runs inside it (ci.yml):
+    what a test needs from the runner's environment, it sets itself."""
+    for name in list(os.environ):
+        if name.startswith(("GITHUB_", "RUNNER_", "INFX_")) or name == "GH_TOKEN":
+            monkeypatch.delenv(name)
+
+
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
-    for name in (
-        "GITHUB_REPOSITORY",
-        "GITHUB_SERVER_URL",
-        "GITHUB_STEP_SUMMARY",
-        "GITHUB_OUTPUT",
-        "INFX_PR_NUMBER",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def repo(tmp_path: Path) -> GitRepo:
     return make_repo(tmp_path / "repo")
