@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
@@ -73,6 +74,12 @@ class _Node:
 _NODE = _Node()
 
 
+def _referenced(text: str, context: dict[str, Any]) -> dict[str, Any]:
+    """The contexts the text names: the rest cannot change the result, and sending a large
+    `needs` output with every expression would make each call slow."""
+    return {k: v for k, v in context.items() if re.search(rf"\b{re.escape(k)}\b", text, re.I)}
+
+
 def condition(text: Any, context: dict[str, Any], status: Status = Status()) -> bool:
     """An `if:` as GitHub decides it; no `if:` (None) means `success()`."""
     if isinstance(text, bool):
@@ -82,7 +89,7 @@ def condition(text: Any, context: dict[str, Any], status: Status = Status()) -> 
         "text": "" if text is None else str(text),
         "status": asdict(status),
     }
-    return bool(_NODE.ask({**request, "context": context}))
+    return bool(_NODE.ask({**request, "context": _referenced(request["text"], context)}))
 
 
 def render(value: Any, context: dict[str, Any]) -> Any:
@@ -91,7 +98,9 @@ def render(value: Any, context: dict[str, Any]) -> Any:
     if isinstance(value, str):
         if "${{" not in value:
             return value
-        return _NODE.ask({"kind": "template", "text": value, "context": context})
+        return _NODE.ask(
+            {"kind": "template", "text": value, "context": _referenced(value, context)}
+        )
     if isinstance(value, dict):
         return {k: render(v, context) for k, v in value.items()}
     if isinstance(value, list):
