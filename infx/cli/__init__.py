@@ -11,7 +11,6 @@ import click
 from infx import __version__
 from infx.errors import InfxError
 
-
 # Command -> (module, attribute). Modules load on first use: a workflow step pays only for
 # the command it runs, not for PyGithub when it plans a sweep (half of the start-up time).
 COMMANDS: dict[str, tuple[str, str]] = {
