@@ -177,3 +177,11 @@ def test_action_arguments_reach_infx_verbatim(adopter: GitRepo, runner_temp: Pat
     assert command.returncode == 2
     assert hostile in command.stderr and "Traceback" not in command.stderr
     assert not marker.exists()
+
+
+def test_action_pins_what_it_uses_and_interpolates_nothing_into_scripts() -> None:
+    for step in load_action()["runs"]["steps"]:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+        else:
+            assert "${{" not in step["run"], step["name"]
