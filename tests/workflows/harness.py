@@ -313,10 +313,10 @@ class _Simulator:
         missing = {k for k, v in declared.items() if v.get("required") and k not in given}
         assert not unknown and not missing, f"{name}: inputs {unknown=} {missing=}"
         inputs = {k: given.get(k, spec.get("default")) for k, spec in declared.items()}
-        for key, spec in declared.items():
+        for input_name, spec in declared.items():
             kind = {"string": str, "number": (int, float), "boolean": bool}[spec["type"]]
-            if inputs[key] is not None:
-                assert isinstance(inputs[key], kind), f"{name}: input {key} is not a {kind}"
+            if inputs[input_name] is not None:
+                assert isinstance(inputs[input_name], kind), f"{name}: {input_name} is not {kind}"
         results = self.workflow(called, inputs, f"{name}/")
         return "failure" if "failure" in results.values() else "success"
 
