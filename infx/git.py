@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import subprocess
 from pathlib import Path
 
@@ -50,6 +49,27 @@ def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def read_blobs(tree: str, paths: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """Several files at one tree through one `git cat-file --batch` (None: no such file)."""
+    if not paths:
+        return {}
+    request = "".join(f"{tree}:{path}\n" for path in paths).encode()
+    out = _run(["cat-file", "--batch"], cwd, stdin=request).stdout
+    found: dict[str, bytes | None] = {}
+    offset = 0
+    for path in paths:
+        end = out.index(b"\n", offset)
+        header = out[offset:end].split(b" ")
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            found[path] = out[end + 1 : end + 1 + size]
+            offset = end + 1 + size + 1
+        else:
+            found[path] = None
+            offset = end + 1
+    return found
+
+
 def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
     """A file's bytes at a tree, or in the working tree under `root` when tree is None."""
     if tree is None:
@@ -58,12 +78,10 @@ def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
     return read_file(tree, path, root)
 
 
-def list_files(commit: str, pattern: str, cwd: Path | None = None) -> list[str]:
-    """Paths at a commit matching a glob relative to the repository root."""
-    folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
-    proc = _run(["ls-tree", "-r", "--name-only", commit, "--", folder], cwd)
-    names = proc.stdout.decode("utf-8", "replace").splitlines()
-    return sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+def list_files(tree: str, folder: str, cwd: Path | None = None) -> list[str]:
+    """Every file path under `folder` at a tree, recursively, relative to the root."""
+    proc = _run(["ls-tree", "-r", "--name-only", "--full-tree", tree, "--", folder], cwd)
+    return proc.stdout.decode("utf-8", "replace").splitlines()
 
 
 def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:

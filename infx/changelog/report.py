@@ -25,6 +25,14 @@ def annotation(path: str, violation: Violation) -> str:
     return f"::error {','.join(props)}::{_escape_data(violation.text())}"
 
 
+def as_failure(fmt: str, path: str, message: str) -> str:
+    """The gate could not run: said in the format a machine reads (json or github)."""
+    if fmt == "json":
+        return json.dumps({"ok": False, "file": path, "error": message, "violations": []}, indent=2)
+    props = f"file={_escape_property(path)},title={_escape_property('perf-changelog gate')}"
+    return f"::error {props}::{_escape_data('the gate could not run: ' + message)}"
+
+
 def as_text(path: str, result: CheckResult) -> str:
     if result.ok:
         return f"{path}: ok ({_what(result)})"

@@ -1,4 +1,8 @@
-"""The `infx` command line: a thin click layer over the pure core."""
+"""The `infx` command line: a thin click layer over the pure core.
+
+Command groups are imported only when they run, so `infx --help` and a gate run do not
+pay for PyGithub, jsonschema or YAML libraries they never use.
+"""
 
 from __future__ import annotations
 
@@ -11,30 +15,48 @@ import click
 from infx import __version__
 from infx.errors import InfxError
 
-# Command -> (module, attribute). Modules load on first use: a workflow step pays only for
-# the command it runs, not for PyGithub when it plans a sweep (half of the start-up time).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "changelog": ("infx.cli.changelog", "changelog"),
-    "sweep": ("infx.cli.sweep", "sweep"),
-    "reuse": ("infx.cli.reuse", "reuse"),
-    "stage-results": ("infx.cli.reuse", "stage_results"),
-    "apply-decision": ("infx.cli.reuse", "apply_decision"),
-    "merge": ("infx.cli.merge", "merge"),
+# name -> (module, attribute, one-line help shown by `infx --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "changelog": ("infx.cli.changelog", "changelog", "Check and rewrite perf-changelog.yaml."),
+    "sweep": ("infx.cli.sweep", "sweep", "Plan and check benchmark sweeps."),
+    "reuse": ("infx.cli.reuse", "reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
+    "stage-results": (
+        "infx.cli.reuse",
+        "stage_results",
+        "Handle a /stage-results [<run_id>] comment.",
+    ),
+    "apply-decision": (
+        "infx.cli.reuse",
+        "apply_decision",
+        "Carry out a comment command's read-only decision (react, dispatch).",
+    ),
+    "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
+    "results": (
+        "infx.cli.results",
+        "results",
+        "Turn benchmark output into result rows; collect and compare them.",
+    ),
 }
 
 
 class InfxGroup(click.Group):
-    """Turns domain errors into one line on stderr and the matching exit code."""
+    """Loads commands on demand and turns domain errors into one line and an exit code."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+        return sorted({*COMMANDS, *self.commands})
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        module, attribute = COMMANDS[cmd_name]
-        command: click.Command = getattr(importlib.import_module(module), attribute)
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in COMMANDS:
+            return self.commands.get(name)
+        module, attribute, _ = COMMANDS[name]
+        command = getattr(importlib.import_module(module), attribute)
+        self.add_command(command, name)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -52,7 +74,13 @@ class InfxGroup(click.Group):
 @click.group(cls=InfxGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="infx")
 def cli() -> None:
-    """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment commands."""
+    """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
+    commands.
+
+    \b
+    Exit codes: 0 ok, 1 a rule is violated, 2 usage or environment (bad option, unknown
+    ref, unreadable file, API failure), 3 internal error (please report it).
+    """
 
 
 def main() -> None:

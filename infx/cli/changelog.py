@@ -8,35 +8,37 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
 from infx.changelog.check import check as check_bytes
 from infx.changelog.links import LinkPolicy
 from infx.changelog.merge import merge
 from infx.changelog.new import append_entry, render_entry
 from infx.changelog.parse import validate_document
-from infx.changelog.report import as_github, as_json, as_text, summary_markdown
-from infx.context import repo_slug, server_url
-from infx.errors import ChangelogError, UsageError
+from infx.changelog.report import as_failure, as_github, as_json, as_text, summary_markdown
+from infx.cli.options import changelog_file, master_configs
+from infx.context import repository
+from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
-from infx.matrix import MASTER_GLOB
-from infx.matrix.load import parse_masters, read_masters_at
+from infx.matrix.sources import load_masters
+from infx.settings import SETTINGS_FILE
+from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
-file_option = click.option(
-    "--file",
-    "path",
-    default=CHANGELOG_FILE,
-    show_default=True,
-    help="Changelog path relative to the repository root.",
-)
+file_option = changelog_file
 repo_option = click.option(
     "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
 )
 
 
 def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
-    return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
+    where = repository(repo, root, load_settings(root))
+    if where.guessed:
+        click.echo(
+            f"infx: note: links point at {where.slug}, taken from {where.origin}; "
+            f"set repository in {SETTINGS_FILE} or pass --repo to be sure",
+            err=True,
+        )
+    return LinkPolicy(repo=where.slug, server=where.server, pr=pr)
 
 
 @click.group()
@@ -54,13 +56,7 @@ def changelog() -> None:
 )
 @repo_option
 @file_option
-@click.option(
-    "--config",
-    "config_glob",
-    default=MASTER_GLOB,
-    show_default=True,
-    help="Glob of master config files that config-keys resolve against.",
-)
+@master_configs
 @click.option(
     "--format",
     "fmt",
@@ -74,23 +70,30 @@ def check(
     pr: int | None,
     repo: str | None,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
-    root = git.root()
-    base_commit = git.resolve(base, root)
-    head_commit = git.resolve(head, root) if head else None
-    policy = _policy(repo, pr, root)
-    base_bytes = git.read_at(base_commit, path, root)
-    head_bytes = git.read_at(head_commit, path, root)
+    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
-    keys = None
-    if head_bytes is not None and head_bytes != base_bytes:
-        masters = read_masters_at(head_commit, config_glob, root)
-        if not masters:
-            raise UsageError(f"no master config files match {config_glob!r}")
-        keys = parse_masters(masters).configs.keys()
+    Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
+    unreadable master configs, no repository slug). With --format json or github a
+    failure to run is reported in that format too.
+    """
+    try:
+        root = git.root()
+        base_tree = git.resolve(base, root)
+        head_tree = git.resolve(head, root) if head else None
+        policy = _policy(repo, pr, root)
+        base_bytes = git.read_at(base_tree, path, root)
+        head_bytes = git.read_at(head_tree, path, root)
+        keys = None
+        if head_bytes is not None and head_bytes != base_bytes:
+            keys = load_masters(root, head_tree, config_globs).keys()
+    except InfxError as exc:
+        if fmt == "text":
+            raise UsageError(str(exc)) from None
+        click.echo(as_failure(fmt, path, str(exc)))
+        sys.exit(EXIT_USAGE)
     result = check_bytes(base_bytes, head_bytes, policy, keys)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
@@ -231,7 +234,7 @@ def merge_driver(
 @click.option("--all-evals", is_flag=True)
 @click.option("--append-only", is_flag=True)
 @file_option
-@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True)
+@master_configs
 def new(
     config_keys: tuple[str, ...],
     descriptions: tuple[str, ...],
@@ -240,7 +243,7 @@ def new(
     all_evals: bool,
     append_only: bool,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
 ) -> None:
     """Append a well-formed entry with the XXX placeholder, checked before it is written."""
     root = git.root()
@@ -252,7 +255,7 @@ def new(
         {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
     )
     updated = append_entry(current, entry)
-    keys = parse_masters(read_masters_at(None, config_glob, root)).configs.keys()
+    keys = load_masters(root, None, config_globs).keys()
     result = check_bytes(current, updated, None, keys)
     if not result.ok:
         raise ChangelogError("; ".join(v.text() for v in result.violations))

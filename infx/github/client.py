@@ -10,11 +10,14 @@ the decision logic never touches PyGithub objects.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -189,6 +192,7 @@ class GitHub:
             seconds_between_writes=None,
         )
         self.slug = repo
+        self._timeout = timeout
         self._repo = self._gh.get_repo(repo)
         self._permissions: dict[str, str] = {}
 
@@ -356,3 +360,142 @@ class GitHub:
                 raise GitHubError(f"PR #{number} was not merged: {status.message}")
 
         self._call(f"merging PR #{number}", apply)
+
+    # --- results: baseline runs, their artifacts, the sticky comment --------------
+    # Each method below makes exactly one request (one page), so a caller can count
+    # its cost; every response is checked for the shape it must have.
+
+    def _json(self, what: str, verb: str, url: str, **kwargs: Any) -> Any:
+        _, data = self._call(
+            what, lambda: self._gh.requester.requestJsonAndCheck(verb, url, **kwargs)
+        )
+        return data
+
+    def successful_runs(
+        self, workflow: str, branch: str, event: str, limit: int = 100
+    ) -> list[Run]:
+        """The newest completed-successfully runs of a workflow, newest first."""
+        what = f"listing successful {event} runs of {workflow} on {branch}"
+        params = {"branch": branch, "event": event, "status": "success", "per_page": limit}
+        data = self._json(
+            what, "GET", f"{self._repo.url}/actions/workflows/{workflow}/runs", parameters=params
+        )
+        return [_run(raw) for raw in _items(data, "workflow_runs", what, _RUN_FIELDS)]
+
+    def artifacts_named(self, name: str, limit: int = 100) -> list[RunArtifact]:
+        """The repository's newest artifacts called `name`, across runs, newest first."""
+        what = f"listing artifacts named {name}"
+        params = {"name": name, "per_page": limit}
+        data = self._json(what, "GET", f"{self._repo.url}/actions/artifacts", parameters=params)
+        return [_run_artifact(raw) for raw in _items(data, "artifacts", what, _ARTIFACT_FIELDS)]
+
+    def run_artifacts_named(self, run_id: int, name: str) -> list[RunArtifact]:
+        what = f"listing artifacts of run {run_id}"
+        data = self._json(
+            what,
+            "GET",
+            f"{self._repo.url}/actions/runs/{run_id}/artifacts",
+            parameters={"name": name, "per_page": 100},
+        )
+        found = [_run_artifact(raw) for raw in _items(data, "artifacts", what, _ARTIFACT_FIELDS)]
+        return [a for a in found if a.name == name]
+
+    def download_artifact(
+        self, artifact_id: int, target: str | os.PathLike[str], max_bytes: int
+    ) -> int:
+        """Save an artifact's zip to `target`; stop with an error past `max_bytes`.
+
+        The API answers with a redirect to a signed storage URL on another host
+        (blob.core.windows.net), which PyGithub refuses to follow; the storage request
+        goes out without our token, on the API's scheme only. Returns the size.
+        """
+        what = f"downloading artifact {artifact_id}"
+        url = f"{self._repo.url}/actions/artifacts/{artifact_id}/zip"
+        status, headers, body = self._call(what, lambda: self._gh.requester.requestJson("GET", url))
+        location = headers.get("location", "")
+        if status != 302 or not location:
+            detail = ""
+            with contextlib.suppress(ValueError, AttributeError):
+                detail = json.loads(body).get("message", "")
+            raise GitHubError(f"GitHub API error while {what}: {status} {detail}".rstrip(), status)
+        if urlsplit(location).scheme != urlsplit(self._gh.requester.base_url).scheme:
+            raise GitHubError(f"{what}: refusing a redirect to {urlsplit(location).scheme}")
+
+        def fetch() -> int:
+            size = 0
+            with requests.get(location, stream=True, timeout=self._timeout) as response:
+                if response.status_code != 200:
+                    raise GitHubError(f"{what}: storage answered {response.status_code}")
+                with open(target, "wb") as fh:
+                    for chunk in response.iter_content(chunk_size=1 << 20):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise GitHubError(f"{what}: larger than {max_bytes} bytes")
+                        fh.write(chunk)
+            with open(target, "rb") as fh:
+                if fh.read(4) != b"PK\x03\x04":
+                    raise GitHubError(f"{what}: the download is not a zip archive")
+            return size
+
+        return self._call(what, fetch)
+
+    def create_comment(self, number: int, body: str) -> Comment:
+        what = f"commenting on #{number}"
+        data = self._json(
+            what, "POST", f"{self._repo.url}/issues/{number}/comments", input={"body": body}
+        )
+        return _comment(_shaped(data, what, _COMMENT_FIELDS), number)
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment:
+        what = f"editing comment {comment_id}"
+        data = self._json(
+            what, "PATCH", f"{self._repo.url}/issues/comments/{comment_id}", input={"body": body}
+        )
+        return _comment(_shaped(data, what, _COMMENT_FIELDS))
+
+
+@dataclass(frozen=True)
+class RunArtifact:
+    id: int
+    name: str
+    expired: bool
+    run_id: int | None
+    head_branch: str | None
+    created_at: datetime
+
+
+_RUN_FIELDS = {"id": int, "head_sha": str, "event": str, "status": str, "path": str}
+_ARTIFACT_FIELDS = {"id": int, "name": str, "expired": bool}
+_COMMENT_FIELDS = {"id": int, "body": str}
+
+
+def _shaped(raw: Any, what: str, fields: dict[str, type]) -> dict[str, Any]:
+    """`raw` must be an object whose listed fields have the listed types (PyGithub turns a
+    non-JSON body into {"data": ...}, which must not pass for an answer)."""
+    if not isinstance(raw, dict):
+        raise GitHubError(f"unexpected GitHub response while {what}: not an object")
+    for key, kind in fields.items():
+        value = raw.get(key)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise GitHubError(f"unexpected GitHub response while {what}: {key} is {value!r:.40}")
+    return raw
+
+
+def _items(data: Any, key: str, what: str, fields: dict[str, type]) -> list[dict[str, Any]]:
+    items = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise GitHubError(f"unexpected GitHub response while {what}: no {key} list")
+    return [_shaped(item, what, fields) for item in items]
+
+
+def _run_artifact(raw: dict[str, Any]) -> RunArtifact:
+    run = raw.get("workflow_run") if isinstance(raw.get("workflow_run"), dict) else {}
+    run_id = run.get("id")
+    return RunArtifact(
+        id=raw["id"],
+        name=raw["name"],
+        expired=raw["expired"],
+        run_id=run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None,
+        head_branch=run.get("head_branch") if isinstance(run.get("head_branch"), str) else None,
+        created_at=_time(raw.get("created_at")),
+    )

@@ -358,13 +358,20 @@ class _Simulator:
             }
             status = Status(success=not failed, failure=failed, cancelled=self.cancelled)
             if not condition(step.get("if"), step_ctx, status):
-                outcome, outputs = "skipped", {}
+                outcome = conclusion = "skipped"
+                outputs: dict[str, str] = {}
             else:
                 ok, outputs = self._step(step, step_ctx, job_state, index)
                 outcome = "success" if ok else "failure"
-                failed = failed or not ok
+                tolerated = render(step.get("continue-on-error", False), step_ctx) is True
+                conclusion = "success" if ok or tolerated else "failure"
+                failed = failed or conclusion == "failure"
             if "id" in step:
-                steps[step["id"]] = {"outputs": outputs, "outcome": outcome, "conclusion": outcome}
+                steps[step["id"]] = {
+                    "outputs": outputs,
+                    "outcome": outcome,
+                    "conclusion": conclusion,
+                }
         self.run.logs[name] = job_state.log
         requests = (self.world.api_requests or [])[before:]
         self.run.writes[name] = [r for r in requests if r[0] != "GET"]

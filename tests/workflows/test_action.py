@@ -36,11 +36,11 @@ OFFLINE = re.compile(
 )
 
 
-def locked() -> dict[str, tuple[str, list[str]]]:
-    """name -> (version, hashes) from the lock file."""
+def locked(lock: Path = LOCK) -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, hashes) from a lock file."""
     pins: dict[str, tuple[str, list[str]]] = {}
     current = None
-    for line in LOCK.read_text().splitlines():
+    for line in lock.read_text().splitlines():
         pin = re.match(r"^([A-Za-z0-9._-]+)==(\S+)", line)
         if pin:
             current = canonicalize_name(pin[1])
@@ -50,16 +50,25 @@ def locked() -> dict[str, tuple[str, list[str]]]:
     return pins
 
 
-def test_lock_pins_every_dependency_with_hashes() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    needed = [*project["project"]["dependencies"], *project["build-system"]["requires"]]
-    pins = locked()
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+EXTRAS = sorted(set(PROJECT["project"]["optional-dependencies"]) - {"test"})
+
+
+@pytest.mark.parametrize("extra", ["", *EXTRAS])
+def test_lock_pins_every_dependency_with_hashes(extra: str) -> None:
+    """requirements/lock.txt covers infx and its build backend; lock-<extra>.txt adds the
+    extra's packages, for the action's `extras` input."""
+    lock = LOCK.with_name(f"lock-{extra}.txt") if extra else LOCK
+    needed = [*PROJECT["project"]["dependencies"], *PROJECT["build-system"]["requires"]]
+    if extra:
+        needed += PROJECT["project"]["optional-dependencies"][extra]
+    pins = locked(lock)
     for text in needed:
         requirement = Requirement(text)
         if requirement.marker and not requirement.marker.evaluate(LINUX_311):
             continue
         name = canonicalize_name(requirement.name)
-        assert name in pins, f"{name} is not in {LOCK.name}"
+        assert name in pins, f"{name} is not in {lock.name}"
         version, _ = pins[name]
         assert requirement.specifier.contains(version, prereleases=True), (name, version)
     for name, (_, hashes) in pins.items():
@@ -185,3 +194,11 @@ def test_action_pins_what_it_uses_and_interpolates_nothing_into_scripts() -> Non
             assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
         else:
             assert "${{" not in step["run"], step["name"]
+
+
+@pytest.mark.parametrize("extras", ["nope", "../../etc/passwd", "plot aiperf"])
+def test_unknown_extras_stop_the_install(extras: str, tmp_path: Path) -> None:
+    (install,) = run_action({"extras": extras}, tmp_path, tmp_path)
+    assert install.returncode == 2
+    assert "names no infx extra" in install.stdout
+    assert not (tmp_path / "infx-venv").exists()
