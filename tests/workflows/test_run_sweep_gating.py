@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from infx.errors import InfxError
 from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
-from infx.workflows.labels import LabelError, decide
+from infx.workflows.labels import decide
 from tests.github.fake_api import Fault
 from tests.github.scenario import MERGE_SHA, RUN, green_pr
 from tests.workflows.conftest import SweepRepo
@@ -286,8 +287,8 @@ def test_two_primary_labels_never_reach_setup(labels: list[str]) -> None:
     try:
         decide("pull_request", "synchronize", labels)
         refused = False
-    except LabelError:
-        refused = True
+    except InfxError as exc:
+        refused = exc.exit_code == 1
     assert refused is (len(labels) > 1)
     assert condition(jobs["setup"]["if"], ctx) is not refused
     assert condition(jobs["labels"]["if"], ctx) is refused
