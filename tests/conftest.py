@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,13 +131,16 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
     return repo
 
 
-@pytest.fixture(autouse=True)
-def outside_actions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test starts outside GitHub Actions, even when the suite runs inside it (ci.yml):
-    what a test needs from the runner's environment, it sets itself."""
-    for name in list(os.environ):
-        if name.startswith(("GITHUB_", "RUNNER_", "INFX_")) or name == "GH_TOKEN":
-            monkeypatch.delenv(name)
+@pytest.fixture(autouse=True, scope="session")
+def outside_actions() -> Iterator[None]:
+    """The suite runs outside GitHub Actions even when it runs inside it (ci.yml): no test
+    or fixture, session-wide ones included, sees or writes the runner's files and
+    variables; what a test needs from that environment, it sets itself (monkeypatch)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("GITHUB_", "RUNNER_", "INFX_")) or name == "GH_TOKEN":
+                patch.delenv(name)
+        yield
 
 
 @pytest.fixture
