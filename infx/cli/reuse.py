@@ -8,9 +8,10 @@ import os
 import click
 
 from infx.context import repo_slug
-from infx.errors import InfxError
+from infx.errors import InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.github.client import GitHub
+from infx.workflows.handoff import DecideOnly, decision_outputs, parse_decision
 from infx.workflows.reuse import GateResult, ack, gate
 from infx.workflows.stage import stage
 
@@ -22,9 +23,17 @@ workflow_option = click.option(
     help="File name of the sweep workflow.",
 )
 repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
+decide_only_option = click.option(
+    "--decide-only",
+    is_flag=True,
+    help="Read-only: write the decision as step outputs (reaction, dispatch) for "
+    "`infx apply-decision` in a job that holds the write permission.",
+)
 
 
-def _comment_event(repo: str | None, actions: tuple[str, ...]) -> tuple[GitHub, dict] | None:
+def _comment_event(
+    repo: str | None, actions: tuple[str, ...], client: type[GitHub] = GitHub
+) -> tuple[GitHub, dict] | None:
     """The client and payload of an issue_comment event with one of `actions`, else None."""
     name, payload = event()
     if name != "issue_comment" or payload.get("action") not in actions:
@@ -32,7 +41,7 @@ def _comment_event(repo: str | None, actions: tuple[str, ...]) -> tuple[GitHub, 
             f"ignored: {name} {payload.get('action', '')} is not a comment {' or '.join(actions)}"
         )
         return None
-    return GitHub(repo_slug(repo)), payload
+    return client(repo_slug(repo)), payload
 
 
 def _react(gh: GitHub, payload: dict, reaction: str | None) -> None:
@@ -49,14 +58,18 @@ def reuse() -> None:
 @reuse.command("ack")
 @repo_option
 @workflow_option
-def ack_cmd(repo: str | None, workflow: str) -> None:
+@decide_only_option
+def ack_cmd(repo: str | None, workflow: str, decide_only: bool) -> None:
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
-    received = _comment_event(repo, ("created", "edited"))
+    received = _comment_event(repo, ("created", "edited"), DecideOnly if decide_only else GitHub)
     if received is None:
         return
     gh, payload = received
     result = ack(gh, payload, workflow)
-    _react(gh, payload, result.reaction)
+    if decide_only:
+        set_outputs(decision_outputs(result.reaction, []))
+    else:
+        _react(gh, payload, result.reaction)
     verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
     append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
     click.echo(f"{verdict}: {result.reason}")
@@ -102,14 +115,18 @@ def gate_cmd(
 @click.command("stage-results")
 @repo_option
 @workflow_option
-def stage_results(repo: str | None, workflow: str) -> None:
+@decide_only_option
+def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    received = _comment_event(repo, ("created",))
+    received = _comment_event(repo, ("created",), DecideOnly if decide_only else GitHub)
     if received is None:
         return
     gh, payload = received
     result = stage(gh, payload, workflow)
-    _react(gh, payload, result.reaction)
+    if isinstance(gh, DecideOnly):
+        set_outputs(decision_outputs(result.reaction, gh.dispatches))
+    else:
+        _react(gh, payload, result.reaction)
     lines = [f"### /stage-results\n\n{result.reason}\n"]
     if result.staged:
         lines += ["| artifact | staged as |", "| --- | --- |"]
@@ -119,3 +136,28 @@ def stage_results(repo: str | None, workflow: str) -> None:
     click.echo(result.reason)
     for artifact, staged in result.staged.items():
         click.echo(f"  {artifact} -> {staged}")
+
+
+@click.command("apply-decision")
+@repo_option
+@click.option("--reaction", envvar="REACTION", default="", help="+1, -1 or empty (env REACTION).")
+@click.option(
+    "--dispatch", envvar="DISPATCH", default="", help="The decided dispatch as JSON (env DISPATCH)."
+)
+def apply_decision(repo: str | None, reaction: str, dispatch: str) -> None:
+    """Carry out what `--decide-only` decided for this comment event: dispatch, then react."""
+    name, payload = event()
+    comment_id = (payload.get("comment") or {}).get("id")
+    number = (payload.get("issue") or {}).get("number")
+    if name != "issue_comment" or not isinstance(comment_id, int) or not isinstance(number, int):
+        raise UsageError("apply-decision runs on an issue_comment event")
+    decided, to_dispatch = parse_decision(reaction, dispatch, number)
+    if decided is None:
+        click.echo("nothing to apply")
+        return
+    gh = GitHub(repo_slug(repo))
+    if to_dispatch is not None:
+        gh.dispatch(to_dispatch.event_type, to_dispatch.payload)
+        click.echo(f"dispatched {to_dispatch.event_type} for PR #{number}")
+    _react(gh, payload, decided)
+    click.echo(f"reacted {decided} to comment {comment_id}")
