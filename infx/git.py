@@ -8,9 +8,9 @@ merge drivers) with those set, and must act on the repository its cwd names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +61,13 @@ def _last_line(proc: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def root(cwd: Path | None = None) -> Path:
-    proc = _run(["rev-parse", "--show-toplevel"], cwd, check=False)
+    return _root(str(Path(cwd or Path.cwd()).resolve()))
+
+
+@functools.lru_cache(maxsize=16)
+def _root(where: str) -> Path:
+    """Cached per folder: a command asks more than once (settings, then the command itself)."""
+    proc = _run(["rev-parse", "--show-toplevel"], Path(where), check=False)
     if proc.returncode != 0:
         raise GitError("not inside a git repository")
     return Path(proc.stdout.decode().strip())
@@ -78,6 +84,17 @@ def resolve(ref: str, cwd: Path | None = None) -> str:
     if proc.returncode != 0:
         raise GitError(f"unknown git ref {ref!r}")
     return proc.stdout.decode().strip()
+
+
+def resolve_all(refs: list[str], cwd: Path | None = None) -> list[str]:
+    """The tree ids of several refs in one `git rev-parse`; the first unknown one is named."""
+    if any(ref.startswith("-") for ref in refs):
+        return [resolve(ref, cwd) for ref in refs]
+    proc = _run(["rev-parse", *(f"{ref}^{{tree}}" for ref in refs)], cwd, check=False)
+    ids = proc.stdout.decode().split()
+    if proc.returncode != 0 or len(ids) != len(refs):
+        return [resolve(ref, cwd) for ref in refs]
+    return ids
 
 
 def rev_parse(ref: str, cwd: Path | None = None) -> str:
@@ -109,25 +126,34 @@ def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def read_blobs(tree: str, paths: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
-    """Several files at one tree through one `git cat-file --batch` (None: no such file)."""
-    if not paths:
+def read_many(
+    wanted: list[tuple[str, str]], cwd: Path | None = None
+) -> dict[tuple[str, str], bytes | None]:
+    """Files at trees, (tree, path) -> bytes, through one `git cat-file --batch` (None: no
+    such file): one process however many files a command needs."""
+    if not wanted:
         return {}
-    request = "".join(f"{tree}:{path}\n" for path in paths).encode()
+    request = "".join(f"{tree}:{path}\n" for tree, path in wanted).encode()
     out = _run(["cat-file", "--batch"], cwd, stdin=request).stdout
-    found: dict[str, bytes | None] = {}
+    found: dict[tuple[str, str], bytes | None] = {}
     offset = 0
-    for path in paths:
+    for item in wanted:
         end = out.index(b"\n", offset)
         header = out[offset:end].split(b" ")
         if len(header) == 3 and header[1] == b"blob":
             size = int(header[2])
-            found[path] = out[end + 1 : end + 1 + size]
+            found[item] = out[end + 1 : end + 1 + size]
             offset = end + 1 + size + 1
         else:
-            found[path] = None
+            found[item] = None
             offset = end + 1
     return found
+
+
+def read_blobs(tree: str, paths: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """Several files at one tree (None: no such file)."""
+    found = read_many([(tree, path) for path in paths], cwd)
+    return {path: found[(tree, path)] for path in paths}
 
 
 def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
@@ -226,6 +252,8 @@ def push(remote: str, refspec: str, cwd: Path | None = None) -> None:
 @contextlib.contextmanager
 def worktree(root: Path, commit: str) -> Iterator[Path]:
     """A throw-away detached worktree of `root` at `commit`, removed on exit."""
+    import tempfile  # only the merge helper needs it; a gate run does not pay for it
+
     with tempfile.TemporaryDirectory(prefix="infx-worktree-") as tmp:
         path = Path(tmp) / "work"
         _run(["worktree", "add", "--quiet", "--detach", str(path), commit], root)

@@ -76,3 +76,17 @@ def test_index_stages_are_read_by_stage_number(repo: GitRepo) -> None:
 def test_merge_failure_without_conflicts_is_a_git_error(repo: GitRepo) -> None:
     with pytest.raises(git.GitError, match="git merge failed"):
         git.merge("no-such-branch", repo.path)
+
+
+def test_resolve_all_names_each_tree_and_the_unknown_ref(tmp_path) -> None:
+    from infx.errors import GitError
+
+    repo = make_repo(tmp_path / "r")
+    repo.commit("second", **{"x.txt": "x"})
+    trees = git.resolve_all(["HEAD~1", "HEAD"], repo.path)
+    assert trees == [git.resolve("HEAD~1", repo.path), git.resolve("HEAD", repo.path)]
+    assert trees[0] != trees[1]
+    with pytest.raises(GitError, match="unknown git ref 'nope'"):
+        git.resolve_all(["HEAD", "nope"], repo.path)
+    with pytest.raises(GitError, match="unknown git ref '--all'"):
+        git.resolve_all(["--all"], repo.path)

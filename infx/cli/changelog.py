@@ -8,13 +8,8 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
 from infx.changelog.check import check as check_bytes
-from infx.changelog.conflict import resolve_index, run_driver
-from infx.changelog.fix import fix_appended
 from infx.changelog.links import LinkPolicy
-from infx.changelog.new import append_entry, render_entry
-from infx.changelog.parse import read_document
 from infx.changelog.report import (
     as_failure,
     as_github,
@@ -27,10 +22,9 @@ from infx.cli.options import changelog_file, master_configs
 from infx.context import REMOTES, repository
 from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
-from infx.matrix.sources import load_masters
+from infx.matrix.sources import find_files, load_masters, masters_from
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
-from infx.yamlio import atomic_write
 
 file_option = changelog_file
 repo_option = click.option(
@@ -119,17 +113,29 @@ def check(
         root = git.root()
         branch = base is None
         base = _branch_base(root) if base is None else base
-        base_tree = git.resolve(base, root)
-        head_tree = git.resolve(head, root) if head else None
+        trees = git.resolve_all([base, head] if head else [base], root)
+        base_tree, head_tree = trees[0], (trees[1] if head else None)
         policy = _policy(repo, pr, root, branch)
-        base_bytes = git.read_at(base_tree, path, root)
-        head_bytes = git.read_at(head_tree, path, root)
+        # One `git cat-file` for the changelog on both sides and the master configs at head.
+        masters = find_files(root, head_tree, config_globs)
+        wanted = [(base_tree, path)]
+        if head_tree is not None:
+            wanted += [(head_tree, name) for name in (path, *masters)]
+        blobs = git.read_many(wanted, root)
+        base_bytes = blobs[(base_tree, path)]
+        if head_tree is None:
+            head_bytes = git.read_at(None, path, root)
+            files = {name: git.read_at(None, name, root) for name in masters}
+        else:
+            head_bytes = blobs[(head_tree, path)]
+            files = {name: blobs[(head_tree, name)] for name in masters}
         if base_bytes is None and head_bytes is None:
             where = f"at {head}" if head else "in the working tree"
             raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
         keys = None
         if head_bytes is not None and head_bytes != base_bytes:
-            keys = load_masters(root, head_tree, config_globs).keys()
+            found = {name: data for name, data in files.items() if data is not None}
+            keys = masters_from(found, config_globs, head_tree).keys()
     except InfxError as exc:
         if fmt == "text":
             raise UsageError(str(exc)) from None
@@ -150,6 +156,8 @@ def lint(path: str) -> None:
     file = Path(path)
     if not file.is_file():
         raise UsageError(f"no such file: {path}")
+    from infx.changelog.parse import read_document
+
     _, problems = read_document(file.read_bytes())
     for v in problems:
         click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
@@ -179,6 +187,9 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     root = git.root()
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
+    from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
+    from infx.yamlio import atomic_write
+
     new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
     for r in rewrites:
         verb = "would rewrite" if check_only else "rewrote"
@@ -215,6 +226,9 @@ def fix(base: str | None, path: str, check_only: bool) -> None:
     base = _branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
+    from infx.changelog.fix import fix_appended
+    from infx.yamlio import atomic_write
+
     fixed, fixes = fix_appended(base_bytes, head_bytes)
     verb = "would fix" if check_only else "fixed"
     for f in fixes:
@@ -246,6 +260,8 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
     root = git.root()
     policy = _policy(repo, pr, root) if pr else None
+    from infx.changelog.conflict import resolve_index
+
     merged = resolve_index(root, path, "theirs" if main_side == "theirs" else "ours", policy)
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
@@ -280,6 +296,8 @@ def merge_driver(
     """
     policy = _policy(repo, pr, git.root()) if pr else None
     side = "theirs" if main_side == "theirs" else "ours"
+    from infx.changelog.conflict import run_driver
+
     refused = run_driver(ancestor, current, other, side, policy)
     if refused is not None:
         where = pathname or current
@@ -334,6 +352,10 @@ def new(
     """
     root = git.root()
     current = _existing(git.read_at(None, path, root), path)
+    from infx.changelog.new import append_entry, render_entry
+    from infx.changelog.parse import read_document
+    from infx.yamlio import atomic_write
+
     existing, problems = read_document(current)
     if problems:
         first = problems[0]

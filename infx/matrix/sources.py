@@ -13,12 +13,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infx import git
 from infx.errors import ConfigError, UsageError
-from infx.matrix.expand import Hardware, hardware_table
 from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error, yaml_problem
-from infx.matrix.validate import ConfigProblem, Runners, validate_runners
+
+if TYPE_CHECKING:
+    from infx.matrix.expand import Hardware
+    from infx.matrix.validate import ConfigProblem, Runners
 
 _WILD = frozenset("*?[")
 
@@ -81,7 +84,13 @@ def read_masters(root: Path, tree: str | None, patterns: Sequence[str]) -> dict[
 
 
 def load_masters(root: Path, tree: str | None, patterns: Sequence[str]) -> MasterConfigs:
-    files = read_masters(root, tree, patterns)
+    return masters_from(read_masters(root, tree, patterns), patterns, tree)
+
+
+def masters_from(
+    files: dict[str, bytes], patterns: Sequence[str], tree: str | None
+) -> MasterConfigs:
+    """Index master files already read; none at all is a usage error naming the patterns."""
     if not files:
         shown = ", ".join(repr(p) for p in patterns)
         where = "in the working tree" if tree is None else f"at {tree[:12]}"
@@ -96,12 +105,17 @@ class RunnerInfo:
 
     @property
     def hardware(self) -> dict[str, Hardware]:
+        from infx.matrix.expand import hardware_table
+
         if self.runners is None:
             return {}
         return hardware_table(self.runners.hardware)
 
 
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
+    """runners.yaml at a tree; the planner's edge, so the gate never imports what it needs."""
+    from infx.matrix.validate import ConfigProblem, validate_runners
+
     data = git.read_at(tree, path, root)
     if data is None:
         return RunnerInfo(
