@@ -22,7 +22,7 @@ from infx.cli.options import changelog_file, master_configs
 from infx.context import REMOTES, repository
 from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
-from infx.matrix.sources import find_files, load_masters, masters_from
+from infx.matrix.sources import load_masters, masters_from, read_change
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
 
@@ -113,29 +113,15 @@ def check(
         root = git.root()
         branch = base is None
         base = _branch_base(root) if base is None else base
-        trees = git.resolve_all([base, head] if head else [base], root)
-        base_tree, head_tree = trees[0], (trees[1] if head else None)
+        change = read_change(root, base, head, path, config_globs)
         policy = _policy(repo, pr, root, branch)
-        # One `git cat-file` for the changelog on both sides and the master configs at head.
-        masters = find_files(root, head_tree, config_globs)
-        wanted = [(base_tree, path)]
-        if head_tree is not None:
-            wanted += [(head_tree, name) for name in (path, *masters)]
-        blobs = git.read_many(wanted, root)
-        base_bytes = blobs[(base_tree, path)]
-        if head_tree is None:
-            head_bytes = git.read_at(None, path, root)
-            files = {name: git.read_at(None, name, root) for name in masters}
-        else:
-            head_bytes = blobs[(head_tree, path)]
-            files = {name: blobs[(head_tree, name)] for name in masters}
+        base_bytes, head_bytes = change.changelog_base, change.changelog_head
         if base_bytes is None and head_bytes is None:
             where = f"at {head}" if head else "in the working tree"
             raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
         keys = None
         if head_bytes is not None and head_bytes != base_bytes:
-            found = {name: data for name, data in files.items() if data is not None}
-            keys = masters_from(found, config_globs, head_tree).keys()
+            keys = masters_from(change.masters, config_globs, change.head_tree).keys()
     except InfxError as exc:
         if fmt == "text":
             raise UsageError(str(exc)) from None

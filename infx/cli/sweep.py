@@ -14,7 +14,7 @@ from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.pipeline import SweepInputs, plan_sweep
 from infx.matrix.plan import PlanOptions, Revision, canary
-from infx.matrix.sources import load_masters, load_runners
+from infx.matrix.sources import load_masters, load_runners, masters_from, read_change, runners_from
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
@@ -85,15 +85,16 @@ def plan(
     or deletes history lines does not.
     """
     root = git.root()
-    base_tree = git.resolve(base, root)
-    head_tree = git.resolve(head, root) if head else None
-    runners = load_runners(root, head_tree, runners_path)
+    change = read_change(root, base, head, path, config_globs, runners_path)
+    runners = runners_from(change.runners, runners_path)
     inputs = SweepInputs(
-        changelog_base=git.read_at(base_tree, path, root),
-        changelog_head=git.read_at(head_tree, path, root),
-        head=Revision(load_masters(root, head_tree, config_globs), runners.hardware),
+        changelog_base=change.changelog_base,
+        changelog_head=change.changelog_head,
+        head=Revision(
+            masters_from(change.masters, config_globs, change.head_tree), runners.hardware
+        ),
         runners=runners.runners,
-        base=lambda: _revision(root, base_tree, config_globs, runners_path),
+        base=lambda: _revision(root, change.base_tree, config_globs, runners_path),
         refs=(base, head or "WORKTREE"),
         notes=runners.problems,
     )

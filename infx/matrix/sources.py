@@ -113,10 +113,15 @@ class RunnerInfo:
 
 
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
-    """runners.yaml at a tree; the planner's edge, so the gate never imports what it needs."""
+    """runners.yaml at a tree."""
+    return runners_from(git.read_at(tree, path, root), path)
+
+
+def runners_from(data: bytes | None, path: str) -> RunnerInfo:
+    """Parse and validate runners.yaml's bytes (None: the file is missing, a warning). The
+    planner's edge: the gate never imports what this needs."""
     from infx.matrix.validate import ConfigProblem, validate_runners
 
-    data = git.read_at(tree, path, root)
     if data is None:
         return RunnerInfo(
             None, [ConfigProblem(path, None, "runners", "runners file not found", "warning")]
@@ -129,3 +134,49 @@ def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
     if problems:
         raise ConfigError("; ".join(p.text() for p in problems))
     return RunnerInfo(runners)
+
+
+@dataclass
+class Change:
+    """What the gate and the planner read for one diff: the changelog on both sides, and
+    the master configs (and runners file) on the head side."""
+
+    base_tree: str
+    head_tree: str | None
+    changelog_base: bytes | None
+    changelog_head: bytes | None
+    masters: dict[str, bytes]
+    runners: bytes | None = None
+
+
+def read_change(
+    root: Path,
+    base: str,
+    head: str | None,
+    changelog: str,
+    patterns: Sequence[str],
+    runners: str | None = None,
+) -> Change:
+    """Everything at once: one `git rev-parse` for both refs and one `git cat-file` for every
+    file at a tree (the working tree is read from disk when `head` is None)."""
+    trees = git.resolve_all([base, head] if head else [base], root)
+    base_tree, head_tree = trees[0], (trees[1] if head else None)
+    names = find_files(root, head_tree, patterns)
+    at_head = [changelog, *names, *([runners] if runners else [])]
+    wanted = [(base_tree, changelog)]
+    if head_tree is not None:
+        wanted += [(head_tree, name) for name in at_head]
+    blobs = git.read_many(wanted, root)
+    if head_tree is None:
+        files = {name: git.read_at(None, name, root) for name in at_head}
+    else:
+        files = {name: blobs[(head_tree, name)] for name in at_head}
+    masters = {name: data for name in names if (data := files[name]) is not None}
+    return Change(
+        base_tree,
+        head_tree,
+        blobs[(base_tree, changelog)],
+        files[changelog],
+        masters,
+        files[runners] if runners else None,
+    )
