@@ -39,3 +39,15 @@ class GitHubError(InfxError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ReuseError(InfxError):
+    """A reuse request that cannot be decided safely (e.g. several PRs claim one commit)."""
+
+    exit_code = EXIT_VIOLATION
+
+
+class MergeError(InfxError):
+    """The merge helper stops: the PR, its checks or its branch break a rule."""
+
+    exit_code = EXIT_VIOLATION

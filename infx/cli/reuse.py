@@ -9,10 +9,12 @@ import click
 
 from infx.context import repo_slug
 from infx.errors import InfxError
-from infx.github.actions import append_summary, event, set_outputs
+from infx.github.actions import append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
-from infx.workflows.reuse import GateResult, ack, gate
-from infx.workflows.stage import stage
+from infx.workflows.commands import CommentEvent
+from infx.workflows.facts import ack_facts, gate_facts, stage_facts
+from infx.workflows.reuse import GateEvent, GateResult, decide_ack, decide_gate
+from infx.workflows.stage import DISPATCH_EVENT, decide_stage
 
 workflow_option = click.option(
     "--workflow-id",
@@ -24,21 +26,21 @@ workflow_option = click.option(
 repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
 
 
-def _comment_event(repo: str | None, actions: tuple[str, ...]) -> tuple[GitHub, dict] | None:
-    """The client and payload of an issue_comment event with one of `actions`, else None."""
+def _comment_event(actions: tuple[str, ...]) -> CommentEvent | None:
+    """The issue_comment event if its action is one of `actions`, else None."""
     name, payload = event()
     if name != "issue_comment" or payload.get("action") not in actions:
         click.echo(
             f"ignored: {name} {payload.get('action', '')} is not a comment {' or '.join(actions)}"
         )
         return None
-    return GitHub(repo_slug(repo)), payload
+    return comment_event(payload)
 
 
-def _react(gh: GitHub, payload: dict, reaction: str | None) -> None:
+def _react(gh: GitHub, comment_id: int, reaction: str | None) -> None:
     if reaction:
         bot = os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
-        gh.react(int(payload["comment"]["id"]), reaction, bot)
+        gh.react(comment_id, reaction, bot)
 
 
 @click.group()
@@ -51,12 +53,13 @@ def reuse() -> None:
 @workflow_option
 def ack_cmd(repo: str | None, workflow: str) -> None:
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
-    received = _comment_event(repo, ("created", "edited"))
+    received = _comment_event(("created", "edited"))
     if received is None:
         return
-    gh, payload = received
-    result = ack(gh, payload, workflow)
-    _react(gh, payload, result.reaction)
+    gh = GitHub(repo_slug(repo))
+    current, facts = gh.decide(lambda: ack_facts(gh, received, workflow))
+    result = decide_ack(received, current, facts, repo=gh.slug, workflow=workflow)
+    _react(gh, received.comment_id, result.reaction)
     verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
     append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
     click.echo(f"{verdict}: {result.reason}")
@@ -79,17 +82,15 @@ def gate_cmd(
     ref: str,
     workflow: str,
 ) -> None:
-    """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout."""
+    """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout.
+
+    Any failure (API error, an answer of the wrong shape, a cap reached) still writes the
+    outputs, with reuse off and the reason, before exiting non-zero."""
+    asked = GateEvent(event_name, commit_sha, ref, event_action, pr_number)
     try:
-        result = gate(
-            GitHub(repo_slug(repo)),
-            event_name=event_name,
-            commit_sha=commit_sha,
-            ref=ref,
-            workflow=workflow,
-            event_action=event_action,
-            pr_number=pr_number,
-        )
+        gh = GitHub(repo_slug(repo))
+        pulls = gh.decide(lambda: gate_facts(gh, asked, workflow))
+        result = decide_gate(asked, pulls, repo=gh.slug, workflow=workflow)
     except InfxError as exc:
         set_outputs(GateResult(reason=f"no reuse: {exc}").outputs())
         raise
@@ -104,12 +105,15 @@ def gate_cmd(
 @workflow_option
 def stage_results(repo: str | None, workflow: str) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    received = _comment_event(repo, ("created",))
+    received = _comment_event(("created",))
     if received is None:
         return
-    gh, payload = received
-    result = stage(gh, payload, workflow)
-    _react(gh, payload, result.reaction)
+    gh = GitHub(repo_slug(repo))
+    facts = gh.decide(lambda: stage_facts(gh, received, workflow))
+    result = decide_stage(received, facts, workflow)
+    if result.dispatch is not None:
+        gh.dispatch(DISPATCH_EVENT, result.dispatch)
+    _react(gh, received.comment_id, result.reaction)
     lines = [f"### /stage-results\n\n{result.reason}\n"]
     if result.staged:
         lines += ["| artifact | staged as |", "| --- | --- |"]

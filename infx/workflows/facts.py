@@ -1,0 +1,253 @@
+"""The I/O edge of the reuse and stage decisions: read what they need, decide nothing.
+
+Each fetcher reads a typed snapshot through a `Reader` (the GitHub client, or anything
+with its methods) and stops reading where the pure rules in `reuse`/`stage` would stop
+looking, using those same rules to know where that is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
+from typing import Protocol
+
+from infx.changelog import CHANGELOG_FILE
+from infx.github.client import Artifact, BranchDiff, Comment, LabelEvent, Pull, Run
+from infx.workflows.commands import CommentEvent, stage_command
+from infx.workflows.reuse import (
+    AGGREGATE_ARTIFACTS,
+    MAX_CANDIDATES,
+    PREFILTER_ASSOCIATIONS,
+    WRITE_PERMISSIONS,
+    Candidate,
+    GateEvent,
+    PrChange,
+    PullFacts,
+    Request,
+    SourceFacts,
+    ack_ignores,
+    asking,
+    authorized,
+    changelog_differs,
+    gate_needs_nothing,
+    newest_request,
+    pick_run,
+    stale,
+    usable,
+)
+from infx.workflows.stage import (
+    METADATA_ARTIFACT,
+    StageFacts,
+    stage_ignores,
+    stage_refusal,
+    stageable,
+)
+
+
+class Reader(Protocol):
+    """The GitHub reads the decisions need (infx.github.client.GitHub provides them)."""
+
+    slug: str
+
+    def pull(self, number: int) -> Pull: ...
+    def pulls_for_commit(self, sha: str) -> list[Pull]: ...
+    def pull_commits(self, number: int) -> list[str]: ...
+    def comments(self, number: int) -> list[Comment]: ...
+    def comment(self, comment_id: int) -> Comment: ...
+    def permission(self, login: str) -> str: ...
+    def run(self, run_id: int) -> Run | None: ...
+    def artifacts(self, run_id: int) -> list[Artifact]: ...
+    def artifacts_named(self, name: str, since: datetime) -> list[Artifact]: ...
+    def label_events(self, number: int) -> list[LabelEvent]: ...
+    def branch_diff(self, base: str, head: str) -> BranchDiff: ...
+    def file_at(self, ref: str, path: str) -> bytes | None: ...
+
+
+def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
+    """The permissions of those asking for reuse, newest first, up to the first authorized."""
+    found: dict[str, str] = {}
+    for comment, _ in asking(comments):
+        if comment.author not in found:
+            found[comment.author] = reader.permission(comment.author)
+        if found[comment.author] in WRITE_PERMISSIONS:
+            break
+    return found
+
+
+def _change(reader: Reader, base: str, sha: str) -> tuple[BranchDiff, PrChange]:
+    diff = reader.branch_diff(base, sha)
+    return diff, PrChange(diff.files, diff.complete)
+
+
+def _with_changelog(reader: Reader, diff: BranchDiff, sha: str, change: PrChange) -> PrChange:
+    return replace(
+        change,
+        changelog_base=reader.file_at(diff.merge_base, CHANGELOG_FILE),
+        changelog_head=reader.file_at(sha, CHANGELOG_FILE),
+    )
+
+
+def _candidates(
+    reader: Reader, pull: Pull, commits: frozenset[str], workflow: str
+) -> tuple[tuple[Candidate, ...], bool]:
+    """Runs of the PR's commits with results, newest first, found through the repository's
+    artifact listings rather than a request per run; at most MAX_CANDIDATES are read."""
+    by_run: dict[int, list[Artifact]] = {}
+    for name in AGGREGATE_ARTIFACTS:
+        for artifact in reader.artifacts_named(name, pull.created_at):
+            if (
+                artifact.run_id is not None
+                and artifact.head_branch == pull.head_ref
+                and artifact.head_sha in commits
+                and not artifact.expired
+            ):
+                by_run.setdefault(artifact.run_id, []).append(artifact)
+    uploaded = {
+        run_id: max(a.created_at for a in found if a.created_at) for run_id, found in by_run.items()
+    }
+    read: list[Candidate] = []
+    best: Run | None = None
+    for run_id in sorted(uploaded, key=lambda r: uploaded[r], reverse=True):
+        if best is not None and uploaded[run_id] < best.created_at:
+            break  # its results came before the best run started: it started earlier still
+        if len(read) == MAX_CANDIDATES:
+            return tuple(read), True
+        run = reader.run(run_id)
+        if run is None:
+            continue
+        candidate = Candidate(run, tuple(by_run[run_id]))
+        read.append(candidate)
+        if usable(candidate, commits, workflow, pinned=False) and (
+            best is None or run.created_at > best.created_at
+        ):
+            best = run
+    return tuple(read), False
+
+
+def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) -> SourceFacts:
+    """The PR's commits, the pinned run or the candidates, the label history and, when the
+    chosen run is not the head, what the PR changes at both points."""
+    commits = frozenset(reader.pull_commits(pull.number))
+    pinned = request.command.run_id
+    if pinned is not None:
+        run = reader.run(pinned)
+        candidates = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
+        exhausted = False
+    else:
+        candidates, exhausted = _candidates(reader, pull, commits, workflow)
+    facts = SourceFacts(commits, candidates, exhausted, tuple(reader.label_events(pull.number)))
+    chosen, _ = pick_run(request, facts, workflow, pull.number, reader.slug)
+    if chosen is None or chosen.run.head_sha == pull.head_sha:
+        return facts
+    run_diff, at_run = _change(reader, pull.base_ref, chosen.run.head_sha)
+    head_diff, at_head = _change(reader, pull.base_ref, pull.head_sha)
+    if changelog_differs(at_run.files, at_head.files):
+        at_run = _with_changelog(reader, run_diff, chosen.run.head_sha, at_run)
+        at_head = _with_changelog(reader, head_diff, pull.head_sha, at_head)
+    return replace(facts, change_at_run=at_run, change_at_head=at_head)
+
+
+def pull_facts(
+    reader: Reader, pull: Pull, workflow: str, default: Request | None = None
+) -> PullFacts:
+    """A PR's comments and, if someone authorized asks (or `default` stands in), its runs."""
+    comments = tuple(reader.comments(pull.number))
+    allowed = permissions(reader, comments)
+    request = newest_request(comments, allowed) or default
+    if request is None:
+        return PullFacts(pull, comments, allowed)
+    return PullFacts(pull, comments, allowed, source_facts(reader, pull, request, workflow))
+
+
+def gate_facts(reader: Reader, event: GateEvent, workflow: str) -> tuple[PullFacts, ...]:
+    """The PRs a sweep run's reuse decision looks at."""
+    if gate_needs_nothing(event):
+        return ()
+    if event.name == "pull_request" and event.pr_number is not None:
+        return (pull_facts(reader, reader.pull(event.pr_number), workflow),)
+    pulls = reader.pulls_for_commit(event.commit_sha)
+    if len(pulls) == 1:
+        return (pull_facts(reader, pulls[0], workflow),)
+    # None or several PRs: at most whether any of them asks matters.
+    found = []
+    for pull in pulls:
+        comments = tuple(reader.comments(pull.number))
+        found.append(PullFacts(pull, comments, permissions(reader, comments)))
+    return tuple(found)
+
+
+def ack_facts(
+    reader: Reader, event: CommentEvent, workflow: str
+) -> tuple[Comment | None, PullFacts | None]:
+    """The comment as it is now and, unless the event is stale or unauthorized, its PR."""
+    if ack_ignores(event):
+        return None, None
+    current = reader.comment(event.comment_id)
+    if stale(event, current):
+        return current, None
+    pull = reader.pull(event.issue_number)
+    comments = tuple(reader.comments(event.issue_number))
+    allowed = permissions(reader, comments)
+    if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
+        allowed[current.author] = reader.permission(current.author)
+    request = newest_request(comments, allowed)
+    mine = request is not None and request.comment is not None and request.comment.id == current.id
+    if not authorized(current, allowed) or not mine or pull.state != "open":
+        return current, PullFacts(pull, comments, allowed)
+    return current, PullFacts(
+        pull, comments, allowed, source_facts(reader, pull, request, workflow)
+    )
+
+
+def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFacts | None:
+    """The requester's permission, the PR and its candidate runs for a /stage-results comment."""
+    if stage_ignores(event) or stage_refusal(event):
+        return None
+    comment = reader.comment(event.comment_id)
+    permission = reader.permission(comment.author)
+    if permission not in WRITE_PERMISSIONS:
+        return StageFacts(comment, permission)
+    pull = reader.pull(event.issue_number)
+    commits = frozenset(reader.pull_commits(pull.number))
+    events = tuple(reader.label_events(pull.number))
+    _, run_id = stage_command(event.body)
+    if run_id is not None:
+        run = reader.run(run_id)
+        found = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
+        return StageFacts(comment, permission, pull, commits, events, found)
+    return StageFacts(
+        comment,
+        permission,
+        pull,
+        commits,
+        events,
+        _stage_candidates(reader, pull, commits, events, workflow),
+    )
+
+
+def _stage_candidates(
+    reader: Reader,
+    pull: Pull,
+    commits: frozenset[str],
+    events: tuple[LabelEvent, ...],
+    workflow: str,
+) -> tuple[Candidate, ...]:
+    """Runs of the PR's commits that uploaded changelog metadata, newest first, read until
+    the first stageable one (at most MAX_CANDIDATES)."""
+    metadata = [
+        a
+        for a in reader.artifacts_named(METADATA_ARTIFACT, pull.created_at)
+        if a.run_id is not None and a.head_branch == pull.head_ref and a.head_sha in commits
+    ]
+    read: list[Candidate] = []
+    for run_id in dict.fromkeys(a.run_id for a in metadata if a.run_id is not None):
+        if len(read) == MAX_CANDIDATES:
+            break
+        run = reader.run(run_id)
+        if run is None:
+            continue
+        read.append(Candidate(run, tuple(reader.artifacts(run_id))))
+        if stageable(read[-1], commits, events, workflow)[0] is None:
+            break
+    return tuple(read)
