@@ -12,7 +12,6 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
-from infx.changelog import CHANGELOG_FILE
 from infx.github.client import Artifact, BranchDiff, Comment, LabelEvent, Pull, Run
 from infx.workflows.commands import CommentEvent, stage_command
 from infx.workflows.reuse import (
@@ -29,11 +28,11 @@ from infx.workflows.reuse import (
     ack_ignores,
     asking,
     authorized,
-    changelog_differs,
     gate_needs_nothing,
     newest_request,
     pick_run,
     stale,
+    to_compare,
     usable,
 )
 from infx.workflows.stage import (
@@ -75,16 +74,14 @@ def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
     return found
 
 
-def _change(reader: Reader, base: str, sha: str) -> tuple[BranchDiff, PrChange]:
-    diff = reader.branch_diff(base, sha)
-    return diff, PrChange(diff.files, diff.complete)
-
-
-def _with_changelog(reader: Reader, diff: BranchDiff, sha: str, change: PrChange) -> PrChange:
-    return replace(
-        change,
-        changelog_base=reader.file_at(diff.merge_base, CHANGELOG_FILE),
-        changelog_head=reader.file_at(sha, CHANGELOG_FILE),
+def _texts(reader: Reader, diff: BranchDiff, sha: str, names: list[str]) -> PrChange:
+    return PrChange(
+        diff.files,
+        diff.complete,
+        {
+            name: (reader.file_at(diff.merge_base, name), reader.file_at(sha, name))
+            for name in names
+        },
     )
 
 
@@ -140,11 +137,11 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
     chosen, _ = pick_run(request, facts, workflow, pull.number, reader.slug)
     if chosen is None or chosen.run.head_sha == pull.head_sha:
         return facts
-    run_diff, at_run = _change(reader, pull.base_ref, chosen.run.head_sha)
-    head_diff, at_head = _change(reader, pull.base_ref, pull.head_sha)
-    if changelog_differs(at_run.files, at_head.files):
-        at_run = _with_changelog(reader, run_diff, chosen.run.head_sha, at_run)
-        at_head = _with_changelog(reader, head_diff, pull.head_sha, at_head)
+    run_diff = reader.branch_diff(pull.base_ref, chosen.run.head_sha)
+    head_diff = reader.branch_diff(pull.base_ref, pull.head_sha)
+    names = to_compare(run_diff.files, head_diff.files)
+    at_run = _texts(reader, run_diff, chosen.run.head_sha, names)
+    at_head = _texts(reader, head_diff, pull.head_sha, names)
     return replace(facts, change_at_run=at_run, change_at_head=at_head)
 
 

@@ -6,8 +6,9 @@ ends in "no reuse" with a reason.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from infx.changelog import CHANGELOG_FILE
@@ -23,6 +24,12 @@ WRITE_PERMISSIONS = ("admin", "maintain", "write")
 AGGREGATE_ARTIFACTS = ("results_bmk", "eval_results_all")
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
+# Files whose content is read (4 requests each) to compare the PR's edits at the run and at
+# the head; a PR whose change differs in more files than this is not reused.
+MAX_COMPARED_FILES = 4
+# Lines of context kept around each edit: git's own default, so an edit next to one of
+# main's changes reads as a different edit.
+EDIT_CONTEXT = 3
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,8 @@ class PrChange:
 
     files: Mapping[str, str]  # filename -> status and blob (see BranchDiff)
     complete: bool
-    changelog_base: bytes | None = None  # read only when the changelog differs between points
-    changelog_head: bytes | None = None
+    # (at the merge base, at the commit) for the files read; None: absent there.
+    texts: Mapping[str, tuple[bytes | None, bytes | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -190,45 +197,59 @@ def pick_run(
 # --- does it still stand ----------------------------------------------------------------
 
 
-def changelog_differs(at_run: Mapping[str, str], at_head: Mapping[str, str]) -> bool:
-    """Whether the PR's changelog change differs between the two points, so its bytes matter."""
-    return (
-        CHANGELOG_FILE in at_run
-        and CHANGELOG_FILE in at_head
-        and at_run[CHANGELOG_FILE] != at_head[CHANGELOG_FILE]
-    )
+def to_compare(at_run: Mapping[str, str], at_head: Mapping[str, str]) -> list[str]:
+    """Files the PR changes at both points but not to the same blob, whose edits must be
+    read to compare them; the changelog first, at most MAX_COMPARED_FILES."""
+    names = [n for n in at_run if n in at_head and at_run[n] != at_head[n]]
+    return sorted(names, key=lambda n: (n != CHANGELOG_FILE, n))[:MAX_COMPARED_FILES]
 
 
-def _appended(change: PrChange) -> bytes | None:
-    if change.changelog_head is None:
-        return None
-    diff = compare(change.changelog_base, change.changelog_head)
+def edits(base: bytes | None, head: bytes | None) -> list[tuple[tuple[str, bytes, bytes], ...]]:
+    """The edits from base to head as hunks of lines with EDIT_CONTEXT lines of context and
+    no positions, so the same edit reads the same wherever the rest of the file moved."""
+    a = (base or b"").splitlines(keepends=True)
+    b = (head or b"").splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [
+        tuple((tag, b"".join(a[i1:i2]), b"".join(b[j1:j2])) for tag, i1, i2, j1, j2 in group)
+        for group in matcher.get_grouped_opcodes(EDIT_CONTEXT)
+    ]
+
+
+def _appended(base: bytes | None, head: bytes | None) -> bytes | None:
+    diff = compare(base, head or b"")
     if diff.kind == "append":
         return diff.appended
     return b"" if diff.kind == "unchanged" else None
 
 
+def same_entries(at_run: tuple[bytes | None, ...], at_head: tuple[bytes | None, ...]) -> bool:
+    """The PR appends the same changelog entries at both points, but for pr-link lines the
+    gate would accept as corrections (changelog.diff.compare, byte for byte)."""
+    before, after = _appended(*at_run), _appended(*at_head)
+    if before is None or after is None:
+        return False
+    return compare(before, after).kind in ("unchanged", "correction")
+
+
 def changes_since(at_run: PrChange, at_head: PrChange) -> list[str]:
     """What the PR changes at its head that it did not change when the run ran, beyond
-    corrected pr-link lines in the entries it appends. Merges of main do not count: both
-    points are measured from their own merge base."""
+    corrected pr-link lines in the entries it appends. Both points are measured from their
+    own merge base, so merging main changes nothing unless the merge edits more than main
+    brought; main's own edits to a file the PR also edits are main's business."""
     if not (at_run.complete and at_head.complete):
         return [f"more than {COMPARE_FILE_CAP} files, which GitHub does not list in full"]
-    names = sorted(set(at_run.files) | set(at_head.files))
-    offending = [
-        name
-        for name in names
-        if name != CHANGELOG_FILE and at_run.files.get(name) != at_head.files.get(name)
-    ]
-    if at_run.files.get(CHANGELOG_FILE) != at_head.files.get(CHANGELOG_FILE):
-        before, after = _appended(at_run), _appended(at_head)
-        same = (
-            before is not None
-            and after is not None
-            and compare(before, after).kind in ("unchanged", "correction")
-        )
-        if not same:
-            offending.append(f"{CHANGELOG_FILE} beyond pr-link lines")
+    offending = []
+    for name in sorted(set(at_run.files) | set(at_head.files)):
+        if at_run.files.get(name) == at_head.files.get(name):
+            continue
+        if name not in at_run.texts or name not in at_head.texts:
+            offending.append(name)
+        elif name == CHANGELOG_FILE:
+            if not same_entries(at_run.texts[name], at_head.texts[name]):
+                offending.append(f"{name} beyond pr-link lines")
+        elif edits(*at_run.texts[name]) != edits(*at_head.texts[name]):
+            offending.append(name)
     return offending
 
 

@@ -516,14 +516,14 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def _sync_head(self, pull: dict[str, Any]) -> None:
-        """Like GitHub, the PR head follows its branch in the repository."""
+        """Like GitHub, the PR head follows its branch in the repository, and its commits are
+        those of the branch that its base lacks."""
         if self.state.git_remote:
             sha = self._rev(f"refs/heads/{pull['head']['ref']}")
             if sha:
                 pull["head"]["sha"] = sha
-                number = pull["number"]
-                if sha not in self.state.pull_commits.setdefault(number, []):
-                    self.state.pull_commits[number].append(sha)
+                log = self._git("rev-list", "--reverse", f"{pull['base']['ref']}..{sha}")
+                self.state.pull_commits[pull["number"]] = log.stdout.decode().split()
 
     def _comment(self, comment_id: int) -> None:
         for comment in self.state.comments:

@@ -103,6 +103,14 @@ def test_a_line_beyond_pr_link_after_the_run_voids_reuse(api, line) -> None:
     assert "perf-changelog.yaml" in out["reuse-reason"]
 
 
+def test_a_line_added_to_an_already_linked_entry_voids_reuse(api) -> None:
+    pr = green_pr(api.state)  # the sweep ran the commit with the canonical link
+    grown = changelog(PR_ENTRY + "  all-evals: true\n", link=f"{LINK}7")
+    pr.branch.commit("grow", **{"perf-changelog.yaml": grown})
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "perf-changelog.yaml" in out["reuse-reason"]
+
+
 def test_a_history_edit_hidden_next_to_a_link_fix_voids_reuse(api) -> None:
     pr = green_pr(api.state)
     api.state.runs[-1]["head_sha"] = pr.sha0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import LINK
+from tests.conftest import LINK, MASTER
 from tests.github.fake_api import Fault
 from tests.github.scenario import (
     MAIN_ENTRY,
@@ -14,6 +14,8 @@ from tests.github.scenario import (
     gate,
     green_pr,
 )
+
+AMD = "configs__amd-master.yaml"
 
 
 def test_push_reuses_the_newest_green_run(api) -> None:
@@ -161,6 +163,53 @@ def test_a_merge_that_also_changes_a_recipe_voids_reuse(api) -> None:
     )
     _, out = gate()
     assert out["reuse-enabled"] == "false" and "recipes/x.sh" in out["reuse-reason"]
+
+
+def tuned_pr(api):
+    """green_pr plus a commit tuning the vLLM config, which the sweep (run 1040) ran."""
+    pr = green_pr(api.state)
+    tuned = MASTER.replace("conc-end: 32", "conc-end: 48")
+    api.state.add_run(1040, head_sha=pr.branch.commit(**{AMD: tuned}), minute=80)
+    return pr, tuned
+
+
+def test_main_editing_the_same_master_file_elsewhere_keeps_reuse(api) -> None:
+    pr, tuned = tuned_pr(api)
+    main_master = MASTER.replace("conc-end: 64", "conc-end: 128")  # the SGLang config
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY), AMD: main_master})
+    merged = changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7")
+    pr.branch.merge_main(**{"perf-changelog.yaml": merged})
+    assert pr.branch.work.read(AMD.replace("__", "/")).decode() == tuned.replace(
+        "conc-end: 64", "conc-end: 128"
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "true", out["reuse-reason"]
+    assert out["reuse-source-run-id"] == "1040"
+
+
+def test_a_merge_that_alters_the_pr_s_own_edit_voids_reuse(api) -> None:
+    pr, tuned = tuned_pr(api)
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY)})
+    pr.branch.merge_main(
+        **{
+            "perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7"),
+            AMD: tuned.replace("conc-end: 48", "conc-end: 40"),
+        }
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "configs/amd-master.yaml" in out["reuse-reason"]
+
+
+def test_main_editing_next_to_the_pr_s_edit_voids_reuse(api) -> None:
+    pr, _ = tuned_pr(api)
+    # Within three lines of the PR's edit: git would merge it, reuse doubts it.
+    near = MASTER.replace("lmsysorg/sglang:v0.5.5", "lmsysorg/sglang:v0.5.6")
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY), AMD: near})
+    pr.branch.merge_main(
+        **{"perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7")}
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "configs/amd-master.yaml" in out["reuse-reason"]
 
 
 def test_incompatible_or_missing_labels(api) -> None:
