@@ -437,6 +437,16 @@ class GitHub:
                 return None
             raise
 
+    def recent_runs(self, workflow: str, branch: str) -> list[Run]:
+        """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""
+        what = f"listing runs of {workflow} on {branch}"
+        answer = self._object(
+            what,
+            f"{self._base}/actions/workflows/{workflow}/runs",
+            {"branch": branch, "event": "pull_request", "status": "completed", "per_page": 100},
+        )
+        return [_run(item) for item in answer.items("workflow_runs")]
+
     def artifacts(self, run_id: int) -> list[Artifact]:
         what = f"listing artifacts of run {run_id}"
         url = f"{self._base}/actions/runs/{run_id}/artifacts"

@@ -56,6 +56,7 @@ class Reader(Protocol):
     def comment(self, comment_id: int) -> Comment: ...
     def permission(self, login: str) -> str: ...
     def run(self, run_id: int) -> Run | None: ...
+    def recent_runs(self, workflow: str, branch: str) -> list[Run]: ...
     def artifacts(self, run_id: int) -> list[Artifact]: ...
     def artifacts_named(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
@@ -88,8 +89,9 @@ def _texts(reader: Reader, diff: BranchDiff, sha: str, names: list[str]) -> PrCh
 def _candidates(
     reader: Reader, pull: Pull, commits: frozenset[str], workflow: str
 ) -> tuple[tuple[Candidate, ...], bool]:
-    """Runs of the PR's commits with results, newest first, found through the repository's
-    artifact listings rather than a request per run; at most MAX_CANDIDATES are read."""
+    """Runs of the PR's commits with results, found through the repository's artifact
+    listings rather than a request per run. The newest 100 runs come in one page; an older
+    one is read on its own only until one usable run is found, at most MAX_CANDIDATES."""
     by_run: dict[int, list[Artifact]] = {}
     for name in AGGREGATE_ARTIFACTS:
         for artifact in reader.artifacts_named(name, pull.created_at):
@@ -100,19 +102,26 @@ def _candidates(
                 and not artifact.expired
             ):
                 by_run.setdefault(artifact.run_id, []).append(artifact)
+    if not by_run:
+        return (), False
     uploaded = {
         run_id: max(a.created_at for a in found if a.created_at) for run_id, found in by_run.items()
     }
+    recent = {run.id: run for run in reader.recent_runs(workflow, pull.head_ref)}
     read: list[Candidate] = []
     best: Run | None = None
+    fetched = 0
     for run_id in sorted(uploaded, key=lambda r: uploaded[r], reverse=True):
-        if best is not None and uploaded[run_id] < best.created_at:
-            break  # its results came before the best run started: it started earlier still
-        if len(read) == MAX_CANDIDATES:
-            return tuple(read), True
-        run = reader.run(run_id)
+        if best is not None and (uploaded[run_id] < best.created_at or run_id not in recent):
+            break  # it started before the best run, or only a request per run would tell
+        run = recent.get(run_id)
         if run is None:
-            continue
+            if fetched == MAX_CANDIDATES:
+                return tuple(read), True
+            fetched += 1
+            run = reader.run(run_id)
+            if run is None:
+                continue
         candidate = Candidate(run, tuple(by_run[run_id]))
         read.append(candidate)
         if usable(candidate, commits, workflow, pinned=False) and (

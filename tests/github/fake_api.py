@@ -388,6 +388,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", r"/contents/(.+)", lambda m: self._contents(m[1], query)),
             ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._blob(m[1])),
             ("GET", r"/actions/artifacts", lambda m: self._repo_artifacts(query)),
+            ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
             ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
             (
                 "GET",
@@ -547,6 +548,15 @@ class Handler(BaseHTTPRequestHandler):
             r for r in self.state.reactions.get(comment_id, []) if r["id"] != reaction_id
         ]
         self._send(204)
+
+    def _runs(self, workflow: str, query: dict[str, list[str]]) -> None:
+        runs = [r for r in self.state.runs if r["path"].endswith(f"/{workflow}")]
+        for key in ("branch", "event", "status"):
+            if key in query:
+                field_name = "head_branch" if key == "branch" else key
+                runs = [r for r in runs if r[field_name] == query[key][0]]
+        runs.sort(key=lambda r: r["created_at"], reverse=True)
+        self._page(runs, query, wrap="workflow_runs")
 
     def _run(self, run_id: int) -> None:
         for run in self.state.runs:

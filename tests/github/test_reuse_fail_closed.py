@@ -200,7 +200,8 @@ ENDPOINTS = {
     "permission": r"/collaborators/",
     "pull-commits": r"/pulls/7/commits",
     "artifacts": r"/actions/artifacts",
-    "run": rf"/actions/runs/{RUN}$",
+    "runs": r"/actions/workflows/run-sweep.yml/runs",
+    "pinned-run": rf"/actions/runs/{RUN}$",
     "timeline": r"/issues/7/timeline",
     "contents": r"/contents/",
 }
@@ -220,6 +221,8 @@ def test_a_body_that_is_not_the_expected_json_ends_in_one_line(
 ) -> None:
     pr = green_pr(api.state)
     api.state.runs[-1]["head_sha"] = pr.sha0  # so the contents endpoint is consulted too
+    if endpoint == "pinned-run":
+        api.state.add_comment(7, "owner", f"/reuse-sweep-run {RUN}", 150, "OWNER")
     raw, content_type, says = BODIES[body]
     api.state.faults.append(
         Fault(ENDPOINTS[endpoint], raw=raw, content_type=content_type, times=99)
