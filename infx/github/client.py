@@ -195,7 +195,7 @@ class _MeteredRetry(GithubRetry):
 
     def increment(
         self, method: str | None = None, url: str | None = None, *args: Any, **kwargs: Any
-    ) -> Any:  # type: ignore[override]
+    ) -> Any:
         self.meter.charge(f"retrying {method} {url}")
         return super().increment(method, url, *args, **kwargs)
 
@@ -295,16 +295,18 @@ class GitHub:
             self.meter,
             total=retries,
             # Waits of 0, 2, 4, 8 and 16 s: five retries span half a minute, longer than
-            # GitHub's usual transient 5xx, and fit several times in a decision's time cap.
+            # GitHub's usual transient 5xx and a quarter of a decision's time cap.
             backoff_factor=backoff,
             status_forcelist=[*range(500, 600), 429],
+            # Ten seconds, not the minute GitHub advises: a decision has two minutes, and
+            # giving up only means no reuse.
             secondary_rate_wait=backoff * 10,
             max_rate_limit_wait=float(os.environ.get("INFX_MAX_RATE_LIMIT_WAIT", "300")),
         )
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
             base_url=self.api_url,
-            timeout=max(1, int(min(timeout, self.limits.seconds))),
+            timeout=max(1, int(min(timeout, self.limits.seconds))),  # never past the cap
             retry=retry,
             per_page=100,
             lazy=True,

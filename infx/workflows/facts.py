@@ -7,7 +7,7 @@ looking, using those same rules to know where that is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
@@ -86,14 +86,24 @@ def _texts(reader: Reader, diff: BranchDiff, sha: str, names: list[str]) -> PrCh
     )
 
 
-def _candidates(
-    reader: Reader, pull: Pull, commits: frozenset[str], workflow: str
+def _search(
+    reader: Reader,
+    pull: Pull,
+    commits: frozenset[str],
+    workflow: str,
+    names: tuple[str, ...],
+    good: Callable[[Candidate], bool],
+    listed_suffice: bool,
 ) -> tuple[tuple[Candidate, ...], bool]:
-    """Runs of the PR's commits with results, found through the repository's artifact
-    listings rather than a request per run. The newest 100 runs come in one page; an older
-    one is read on its own only until one usable run is found, at most MAX_CANDIDATES."""
-    by_run: dict[int, list[Artifact]] = {}
-    for name in AGGREGATE_ARTIFACTS:
+    """Runs of the PR's commits that uploaded an artifact named in `names`, found through
+    the repository's artifact listings instead of a request per run, newest first.
+
+    The newest 100 runs come in one page. A run that costs a request of its own (older
+    than that page, or its artifacts when the listed ones do not suffice) is read only
+    until one `good` run is found, at most MAX_CANDIDATES of them; True: that cap cut the
+    search short."""
+    listed: dict[int, list[Artifact]] = {}
+    for name in names:
         for artifact in reader.artifacts_named(name, pull.created_at):
             if (
                 artifact.run_id is not None
@@ -101,32 +111,32 @@ def _candidates(
                 and artifact.head_sha in commits
                 and not artifact.expired
             ):
-                by_run.setdefault(artifact.run_id, []).append(artifact)
-    if not by_run:
+                listed.setdefault(artifact.run_id, []).append(artifact)
+    if not listed:
         return (), False
     uploaded = {
-        run_id: max(a.created_at for a in found if a.created_at) for run_id, found in by_run.items()
+        run_id: max(a.created_at for a in found if a.created_at) for run_id, found in listed.items()
     }
     recent = {run.id: run for run in reader.recent_runs(workflow, pull.head_ref)}
     read: list[Candidate] = []
     best: Run | None = None
-    fetched = 0
+    paid = 0
     for run_id in sorted(uploaded, key=lambda r: uploaded[r], reverse=True):
-        if best is not None and (uploaded[run_id] < best.created_at or run_id not in recent):
-            break  # it started before the best run, or only a request per run would tell
         run = recent.get(run_id)
-        if run is None:
-            if fetched == MAX_CANDIDATES:
+        free = run is not None and listed_suffice
+        if best is not None and (uploaded[run_id] < best.created_at or not free):
+            break  # it started before the best run, or only more requests would tell
+        if not free:
+            if paid == MAX_CANDIDATES:
                 return tuple(read), True
-            fetched += 1
-            run = reader.run(run_id)
+            paid += 1
+            run = run or reader.run(run_id)
             if run is None:
                 continue
-        candidate = Candidate(run, tuple(by_run[run_id]))
+        artifacts = listed[run_id] if listed_suffice else reader.artifacts(run_id)
+        candidate = Candidate(run, tuple(artifacts))
         read.append(candidate)
-        if usable(candidate, commits, workflow, pinned=False) and (
-            best is None or run.created_at > best.created_at
-        ):
+        if good(candidate) and (best is None or run.created_at > best.created_at):
             best = run
     return tuple(read), False
 
@@ -141,7 +151,15 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         candidates = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
         exhausted = False
     else:
-        candidates, exhausted = _candidates(reader, pull, commits, workflow)
+        candidates, exhausted = _search(
+            reader,
+            pull,
+            commits,
+            workflow,
+            AGGREGATE_ARTIFACTS,
+            lambda c: usable(c, commits, workflow, pinned=False),
+            listed_suffice=True,
+        )
     facts = SourceFacts(commits, candidates, exhausted, tuple(reader.label_events(pull.number)))
     chosen, _ = pick_run(request, facts, workflow, pull.number, reader.slug)
     if chosen is None or chosen.run.head_sha == pull.head_sha:
@@ -222,38 +240,13 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
         run = reader.run(run_id)
         found = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
         return StageFacts(comment, permission, pull, commits, events, found)
-    return StageFacts(
-        comment,
-        permission,
+    candidates, exhausted = _search(
+        reader,
         pull,
         commits,
-        events,
-        _stage_candidates(reader, pull, commits, events, workflow),
+        workflow,
+        (METADATA_ARTIFACT,),
+        lambda c: stageable(c, commits, events, workflow)[0] is None,
+        listed_suffice=False,
     )
-
-
-def _stage_candidates(
-    reader: Reader,
-    pull: Pull,
-    commits: frozenset[str],
-    events: tuple[LabelEvent, ...],
-    workflow: str,
-) -> tuple[Candidate, ...]:
-    """Runs of the PR's commits that uploaded changelog metadata, newest first, read until
-    the first stageable one (at most MAX_CANDIDATES)."""
-    metadata = [
-        a
-        for a in reader.artifacts_named(METADATA_ARTIFACT, pull.created_at)
-        if a.run_id is not None and a.head_branch == pull.head_ref and a.head_sha in commits
-    ]
-    read: list[Candidate] = []
-    for run_id in dict.fromkeys(a.run_id for a in metadata if a.run_id is not None):
-        if len(read) == MAX_CANDIDATES:
-            break
-        run = reader.run(run_id)
-        if run is None:
-            continue
-        read.append(Candidate(run, tuple(reader.artifacts(run_id))))
-        if stageable(read[-1], commits, events, workflow)[0] is None:
-            break
-    return tuple(read)
+    return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)

@@ -34,6 +34,7 @@ class StageFacts:
     commits: frozenset[str] = frozenset()
     label_events: tuple[LabelEvent, ...] = ()
     candidates: tuple[Candidate, ...] = ()  # pinned: the pinned run if it exists
+    exhausted: bool = False  # more candidates existed than MAX_CANDIDATES
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,12 @@ def decide_stage(event: CommentEvent, facts: StageFacts | None, workflow: str) -
             if why is None
         ]
         if not valid:
-            return StageResult("-1", f"no stageable {workflow} run on PR #{pull.number}")
+            more = (
+                "; pin one of the older runs with /stage-results <run_id>"
+                if facts.exhausted
+                else ""
+            )
+            return StageResult("-1", f"no stageable {workflow} run on PR #{pull.number}{more}")
         chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
     run = chosen.run
     staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}

@@ -367,6 +367,9 @@ def test_stage_cases() -> None:
     assert reader.reaction == "-1" and reader.dispatch is None
     missing = decide_stage(event("/stage-results 5"), staged(candidates=()), "run-sweep.yml")
     assert "run 5 does not exist" in missing.reason
+    failed = tuple(candidate(i, conclusion="startup_failure") for i in range(MAX_CANDIDATES))
+    cut = decide_stage(event("/stage-results"), staged(candidates=failed, exhausted=True), "w")
+    assert cut.reaction == "-1" and "pin one of the older runs" in cut.reason
     # /stage-results accepts an evals-only sweep; reuse does not.
     evals = staged(pull=pull(labels=("full-sweep-enabled", "evals-only")))
     assert decide_stage(event("/stage-results"), evals, "run-sweep.yml").reaction == "+1"
