@@ -1,3 +1,3 @@
 """infx: CI toolkit for GPU inference benchmark repositories."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -1,33 +1,87 @@
-"""Where infx runs: the repository slug and GitHub host, from flags, Actions env or the remote."""
+"""Where infx runs: the repository slug and GitHub host.
+
+The slug comes from --repo, else the repository's settings (`repository` in infx.toml),
+else GITHUB_REPOSITORY (inside Actions), else a remote that points at the configured
+server: `upstream` first, then `origin`, and never silently, so a fork clone with
+settings links upstream and one without says which remote it trusted.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from infx import git
 from infx.changelog.links import DEFAULT_SERVER
 from infx.errors import UsageError
+from infx.settings import SETTINGS_FILE, Settings
 
 _SLUG = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+")
-_REMOTE = re.compile(r"(?:[:/])([A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?$")
+REMOTES = ("upstream", "origin")
+
+
+@dataclass(frozen=True)
+class Repository:
+    slug: str
+    server: str
+    # Where the slug came from, e.g. "--repo", "infx.toml", "the origin remote".
+    origin: str
+
+    @property
+    def guessed(self) -> bool:
+        return self.origin.endswith("remote")
+
+
+def server_url(settings: Settings | None = None) -> str:
+    configured = settings.server if settings is not None else None
+    return (configured or os.environ.get("GITHUB_SERVER_URL") or DEFAULT_SERVER).rstrip("/")
+
+
+def slug_from_url(url: str, server: str) -> str | None:
+    """OWNER/NAME of a remote URL on `server`'s host (https, ssh or scp-like), else None."""
+    host = urlsplit(server).hostname or ""
+    scp = re.fullmatch(r"[\w.-]+@([\w.-]+):(.+)", url)
+    if scp:
+        remote_host, path = scp.groups()
+    else:
+        parts = urlsplit(url)
+        remote_host, path = parts.hostname or "", parts.path
+    if remote_host.lower() != host.lower():
+        return None
+    path = path.strip("/").removesuffix(".git")
+    return path if _SLUG.fullmatch(path) else None
+
+
+def repository(explicit: str | None, root: Path | None, settings: Settings) -> Repository:
+    """The repository links point at, by the precedence in this module's docstring."""
+    server = server_url(settings)
+    candidates = (
+        (explicit, "--repo"),
+        (settings.repository, settings.source or SETTINGS_FILE),
+        (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY"),
+    )
+    for value, origin in candidates:
+        if value:
+            if not _SLUG.fullmatch(value):
+                raise UsageError(f"{origin}: repository must look like OWNER/NAME, got {value!r}")
+            return Repository(value, server, origin)
+    for name in REMOTES:
+        url = git.remote_url(name, root)
+        slug = slug_from_url(url, server) if url else None
+        if slug:
+            return Repository(slug, server, f"the {name} remote")
+    raise UsageError(
+        "cannot tell the repository: pass --repo OWNER/NAME, set repository = "
+        f'"OWNER/NAME" in {SETTINGS_FILE}, or set GITHUB_REPOSITORY'
+    )
 
 
 def repo_slug(explicit: str | None, cwd: Path | None = None) -> str:
-    """OWNER/NAME from --repo, else GITHUB_REPOSITORY, else the origin remote."""
-    for candidate in (explicit, os.environ.get("GITHUB_REPOSITORY")):
-        if candidate:
-            if not _SLUG.fullmatch(candidate):
-                raise UsageError(f"repository must look like OWNER/NAME, got {candidate!r}")
-            return candidate
-    url = git.remote_url("origin", cwd)
-    if url:
-        match = _REMOTE.search(url)
-        if match:
-            return match.group(1)
-    raise UsageError("cannot tell the repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
+    """The slug alone, for commands that run inside Actions (settings read from `cwd`)."""
+    from infx import settings as settings_module
 
-
-def server_url() -> str:
-    return (os.environ.get("GITHUB_SERVER_URL") or DEFAULT_SERVER).rstrip("/")
+    root = cwd or Path.cwd()
+    return repository(explicit, cwd, settings_module.load(root)).slug

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
+EXIT_CODES = "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error."
 
 
 class InfxError(Exception):
@@ -39,6 +39,23 @@ class GitHubError(InfxError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class InternalError(InfxError):
+    """infx contradicted itself (e.g. a plan that fails its own schema): a bug to report."""
+
+    exit_code = 3
+
+
+class ResultsError(InfxError):
+    """Benchmark client output or a results file is missing what a result needs."""
+
+    exit_code = EXIT_VIOLATION
+
+    def __init__(self, message: str, *, internal: bool = False) -> None:
+        super().__init__(f"internal error: {message}" if internal else message)
+        if internal:
+            self.exit_code = 3
 
 
 class ReuseError(InfxError):

@@ -1,25 +1,63 @@
-"""The git edge: every subprocess call infx makes to git lives here."""
+"""The git edge: every subprocess call infx makes to git lives here.
+
+Each call runs git without the variables that point git at another repository or
+index (GIT_DIR, GIT_INDEX_FILE, ...): infx is often started by git itself (hooks,
+merge drivers) with those set, and must act on the repository its cwd names.
+"""
 
 from __future__ import annotations
 
-import fnmatch
+import contextlib
+import os
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from infx.errors import GitError
+
+# The repository-local variables git itself drops before it runs git in another repository
+# (`git rev-parse --local-env-vars`), plus GIT_NAMESPACE and GIT_QUARANTINE_PATH.
+REDIRECTING_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_CONFIG",
+    "GIT_DIR",
+    "GIT_GRAFT_FILE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_NAMESPACE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_PREFIX",
+    "GIT_QUARANTINE_PATH",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_WORK_TREE",
+)
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in REDIRECTING_ENV}
 
 
 def _run(
     args: list[str], cwd: Path | None = None, *, check: bool = True, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True)
+        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=_env())
     except FileNotFoundError as exc:
         raise GitError("git is not installed") from exc
     if check and proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+        raise GitError(f"git {args[0]} failed: {_last_line(proc)}")
     return proc
+
+
+def _last_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    return message[-1] if message else str(proc.returncode)
 
 
 def root(cwd: Path | None = None) -> Path:
@@ -29,11 +67,9 @@ def root(cwd: Path | None = None) -> Path:
     return Path(proc.stdout.decode().strip())
 
 
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-
-
 def resolve(ref: str, cwd: Path | None = None) -> str:
-    """The tree id a ref names (a commit, a tag, or the empty tree); a clear error otherwise."""
+    """The TREE id a ref names (a commit, a tag, or a tree such as the empty tree); a clear
+    error otherwise. Name what it returns `..._tree`, not `..._commit`."""
     proc = _run(
         ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{tree}}"],
         cwd,
@@ -44,10 +80,54 @@ def resolve(ref: str, cwd: Path | None = None) -> str:
     return proc.stdout.decode().strip()
 
 
+def rev_parse(ref: str, cwd: Path | None = None) -> str:
+    """The commit id a ref names."""
+    proc = _run(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+        cwd,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise GitError(f"unknown git commit {ref!r}")
+    return proc.stdout.decode().strip()
+
+
+def merge_base(first: str, second: str, cwd: Path | None = None) -> str | None:
+    """The best common ancestor of two commits, or None when they share no history."""
+    proc = _run(["merge-base", first, second], cwd, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def has_ref(ref: str, cwd: Path | None = None) -> bool:
+    proc = _run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], cwd, check=False)
+    return proc.returncode == 0
+
+
 def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     """A file's bytes at a commit, or None when the file does not exist there."""
     proc = _run(["cat-file", "blob", f"{commit}:{path}"], cwd, check=False)
     return proc.stdout if proc.returncode == 0 else None
+
+
+def read_blobs(tree: str, paths: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """Several files at one tree through one `git cat-file --batch` (None: no such file)."""
+    if not paths:
+        return {}
+    request = "".join(f"{tree}:{path}\n" for path in paths).encode()
+    out = _run(["cat-file", "--batch"], cwd, stdin=request).stdout
+    found: dict[str, bytes | None] = {}
+    offset = 0
+    for path in paths:
+        end = out.index(b"\n", offset)
+        header = out[offset:end].split(b" ")
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            found[path] = out[end + 1 : end + 1 + size]
+            offset = end + 1 + size + 1
+        else:
+            found[path] = None
+            offset = end + 1
+    return found
 
 
 def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
@@ -58,12 +138,10 @@ def read_at(tree: str | None, path: str, root: Path) -> bytes | None:
     return read_file(tree, path, root)
 
 
-def list_files(commit: str, pattern: str, cwd: Path | None = None) -> list[str]:
-    """Paths at a commit matching a glob relative to the repository root."""
-    folder = pattern.rsplit("/", 1)[0] if "/" in pattern else "."
-    proc = _run(["ls-tree", "-r", "--name-only", commit, "--", folder], cwd)
-    names = proc.stdout.decode("utf-8", "replace").splitlines()
-    return sorted(n for n in names if fnmatch.fnmatchcase(n, pattern))
+def list_files(tree: str, folder: str, cwd: Path | None = None) -> list[str]:
+    """Every file path under `folder` at a tree, recursively, relative to the root."""
+    proc = _run(["ls-tree", "-r", "--name-only", "--full-tree", tree, "--", folder], cwd)
+    return proc.stdout.decode("utf-8", "replace").splitlines()
 
 
 def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:
@@ -71,25 +149,105 @@ def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
 
 
-def stage(path: str, number: int, cwd: Path | None = None) -> bytes | None:
-    """The bytes at index stage 1 (ancestor), 2 (ours) or 3 (theirs) of a conflicted path."""
-    proc = _run(["cat-file", "blob", f":{number}:{path}"], cwd, check=False)
-    return proc.stdout if proc.returncode == 0 else None
+@dataclass(frozen=True)
+class IndexStages:
+    """The sides of a conflicted path in the index; None where a side has no file."""
+
+    ancestor: bytes | None
+    ours: bytes | None
+    theirs: bytes | None
 
 
-def unmerged(path: str, cwd: Path | None = None) -> bool:
-    return bool(_run(["ls-files", "--unmerged", "--", path], cwd).stdout.strip())
+def index_stages(path: str, cwd: Path | None = None) -> IndexStages | None:
+    """Stages 1 (ancestor), 2 (ours) and 3 (theirs) of `path`, read by stage number;
+    None when the path is not conflicted."""
+    listing = _run(["ls-files", "--unmerged", "-z", "--", path], cwd).stdout
+    blobs: dict[int, str] = {}
+    for record in listing.split(b"\0"):
+        if record:
+            meta, _ = record.split(b"\t", 1)
+            _, blob, stage = meta.decode().split()
+            blobs[int(stage)] = blob
+    if not blobs:
+        return None
+
+    def blob(stage: int) -> bytes | None:
+        return _run(["cat-file", "blob", blobs[stage]], cwd).stdout if stage in blobs else None
+
+    return IndexStages(blob(1), blob(2), blob(3))
 
 
 def add(path: str, cwd: Path | None = None) -> None:
     _run(["add", "--", path], cwd)
 
 
-def run(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run git without raising; the caller reads the return code."""
-    return _run(args, cwd, check=False)
+def fetch(remote: str, refs: list[str], cwd: Path | None = None) -> None:
+    _run(["fetch", "--quiet", remote, *refs], cwd)
+
+
+def merge(ref: str, cwd: Path | None = None) -> bool:
+    """Merge `ref` into HEAD: True when clean, False when it stopped on conflicts."""
+    proc = _run(["merge", "--no-edit", "--quiet", ref], cwd, check=False)
+    if proc.returncode == 0:
+        return True
+    if conflicted_paths(cwd):
+        return False
+    raise GitError(f"git merge failed: {_last_line(proc)}")
+
+
+def conflicted_paths(cwd: Path | None = None) -> list[str]:
+    listing = _run(["diff", "--name-only", "--diff-filter=U", "-z"], cwd).stdout
+    return [name.decode("utf-8", "replace") for name in listing.split(b"\0") if name]
+
+
+def commit(
+    cwd: Path | None = None,
+    message: str | None = None,
+    *,
+    all_tracked: bool = False,
+    allow_empty: bool = False,
+) -> str:
+    """Commit and return the new commit id; without a message, git's prepared one (a merge)."""
+    args = ["commit", "--quiet"]
+    args += ["-m", message] if message is not None else ["--no-edit"]
+    if all_tracked:
+        args.append("--all")
+    if allow_empty:
+        args.append("--allow-empty")
+    _run(args, cwd)
+    return rev_parse("HEAD", cwd)
+
+
+def push(remote: str, refspec: str, cwd: Path | None = None) -> None:
+    """Push without force: a branch that moved on refuses the push."""
+    _run(["push", "--quiet", remote, refspec], cwd)
+
+
+@contextlib.contextmanager
+def worktree(root: Path, commit: str) -> Iterator[Path]:
+    """A throw-away detached worktree of `root` at `commit`, removed on exit."""
+    with tempfile.TemporaryDirectory(prefix="infx-worktree-") as tmp:
+        path = Path(tmp) / "work"
+        _run(["worktree", "add", "--quiet", "--detach", str(path), commit], root)
+        try:
+            yield path
+        finally:
+            _run(["worktree", "remove", "--force", str(path)], root, check=False)
+
+
+def merge_file(
+    current: Path, ancestor: Path, other: Path, labels: tuple[str, str, str]
+) -> tuple[bytes, int]:
+    """git's line merge of three files (diff3 style): the text and its count of conflicts."""
+    args = ["merge-file", "--stdout", "--diff3"]
+    for label in labels:
+        args += ["-L", label]
+    proc = _run([*args, str(current), str(ancestor), str(other)], check=False)
+    if proc.returncode > 127:
+        raise GitError(f"git merge-file failed: {_last_line(proc)}")
+    return proc.stdout, proc.returncode
 
 
 def git(args: list[str], cwd: Path | None = None) -> str:
-    """Run any git command and return its stdout as text (for the merge helper)."""
+    """Run any git command and return its stdout as text."""
     return _run(args, cwd).stdout.decode("utf-8", "replace")

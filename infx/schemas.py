@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 _HERE = Path(__file__).resolve().parent
 # Installed wheels carry the schemas inside the package; a source checkout has them at the root.
@@ -24,14 +25,38 @@ def schema_path(name: str) -> Path:
 
 
 @cache
+def load(name: str) -> dict[str, Any]:
+    return json.loads(schema_path(name).read_text(encoding="utf-8"))
+
+
+@cache
 def validator(name: str) -> Draft202012Validator:
-    schema = json.loads(schema_path(name).read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    """The schema's validator for describing errors. jsonschema is imported here, not at
+    start-up, and the schema is trusted (tests/test_schemas.py checks every schema against
+    its meta-schema)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(load(name))
+
+
+@cache
+def _verdict(name: str) -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(load(name))
+
+
+def is_valid(name: str, instance: Any) -> bool:
+    """The yes/no verdict, from jsonschema-rs: it starts in a third of jsonschema's import
+    time and checks every real master config in a millisecond instead of 0.7 s.
+    tests/test_schemas.py holds both engines to the same verdicts."""
+    return bool(_verdict(name).is_valid(instance))
 
 
 def errors(name: str, instance: Any) -> list[ValidationError]:
-    """All schema errors, ordered by where they sit in the instance."""
+    """All schema errors, ordered by where they sit in the instance (none: valid)."""
+    if is_valid(name, instance):
+        return []
     found = list(validator(name).iter_errors(instance))
     return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 
@@ -69,5 +94,5 @@ def known_keys(name: str) -> frozenset[str]:
             for value in node:
                 walk(value)
 
-    walk(validator(name).schema)
+    walk(load(name))
     return frozenset(found)

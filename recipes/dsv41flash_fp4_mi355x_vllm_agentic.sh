@@ -4,17 +4,21 @@
 #
 # The benchmark template exports the matrix row as environment variables
 # (`infx sweep row-env`): IMAGE, MODEL, TP, CONC, SPEC_DECODING, KV_OFFLOADING,
-# KV_OFFLOAD_BACKEND, TOTAL_CPU_DRAM_GB, DURATION, EXP_NAME; and RESULTS_DIR.
+# KV_OFFLOAD_BACKEND, TOTAL_CPU_DRAM_GB, DURATION, EXP_NAME, RUN_EVAL; and RESULTS_DIR.
+# The client the row asks for leaves its output where `infx results process` reads
+# it: aiperf in $RESULTS_DIR/aiperf, lm-eval (eval rows) in $RESULTS_DIR/lm-eval.
+# SERVER_URL points the client at a running server instead of starting one;
+# BENCH_WORKLOAD replaces the AgentX trace replay (e.g. a short synthetic load).
 #
 # Usage: dsv41flash_fp4_mi355x_vllm_agentic.sh [--dry-run]
-#   --dry-run  print the exact server command and exit without starting anything.
+#   --dry-run  print the exact server and client commands and exit without starting anything.
 set -euo pipefail
 
 dry_run=false
 for arg in "$@"; do
   case "$arg" in
     --dry-run) dry_run=true ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "dsv41flash recipe: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +36,8 @@ KV_OFFLOADING="${KV_OFFLOADING:-none}"
 EXP_NAME="${EXP_NAME:-dsv41flash}"
 RESULTS_DIR="${RESULTS_DIR:-$PWD/results}"
 NUM_SPECULATIVE_TOKENS="${NUM_SPECULATIVE_TOKENS:-2}"
+DURATION="${DURATION:-3600}"
+RUN_EVAL="${RUN_EVAL:-false}"
 
 # A fixed batch ceiling. Deriving it as 2*CONC starved low-concurrency runs:
 # at concurrency 1 requests queued for 16.2 s on average; with 128 they do not queue.
@@ -91,42 +97,73 @@ server_cmd=(
   "${server_args[@]}"
 )
 
+url="${SERVER_URL:-http://127.0.0.1:$PORT}"
+
+# The client the row asks for. Throughput rows replay AgentX traces with aiperf at the
+# row's concurrency for the row's duration; eval rows (run-eval) score gsm8k with lm-eval.
+if [ "$RUN_EVAL" = true ]; then
+  client_cmd=(
+    "${BENCH_LM_EVAL:-lm_eval}" --model local-chat-completions
+    --model_args "model=$MODEL,base_url=$url/v1/chat/completions,num_concurrent=$CONC,max_retries=3,tokenized_requests=False"
+    --tasks "${EVAL_TASKS:-gsm8k}" --num_fewshot 5 --apply_chat_template
+    --output_path "$RESULTS_DIR/lm-eval"
+  )
+else
+  if [ -n "${BENCH_WORKLOAD:-}" ]; then
+    read -r -a workload <<<"$BENCH_WORKLOAD"
+  else
+    workload=(
+      --scenario inferencex-agentx-mvp
+      --public-dataset semianalysis-cc-traces-weka-with-subagents
+      --benchmark-duration "$DURATION"
+    )
+  fi
+  client_cmd=(
+    "${BENCH_AIPERF:-aiperf}" profile
+    --model "$MODEL" --url "$url" --endpoint-type chat --streaming
+    --tokenizer "${BENCH_TOKENIZER:-$MODEL}"
+    --concurrency "$CONC" --use-server-token-count --random-seed 42
+    --output-artifact-dir "$RESULTS_DIR/aiperf" --ui-type none --no-gpu-telemetry
+    "${workload[@]}"
+  )
+fi
+
 if [ "$dry_run" = true ]; then
-  printf '%q ' "${server_cmd[@]}"
+  if [ -z "${SERVER_URL:-}" ]; then
+    printf '%q ' "${server_cmd[@]}"
+    printf '\n'
+  fi
+  printf '%q ' "${client_cmd[@]}"
   printf '\n'
   exit 0
 fi
 
-mkdir -p "$RESULTS_DIR"
-cleanup() { docker stop "$container" >/dev/null 2>&1 || true; }
-trap cleanup EXIT
-
-"${server_cmd[@]}" >"$RESULTS_DIR/server.log" 2>&1 &
-server_pid=$!
-
-deadline=$((SECONDS + ${SERVER_START_TIMEOUT:-3600}))
-until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; do
-  if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "::error::vLLM server exited during start-up; see server.log" >&2
-    tail -n 50 "$RESULTS_DIR/server.log" >&2
-    exit 1
-  fi
-  if [ "$SECONDS" -ge "$deadline" ]; then
-    echo "::error::vLLM server did not become healthy in time" >&2
-    exit 1
-  fi
-  sleep 10
-done
-
-# The client: a repository with an AgentX trace replayer sets BENCH_CLIENT to
-# its command; otherwise vLLM's own serving benchmark drives CONC streams for
-# DURATION seconds' worth of requests.
-if [ -n "${BENCH_CLIENT:-}" ]; then
-  bash -c "$BENCH_CLIENT"
-else
-  docker exec "$container" vllm bench serve \
-    --model "$MODEL" --port "$PORT" \
-    --dataset-name random --random-input-len 8192 --random-output-len 1024 \
-    --max-concurrency "$CONC" --num-prompts "$((CONC * 8))" \
-    --save-result --result-dir /results --result-filename "$EXP_NAME.json"
+if ! command -v "${client_cmd[0]}" >/dev/null; then
+  echo "dsv41flash recipe: the client ${client_cmd[0]} is not installed (aiperf: pip install 'infx[aiperf]')" >&2
+  exit 2
 fi
+
+mkdir -p "$RESULTS_DIR"
+if [ -z "${SERVER_URL:-}" ]; then
+  cleanup() { docker stop "$container" >/dev/null 2>&1 || true; }
+  trap cleanup EXIT
+
+  "${server_cmd[@]}" >"$RESULTS_DIR/server.log" 2>&1 &
+  server_pid=$!
+
+  deadline=$((SECONDS + ${SERVER_START_TIMEOUT:-3600}))
+  until curl -sf "$url/health" >/dev/null; do
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      echo "::error::vLLM server exited during start-up; see server.log" >&2
+      tail -n 50 "$RESULTS_DIR/server.log" >&2
+      exit 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "::error::vLLM server did not become healthy in time" >&2
+      exit 1
+    fi
+    sleep 10
+  done
+fi
+
+"${client_cmd[@]}"

@@ -6,6 +6,7 @@ the rest of each line included, stays as it was.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from infx.changelog.check import CheckResult, check
@@ -21,9 +22,9 @@ class Rewrite:
     new: str
 
 
-def _scalar_span(line: bytes, col: int) -> tuple[int, int]:
-    """Byte span of the scalar token starting at `col` (quoted or plain, comments excluded)."""
-    start = len(line[:col].decode("utf-8", "replace").encode("utf-8"))
+def _scalar_span(line: bytes, start: int) -> tuple[int, int]:
+    """Byte span of the scalar token starting at byte `start` (quoted or plain, comments
+    excluded)."""
     quote = line[start : start + 1]
     if quote in (b'"', b"'"):
         end = line.find(quote, start + 1)
@@ -33,26 +34,35 @@ def _scalar_span(line: bytes, col: int) -> tuple[int, int]:
     return start, len(line[:end].rstrip(b" "))
 
 
+def rewrite_links(
+    region: bytes, entries: list[Entry], new_link: Callable[[object], str | None]
+) -> tuple[bytes, list[Rewrite]]:
+    """Replace the pr-link scalar of each entry for which `new_link` names a replacement;
+    entry positions are region-relative. Every other byte stays."""
+    lines = region.split(b"\n")
+    done = []
+    for entry in entries:
+        link = new_link(entry.pr_link)
+        if link is None or "pr-link" not in entry.value_pos:
+            continue
+        line_no, offset = entry.value_pos["pr-link"]
+        text = lines[line_no - 1]
+        start, end = _scalar_span(text, offset)
+        lines[line_no - 1] = text[:start] + link.encode() + text[end:]
+        done.append(Rewrite(line_no, str(entry.pr_link), link))
+    return b"\n".join(lines), done
+
+
 def rewrite_region(
     region: bytes,
     entries: list[Entry],
     policy: LinkPolicy,
 ) -> tuple[bytes, list[Rewrite]]:
-    """Replace placeholders in `region`; entry positions are region-relative."""
+    """Replace placeholders in `region` with the PR's canonical link."""
     if policy.pr is None:
         raise UsageError("canonicalizing needs the PR number")
-    link = policy.canonical(policy.pr).encode()
-    lines = region.split(b"\n")
-    done = []
-    for entry in entries:
-        if not policy.is_placeholder(entry.pr_link):
-            continue
-        line_no, col = entry.value_pos["pr-link"]
-        text = lines[line_no - 1]
-        start, end = _scalar_span(text, col)
-        lines[line_no - 1] = text[:start] + link + text[end:]
-        done.append(Rewrite(line_no, str(entry.pr_link), link.decode()))
-    return b"\n".join(lines), done
+    link = policy.canonical(policy.pr)
+    return rewrite_links(region, entries, lambda v: link if policy.is_placeholder(v) else None)
 
 
 def canonicalize(

@@ -10,8 +10,16 @@ from functools import cached_property
 
 from infx.changelog.diff import ChangelogDiff, Correction, compare, separator_violations
 from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry, Violation
-from infx.changelog.parse import byte_violations, ending_violations, parse_region
+from infx.changelog.model import Entry, Violation, summarized
+from infx.changelog.parse import (
+    MAX_CHECKED_BYTES,
+    byte_violations,
+    ending_violations,
+    parse_region,
+    size_violation,
+)
+
+DEFAULT_KEYS_SOURCE = "configs/*-master.yaml"
 
 
 @dataclass
@@ -53,7 +61,10 @@ def resolve_keys(pattern: str, keys: Iterable[str]) -> list[str]:
     return [k for k in keys if regex.fullmatch(k)]
 
 
-def key_violations(entry: Entry, keys: Collection[str]) -> list[Violation]:
+def key_violations(
+    entry: Entry, keys: Collection[str], source: str = DEFAULT_KEYS_SOURCE
+) -> list[Violation]:
+    """Unknown keys and wildcards that match nothing; `source` names where keys were read."""
     found = []
     for index, pattern in enumerate(entry.data.get("config-keys") or []):
         if not isinstance(pattern, str) or resolve_keys(pattern, keys):
@@ -64,18 +75,18 @@ def key_violations(entry: Entry, keys: Collection[str]) -> list[Violation]:
                 Violation(
                     line,
                     "config-keys",
-                    f"wildcard {pattern!r} matches no master config key",
-                    "narrow or correct the pattern; see configs/*-master.yaml",
+                    f"wildcard {pattern!r} matches no master config key ({source})",
+                    f"correct the pattern so that it matches a key defined in {source}",
                 )
             )
             continue
         close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
-        fix = f"did you mean {close[0]!r}?" if close else "add the config to configs/*-master.yaml"
+        fix = f"did you mean {close[0]!r}?" if close else f"add the config to {source}"
         found.append(
             Violation(
                 line,
                 "config-keys",
-                f"config key {pattern!r} is not defined in any master config",
+                f"{pattern!r} is not defined in any master config ({source})",
                 fix,
             )
         )
@@ -87,14 +98,11 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
     if not isinstance(value, str) or policy.accepts(value):
         return None
     forms = " or ".join(policy.accepted_forms())
-    if policy.pr is None:
-        reason = "on main every pr-link must be the canonical link of a pull request"
-    else:
-        reason = f"this is PR #{policy.pr}"
+    reason = policy.situation()
     return Violation(
         entry.line_of("pr-link"),
         "pr-link",
-        f"pr-link {value!r} is not accepted ({reason})",
+        f"{value!r} is not accepted ({reason})",
         f"use {forms}",
     )
 
@@ -117,11 +125,14 @@ def check(
     head: bytes | None,
     policy: LinkPolicy | None,
     config_keys: Collection[str] | None = None,
+    *,
+    keys_source: str = DEFAULT_KEYS_SOURCE,
 ) -> CheckResult:
     """Check the change from `base` to `head`.
 
     `policy=None` skips the pr-link rules and `config_keys=None` skips key resolution,
-    for callers that check those themselves or cannot know them.
+    for callers that check those themselves or cannot know them. `keys_source` names
+    where `config_keys` came from (the glob in force), for the messages.
     """
     if head is None:
         diff = ChangelogDiff("rejected")
@@ -145,7 +156,13 @@ def check(
         return result
 
     region = diff.appended
-    found = byte_violations(region) + separator_violations(base or b"", region)
+    if len(region) > MAX_CHECKED_BYTES:
+        result.violations = [size_violation(len(region), "the appended text")]
+        return result
+    found = byte_violations(region)
+    if b"\r\n" in region:
+        region = region.replace(b"\r\n", b"\n")
+    found += separator_violations(base or b"", region)
     if not any(v.rule == "encoding" for v in found):
         entries, problems = parse_region(region)
         found.extend(problems)
@@ -164,7 +181,7 @@ def check(
             if bad_link:
                 found.append(bad_link)
             if config_keys is not None:
-                found.extend(key_violations(entry, config_keys))
+                found.extend(key_violations(entry, config_keys, keys_source))
     if found:
         seen: set[tuple[int | None, str]] = set()
         unique = []
@@ -172,6 +189,6 @@ def check(
             if (v.line, v.message) not in seen:
                 seen.add((v.line, v.message))
                 unique.append(v.shifted(result.offset))
-        found = unique
+        found = summarized(unique)
     result.violations = found + ending_violations(head)
     return result

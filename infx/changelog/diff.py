@@ -1,23 +1,31 @@
 """How a head changelog relates to its base: appended entries, pr-link corrections, or neither.
 
 History is immutable. A change either appends whole entries after the base
-bytes, or (with nothing appended) rewrites `  pr-link:` lines into canonical
-links. Anything else is rejected here with the lines that moved.
+bytes, or (with nothing appended) rewrites `  pr-link: <link>` lines into other
+links. A correction is proven on bytes and then on meaning: the old and new
+lines are both exactly `  pr-link: ` + a link, and YAML reads the entries around
+them as before except for that link. Anything else is rejected here with the
+lines that moved.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ruamel.yaml.error import YAMLError
-
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Violation, clip
-from infx.yamlio import strict_loader
+from infx.changelog.parse import Chunk, parse_chunk
 
 PR_LINK_PREFIX = b"  pr-link:"
+# The blank lines that precede the first appended entry sit at the very end of the base;
+# 4 KiB of it holds any realistic run of them without reading the whole history.
 _TAIL = 4096
+# A link on a corrected line: URL characters only, none that YAML reads as syntax (no quote,
+# '#', '&', '*', '!', space, tab or line break of any kind), never ending in ':'.
+_LINK_LINE = re.compile(rb"  pr-link: ([A-Za-z0-9][A-Za-z0-9._~:/%+-]*(?<!:))")
+_LINK_START = re.compile(rb"  pr-link: [A-Za-z0-9][A-Za-z0-9._~:/%+-]*")
 
 
 @dataclass(frozen=True)
@@ -26,7 +34,7 @@ class Correction:
 
     line: int
     old: str
-    new: object
+    new: str
 
 
 @dataclass
@@ -62,16 +70,10 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
                 "the base must end with a newline; add entries after it",
             )
         ]
-    tail = base[-_TAIL:].split(b"\n")[:-1] if base else []
-    blanks_before = 0
-    for line in reversed(tail):
-        if line.strip(b" "):
-            break
-        blanks_before += 1
     lines = appended.split(b"\n")
     if appended.endswith(b"\n"):
         lines.pop()
-    gap: list[bytes] = [b""] * blanks_before
+    gap: list[bytes] = [b""] * blank_lines_at_end(base)
     in_entry = False
     stray_reported = False
     for index, line in enumerate(lines):
@@ -96,6 +98,16 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
     return found
 
 
+def blank_lines_at_end(base: bytes) -> int:
+    """Blank lines (empty or spaces only) that end the base."""
+    count = 0
+    for line in reversed(base[-_TAIL:].split(b"\n")[:-1] if base else []):
+        if line.strip(b" "):
+            break
+        count += 1
+    return count
+
+
 def _gap_violation(line: int, gap: list[bytes]) -> Violation:
     if any(gap):
         message = "the line before this entry holds spaces; entries are separated by an empty line"
@@ -106,14 +118,6 @@ def _gap_violation(line: int, gap: list[bytes]) -> Violation:
     return Violation(line, "separator", message, "separate entries with exactly one empty line")
 
 
-def _pr_link_value(line: bytes) -> object:
-    try:
-        doc = strict_loader().load(line)
-    except YAMLError:
-        return None
-    return doc.get("pr-link") if isinstance(doc, dict) else None
-
-
 def _rejected(
     line: int,
     message: str,
@@ -122,20 +126,88 @@ def _rejected(
     return ChangelogDiff("rejected", violations=[Violation(line, "history", message, fix)])
 
 
+def _common_prefix(a: list[bytes], b: list[bytes]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _insertion(base_lines: list[bytes], head_lines: list[bytes]) -> ChangelogDiff | None:
+    """A rejection naming the inserted entry when head is base with lines inserted inside it."""
+    extra = len(head_lines) - len(base_lines)
+    start = _common_prefix(base_lines, head_lines)
+    if head_lines[start + extra :] != base_lines[start:]:
+        return None
+    while start > 0 and head_lines[start - 1] == head_lines[start + extra - 1]:
+        start -= 1
+    block = head_lines[start : start + extra]
+    if ENTRY_START in block:
+        line = start + block.index(ENTRY_START) + 1
+        return _rejected(
+            line,
+            f"entry inserted at line {line}; move it to the end of the file",
+            "history is append-only: new entries go after the last entry",
+        )
+    return _rejected(
+        start + 1,
+        f"{extra} line(s) inserted into history at line {start + 1}",
+        "history is append-only: put the change in a new entry at the end of the file",
+    )
+
+
+def _chunk_around(lines: list[bytes], index: int) -> Chunk:
+    start = index
+    while start > 0 and lines[start] != ENTRY_START:
+        start -= 1
+    end = index + 1
+    while end < len(lines) and lines[end] != ENTRY_START:
+        end += 1
+    return Chunk(b"\n".join(lines[start:end]) + b"\n", start + 1)
+
+
+def _correction(base_lines: list[bytes], head_lines: list[bytes], index: int) -> Correction | str:
+    """The correction at line `index`, or why it is not one."""
+    old, new = base_lines[index], head_lines[index]
+    old_link, new_link = _LINK_LINE.fullmatch(old), _LINK_LINE.fullmatch(new)
+    if old_link is None:
+        return f"line {index + 1} is not a plain '  pr-link: <link>' line in history"
+    if new_link is None:
+        start = _LINK_START.match(new)
+        rest = new[start.end() :] if start else b""
+        found = f"{clip(rest)!r} after the link" if rest else repr(clip(new))
+        return f"line {index + 1} must stay '  pr-link: <link>' with nothing else, found {found}"
+    link = new_link.group(1).decode()
+    before, _ = parse_chunk(_chunk_around(base_lines, index))
+    after, _ = parse_chunk(_chunk_around(head_lines, index))
+    if (
+        before is None
+        or after is None
+        or after.pr_link != link
+        or after.line_of("pr-link") != index + 1
+        or before.content() != after.content()
+    ):
+        return f"the entry around line {index + 1} reads differently, not just its pr-link"
+    return Correction(index + 1, old_link.group(1).decode(), link)
+
+
 def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
     base_lines = base.split(b"\n")
     head_lines = head.split(b"\n")
+    if len(head_lines) > len(base_lines):
+        inserted = _insertion(base_lines, head_lines)
+        if inserted is not None:
+            return inserted
     same_len = min(len(base_lines), len(head_lines))
     changed = [i for i in range(same_len) if base_lines[i] != head_lines[i]]
-    corrections, moved = [], []
-    for i in changed:
-        old, new = base_lines[i], head_lines[i]
-        if old.startswith(PR_LINK_PREFIX) and new.startswith(PR_LINK_PREFIX):
-            corrections.append(
-                Correction(i + 1, old.decode("utf-8", "replace"), _pr_link_value(new))
-            )
-        else:
-            moved.append(i)
+    link_lines = [
+        i
+        for i in changed
+        if base_lines[i].startswith(PR_LINK_PREFIX) and head_lines[i].startswith(PR_LINK_PREFIX)
+    ]
+    is_link = set(link_lines)
+    moved = [i for i in changed if i not in is_link]
     if len(head_lines) < len(base_lines):
         first = moved[0] + 1 if moved else same_len
         removed = len(base_lines) - len(head_lines)
@@ -149,8 +221,18 @@ def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
         return _rejected(first, f"history changed at line {first}: {old!r} became {new!r}{more}")
     if len(head_lines) > len(base_lines):
         return _rejected(
-            corrections[0].line,
+            link_lines[0] + 1,
             "this diff both corrects pr-link lines and appends entries",
             "split it: one change that appends entries, another that corrects pr-links",
         )
+    corrections = []
+    for i in link_lines:
+        found = _correction(base_lines, head_lines, i)
+        if isinstance(found, str):
+            return _rejected(
+                i + 1,
+                found,
+                "a correction changes only the link on a '  pr-link: <link>' line",
+            )
+        corrections.append(found)
     return ChangelogDiff("correction", corrections=corrections)

@@ -11,11 +11,17 @@ DEFAULT_SERVER = "https://github.com"
 
 @dataclass(frozen=True)
 class LinkPolicy:
-    """Which repository links point at, and which PR (if any) this change belongs to."""
+    """Which repository links point at, and which PR (if any) this change belongs to.
+
+    `pr` set: a pull request's check (placeholders or that PR's link). `branch`: a
+    contributor's branch before it has a PR number (placeholders or any canonical link).
+    Neither: main, where every link must be canonical.
+    """
 
     repo: str
     server: str = DEFAULT_SERVER
     pr: int | None = None
+    branch: bool = False
 
     @property
     def base(self) -> str:
@@ -38,12 +44,24 @@ class LinkPolicy:
         )
 
     def accepted_forms(self) -> list[str]:
-        if self.pr is None:
-            return [f"{self.base}<number>"]
-        return [*self.placeholders, self.canonical(self.pr)]
+        if self.pr is not None:
+            return [*self.placeholders, self.canonical(self.pr)]
+        if self.branch:
+            return [*self.placeholders, f"{self.base}<number>"]
+        return [f"{self.base}<number>"]
 
     def accepts(self, value: object) -> bool:
         """Whether an appended entry may carry this link."""
-        if self.pr is None:
-            return self.is_canonical(value)
-        return self.is_placeholder(value) or value == self.canonical(self.pr)
+        if self.pr is not None:
+            return self.is_placeholder(value) or value == self.canonical(self.pr)
+        if self.branch:
+            return self.is_placeholder(value) or self.is_canonical(value)
+        return self.is_canonical(value)
+
+    def situation(self) -> str:
+        """Why these forms, in the words of a message."""
+        if self.pr is not None:
+            return f"this is PR #{self.pr}"
+        if self.branch:
+            return "a branch keeps the XXX placeholder until its PR merges"
+        return "on main every pr-link must be the canonical link of a pull request"

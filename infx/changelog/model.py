@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+# Enough to show the pattern of a repeated mistake; the rest are counted, not listed, so
+# output stays readable (and small) when one rule fails thousands of times.
+MAX_PER_RULE = 20
 
 
 def clip(line: bytes, width: int = 60) -> str:
@@ -14,12 +20,16 @@ def clip(line: bytes, width: int = 60) -> str:
 
 @dataclass(frozen=True, order=True)
 class Violation:
-    """One broken rule, located at a 1-based line of the head file (None: the whole file)."""
+    """One broken rule, located at a 1-based line (and character column) of the head file.
+
+    `line=None` means the whole file.
+    """
 
     line: int | None
     rule: str
     message: str
     fix: str = ""
+    column: int | None = None
 
     def text(self) -> str:
         return f"{self.message} (fix: {self.fix})" if self.fix else self.message
@@ -27,12 +37,38 @@ class Violation:
     def shifted(self, offset: int) -> Violation:
         if self.line is None or offset == 0:
             return self
-        return Violation(self.line + offset, self.rule, self.message, self.fix)
+        return replace(self, line=self.line + offset)
+
+
+def more(rule: str, count: int, what: str, line: int | None = None) -> Violation:
+    """The line that stands for `count` further violations nobody needs to read one by one."""
+    return Violation(line, rule, f"and {count:,} more {what}")
+
+
+def summarized(violations: Iterable[Violation], limit: int = MAX_PER_RULE) -> list[Violation]:
+    """The first `limit` violations of each rule, then one line with the count of the rest."""
+    kept: list[Violation] = []
+    shown: Counter[str] = Counter()
+    hidden: Counter[str] = Counter()
+    first_hidden: dict[str, int | None] = {}
+    for v in violations:
+        if shown[v.rule] < limit:
+            shown[v.rule] += 1
+            kept.append(v)
+        else:
+            hidden[v.rule] += 1
+            first_hidden.setdefault(v.rule, v.line)
+    for rule, count in hidden.items():
+        kept.append(more(rule, count, f"{rule} problem(s) like the ones above", first_hidden[rule]))
+    return kept
 
 
 @dataclass
 class Entry:
-    """One top-level changelog entry with the positions needed to report on it and rewrite it."""
+    """One top-level changelog entry with the positions needed to report on it and rewrite it.
+
+    `value_pos` maps a key to the line of its value and the value's byte offset in that line.
+    """
 
     data: dict[str, Any]
     line: int
@@ -67,3 +103,7 @@ class Entry:
     def config_keys(self) -> list[str]:
         keys = self.data.get("config-keys")
         return [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
+
+    def content(self) -> dict[str, Any]:
+        """What the entry says apart from its link: two entries with equal content are copies."""
+        return {k: v for k, v in self.data.items() if k != "pr-link"}

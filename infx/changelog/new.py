@@ -8,8 +8,8 @@ import re
 from infx.changelog.links import PLACEHOLDER
 
 
-def _quote(text: str) -> str:
-    # A JSON string is a valid YAML double-quoted scalar.
+def quote(text: str) -> str:
+    """`text` as a YAML double-quoted scalar (a JSON string is one)."""
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -17,7 +17,7 @@ _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._*/+-]*")
 
 
 def _key(text: str) -> str:
-    return text if _PLAIN_KEY.fullmatch(text) else _quote(text)
+    return text if _PLAIN_KEY.fullmatch(text) else quote(text)
 
 
 def render_entry(
@@ -29,7 +29,7 @@ def render_entry(
     lines = ["- config-keys:", *(f"    - {_key(k)}" for k in config_keys)]
     if scenario_types:
         lines += ["  scenario-type:", *(f"    - {t}" for t in scenario_types)]
-    lines += ["  description:", *(f"    - {_quote(d)}" for d in descriptions)]
+    lines += ["  description:", *(f"    - {quote(d)}" for d in descriptions)]
     for name, value in (flags or {}).items():
         if value:
             lines.append(f"  {name}: true")

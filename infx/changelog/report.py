@@ -17,18 +17,36 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def location(path: str, violation: Violation) -> str:
+    """`path:line:column` as compilers print it, as much of it as is known."""
+    if violation.line is None:
+        return path
+    column = f":{violation.column}" if violation.column else ""
+    return f"{path}:{violation.line}{column}"
+
+
 def annotation(path: str, violation: Violation) -> str:
     props = [f"file={_escape_property(path)}"]
     if violation.line:
         props.append(f"line={violation.line}")
+    if violation.line and violation.column:
+        props.append(f"col={violation.column}")
     props.append(f"title={_escape_property('perf-changelog: ' + violation.rule)}")
     return f"::error {','.join(props)}::{_escape_data(violation.text())}"
+
+
+def as_failure(fmt: str, path: str, message: str) -> str:
+    """The gate could not run: said in the format a machine reads (json or github)."""
+    if fmt == "json":
+        return json.dumps({"ok": False, "file": path, "error": message, "violations": []}, indent=2)
+    props = f"file={_escape_property(path)},title={_escape_property('perf-changelog gate')}"
+    return f"::error {props}::{_escape_data('the gate could not run: ' + message)}"
 
 
 def as_text(path: str, result: CheckResult) -> str:
     if result.ok:
         return f"{path}: ok ({_what(result)})"
-    lines = [f"{path}:{v.line or 1}: {v.rule}: {v.text()}" for v in result.violations]
+    lines = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in result.violations]
     lines.append(f"{path}: {len(result.violations)} problem(s) found")
     return "\n".join(lines)
 
@@ -45,7 +63,13 @@ def as_json(path: str, result: CheckResult) -> str:
         "file": path,
         "kind": result.diff.kind,
         "violations": [
-            {"line": v.line, "rule": v.rule, "message": v.message, "fix": v.fix}
+            {
+                "line": v.line,
+                "column": v.column,
+                "rule": v.rule,
+                "message": v.message,
+                "fix": v.fix,
+            }
             for v in result.violations
         ],
         "entries": [
@@ -91,7 +115,7 @@ def summary_markdown(path: str, result: CheckResult) -> str:
         out.append("")
     if result.violations:
         out += [
-            f"- `{path}:{v.line or 1}` **{v.rule}**: {_cell(v.text())}" for v in result.violations
+            f"- `{location(path, v)}` **{v.rule}**: {_cell(v.text())}" for v in result.violations
         ]
         out.append("")
     if not result.entries and not result.corrections and result.ok:

@@ -1,18 +1,57 @@
-"""The `infx` command line: a thin click layer over the pure core."""
+"""The `infx` command line: a thin click layer over the pure core.
+
+Command groups are imported only when they run, so `infx --help` and a gate run do not
+pay for PyGithub, jsonschema or YAML libraries they never use.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
 import click
 
 from infx import __version__
-from infx.errors import InfxError
+from infx.errors import EXIT_CODES, InfxError
+
+# name -> (module, attribute, one-line help shown by `infx --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "changelog": ("infx.cli.changelog", "changelog", "Check and rewrite perf-changelog.yaml."),
+    "sweep": ("infx.cli.sweep", "sweep", "Plan and check benchmark sweeps."),
+    "reuse": ("infx.cli.reuse", "reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
+    "stage-results": (
+        "infx.cli.reuse",
+        "stage_results",
+        "Handle a /stage-results [<run_id>] comment.",
+    ),
+    "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
+    "results": (
+        "infx.cli.results",
+        "results",
+        "Turn benchmark output into result rows; collect and compare them.",
+    ),
+}
 
 
 class InfxGroup(click.Group):
-    """Turns domain errors into one line on stderr and the matching exit code."""
+    """Loads commands on demand and turns domain errors into one line and an exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands or name not in COMMANDS:
+            return self.commands.get(name)
+        module, attribute, _ = COMMANDS[name]
+        command = getattr(importlib.import_module(module), attribute)
+        self.add_command(command, name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -27,23 +66,18 @@ class InfxGroup(click.Group):
             ctx.exit(2)
 
 
-@click.group(cls=InfxGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=InfxGroup, epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, prog_name="infx")
 def cli() -> None:
-    """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment commands."""
+    """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
+    commands.
 
-
-def _register() -> None:
-    from infx.cli.changelog import changelog
-    from infx.cli.merge import merge
-    from infx.cli.reuse import reuse, stage_results
-    from infx.cli.sweep import sweep
-
-    for command in (changelog, sweep, reuse, stage_results, merge):
-        cli.add_command(command)
-
-
-_register()
+    \b
+    Exit codes: 0 ok, 1 a rule is violated, 2 usage or environment (bad option, unknown
+    ref, unreadable file, API failure), 3 internal error (please report it).
+    """
 
 
 def main() -> None:

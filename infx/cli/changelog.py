@@ -1,4 +1,4 @@
-"""`infx changelog ...`: gate, canonicalize, resolve conflicts, add entries."""
+"""`infx changelog ...`: gate, canonicalize, fix, resolve conflicts, add entries."""
 
 from __future__ import annotations
 
@@ -8,90 +8,134 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
 from infx.changelog.check import check as check_bytes
+from infx.changelog.conflict import resolve_index, run_driver
+from infx.changelog.fix import fix_appended
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import merge
 from infx.changelog.new import append_entry, render_entry
-from infx.changelog.parse import validate_document
-from infx.changelog.report import as_github, as_json, as_text, summary_markdown
-from infx.context import repo_slug, server_url
-from infx.errors import ChangelogError, UsageError
+from infx.changelog.parse import read_document
+from infx.changelog.report import (
+    as_failure,
+    as_github,
+    as_json,
+    as_text,
+    location,
+    summary_markdown,
+)
+from infx.cli.options import changelog_file, master_configs
+from infx.context import REMOTES, repository
+from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
-from infx.matrix import MASTER_GLOB
-from infx.matrix.load import parse_masters, read_masters_at
+from infx.matrix.sources import load_masters
+from infx.settings import SETTINGS_FILE
+from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
-file_option = click.option(
-    "--file",
-    "path",
-    default=CHANGELOG_FILE,
-    show_default=True,
-    help="Changelog path relative to the repository root.",
-)
+file_option = changelog_file
 repo_option = click.option(
     "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
 )
 
 
-def _policy(repo: str | None, pr: int | None, root: Path) -> LinkPolicy:
-    return LinkPolicy(repo=repo_slug(repo, root), server=server_url(), pr=pr)
+def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) -> LinkPolicy:
+    where = repository(repo, root, load_settings(root))
+    if where.guessed:
+        click.echo(
+            f"infx: note: links point at {where.slug}, taken from {where.origin}; "
+            f"set repository in {SETTINGS_FILE} or pass --repo to be sure",
+            err=True,
+        )
+    return LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
 
 
-@click.group()
+def _branch_base(root: Path) -> str:
+    """Where this branch left main: the merge base of HEAD with upstream's or origin's main."""
+    main = load_settings(root).main_branch
+    for remote in REMOTES:
+        ref = f"{remote}/{main}"
+        if git.has_ref(ref, root):
+            found = git.merge_base("HEAD", ref, root)
+            if found is None:
+                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
+            return found
+    raise UsageError(
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
+        f"with: run `git fetch origin {main}` or pass --base REF"
+    )
+
+
+def _existing(data: bytes | None, path: str) -> bytes:
+    if data is None:
+        raise UsageError(f"no such file: {path}")
+    return data
+
+
+@click.group(epilog=EXIT_CODES)
 def changelog() -> None:
     """Check and rewrite perf-changelog.yaml."""
 
 
-@changelog.command()
+@changelog.command(epilog=EXIT_CODES)
 @click.option(
-    "--base", required=True, help="Ref the change is compared against (e.g. origin/main)."
+    "--base",
+    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
+    "left main (merge base with upstream/main or origin/main), with placeholders allowed.",
 )
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
 @click.option(
-    "--pr", type=click.IntRange(min=1), help="PR number; without it only canonical links pass."
+    "--pr",
+    type=click.IntRange(min=1),
+    help="PR number: placeholders or this PR's link pass. With --base but no --pr (a push to "
+    "main) only canonical links pass.",
 )
 @repo_option
 @file_option
-@click.option(
-    "--config",
-    "config_glob",
-    default=MASTER_GLOB,
-    show_default=True,
-    help="Glob of master config files that config-keys resolve against.",
-)
+@master_configs
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json", "github"]),
     default="text",
     show_default=True,
+    help="text for people, json for tools, github for ::error annotations in Actions.",
 )
 def check(
-    base: str,
+    base: str | None,
     head: str | None,
     pr: int | None,
     repo: str | None,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
     fmt: str,
 ) -> None:
-    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys."""
-    root = git.root()
-    base_commit = git.resolve(base, root)
-    head_commit = git.resolve(head, root) if head else None
-    policy = _policy(repo, pr, root)
-    base_bytes = git.read_at(base_commit, path, root)
-    head_bytes = git.read_at(head_commit, path, root)
+    """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
-    keys = None
-    if head_bytes is not None and head_bytes != base_bytes:
-        masters = read_masters_at(head_commit, config_glob, root)
-        if not masters:
-            raise UsageError(f"no master config files match {config_glob!r}")
-        keys = parse_masters(masters).configs.keys()
-    result = check_bytes(base_bytes, head_bytes, policy, keys)
+    Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
+    no such file, unreadable master configs, no repository slug). With --format json or
+    github a failure to run is reported in that format too.
+    """
+    try:
+        root = git.root()
+        branch = base is None
+        base = _branch_base(root) if base is None else base
+        base_tree = git.resolve(base, root)
+        head_tree = git.resolve(head, root) if head else None
+        policy = _policy(repo, pr, root, branch)
+        base_bytes = git.read_at(base_tree, path, root)
+        head_bytes = git.read_at(head_tree, path, root)
+        if base_bytes is None and head_bytes is None:
+            where = f"at {head}" if head else "in the working tree"
+            raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
+        keys = None
+        if head_bytes is not None and head_bytes != base_bytes:
+            keys = load_masters(root, head_tree, config_globs).keys()
+    except InfxError as exc:
+        if fmt == "text":
+            raise UsageError(str(exc)) from None
+        click.echo(as_failure(fmt, path, str(exc)))
+        sys.exit(EXIT_USAGE)
+    result = check_bytes(base_bytes, head_bytes, policy, keys, keys_source=", ".join(config_globs))
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
     click.echo(render(path, result))
@@ -99,35 +143,42 @@ def check(
     sys.exit(0 if result.ok else 1)
 
 
-@changelog.command()
+@changelog.command(epilog=EXIT_CODES)
 @file_option
 def lint(path: str) -> None:
     """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
-    data = Path(path).read_bytes()
-    problems = validate_document(data)
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"no such file: {path}")
+    _, problems = read_document(file.read_bytes())
     for v in problems:
-        click.echo(f"{path}:{v.line or 1}: {v.rule}: {v.text()}")
+        click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
     if problems:
         click.echo(f"{path}: {len(problems)} problem(s) found")
         sys.exit(1)
     click.echo(f"{path}: ok")
 
 
-@changelog.command()
+@changelog.command(epilog=EXIT_CODES)
 @click.option("--base", required=True, help="Ref the PR branched from (e.g. origin/main).")
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
 @repo_option
 @file_option
 @click.option(
-    "--check", "check_only", is_flag=True, help="Report what would change; write nothing."
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Report what would change; write nothing (exit 1 if a rewrite is due).",
 )
 def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
-    """Rewrite XXX placeholders of appended entries to this PR's canonical link."""
+    """Rewrite the placeholder pr-links of appended entries to this PR's canonical link.
+
+    Both placeholder forms are rewritten: XXX and https://github.com/OWNER/REPO/pull/XXX
+    (the host is GITHUB_SERVER_URL's). History and every other byte stay as they are.
+    """
     root = git.root()
     base_bytes = git.read_at(git.resolve(base, root), path, root)
-    head_bytes = git.read_at(None, path, root)
-    if head_bytes is None:
-        raise UsageError(f"{path} does not exist in the working tree")
+    head_bytes = _existing(git.read_at(None, path, root), path)
     new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
     for r in rewrites:
         verb = "would rewrite" if check_only else "rewrote"
@@ -140,8 +191,38 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     atomic_write(root / path, new)
 
 
-def _main_and_pr(ours: bytes, theirs: bytes, main_side: str) -> tuple[bytes, bytes]:
-    return (theirs, ours) if main_side == "theirs" else (ours, theirs)
+@changelog.command(epilog=EXIT_CODES)
+@click.option(
+    "--base", required=True, help="Ref the change is compared against (e.g. origin/main)."
+)
+@file_option
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Report what would change; write nothing (exit 1 if a fix is due).",
+)
+def fix(base: str, path: str, check_only: bool) -> None:
+    """Apply the mechanical fixes the gate names to the entries appended since BASE.
+
+    CRLF line endings, trailing spaces, one empty line before each entry, the final
+    newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
+    which become XXX. History bytes are never touched; the file is written atomically.
+    """
+    root = git.root()
+    base_bytes = git.read_at(git.resolve(base, root), path, root)
+    head_bytes = _existing(git.read_at(None, path, root), path)
+    fixed, fixes = fix_appended(base_bytes, head_bytes)
+    verb = "would fix" if check_only else "fixed"
+    for f in fixes:
+        where = f"{path}:{f.line}" if f.line else path
+        click.echo(f"{where}: {verb}: {f.what}")
+    if not fixes:
+        click.echo(f"{path}: nothing to fix")
+        return
+    if check_only:
+        sys.exit(1)
+    atomic_write(root / path, fixed)
 
 
 main_side_option = click.option(
@@ -153,7 +234,7 @@ main_side_option = click.option(
 )
 
 
-@changelog.command("resolve-conflict")
+@changelog.command("resolve-conflict", epilog=EXIT_CODES)
 @click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
 @repo_option
 @file_option
@@ -161,19 +242,13 @@ main_side_option = click.option(
 def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str) -> None:
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
     root = git.root()
-    if not git.unmerged(path, root):
-        raise UsageError(f"{path} has no merge conflict to resolve")
-    stages = [git.stage(path, n, root) for n in (1, 2, 3)]
-    ancestor, ours, theirs = (s or b"" for s in stages)
-    main_bytes, pr_bytes = _main_and_pr(ours, theirs, main_side)
-    policy = _policy(repo, pr, root) if pr else LinkPolicy(repo="unknown/unknown")
-    merged = merge(ancestor, main_bytes, pr_bytes, policy)
-    atomic_write(root / path, merged)
-    git.add(path, root)
-    click.echo(f"{path}: resolved ({len(merged) - len(main_bytes)} bytes added after main)")
+    policy = _policy(repo, pr, root) if pr else None
+    merged = resolve_index(root, path, "theirs" if main_side == "theirs" else "ours", policy)
+    lines = merged.count(b"\n")
+    click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
 
-@changelog.command("merge-driver")
+@changelog.command("merge-driver", epilog=EXIT_CODES)
 @click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
@@ -195,18 +270,21 @@ def merge_driver(
     repo: str | None,
     main_side: str,
 ) -> None:
-    """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A)."""
-    main_bytes, pr_bytes = _main_and_pr(current.read_bytes(), other.read_bytes(), main_side)
-    policy = _policy(repo, pr, git.root()) if pr else LinkPolicy(repo="unknown/unknown")
-    try:
-        merged = merge(ancestor.read_bytes(), main_bytes, pr_bytes, policy)
-    except ChangelogError as exc:
-        click.echo(f"infx: {pathname or current}: {exc}", err=True)
+    """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A).
+
+    When there is no automatic answer it exits 1 and leaves both sides between
+    conflict markers in %A, so git reports a normal conflict and nothing is lost.
+    """
+    policy = _policy(repo, pr, git.root()) if pr else None
+    side = "theirs" if main_side == "theirs" else "ours"
+    refused = run_driver(ancestor, current, other, side, policy)
+    if refused is not None:
+        where = pathname or current
+        click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)
         sys.exit(1)
-    atomic_write(current, merged)
 
 
-@changelog.command()
+@changelog.command(epilog=EXIT_CODES)
 @click.option(
     "--config-key",
     "config_keys",
@@ -226,12 +304,17 @@ def merge_driver(
     "scenario_types",
     multiple=True,
     type=click.Choice(["fixed-seq-len", "agentic-coding"]),
+    help="Restrict the sweep to this scenario; repeat for both. Default: every scenario.",
 )
-@click.option("--evals-only", is_flag=True)
-@click.option("--all-evals", is_flag=True)
-@click.option("--append-only", is_flag=True)
+@click.option("--evals-only", is_flag=True, help="Run only the eval jobs of the configs.")
+@click.option("--all-evals", is_flag=True, help="Make every planned point an eval point.")
+@click.option(
+    "--append-only",
+    is_flag=True,
+    help="Run only points absent from the base configs (no evals).",
+)
 @file_option
-@click.option("--config", "config_glob", default=MASTER_GLOB, show_default=True)
+@master_configs
 def new(
     config_keys: tuple[str, ...],
     descriptions: tuple[str, ...],
@@ -240,11 +323,21 @@ def new(
     all_evals: bool,
     append_only: bool,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
 ) -> None:
-    """Append a well-formed entry with the XXX placeholder, checked before it is written."""
+    """Append a well-formed entry with the XXX placeholder, checked before it is written.
+
+    The whole file is checked first; nothing is written when it already breaks a rule.
+    """
     root = git.root()
-    current = git.read_at(None, path, root)
+    current = _existing(git.read_at(None, path, root), path)
+    existing, problems = read_document(current)
+    if problems:
+        first = problems[0]
+        raise ChangelogError(
+            f"{path} already breaks a rule, so nothing was appended: "
+            f"line {first.line or 1}: {first.text()} (see infx changelog lint --file {path})"
+        )
     entry = render_entry(
         list(config_keys),
         list(descriptions),
@@ -252,9 +345,16 @@ def new(
         {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
     )
     updated = append_entry(current, entry)
-    keys = parse_masters(read_masters_at(None, config_glob, root)).configs.keys()
-    result = check_bytes(current, updated, None, keys)
+    keys = load_masters(root, None, config_globs).keys()
+    result = check_bytes(current, updated, None, keys, keys_source=", ".join(config_globs))
     if not result.ok:
         raise ChangelogError("; ".join(v.text() for v in result.violations))
     atomic_write(root / path, updated)
-    click.echo(f"{path}: appended entry at line {result.entries[0].line}")
+    added = result.entries[0]
+    click.echo(f"{path}: appended entry at line {added.line}")
+    for same in (e for e in existing if e.content() == added.content()):
+        click.echo(
+            f"infx: warning: {path}:{same.line}: an entry with the same keys, description "
+            "and flags already exists",
+            err=True,
+        )

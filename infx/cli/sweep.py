@@ -9,19 +9,18 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE
-from infx.changelog.check import check as check_changelog
-from infx.changelog.report import as_text
+from infx.cli.options import changelog_file, master_configs, runners_file
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
-from infx.matrix import MASTER_GLOB, RUNNERS_FILE
-from infx.matrix.plan import PlanOptions, build_plan, canary, select_configs
+from infx.matrix.pipeline import SweepInputs, plan_sweep
+from infx.matrix.plan import PlanOptions, Revision, canary
 from infx.matrix.sources import load_masters, load_runners
 from infx.matrix.summary import summary_table
-from infx.matrix.validate import ConfigProblem, runner_label_problems, validate_configs
+from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.workflows.labels import decide
 from infx.workflows.rows import bucket_outputs, recipe_path, row_env
+from infx.yamlio import atomic_write
 
 
 @click.group()
@@ -29,43 +28,41 @@ def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
 
-config_option = click.option(
-    "--config",
-    "config_glob",
-    default=MASTER_GLOB,
-    show_default=True,
-    help="Glob of master config files.",
-)
-runners_option = click.option("--runners", "runners_path", default=RUNNERS_FILE, show_default=True)
 strict_option = click.option(
     "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
 )
 
 
-def _report(problems: list[ConfigProblem]) -> None:
-    """Print every problem; errors (not warnings) stop the command."""
-    errors = [p for p in problems if p.severity == "error"]
-    for problem in problems:
-        click.echo(problem.text(), err=True)
-    if errors:
-        raise ConfigError(f"{len(errors)} config error(s)")
+def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path: str) -> Revision:
+    runners = load_runners(root, tree, runners_path)
+    return Revision(load_masters(root, tree, globs), runners.hardware)
 
 
 @sweep.command()
 @click.option("--base", required=True, help="Ref before the change (e.g. origin/main).")
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
-@click.option("--all-evals", is_flag=True, help="Run an eval at every planned point.")
+@click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
 @click.option(
     "--agentic-only", is_flag=True, help="Plan agentic-coding points only (label agentx-fast)."
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["json", "summary"]), default="json", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "summary"]),
+    default="json",
+    show_default=True,
+    help="Print the plan as JSON or as a Markdown summary table.",
 )
-@click.option("--file", "path", default=CHANGELOG_FILE, show_default=True)
-@config_option
-@runners_option
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON plan to this file and print the summary table instead.",
+)
+@changelog_file
+@master_configs
+@runners_file
 @strict_option
 def plan(
     base: str,
@@ -75,53 +72,42 @@ def plan(
     evals_only: bool,
     agentic_only: bool,
     fmt: str,
+    output: Path | None,
     path: str,
-    config_glob: str,
+    config_globs: tuple[str, ...],
     runners_path: str,
     strict: bool,
 ) -> None:
-    """Plan the sweep for the changelog entries appended between BASE and HEAD."""
+    """Plan the sweep for the changelog entries added between BASE and HEAD.
+
+    Master configs and runners are read at HEAD (or in the working tree). Entries
+    whose layout breaks a gate rule still plan, with a warning; a diff that edits
+    or deletes history lines does not.
+    """
     root = git.root()
     base_tree = git.resolve(base, root)
     head_tree = git.resolve(head, root) if head else None
-    base_bytes = git.read_at(base_tree, path, root)
-    head_bytes = git.read_at(head_tree, path, root)
-    masters = load_masters(root, head_tree, config_glob)
-    result = check_changelog(base_bytes, head_bytes, None, masters.keys())
-    if not result.ok:
-        click.echo(as_text(path, result), err=True)
-        sys.exit(1)
-
-    entries = [e.data for e in result.entries]
-    selections = select_configs(entries, masters.keys())
-    runner_info = load_runners(root, head_tree, runners_path)
-    problems = validate_configs(masters, selections) + runner_info.problems
-    if runner_info.runners is not None:
-        problems += runner_label_problems(masters, runner_info.runners, strict, selections)
-    _report(problems)
-
-    base_masters = None
-    if any(s.append_only for s in selections.values()):
-        base_masters = load_masters(root, base_tree, config_glob)
-    metadata = {"base_ref": base, "head_ref": head or "WORKTREE", "entries": entries}
-    result_plan = build_plan(
-        selections,
-        masters,
-        runner_info.hardware,
-        PlanOptions(trim_conc, all_evals, evals_only, agentic_only),
-        base_masters,
-        metadata,
+    runners = load_runners(root, head_tree, runners_path)
+    inputs = SweepInputs(
+        changelog_base=git.read_at(base_tree, path, root),
+        changelog_head=git.read_at(head_tree, path, root),
+        head=Revision(load_masters(root, head_tree, config_globs), runners.hardware),
+        runners=runners.runners,
+        base=lambda: _revision(root, base_tree, config_globs, runners_path),
+        refs=(base, head or "WORKTREE"),
+        notes=runners.problems,
     )
-    payload = result_plan.as_json()
-    problems = schema_errors("sweep-matrix", payload)
-    if problems:
-        raise UsageError(
-            f"internal: plan does not match schemas/sweep-matrix.schema.json: {problems[0].message}"
-        )
-    if fmt == "json":
-        click.echo(json.dumps(payload, indent=2))
+    options = PlanOptions(trim_conc, all_evals, evals_only, agentic_only)
+    result = plan_sweep(inputs, options, strict)
+    for warning in result.warnings:
+        click.echo(f"infx: warning: {warning}", err=True)
+    payload = json.dumps(result.plan.as_json(), indent=2)
+    if fmt == "json" and output is None:
+        click.echo(payload)
         return
-    table = summary_table(result_plan)
+    if output is not None:
+        atomic_write(output, (payload + "\n").encode("utf-8"))
+    table = summary_table(result.plan, inputs.head.masters)
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
 
@@ -142,21 +128,23 @@ def canary_cmd() -> None:
 
 
 @sweep.command()
-@config_option
-@runners_option
+@master_configs
+@runners_file
 @strict_option
-def validate(config_glob: str, runners_path: str, strict: bool) -> None:
+def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
     root = git.root()
-    masters = load_masters(root, None, config_glob)
-    if not masters.configs:
-        raise UsageError(f"no master config files match {config_glob!r}")
+    masters = load_masters(root, None, config_globs)
     runner_info = load_runners(root, None, runners_path)
     problems = validate_configs(masters) + runner_info.problems
     if runner_info.runners is not None:
         problems += runner_label_problems(masters, runner_info.runners, strict)
-    _report(problems)
-    click.echo(f"{len(masters.configs)} config(s) valid")
+    errors = [p for p in problems if p.severity == "error"]
+    for problem in problems:
+        click.echo(problem.text(), err=True)
+    if errors:
+        raise ConfigError(f"{len(errors)} config error(s)")
+    click.echo(f"{len(masters)} config(s) valid")
 
 
 @sweep.command()

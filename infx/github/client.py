@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import json
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -77,7 +80,7 @@ class Artifact:
     id: int
     name: str
     expired: bool
-    created_at: datetime | None
+    created_at: datetime
     run_id: int | None = None  # the workflow run that uploaded it, when GitHub says
     head_branch: str | None = None
     head_sha: str | None = None
@@ -105,7 +108,7 @@ class _Json:
     def __init__(self, data: object, what: str) -> None:
         self.what = what
         if not isinstance(data, dict):
-            raise _shape_error(data, what, "a JSON object")
+            raise _shape_error(data, what, "an object")
         self.data: dict[str, Any] = data
 
     def _get(self, key: str, kinds: tuple[type, ...], optional: bool) -> Any:
@@ -113,11 +116,9 @@ class _Json:
         if value is None and optional:
             return None
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            expected = " or ".join(k.__name__ for k in kinds)
-            found = "nothing" if value is None else type(value).__name__
-            raise GitHubError(
-                f"GitHub's answer while {self.what} lacks {key!r} ({expected}; found {found})"
-            )
+            if kinds == (list,):
+                raise _unexpected(self.what, f"no {key} list")
+            raise _unexpected(self.what, f"{key} is {value!r:.40}")
         return value
 
     def text(self, key: str) -> str:
@@ -150,9 +151,7 @@ class _Json:
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise GitHubError(
-                f"GitHub's answer while {self.what} has {key!r} {value[:40]!r}, not a time"
-            ) from None
+            raise _unexpected(self.what, f"{key} is {value!r:.40}, not a time") from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
     def maybe_time(self, key: str) -> datetime | None:
@@ -161,17 +160,20 @@ class _Json:
     def sha(self, key: str) -> str:
         value = self.text(key)
         if not re.fullmatch(r"[0-9a-f]{40}", value):
-            raise GitHubError(
-                f"GitHub's answer while {self.what} has {key!r} {value[:50]!r}, not a commit sha"
-            )
+            raise _unexpected(self.what, f"{key} is {value!r:.50}, not a commit sha")
         return value
+
+
+def _unexpected(what: str, detail: str) -> GitHubError:
+    """An answer that is not what the endpoint documents: never guessed around."""
+    return GitHubError(f"unexpected GitHub response while {what}: {detail}")
 
 
 def _shape_error(data: object, what: str, expected: str) -> GitHubError:
     if data is None:
-        return GitHubError(f"GitHub answered an empty body while {what}")
+        return _unexpected(what, "an empty body")
     kind = {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(data), "number")
-    return GitHubError(f"GitHub answered a JSON {kind} while {what}, where {expected} was expected")
+    return _unexpected(what, f"a JSON {kind}, not {expected}")
 
 
 def _list_of(data: object, what: str, key: str | None) -> list[_Json]:
@@ -253,7 +255,7 @@ def _artifact(item: _Json) -> Artifact:
         id=item.number("id"),
         name=item.text("name"),
         expired=item.flag("expired"),
-        created_at=item.maybe_time("created_at"),
+        created_at=item.time("created_at"),
         run_id=run.number("id") if run else None,
         head_branch=run.maybe_text("head_branch") if run else None,
         head_sha=run.maybe_text("head_sha") if run else None,
@@ -264,12 +266,10 @@ def _decoded(item: _Json) -> bytes:
     try:
         data = base64.b64decode(item.text("content"), validate=False)
     except (binascii.Error, ValueError):
-        raise GitHubError(f"GitHub's answer while {item.what} is not valid base64") from None
+        raise _unexpected(item.what, "content that is not base64") from None
     size = item.data.get("size")
     if isinstance(size, int) and size != len(data):
-        raise GitHubError(
-            f"GitHub's answer while {item.what} holds {len(data)} bytes, not the {size} it announces"
-        )
+        raise _unexpected(item.what, f"{len(data)} bytes, not the {size} announced")
     return data
 
 
@@ -314,6 +314,7 @@ class GitHub:
             seconds_between_writes=None,
         )
         self.slug = repo
+        self._timeout = timeout
         self._repo = self._gh.get_repo(repo)
         self._base = f"/repos/{repo}"
         self._permissions: dict[str, str] = {}
@@ -347,20 +348,26 @@ class GitHub:
             try:
                 return self._gh.requester.requestJsonAndCheck("GET", url, params)
             except ValueError:  # PyGithub's json.loads on a body that starts like JSON
-                raise GitHubError(f"GitHub answered malformed JSON while {what}") from None
+                raise _unexpected(what, "malformed JSON") from None
 
         headers, data = self._call(what, request)
         kind = str(headers.get("content-type", "application/json")).split(";")[0]
         if data is not None and kind != "application/json":
-            raise GitHubError(f"GitHub answered {kind}, not JSON, while {what}")
+            raise _unexpected(what, f"{kind}, not JSON")
         if (
             isinstance(data, dict)
             and isinstance(data.get("data"), str)
             and set(data) <= {"data", "url"}
         ):
             # PyGithub wraps a body that is not JSON as {"data": text} (and adds "url").
-            raise GitHubError(f"GitHub answered a page that is not JSON while {what}")
+            raise _unexpected(what, "a page that is not JSON")
         return headers, data
+
+    def _write(self, what: str, verb: str, url: str, body: dict[str, Any]) -> _Json:
+        _, data = self._call(
+            what, lambda: self._gh.requester.requestJsonAndCheck(verb, url, input=body)
+        )
+        return _Json(data, what)
 
     def _object(self, what: str, url: str, params: dict[str, Any] | None = None) -> _Json:
         return _Json(self._get(what, url, params)[1], what)
@@ -388,7 +395,7 @@ class GitHub:
             return None
         target = match.group(1)
         if not target.startswith(self.api_url + "/"):
-            raise GitHubError(f"GitHub's next-page link while {what} leaves {self.api_url}")
+            raise _unexpected(what, f"a next-page link that leaves {self.api_url}")
         if target in seen:
             raise GitHubError(f"gave up while {what}: GitHub's next-page link repeats a page")
         seen.add(target)
@@ -428,45 +435,36 @@ class GitHub:
             self._permissions[login] = answer.text("permission")
         return self._permissions[login]
 
-    def run(self, run_id: int) -> Run | None:
-        """A workflow run, or None when it does not exist in this repository."""
-        try:
-            return _run(
-                self._object(f"reading run {run_id}", f"{self._base}/actions/runs/{run_id}")
-            )
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
+    def run(self, run_id: int) -> Run:
+        return _run(self._object(f"reading run {run_id}", f"{self._base}/actions/runs/{run_id}"))
+
+    def _runs_page(
+        self, workflow: str, branch: str, event: str, status: str, limit: int = 100
+    ) -> list[Run]:
+        what = f"listing {status} {event} runs of {workflow} on {branch}"
+        params = {"branch": branch, "event": event, "status": status, "per_page": limit}
+        answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
+        return [_run(item) for item in answer.items("workflow_runs")]
 
     def recent_runs(self, workflow: str, branch: str) -> list[Run]:
         """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""
-        what = f"listing runs of {workflow} on {branch}"
-        answer = self._object(
-            what,
-            f"{self._base}/actions/workflows/{workflow}/runs",
-            {"branch": branch, "event": "pull_request", "status": "completed", "per_page": 100},
-        )
-        return [_run(item) for item in answer.items("workflow_runs")]
+        return self._runs_page(workflow, branch, "pull_request", "completed")
 
     def artifacts(self, run_id: int) -> list[Artifact]:
         what = f"listing artifacts of run {run_id}"
         url = f"{self._base}/actions/runs/{run_id}/artifacts"
         return [_artifact(item) for item in self._pages(what, url, key="artifacts")]
 
-    def artifacts_named(self, name: str, since: datetime) -> list[Artifact]:
-        """The repository's artifacts called `name` created at or after `since`, newest first.
-
-        One listing for every run instead of one request per run; GitHub lists newest first."""
+    def artifacts_since(self, name: str, since: datetime) -> list[Artifact]:
+        """The repository's artifacts called `name` created at or after `since`, newest first:
+        one listing for every run instead of a request per run (GitHub lists newest first)."""
         what = f"listing {name} artifacts"
         found = []
         items = self._pages(what, f"{self._base}/actions/artifacts", {"name": name}, "artifacts")
         for item in items:
             artifact = _artifact(item)
-            if artifact.run_id is None or artifact.created_at is None:
-                raise GitHubError(
-                    f"GitHub's answer while {what} lacks 'workflow_run' or 'created_at'"
-                )
+            if artifact.run_id is None:
+                raise _unexpected(what, "an artifact without its workflow_run")
             if artifact.created_at < since:
                 break
             found.append(artifact)
@@ -508,16 +506,14 @@ class GitHub:
                 return None
             raise
         if answer.text("type") != "file":
-            raise GitHubError(
-                f"GitHub's answer while {what} is a {answer.text('type')}, not a file"
-            )
+            raise _unexpected(what, f"a {answer.text('type')}, not a file")
         if answer.maybe_text("encoding") == "base64":
             return _decoded(answer)
         # Files over 1 MB come without content; the blob API serves them up to 100 MB.
         blob_what = f"reading {path} at {ref[:12]} as a blob"
         blob = self._object(blob_what, f"{self._base}/git/blobs/{answer.sha('sha')}")
         if blob.text("encoding") != "base64":
-            raise GitHubError(f"GitHub's answer while {blob_what} is not base64")
+            raise _unexpected(blob_what, "content that is not base64")
         return _decoded(blob)
 
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
@@ -568,3 +564,74 @@ class GitHub:
                 raise GitHubError(f"PR #{number} was not merged: {status.message}")
 
         self._call(f"merging PR #{number}", apply)
+
+    # --- results: baseline runs, their artifacts, the sticky comment --------------
+    # Each read below makes exactly one request (one page), so a caller can count its cost.
+
+    def successful_runs(
+        self, workflow: str, branch: str, event: str, limit: int = 100
+    ) -> list[Run]:
+        """The newest completed-successfully runs of a workflow, newest first."""
+        return self._runs_page(workflow, branch, event, "success", limit)
+
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
+        """The repository's newest artifacts called `name`, across runs, newest first."""
+        what = f"listing artifacts named {name}"
+        url = f"{self._base}/actions/artifacts"
+        answer = self._object(what, url, {"name": name, "per_page": limit})
+        return [_artifact(item) for item in answer.items("artifacts")]
+
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]:
+        what = f"listing artifacts of run {run_id}"
+        url = f"{self._base}/actions/runs/{run_id}/artifacts"
+        answer = self._object(what, url, {"name": name, "per_page": 100})
+        return [a for a in map(_artifact, answer.items("artifacts")) if a.name == name]
+
+    def download_artifact(
+        self, artifact_id: int, target: str | os.PathLike[str], max_bytes: int
+    ) -> int:
+        """Save an artifact's zip to `target`; stop with an error past `max_bytes`.
+
+        The API answers with a redirect to a signed storage URL on another host
+        (blob.core.windows.net), which PyGithub refuses to follow; the storage request
+        goes out without our token, on the API's scheme only. Returns the size.
+        """
+        what = f"downloading artifact {artifact_id}"
+        url = f"{self._repo.url}/actions/artifacts/{artifact_id}/zip"
+        status, headers, body = self._call(what, lambda: self._gh.requester.requestJson("GET", url))
+        location = headers.get("location", "")
+        if status != 302 or not location:
+            detail = ""
+            with contextlib.suppress(ValueError, AttributeError):
+                detail = json.loads(body).get("message", "")
+            raise GitHubError(f"GitHub API error while {what}: {status} {detail}".rstrip(), status)
+        if urlsplit(location).scheme != urlsplit(self._gh.requester.base_url).scheme:
+            raise GitHubError(f"{what}: refusing a redirect to {urlsplit(location).scheme}")
+
+        def fetch() -> int:
+            size = 0
+            with requests.get(location, stream=True, timeout=self._timeout) as response:
+                if response.status_code != 200:
+                    raise GitHubError(f"{what}: storage answered {response.status_code}")
+                with open(target, "wb") as fh:
+                    for chunk in response.iter_content(chunk_size=1 << 20):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise GitHubError(f"{what}: larger than {max_bytes} bytes")
+                        fh.write(chunk)
+            with open(target, "rb") as fh:
+                if fh.read(4) != b"PK\x03\x04":
+                    raise GitHubError(f"{what}: the download is not a zip archive")
+            return size
+
+        return self._call(what, fetch)
+
+    def create_comment(self, number: int, body: str) -> Comment:
+        what = f"commenting on #{number}"
+        url = f"{self._base}/issues/{number}/comments"
+        return _comment(self._write(what, "POST", url, {"body": body}))
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment:
+        what = f"editing comment {comment_id}"
+        url = f"{self._base}/issues/comments/{comment_id}"
+        return _comment(self._write(what, "PATCH", url, {"body": body}))

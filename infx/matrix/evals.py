@@ -1,21 +1,29 @@
 """Which benchmark points also run an accuracy eval.
 
-Default policy: only 8k1k points at concurrency >= 16. Single-node points are
-grouped by (model, runner, framework, precision, isl, osl, spec-decoding,
-dp-attn) and every point at the group's highest concurrency and at the upper
-median of its distinct concurrencies runs an eval. A multi-node topology runs
-one eval at its highest concurrency >= 16 (`eval-conc`). Agentic points run an
-eval only under evals-only / all-evals: the highest concurrency per
-(model, runner, framework, precision).
+Selection works on the rows of one planning pass (one changelog entry's configs
+that share a scenario set), so groups span configs:
+
+- single-node fixed-seq-len: 8k1k rows at concurrency >= 16, grouped by (model,
+  runner, framework, precision, isl, osl, spec-decoding, dp-attn); every row at the
+  group's highest and upper-median distinct concurrency;
+- multi-node (fixed-seq-len 8k1k, and agentic): per topology (the row without its
+  point and eval fields), the row holding the highest concurrency >= 16, with
+  `eval-conc` set to it;
+- single-node agentic: per (model, runner, framework, precision), the first row
+  with the highest concurrency.
+
+`all-evals` widens that: every single-node 8k1k and agentic row; multi-node 8k1k
+rows of one topology merged into one row running all their concurrencies; multi-
+node agentic rows of one topology merged, evaluated at the highest.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable, Iterable
+from typing import Any
 
-from infx.matrix.expand import Row
+from infx.matrix.expand import Row, is_agentic, is_multinode
 
 EVAL_SEQ = (8192, 1024)
 EVAL_MIN_CONC = 16
@@ -30,73 +38,127 @@ _SINGLE_GROUP = (
     "dp-attn",
 )
 _AGENTIC_GROUP = ("model", "runner", "framework", "precision")
+_NOT_TOPOLOGY = frozenset(
+    {"conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name"}
+)
 
 
-def _as_eval(row: Row, **extra: object) -> Row:
-    out = {k: v for k, v in row.items() if k != "recipe-fingerprint"}
-    out["run-eval"] = True
-    out.update(extra)
-    return out
+def _concs(row: Row) -> list[int]:
+    conc = row["conc"]
+    return conc if isinstance(conc, list) else [conc]
 
 
-def _group(rows: Iterable[Row], key: Callable[[Row], Hashable]) -> dict[Hashable, list[Row]]:
-    groups: dict[Hashable, list[Row]] = defaultdict(list)
-    for row in rows:
-        groups[key(row)].append(row)
-    return groups
+def _eligible(row: Row) -> list[int]:
+    return sorted(c for c in _concs(row) if c >= EVAL_MIN_CONC)
 
 
-def _eval_seq(row: Row) -> bool:
-    return (row["isl"], row["osl"]) == EVAL_SEQ
+def _is_eval_seq(row: Row) -> bool:
+    return (row.get("isl"), row.get("osl")) == EVAL_SEQ
 
 
-def single_node_evals(rows: list[Row], all_evals: bool = False) -> list[Row]:
-    if all_evals:
-        return [_as_eval(r) for r in rows]
-    candidates = [r for r in rows if _eval_seq(r) and r["conc"] >= EVAL_MIN_CONC]
-    chosen = []
-    for group in _group(candidates, lambda r: tuple(r[k] for k in _SINGLE_GROUP)).values():
-        levels = sorted({r["conc"] for r in group})
-        picks = {levels[-1], levels[len(levels) // 2]}
-        chosen.extend(r for r in group if r["conc"] in picks)
-    order = {id(r): i for i, r in enumerate(rows)}
-    return [_as_eval(r) for r in sorted(chosen, key=lambda r: order[id(r)])]
-
-
-def _topology_key(row: Row) -> Hashable:
-    return (
-        row["model"],
-        row["runner"],
-        row["framework"],
-        row["precision"],
-        row["isl"],
-        row["osl"],
-        row["spec-decoding"],
-        json.dumps(row["prefill"], sort_keys=True),
-        json.dumps(row["decode"], sort_keys=True),
+def topology(row: Row) -> Hashable:
+    """A multi-node row's identity without concurrency, name and eval fields."""
+    return json.dumps(
+        {k: v for k, v in row.items() if k not in _NOT_TOPOLOGY}, sort_keys=True, default=str
     )
 
 
-def multi_node_evals(rows: list[Row], all_evals: bool = False) -> list[Row]:
+def _first_highest(items: Iterable[tuple[int, int]]) -> tuple[int, int]:
+    """(index, conc) with the highest conc; the earliest row wins a tie."""
+    best: tuple[int, int] | None = None
+    for item in items:
+        if best is None or item[1] > best[1]:
+            best = item
+    assert best is not None
+    return best
+
+
+def mark(rows: list[Row]) -> None:
+    """Set `run-eval` on every row (and `eval-conc` on chosen multi-node rows), in place."""
+    chosen: set[int] = set()
+    eval_conc: dict[int, int] = {}
+    single: dict[Hashable, list[int]] = {}
+    multi: dict[Hashable, list[tuple[int, int]]] = {}
+    agentic: dict[Hashable, list[tuple[int, int]]] = {}
+    for i, row in enumerate(rows):
+        if is_agentic(row):
+            if is_multinode(row):
+                eligible = _eligible(row)
+                if eligible:
+                    multi.setdefault(("agentic", topology(row)), []).append((i, eligible[-1]))
+            else:
+                key = tuple(row[k] for k in _AGENTIC_GROUP)
+                agentic.setdefault(key, []).append((i, max(_concs(row))))
+        elif _is_eval_seq(row) and _eligible(row):
+            if is_multinode(row):
+                multi.setdefault(("fixed", topology(row)), []).append((i, _eligible(row)[-1]))
+            else:
+                single.setdefault(tuple(row[k] for k in _SINGLE_GROUP), []).append(i)
+    for members in single.values():
+        levels = sorted({rows[i]["conc"] for i in members})
+        picks = {levels[-1], levels[len(levels) // 2]}
+        chosen.update(i for i in members if rows[i]["conc"] in picks)
+    for items in multi.values():
+        index, conc = _first_highest(items)
+        chosen.add(index)
+        eval_conc[index] = conc
+    for items in agentic.values():
+        chosen.add(_first_highest(items)[0])
+    for i, row in enumerate(rows):
+        row["run-eval"] = i in chosen
+        if i in eval_conc:
+            row["eval-conc"] = eval_conc[i]
+
+
+def widen(rows: list[Row]) -> list[Row]:
+    """The all-evals selection over rows already `mark`ed."""
+    out: list[Row] = []
+    merged: dict[Hashable, Row] = {}
+    for row in rows:
+        if is_agentic(row) and not is_multinode(row):
+            out.append({**row, "run-eval": True})
+        elif is_agentic(row) or (is_multinode(row) and _is_eval_seq(row)):
+            key = (is_agentic(row), topology(row))
+            if key in merged:
+                into = merged[key]
+                into["conc"] = sorted(set(into["conc"]) | set(_concs(row)))
+                if is_agentic(row):
+                    into["eval-conc"] = max(into["conc"])
+                continue
+            first: Row = {**row, "conc": sorted(set(_concs(row))), "run-eval": True}
+            if is_agentic(row):
+                first["eval-conc"] = max(first["conc"])
+            else:
+                first["eval-all-concs"] = True
+                first.pop("eval-conc", None)
+            merged[key] = first
+            out.append(first)
+        elif _is_eval_seq(row):
+            out.append({**row, "run-eval": True})
+        else:
+            out.append(row)
+    return out
+
+
+def eval_rows(rows: list[Row], all_evals: bool) -> list[Row]:
+    """The eval rows of one planning pass, marked `eval-only`."""
+    rows = [dict(r) for r in rows]
+    mark(rows)
     if all_evals:
-        return [_as_eval(r, **{"eval-conc": max(r["conc"])}) for r in rows]
-    chosen = []
-    for group in _group((r for r in rows if _eval_seq(r)), _topology_key).values():
-        best = max(group, key=lambda r: max(r["conc"]))
-        top = max(best["conc"])
-        if top >= EVAL_MIN_CONC:
-            chosen.append(_as_eval(best, **{"eval-conc": top}))
-    return chosen
+        rows = widen(rows)
+    return [{**r, "eval-only": True} for r in rows if r.get("run-eval")]
 
 
-def agentic_evals(rows: list[Row]) -> list[Row]:
-    """Highest-concurrency agentic point per (model, runner, framework, precision)."""
-
-    def conc(row: Row) -> int:
-        return max(row["conc"]) if isinstance(row["conc"], list) else row["conc"]
-
-    chosen = []
-    for group in _group(rows, lambda r: tuple(r[k] for k in _AGENTIC_GROUP)).values():
-        top = max(conc(r) for r in group)
-        chosen.extend(_as_eval(r) for r in group if conc(r) == top)
-    return chosen
+def drop_below_prefill_ep(rows: list[Row], minimum: int | None) -> list[Row]:
+    """`eval-min-prefill-ep`: multi-node eval rows whose prefill ep is below it are dropped."""
+    if minimum is None:
+        return rows
+    kept = []
+    for row in rows:
+        prefill: Any = row.get("prefill")
+        if isinstance(prefill, dict):
+            ep = prefill.get("ep", 1)
+            if not isinstance(ep, int) or ep < minimum:
+                continue
+        kept.append(row)
+    return kept

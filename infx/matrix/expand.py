@@ -1,7 +1,9 @@
-"""Expand one master config into matrix rows in the InferenceX row contract.
+"""Expand one master config into the rows of a sweep, as the InferenceX generator does.
 
-Field order matters (it is what the workflow templates and result tooling see),
-so rows are built as ordered dicts, field by field.
+Rows come out "raw": the fields the generator sets, before the row contract fills
+defaults and fixes the field order (`infx.matrix.contract`). The raw form matters
+because `recipe-fingerprint` hashes it, and published fingerprints key historical
+results.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from infx.errors import ConfigError
@@ -19,8 +22,11 @@ AGENTIC = "agentic-coding"
 SCENARIOS = (FIXED, AGENTIC)
 AGENTIC_DURATION = 3600
 MAX_LEN_PAD = 256
+# 3 TB (decimal) expressed in MiB: the most CPU DRAM one node may offload KV into.
 DRAM_CAP_MIB = 2_861_022
 SEQ_LEN_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
+# Fields that name a point on a curve rather than the recipe that produced it.
+POINT_FIELDS = frozenset({"conc", "exp-name", "recipe-fingerprint"})
 
 Row = dict[str, Any]
 
@@ -43,9 +49,9 @@ def seq_len_name(isl: int, osl: int) -> str:
     return SEQ_LEN_NAMES.get((isl, osl), f"{isl}_{osl}")
 
 
-def concurrencies(space: dict[str, Any]) -> list[int]:
+def concurrencies(space: Mapping[str, Any]) -> list[int]:
     """conc-list verbatim; a range doubles from start and always ends on end (4..48 -> 4,8,16,32,48)."""
-    if "conc-list" in space:
+    if space.get("conc-list"):
         return list(space["conc-list"])
     start, end = space["conc-start"], space["conc-end"]
     values, conc = [], start
@@ -57,243 +63,259 @@ def concurrencies(space: dict[str, Any]) -> list[int]:
 
 
 def total_cpu_dram_gb(hardware: Hardware, utilization: float, gpus: int) -> int:
-    """CPU DRAM budget for KV offload, scaled to the share of the node this job uses."""
+    """CPU DRAM budget for KV offload, scaled to the share of the node one server uses.
+
+    Decimal arithmetic in the reference's order of operations, so the truncated
+    result matches it exactly.
+    """
     mib = min(hardware.available_cpu_dram_mib, DRAM_CAP_MIB)
-    return int(mib * 2**20 * utilization * gpus / hardware.gpus_per_node / 1e9)
+    budget = Decimal(mib) * 2**20 * Decimal(str(utilization)) * gpus / hardware.gpus_per_node
+    return int(budget / 1_000_000_000)
 
 
 def fingerprint(row: Row) -> str:
-    """sha256 of the row's canonical JSON without conc, exp-name and the fingerprint itself."""
-    recipe = {k: v for k, v in row.items() if k not in ("conc", "exp-name", "recipe-fingerprint")}
+    """sha256 of the raw row's canonical JSON without the point fields."""
+    recipe = {k: v for k, v in row.items() if k not in POINT_FIELDS}
     text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def _head(config: dict[str, Any]) -> Row:
+def is_agentic(row: Row) -> bool:
+    return row.get("scenario-type") == AGENTIC
+
+
+def is_multinode(row: Row) -> bool:
+    return row.get("prefill") is not None
+
+
+def _head(config: Mapping[str, Any]) -> Row:
     return {
         k: config[k] for k in ("image", "model", "model-prefix", "precision", "framework", "runner")
     }
 
 
-def _parallelism(block: dict[str, Any]) -> Row:
+def _parallelism(space: Mapping[str, Any]) -> Row:
     return {
-        "tp": block["tp"],
+        "tp": space["tp"],
+        "pp": space.get("pp", 1),
+        "dcp-size": space.get("dcp-size", 1),
+        "pcp-size": space.get("pcp-size", 1),
+    }
+
+
+def _optional(space: Mapping[str, Any], key: str, default: Any) -> Any:
+    value = space.get(key)
+    return default if value is None else value
+
+
+def _worker(block: Mapping[str, Any]) -> Row:
+    """The config's worker block with pp, dcp-size and pcp-size made explicit; nothing else
+    is added, so a block without `additional-settings` hashes without it."""
+    return {
+        **block,
         "pp": block.get("pp", 1),
         "dcp-size": block.get("dcp-size", 1),
         "pcp-size": block.get("pcp-size", 1),
     }
 
 
-def _worker(block: dict[str, Any]) -> Row:
-    worker = {
-        "num-worker": block["num-worker"],
-        **_parallelism(block),
-        "ep": block["ep"],
-        "dp-attn": block["dp-attn"],
-        "additional-settings": list(block.get("additional-settings", [])),
-    }
-    if "hardware" in block:
-        worker["hardware"] = block["hardware"]
-    return worker
+def _components(space: Mapping[str, Any], config: Mapping[str, Any]) -> Row:
+    """router and kv-p2p-transfer, from the search-space entry or else the config."""
+    found = {}
+    for key in ("router", "kv-p2p-transfer"):
+        value = space.get(key, config.get(key))
+        if value is not None:
+            found[key] = value
+    return found
 
 
-def _with_router(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Row:
-    """A search-space router overrides the config's; rows carry one only when set."""
-    router = space.get("router", config.get("router"))
-    if router is not None:
-        row["router"] = router
-    return row
-
-
-def _kv_suffix(space: dict[str, Any]) -> str:
-    mode = space.get("kv-offloading", "none")
-    if mode == "none":
-        return "_kvnone"
-    return f"_kv{mode}-{space['kv-offload-backend']['name']}"
-
-
-def _topology(worker: dict[str, Any]) -> str:
-    text = f"{worker['num-worker']}x{worker['tp']}"
+def _topology_tag(worker: Mapping[str, Any], role: str) -> str:
+    tag = f"{role}{worker['num-worker']}x{worker['tp']}"
     if worker.get("ep", 1) != 1:
-        text += f"ep{worker['ep']}"
-    if worker.get("dp-attn"):
-        text += "dpa"
-    return text
+        tag += f"ep{worker['ep']}"
+    if worker.get("dp-attn", False):
+        tag += "dpa"
+    return tag
 
 
-@dataclass
-class Expansion:
-    """Rows of one config, split by scenario and node shape."""
-
-    fixed: list[Row]
-    agentic: list[Row]
-    multinode: bool
+def _kv_suffix(mode: str, backend: Mapping[str, Any] | None) -> str:
+    return "kvnone" if mode == "none" else f"kv{mode}-{(backend or {})['name']}"
 
 
-def expand(
-    key: str,
-    config: dict[str, Any],
-    hardware: dict[str, Hardware],
-    scenarios: tuple[str, ...] = SCENARIOS,
-) -> Expansion:
-    """Every benchmark point of `config` for the selected scenarios."""
-    multinode = bool(config["multinode"])
-    fixed: list[Row] = []
-    agentic: list[Row] = []
-    for_scenarios = config["scenarios"]
-    if FIXED in scenarios:
-        for seq in for_scenarios.get(FIXED, []):
-            for space in seq["search-space"]:
-                rows = (
-                    _fixed_multi(config, seq, space)
-                    if multinode
-                    else _fixed_single(config, seq, space)
-                )
-                fixed.extend(rows)
-    if AGENTIC in scenarios:
-        for scenario in for_scenarios.get(AGENTIC, []):
-            for space in scenario["search-space"]:
-                make = _agentic_multi if multinode else _agentic_single
-                agentic.extend(make(key, config, scenario, space, hardware))
-    return Expansion(fixed, agentic, multinode)
+def _replica_gpus(key: str, worker: Mapping[str, Any], gpus_per_node: int) -> int:
+    """GPUs one worker replica takes on one node; a replica must tile nodes exactly."""
+    gpus = worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
+    if gpus > gpus_per_node:
+        if gpus % gpus_per_node:
+            raise ConfigError(
+                f"{key}: a prefill worker of {gpus} GPUs spans nodes but is not a multiple "
+                f"of gpus-per-node {gpus_per_node}"
+            )
+        return gpus_per_node
+    if gpus_per_node % gpus:
+        raise ConfigError(
+            f"{key}: a prefill worker of {gpus} GPUs does not divide gpus-per-node "
+            f"{gpus_per_node} evenly"
+        )
+    return gpus
 
 
-def _fixed_single(
-    config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]
-) -> Iterator[Row]:
-    isl, osl = seq["isl"], seq["osl"]
-    for conc in concurrencies(space):
-        row = {
-            **_head(config),
-            "isl": isl,
-            "osl": osl,
-            **_parallelism(space),
-            "conc": conc,
-            "max-model-len": isl + osl + MAX_LEN_PAD,
-            "ep": space.get("ep", 1),
-            "dp-attn": space.get("dp-attn", False),
-            "spec-decoding": space.get("spec-decoding", "none"),
-            "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-            "disagg": config.get("disagg", False),
-            "run-eval": False,
-        }
-        yield _with_router(row, config, space)
+@dataclass(frozen=True)
+class _Agentic:
+    """One agentic-coding scenario of one config, with what its rows need besides a space."""
+
+    key: str
+    config: Mapping[str, Any]
+    scenario: Mapping[str, Any]
+    hardware: Mapping[str, Hardware]
+
+    def finish(self, row: Row, space: Mapping[str, Any]) -> Row:
+        backend = space.get("kv-offload-backend")
+        if backend is not None:
+            row["kv-offload-backend"] = backend
+        row.update(_components(space, self.config))
+        return row
 
 
-def _multi_common(config: dict[str, Any], space: dict[str, Any]) -> Row:
-    return {
-        "spec-decoding": space.get("spec-decoding", "none"),
-        "prefill": _worker(space["prefill"]),
-        "decode": _worker(space["decode"]),
-    }
-
-
-def _multi_extras(row: Row, config: dict[str, Any], space: dict[str, Any]) -> Row:
-    _with_router(row, config, space)
-    transfer = space.get("kv-p2p-transfer", config.get("kv-p2p-transfer"))
-    if transfer is not None:
-        row["kv-p2p-transfer"] = transfer
-    return row
-
-
-def _fixed_multi(
-    config: dict[str, Any], seq: dict[str, Any], space: dict[str, Any]
-) -> Iterator[Row]:
-    isl, osl = seq["isl"], seq["osl"]
-    row = {
-        **_head(config),
-        "isl": isl,
-        "osl": osl,
-        **_multi_common(config, space),
-        "conc": concurrencies(space),
-        "max-model-len": isl + osl + MAX_LEN_PAD,
-        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
-        "disagg": config.get("disagg", False),
-        "run-eval": False,
-    }
-    yield _multi_extras(row, config, space)
-
-
-def _dram(
-    key: str,
-    config: dict[str, Any],
-    scenario: dict[str, Any],
-    space: dict[str, Any],
-    hardware: dict[str, Hardware],
-    gpus: int | None,
-) -> int:
+def _dram_gb(where: _Agentic, space: Mapping[str, Any]) -> int:
+    """KV offload budget: single-node by the server's GPUs, multi-node by the prefill
+    worker's GPUs on one node (only prefill offloads to CPU DRAM)."""
     if space.get("kv-offloading", "none") != "dram":
         return 0
-    runner = config["runner"]
+    key, runner, hardware = where.key, where.config["runner"], where.hardware
     if runner not in hardware:
         raise ConfigError(
             f"{key}: kv-offloading dram needs a hardware entry for runner {runner!r} "
             "in configs/runners.yaml"
         )
     node = hardware[runner]
-    return total_cpu_dram_gb(
-        node, scenario["dram-utilization"], node.gpus_per_node if gpus is None else gpus
-    )
+    if "prefill" in space:
+        gpus = _replica_gpus(key, space["prefill"], node.gpus_per_node)
+    else:
+        gpus = space["tp"] * space.get("pp", 1) * space.get("pcp-size", 1)
+        if gpus > node.gpus_per_node:
+            raise ConfigError(
+                f"{key}: tp*pp*pcp-size = {gpus} GPUs exceeds gpus-per-node "
+                f"{node.gpus_per_node} of runner {runner!r}"
+            )
+    return total_cpu_dram_gb(node, where.scenario["dram-utilization"], gpus)
 
 
-def _agentic_single(
+def expand(
     key: str,
-    config: dict[str, Any],
-    scenario: dict[str, Any],
-    space: dict[str, Any],
-    hardware: dict[str, Hardware],
+    config: Mapping[str, Any],
+    hardware: Mapping[str, Hardware],
+    scenarios: tuple[str, ...] | frozenset[str] = SCENARIOS,
+) -> list[Row]:
+    """Every benchmark point of `config` for the selected scenarios: fixed-seq-len rows
+    first, then agentic rows, each in config order."""
+    multinode = bool(config.get("multinode", False))
+    found = config["scenarios"]
+    rows: list[Row] = []
+    if FIXED in scenarios:
+        for seq in found.get(FIXED) or []:
+            for space in seq["search-space"]:
+                make = _fixed_multi if multinode else _fixed_single
+                rows.extend(make(config, seq, space))
+    if AGENTIC in scenarios:
+        for scenario in found.get(AGENTIC) or []:
+            where = _Agentic(key, config, scenario, hardware)
+            for space in scenario["search-space"]:
+                make = _agentic_multi if multinode else _agentic_single
+                rows.extend(make(where, space))
+    return rows
+
+
+def _fixed_single(
+    config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
 ) -> Iterator[Row]:
+    isl, osl = seq["isl"], seq["osl"]
+    for conc in concurrencies(space):
+        yield {
+            **_head(config),
+            "isl": isl,
+            "osl": osl,
+            **_parallelism(space),
+            "conc": conc,
+            "max-model-len": isl + osl + MAX_LEN_PAD,
+            "ep": _optional(space, "ep", 1),
+            "dp-attn": _optional(space, "dp-attn", False),
+            "spec-decoding": space.get("spec-decoding", "none"),
+            "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+            "disagg": config.get("disagg", False),
+            "run-eval": False,
+            **_components(space, config),
+        }
+
+
+def _fixed_multi(
+    config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
+) -> Iterator[Row]:
+    isl, osl = seq["isl"], seq["osl"]
+    yield {
+        **_head(config),
+        "isl": isl,
+        "osl": osl,
+        "spec-decoding": space.get("spec-decoding", "none"),
+        "prefill": _worker(space["prefill"]),
+        "decode": _worker(space["decode"]),
+        "conc": concurrencies(space),
+        "max-model-len": isl + osl + MAX_LEN_PAD,
+        "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
+        "disagg": config.get("disagg", False),
+        "run-eval": False,
+        **_components(space, config),
+    }
+
+
+def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+    config = where.config
     par = _parallelism(space)
     spec = space.get("spec-decoding", "none")
-    dram = _dram(key, config, scenario, space, hardware, par["tp"] * par["pp"] * par["pcp-size"])
+    mode = space["kv-offloading"]
+    backend = space.get("kv-offload-backend")
+    dram = _dram_gb(where, space)
     for conc in concurrencies(space):
-        name = f"{config['model-prefix']}_tp{par['tp']}_conc{conc}{_kv_suffix(space)}"
+        name = f"{config['model-prefix']}_tp{par['tp']}_conc{conc}_{_kv_suffix(mode, backend)}"
         if spec != "none":
             name += f"_spec-{spec}"
         row = {
             **_head(config),
             **par,
-            "ep": space.get("ep", 1),
-            "dp-attn": space.get("dp-attn", False),
+            "ep": _optional(space, "ep", 1),
+            "dp-attn": _optional(space, "dp-attn", False),
             "spec-decoding": spec,
             "conc": conc,
-            "kv-offloading": space["kv-offloading"],
-            "total-cpu-dram-gb": dram,
-            "duration": AGENTIC_DURATION,
-            "exp-name": name,
-            "scenario-type": AGENTIC,
-        }
-        if "kv-offload-backend" in space:
-            row["kv-offload-backend"] = space["kv-offload-backend"]
-        yield _with_router(row, config, space)
-
-
-def _agentic_multi(
-    key: str,
-    config: dict[str, Any],
-    scenario: dict[str, Any],
-    space: dict[str, Any],
-    hardware: dict[str, Hardware],
-) -> Iterator[Row]:
-    common = _multi_common(config, space)
-    mode = space.get("kv-offloading", "none")
-    dram = _dram(key, config, scenario, space, hardware, None)
-    topology = f"p{_topology(common['prefill'])}_d{_topology(common['decode'])}"
-    for conc in concurrencies(space):
-        name = f"{config['model-prefix']}_{topology}_conc{conc}"
-        if mode != "none":
-            name += _kv_suffix(space)
-        row = {
-            **_head(config),
-            **common,
-            "conc": [conc],
             "kv-offloading": mode,
             "total-cpu-dram-gb": dram,
             "duration": AGENTIC_DURATION,
             "exp-name": name,
             "scenario-type": AGENTIC,
-            "disagg": config.get("disagg", False),
         }
-        if "kv-offload-backend" in space:
-            row["kv-offload-backend"] = space["kv-offload-backend"]
-        yield _multi_extras(row, config, space)
+        yield where.finish(row, space)
+
+
+def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+    config = where.config
+    prefill, decode = _worker(space["prefill"]), _worker(space["decode"])
+    mode = space.get("kv-offloading", "none")
+    backend = space.get("kv-offload-backend")
+    dram = _dram_gb(where, space)
+    topology = f"{_topology_tag(prefill, 'p')}_{_topology_tag(decode, 'd')}"
+    suffix = "" if mode == "none" else f"_{_kv_suffix(mode, backend)}"
+    # One allocation per concurrency: each row carries a one-item list.
+    for conc in concurrencies(space):
+        row = {
+            **_head(config),
+            "spec-decoding": space.get("spec-decoding", "none"),
+            "prefill": prefill,
+            "decode": decode,
+            "conc": [conc],
+            "kv-offloading": mode,
+            "total-cpu-dram-gb": dram,
+            "duration": AGENTIC_DURATION,
+            "exp-name": f"{config['model-prefix']}_{topology}_conc{conc}{suffix}",
+            "disagg": config.get("disagg", False),
+            "scenario-type": AGENTIC,
+        }
+        yield where.finish(row, space)

@@ -1,68 +1,212 @@
-"""Reading master config files: a mapping config-key -> recipe, spread over several files."""
+"""Master config files: a mapping config-key -> recipe, spread over several files.
+
+Files are read the way InferenceX's planner reads them (PyYAML's safe loader,
+YAML 1.1: `2_063_837` is an int), with duplicate keys as errors. Only the keys are
+needed to check a changelog and only the selected configs to plan one, so a file
+whose top level is a plain list of `key:` lines is indexed by a line scan and each
+config is parsed on its own, on first use. Anything unusual at the top level
+(anchors, flow style, quoted or non-string keys, directives) falls back to parsing
+the whole file.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from ruamel.yaml.error import YAMLError
-
-from infx import git
 from infx.errors import ConfigError
-from infx.yamlio import fast_loader, yaml_error_line, yaml_error_text
+
+if TYPE_CHECKING:
+    import yaml
+
+_TOP_KEY = re.compile(rb"([A-Za-z][A-Za-z0-9._-]*):[ \t]*(?:#.*)?")
+# Plain scalars YAML 1.1 reads as booleans or null: such a key is not a string.
+_NOT_STRINGS = frozenset(
+    b"y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    b"null Null NULL".split()
+)
+
+
+@cache
+def _loader() -> type:
+    """PyYAML's safe loader (its C parser when built) that refuses duplicate keys. Built on
+    first use: a gate that only needs config keys never imports PyYAML."""
+    import yaml
+    from yaml.constructor import ConstructorError, SafeConstructor
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def unique_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:
+                continue
+            if duplicate:
+                raise ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r}",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return SafeConstructor.construct_mapping(loader, node, deep=deep)
+
+    loader = type("UniqueKeySafeLoader", (base,), {})
+    loader.add_constructor("tag:yaml.org,2002:map", unique_mapping)
+    return loader
+
+
+def load_yaml(data: bytes | str) -> Any:
+    """YAML 1.1 plain data, as InferenceX reads its config files; duplicate keys are errors."""
+    import yaml
+
+    return yaml.load(data, Loader=_loader())
+
+
+def yaml_error() -> type[Exception]:
+    import yaml
+
+    return yaml.YAMLError
+
+
+def yaml_problem(name: str, exc: yaml.YAMLError, first_line: int = 1) -> ConfigError:
+    """One line naming the file and line of a YAML error."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"{name}:{mark.line + first_line}" if mark is not None else name
+    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
+    text = "; ".join(" ".join(str(p).split()) for p in parts if p) or str(exc).splitlines()[0]
+    return ConfigError(f"{where}: invalid YAML: {text}")
+
+
+@dataclass(frozen=True)
+class _Block:
+    file: str
+    line: int
+    start: int
+    end: int
+
+
+_TOP_LINE = re.compile(rb"^[^ \t#\r\n].*", re.M)
+
+
+def _scan(data: bytes) -> list[tuple[str, int, int]] | None:
+    """(key, line, byte offset) of each top-level key, or None when the top level is
+    anything but plain `key:` lines, comments and blank lines."""
+    found = []
+    line, counted = 1, 0
+    for match in _TOP_LINE.finditer(data):
+        key = _TOP_KEY.fullmatch(match.group().rstrip(b"\r"))
+        if key is None or key.group(1) in _NOT_STRINGS:
+            return None
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        found.append((key.group(1).decode("ascii"), line, match.start()))
+    return found
 
 
 @dataclass
 class MasterConfigs:
-    """Every config key with its recipe and the file that defines it."""
+    """Every config key with the file that defines it; configs parsed on first use."""
 
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
     texts: dict[str, bytes] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    _blocks: dict[str, _Block] = field(default_factory=dict, repr=False)
+    _parsed: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def keys(self) -> list[str]:
-        return list(self.configs)
+        return list(self.sources)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.sources
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def config(self, key: str) -> Any:
+        if key not in self._parsed:
+            self._parsed[key] = self._parse_block(key)
+        return self._parsed[key]
+
+    def text_of(self, key: str) -> tuple[bytes, int]:
+        """The bytes that define `key` and the file line they start on: the config's own
+        block when the file was indexed, else the whole file."""
+        block = self._blocks.get(key)
+        if block is None:
+            return self.texts[self.sources[key]], 1
+        return self.texts[block.file][block.start : block.end], block.line
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """Every config; each file is parsed whole, once, which beats one parse per config."""
+        for name, data in self.texts.items():
+            if any(self._blocks[k].file == name and k not in self._parsed for k in self._blocks):
+                whole = _parse_file(name, data)
+                for key, block in self._blocks.items():
+                    if block.file == name:
+                        self._parsed.setdefault(key, whole.get(key))
+        for key in self.sources:
+            yield key, self.config(key)
+
+    def _parse_block(self, key: str) -> Any:
+        block = self._blocks[key]
+        text = self.texts[block.file][block.start : block.end]
+        try:
+            doc = load_yaml(text)
+        except yaml_error():
+            doc = None
+        if isinstance(doc, dict) and list(doc) == [key]:
+            return doc[key]
+        # An alias into another config, or anything the block cannot say on its own.
+        whole = _parse_file(block.file, self.texts[block.file])
+        return whole.get(key)
+
+
+def _parse_file(name: str, data: bytes) -> dict[Any, Any]:
+    try:
+        doc = load_yaml(data)
+    except yaml_error() as exc:
+        raise yaml_problem(name, exc) from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{name}: a master config file must be a mapping of config keys")
+    return doc
+
+
+def _add_key(result: MasterConfigs, name: str, key: str, line: int | None) -> None:
+    where = f"{name}:{line}" if line else name
+    if "*" in key:
+        raise ConfigError(f"{where}: config key {key!r} may not contain '*'")
+    if key in result.sources:
+        if result.sources[key] == name:
+            raise ConfigError(f"{where}: config key {key!r} is defined twice in this file")
+        raise ConfigError(
+            f"{where}: config key {key!r} is already defined in {result.sources[key]}"
+        )
+    result.sources[key] = name
 
 
 def parse_masters(files: Mapping[str, bytes]) -> MasterConfigs:
-    """Parse master files (name -> bytes); a key defined twice, or holding `*`, is an error."""
+    """Index master files (path -> bytes), in the order given; a key defined twice, or
+    holding `*`, is an error."""
     result = MasterConfigs()
-    loader = fast_loader()
-    for name in sorted(files):
-        data = files[name]
+    for name, data in files.items():
         result.texts[name] = data
-        try:
-            doc = loader.load(data)
-        except YAMLError as exc:
-            line = yaml_error_line(exc)
-            where = f"{name}:{line}" if line else name
-            raise ConfigError(f"{where}: invalid YAML: {yaml_error_text(exc)}") from None
-        if doc is None:
+        scanned = _scan(data)
+        if scanned is None:
+            for key, value in _parse_file(name, data).items():
+                _add_key(result, name, str(key), None)
+                result._parsed[str(key)] = value
             continue
-        if not isinstance(doc, dict):
-            raise ConfigError(f"{name}: a master config file must be a mapping of config keys")
-        for key, value in doc.items():
-            key = str(key)
-            if "*" in key:
-                raise ConfigError(f"{name}: config key {key!r} may not contain '*'")
-            if key in result.sources:
-                raise ConfigError(
-                    f"{name}: config key {key!r} is already defined in {result.sources[key]}"
-                )
-            result.configs[key] = value
-            result.sources[key] = name
+        for index, (key, line, start) in enumerate(scanned):
+            end = scanned[index + 1][2] if index + 1 < len(scanned) else len(data)
+            _add_key(result, name, key, line)
+            result._blocks[key] = _Block(name, line, start, end)
     return result
-
-
-def read_masters_at(commit: str | None, pattern: str, root: Path) -> dict[str, bytes]:
-    """Master file bytes at a commit, or in the working tree when commit is None."""
-    if commit is None:
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.glob(pattern))}
-    files = {}
-    for name in git.list_files(commit, pattern, root):
-        data = git.read_at(commit, name, root)
-        if data is not None:
-            files[name] = data
-    return files

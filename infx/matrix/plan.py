@@ -1,42 +1,47 @@
 """Turn the changelog entries of a diff into a sweep plan: matrix rows per bucket.
 
-Pure: takes parsed entries, master configs and runner hardware; returns data.
+Pure: takes entries, master configs and runner hardware; returns data. The passes
+follow InferenceX's planner so that plans match it row for row:
+
+- entries with `all-evals` go first; each entry resolves its `config-keys` in
+  pattern order, then master-config order;
+- throughput: unless the entry (or a label) asks for evals only or all evals, the
+  entry's configs are expanded for the scenarios no earlier entry already planned
+  for them, grouped by that scenario set;
+- evals: a second pass per entry over the scenarios not yet evaluated, where eval
+  points are chosen across the configs of the group (`infx.matrix.evals`);
+- `append-only` entries plan only points absent from the base revision and no evals;
+- `--trim-conc` then keeps the lowest concurrency of every throughput curve, and
+  each throughput row gets its `recipe-fingerprint`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from infx.changelog.check import resolve_keys
 from infx.errors import ConfigError
-from infx.matrix.evals import agentic_evals, multi_node_evals, single_node_evals
+from infx.matrix.contract import printed, printed_entry
+from infx.matrix.evals import drop_below_prefill_ep, eval_rows
 from infx.matrix.expand import (
     AGENTIC,
-    FIXED,
+    POINT_FIELDS,
     SCENARIOS,
     Hardware,
     Row,
     expand,
     fingerprint,
+    is_agentic,
+    is_multinode,
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
 
 STANDARD_SEQ = ("1k1k", "8k1k")
 EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What the changelog asks of one config (merged over every entry naming it)."""
-
-    scenarios: frozenset[str] = frozenset(SCENARIOS)
-    evals_only: bool = False
-    all_evals: bool = False
-    append_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,203 +54,293 @@ class PlanOptions:
     agentic_only: bool = False
 
 
-@dataclass
-class SummaryLine:
-    config: str
-    runner: str
-    scenario: str
-    rows: int
-    concurrencies: list[int]
+@dataclass(frozen=True)
+class Revision:
+    """Master configs and runner hardware at one revision."""
+
+    masters: MasterConfigs
+    hardware: Mapping[str, Hardware]
 
 
 @dataclass
 class Plan:
     buckets: dict[str, Any]
-    summary: list[SummaryLine] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return self.buckets
 
 
-def select_configs(entries: Iterable[dict[str, Any]], keys: list[str]) -> dict[str, Selection]:
-    """Config key -> selection, in master-config order. Several entries naming one config
-    merge: scenarios unite, all-evals if any asks, evals-only and append-only only if all do."""
-    asked: dict[str, list[Selection]] = defaultdict(list)
-    for entry in entries:
-        selection = Selection(
-            frozenset(entry.get("scenario-type") or SCENARIOS),
-            bool(entry.get("evals-only")),
-            bool(entry.get("all-evals")),
-            bool(entry.get("append-only")),
-        )
-        for pattern in entry.get("config-keys", []):
-            for key in resolve_keys(pattern, keys):
-                asked[key].append(selection)
-    merged = {}
-    for key in keys:
-        if key in asked:
-            items = asked[key]
-            merged[key] = Selection(
-                frozenset().union(*(s.scenarios for s in items)),
-                all(s.evals_only for s in items),
-                any(s.all_evals for s in items),
-                all(s.append_only for s in items),
-            )
-    return merged
+def entry_configs(entry: Mapping[str, Any], keys: list[str]) -> list[str]:
+    """An entry's config keys: each pattern's matches in master-config order, first seen wins."""
+    found: dict[str, None] = {}
+    for pattern in entry.get("config-keys") or []:
+        matched = resolve_keys(pattern, keys)
+        if not matched:
+            raise ConfigError(f"config key {pattern!r} matches no master config")
+        found.update(dict.fromkeys(matched))
+    return list(found)
 
 
-def _points(rows: Iterable[Row]) -> set[tuple[str, int]]:
-    points = set()
-    for row in rows:
-        fp = fingerprint(row)
-        for conc in row["conc"] if isinstance(row["conc"], list) else [row["conc"]]:
-            points.add((fp, conc))
-    return points
+def _scenarios(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(entry.get("scenario-type") or SCENARIOS)
 
 
-def _only_new(key: str, head_rows: list[Row], base_rows: list[Row]) -> list[Row]:
-    """Rows (and concurrencies) absent from the base; base points must all survive."""
-    head_points, base_points = _points(head_rows), _points(base_rows)
-    lost = base_points - head_points
-    if lost:
-        raise ConfigError(
-            f"{key}: append-only entry, but {len(lost)} existing point(s) changed or "
-            "disappeared; append-only may only add points"
-        )
-    fresh = []
-    for row in head_rows:
-        fp = fingerprint(row)
-        if isinstance(row["conc"], list):
-            new = [c for c in row["conc"] if (fp, c) not in base_points]
-            if new:
-                fresh.append({**row, "conc": new})
-        elif (fp, row["conc"]) not in base_points:
-            fresh.append(row)
-    return fresh
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _curve(row: Row) -> Any:
+    return _frozen({k: v for k, v in row.items() if k not in POINT_FIELDS})
+
+
+def _concs(row: Row) -> list[int]:
+    conc = row["conc"]
+    return conc if isinstance(conc, list) else [conc]
 
 
 def trim_conc(rows: list[Row]) -> list[Row]:
-    """Keep the lowest concurrency of each curve (rows equal but for conc and exp-name);
-    a multi-node concurrency list shrinks to its minimum."""
-    kept: list[Row] = []
-    curves: dict[str, int] = {}
+    """Keep the lowest concurrency of each single-node curve (rows equal but for conc and
+    exp-name), where it stands; a multi-node concurrency list shrinks to its minimum."""
+    keep: dict[Any, int] = {}
+    out: list[Row | None] = []
     for row in rows:
-        if isinstance(row["conc"], list) and len(row["conc"]) > 1:
-            kept.append({**row, "conc": [min(row["conc"])]})
+        if is_multinode(row):
+            out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
             continue
-        curve = fingerprint(row)
-        if curve not in curves:
-            curves[curve] = len(kept)
-            kept.append(row)
-        elif _conc(row) < _conc(kept[curves[curve]]):
-            kept[curves[curve]] = row
-    return kept
+        curve = _frozen({k: v for k, v in row.items() if k not in ("conc", "exp-name")})
+        if curve not in keep:
+            keep[curve] = len(out)
+            out.append(row)
+            continue
+        held = out[keep[curve]]
+        assert held is not None
+        if row["conc"] < held["conc"]:
+            out[keep[curve]] = None
+            keep[curve] = len(out)
+            out.append(row)
+        else:
+            out.append(None)
+    return [row for row in out if row is not None]
 
 
-def _conc(row: Row) -> int:
-    return row["conc"][0] if isinstance(row["conc"], list) else row["conc"]
+def _series(row: Row) -> tuple[Any, ...]:
+    """The results-page curve a row belongs to; an appended point must join an existing one."""
+    agentic = is_agentic(row)
+    prefill, decode = row.get("prefill") or {}, row.get("decode") or {}
+    return (
+        row.get("model"),
+        row.get("model-prefix"),
+        row.get("precision"),
+        row.get("framework"),
+        row.get("runner"),
+        bool(row.get("disagg", False)),
+        agentic,
+        None if agentic else row.get("isl"),
+        None if agentic else row.get("osl"),
+        row.get("kv-offloading", "none") not in (None, "", "none"),
+        "" if agentic else row.get("spec-decoding", "none"),
+        prefill.get("hardware"),
+        decode.get("hardware"),
+    )
 
 
-def _fixed_bucket(row: Row) -> str:
-    return seq_len_name(row["isl"], row["osl"])
+def only_new_points(base_rows: list[Row], head_rows: list[Row]) -> list[Row]:
+    """Rows (and concurrencies) absent from the base; every base point must survive unchanged."""
+    before: dict[Any, set[int]] = defaultdict(set)
+    after: dict[Any, set[int]] = defaultdict(set)
+    for row in base_rows:
+        before[_curve(row)].update(_concs(row))
+    for row in head_rows:
+        after[_curve(row)].update(_concs(row))
+    if not before:
+        raise ConfigError("append-only needs an existing curve in the base revision")
+    if before.keys() - after.keys():
+        raise ConfigError(
+            "append-only may only add points: an existing recipe was changed or removed"
+        )
+    for curve, concs in before.items():
+        lost = concs - after[curve]
+        if lost:
+            raise ConfigError(
+                f"append-only may only add points: concurrencies {sorted(lost)} disappeared"
+            )
+    fresh: list[Row] = []
+    emitted: dict[Any, set[int]] = defaultdict(set)
+    for row in head_rows:
+        curve = _curve(row)
+        new = []
+        for conc in _concs(row):
+            if conc not in before.get(curve, set()) and conc not in emitted[curve]:
+                emitted[curve].add(conc)
+                new.append(conc)
+        if new:
+            fresh.append({**row, "conc": new if isinstance(row["conc"], list) else new[0]})
+    if not fresh:
+        raise ConfigError("append-only entry adds no benchmark point")
+    images: dict[tuple[Any, ...], set[Any]] = defaultdict(set)
+    for row in base_rows:
+        images[_series(row)].add(row.get("image"))
+    for row in fresh:
+        if images.get(_series(row), set()) != {row.get("image")}:
+            raise ConfigError(
+                "append-only points must join an existing results curve with one unchanged image"
+            )
+    return fresh
 
 
-def _empty_buckets() -> dict[str, Any]:
-    return {
-        "single_node": {name: [] for name in (*STANDARD_SEQ, "agentic")},
-        "multi_node": {name: [] for name in (*STANDARD_SEQ, "agentic")},
-        **{name: [] for name in EVAL_BUCKETS},
-    }
+def check_append_only_scope(
+    base: MasterConfigs, head: MasterConfigs, scopes: Mapping[str, set[str]]
+) -> None:
+    """An append-only change may touch only the selected configs and scenarios."""
+    unrelated = sorted(
+        key
+        for key in set(base.keys()) | set(head.keys())
+        if key not in scopes and not _same_config(base, head, key)
+    )
+    if unrelated:
+        raise ConfigError(
+            f"append-only change also edits configs its entry does not select: {unrelated}"
+        )
+    for key, allowed in scopes.items():
+        before, after = base.config(key), head.config(key)
+        old, new = before.get("scenarios", {}), after.get("scenarios", {})
+        if old.keys() != new.keys():
+            raise ConfigError(f"append-only change adds or removes a scenario of {key!r}")
+        outside = old.keys() - allowed
+        if outside and {k: v for k, v in before.items() if k != "scenarios"} != {
+            k: v for k, v in after.items() if k != "scenarios"
+        }:
+            raise ConfigError(
+                f"append-only change edits config-wide fields of {key!r}, which also "
+                "affect scenarios outside its entry"
+            )
+        for scenario in outside:
+            if old[scenario] != new[scenario]:
+                raise ConfigError(
+                    f"append-only change edits {key!r} / {scenario!r}, outside its entry"
+                )
+
+
+def _same_config(base: MasterConfigs, head: MasterConfigs, key: str) -> bool:
+    if (key in base) != (key in head):
+        return False
+    return base.config(key) == head.config(key)
+
+
+def _check_append_only_mix(entries: list[Mapping[str, Any]], options: PlanOptions) -> bool:
+    flags = [bool(e.get("append-only")) for e in entries]
+    if not any(flags):
+        return False
+    if not all(flags):
+        raise ConfigError("append-only entries cannot share a sweep with other entries")
+    if options.all_evals or options.evals_only:
+        raise ConfigError("an append-only sweep cannot use the all-evals or evals-only labels")
+    return True
+
+
+def _unseen_groups(
+    configs: list[str], scenarios: tuple[str, ...], seen: dict[str, set[str]]
+) -> dict[tuple[str, ...], list[str]]:
+    """Configs grouped by the scenarios of this entry no earlier entry covered for them."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for key in configs:
+        unseen = tuple(s for s in SCENARIOS if s in scenarios and s not in seen[key])
+        if unseen:
+            seen[key].update(unseen)
+            groups.setdefault(unseen, []).append(key)
+    return groups
+
+
+def _generate(keys: Iterable[str], revision: Revision, scenarios: tuple[str, ...]) -> list[Row]:
+    rows: list[Row] = []
+    for key in keys:
+        rows.extend(expand(key, revision.masters.config(key), revision.hardware, scenarios))
+    return rows
+
+
+def _bucket(buckets: dict[str, Any], row: Row) -> None:
+    shape = "multi_node" if is_multinode(row) else "single_node"
+    name = "agentic" if is_agentic(row) else seq_len_name(row["isl"], row["osl"])
+    buckets[shape].setdefault(name, []).append(printed(row))
+
+
+def _eval_bucket(row: Row) -> str:
+    if is_multinode(row):
+        return "multinode_agentic_evals" if is_agentic(row) else "multinode_evals"
+    return "agentic_evals" if is_agentic(row) else "evals"
 
 
 def build_plan(
-    selections: dict[str, Selection],
-    head: MasterConfigs,
-    hardware: dict[str, Hardware],
+    entries: list[dict[str, Any]],
+    head: Revision,
     options: PlanOptions = PlanOptions(),
-    base: MasterConfigs | None = None,
-    metadata: dict[str, Any] | None = None,
+    base: Callable[[], Revision] | None = None,
+    refs: tuple[str, str] = ("", ""),
 ) -> Plan:
-    buckets = _empty_buckets()
-    summary: list[SummaryLine] = []
-    for key, selection in selections.items():
-        config = head.configs[key]
-        scenarios = tuple(
-            s
-            for s in SCENARIOS
-            if s in selection.scenarios and (s == AGENTIC or not options.agentic_only)
-        )
-        expansion = expand(key, config, hardware, scenarios)
-        fixed, agentic = expansion.fixed, expansion.agentic
-        if selection.append_only:
-            if base is not None and key in base.configs:
-                before = expand(key, base.configs[key], hardware, scenarios)
-                fixed = _only_new(key, fixed, before.fixed)
-                agentic = _only_new(key, agentic, before.agentic)
-            evals = {name: [] for name in EVAL_BUCKETS}
-        else:
-            evals = _evals(expansion.multinode, fixed, agentic, selection, options)
-        evals_only = options.evals_only or selection.evals_only
-        if evals_only:
-            fixed, agentic = [], []
-        if options.trim_conc:
-            fixed, agentic = trim_conc(fixed), trim_conc(agentic)
-        shape = "multi_node" if expansion.multinode else "single_node"
-        for row in fixed:
-            row["recipe-fingerprint"] = fingerprint(row)
-            buckets[shape].setdefault(_fixed_bucket(row), []).append(row)
-        for row in agentic:
-            row["recipe-fingerprint"] = fingerprint(row)
-            buckets[shape]["agentic"].append(row)
-        for name, rows in evals.items():
-            buckets[name].extend(rows)
-        summary.extend(
-            _summary(key, config, FIXED, fixed + evals["evals"] + evals["multinode_evals"])
-        )
-        summary.extend(
-            _summary(
-                key,
-                config,
-                AGENTIC,
-                agentic + evals["agentic_evals"] + evals["multinode_agentic_evals"],
-            )
-        )
-    buckets["changelog_metadata"] = metadata or {}
-    return Plan(buckets, summary)
+    """The plan for `entries` against the configs at `head`; `base` is asked for only
+    when an entry is append-only."""
+    keys = head.masters.keys()
+    resolved = [(entry, entry_configs(entry, keys)) for entry in entries]
+    base_revision: Revision | None = None
+    if _check_append_only_mix(entries, options):
+        if base is None:
+            raise ConfigError("append-only entries need the base revision's configs")
+        base_revision = base()
+        scopes: dict[str, set[str]] = defaultdict(set)
+        for entry, configs in resolved:
+            for key in configs:
+                scopes[key].update(_scenarios(entry))
+        missing = sorted(k for k in scopes if k not in base_revision.masters)
+        if missing:
+            raise ConfigError(f"append-only configs must exist in the base revision: {missing}")
+        check_append_only_scope(base_revision.masters, head.masters, scopes)
 
+    resolved.sort(key=lambda item: not item[0].get("all-evals"))
+    benchmark_seen: dict[str, set[str]] = defaultdict(set)
+    eval_seen: dict[str, set[str]] = defaultdict(set)
+    throughput: list[Row] = []
+    evals: list[Row] = []
+    for entry, configs in resolved:
+        scenarios = _scenarios(entry)
+        if not (options.evals_only or entry.get("evals-only") or entry.get("all-evals")):
+            for group, members in _unseen_groups(configs, scenarios, benchmark_seen).items():
+                rows = _generate(members, head, group)
+                if entry.get("append-only"):
+                    assert base_revision is not None
+                    rows = only_new_points(_generate(members, base_revision, group), rows)
+                throughput.extend(rows)
+        if entry.get("append-only"):
+            continue
+        wide = options.all_evals or bool(entry.get("all-evals"))
+        for group, members in _unseen_groups(configs, scenarios, eval_seen).items():
+            chosen = eval_rows(_generate(members, head, group), wide)
+            evals.extend(drop_below_prefill_ep(chosen, entry.get("eval-min-prefill-ep")))
 
-def _evals(
-    multinode: bool,
-    fixed: list[Row],
-    agentic: list[Row],
-    selection: Selection,
-    options: PlanOptions,
-) -> dict[str, list[Row]]:
-    all_evals = options.all_evals or selection.all_evals
-    wants_agentic = all_evals or options.evals_only or selection.evals_only
-    agentic_rows = agentic_evals(agentic) if wants_agentic else []
-    if multinode:
-        return {
-            "evals": [],
-            "agentic_evals": [],
-            "multinode_evals": multi_node_evals(fixed, all_evals),
-            "multinode_agentic_evals": agentic_rows,
-        }
-    return {
-        "evals": single_node_evals(fixed, all_evals),
-        "agentic_evals": agentic_rows,
-        "multinode_evals": [],
-        "multinode_agentic_evals": [],
+    if options.trim_conc:
+        throughput = trim_conc(throughput)
+    if options.agentic_only:
+        throughput = [r for r in throughput if is_agentic(r)]
+        evals = [r for r in evals if is_agentic(r)]
+
+    buckets: dict[str, Any] = {"single_node": {}, "multi_node": {}}
+    for row in throughput:
+        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row)})
+    for name in EVAL_BUCKETS:
+        buckets[name] = []
+    for row in evals:
+        buckets[_eval_bucket(row)].append(printed(row))
+    buckets["changelog_metadata"] = {
+        "base_ref": refs[0],
+        "head_ref": refs[1],
+        "entries": [printed_entry(e) for e in entries],
     }
-
-
-def _summary(key: str, config: dict[str, Any], scenario: str, rows: list[Row]) -> list[SummaryLine]:
-    if not rows:
-        return []
-    concs = sorted(
-        {c for r in rows for c in (r["conc"] if isinstance(r["conc"], list) else [r["conc"]])}
-    )
-    return [SummaryLine(key, config["runner"], scenario, len(rows), concs)]
+    selected = list(dict.fromkeys(key for _, configs in resolved for key in configs))
+    return Plan(buckets, selected)
 
 
 def canary(plan: dict[str, Any]) -> tuple[Row | None, dict[str, Any]]:
@@ -267,3 +362,6 @@ def canary(plan: dict[str, Any]) -> tuple[Row | None, dict[str, Any]]:
         "single_node": {**plan["single_node"], name: rows[:index] + rows[index + 1 :]},
     }
     return rows[index], remaining
+
+
+__all__ = ["AGENTIC", "Plan", "PlanOptions", "Revision", "build_plan", "canary"]

@@ -13,7 +13,6 @@ from typing import Any
 
 from infx import schemas
 from infx.matrix.load import MasterConfigs
-from infx.yamlio import load_with_lines
 
 
 @dataclass(frozen=True, order=True)
@@ -31,27 +30,40 @@ class ConfigProblem:
 
 @cache
 def _tree(data: bytes) -> Any:
-    return load_with_lines(data)
+    """The node graph of a YAML text (PyYAML's C composer: positions without building data)."""
+    import yaml
+
+    try:
+        return yaml.compose(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
 
 
 def locate(data: bytes, path: Iterable[Any]) -> int | None:
     """1-based line of the node at `path` (falling back to the deepest parent found)."""
-    try:
-        node = _tree(data)
-    except Exception:  # the fast loader accepted it; positions are a courtesy
-        return None
+    node = _tree(data)
     line = None
     for step in path:
-        lc = getattr(node, "lc", None)
-        try:
-            if isinstance(node, dict):
-                line = lc.key(step)[0] + 1 if lc else line
-            elif isinstance(node, list):
-                line = lc.item(step)[0] + 1 if lc else line
-            node = node[step]
-        except (KeyError, IndexError, TypeError):
+        children: list[tuple[Any, Any]] = []
+        if node is not None and node.id == "mapping":
+            children = [(k.value, k) for k, _ in node.value]
+            values = [v for _, v in node.value]
+        elif node is not None and node.id == "sequence":
+            children = [(i, item) for i, item in enumerate(node.value)]
+            values = list(node.value)
+        found = [i for i, (name, _) in enumerate(children) if name == step or name == str(step)]
+        if not found:
             break
+        line = children[found[0]][1].start_mark.line + 1
+        node = values[found[0]]
     return line
+
+
+def locate_in_config(masters: MasterConfigs, key: str, path: Iterable[Any]) -> int | None:
+    """File line of `path` inside config `key`, parsing only that config's lines."""
+    text, first = masters.text_of(key)
+    line = locate(text, [key, *path])
+    return None if line is None else line + first - 1
 
 
 def _spaces(config: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
@@ -88,22 +100,28 @@ def validate_configs(
     """Schema and rule problems of the given configs (all when `keys` is None)."""
     known = schemas.known_keys("master-config")
     problems = []
-    for key in masters.configs if keys is None else keys:
-        config = masters.configs[key]
+    chosen = masters.items() if keys is None else ((k, masters.config(k)) for k in keys)
+    for key, config in chosen:
         source = masters.sources[key]
-        data = masters.texts[source]
         for error in schemas.errors("master-config", {key: config}):
             message = schemas.describe(error, known)
             if message is None:
                 continue
-            path = list(error.absolute_path)
+            path = list(error.absolute_path)[1:]
             problems.append(
-                ConfigProblem(source, locate(data, path), key, message.removeprefix(f"{key}."))
+                ConfigProblem(
+                    source,
+                    locate_in_config(masters, key, path),
+                    key,
+                    message.removeprefix(f"{key}."),
+                )
             )
         for path, message in _rule_problems(config):
             dotted = ".".join(map(str, path))
             problems.append(
-                ConfigProblem(source, locate(data, [key, *path]), key, f"{dotted}: {message}")
+                ConfigProblem(
+                    source, locate_in_config(masters, key, path), key, f"{dotted}: {message}"
+                )
             )
     return sorted(problems)
 
@@ -134,15 +152,15 @@ def runner_label_problems(
 ) -> list[ConfigProblem]:
     """A runner label no runner carries means jobs that queue forever."""
     problems = []
-    for key in masters.configs if keys is None else keys:
-        config = masters.configs[key]
+    for key in masters.keys() if keys is None else keys:
+        config = masters.config(key)
         label = config.get("runner") if isinstance(config, dict) else None
         if isinstance(label, str) and label not in runners.labels:
             source = masters.sources[key]
             problems.append(
                 ConfigProblem(
                     source,
-                    locate(masters.texts[source], [key, "runner"]),
+                    locate_in_config(masters, key, ["runner"]),
                     key,
                     f"runner label {label!r} is not in runners.yaml; its jobs would queue forever",
                     "error" if strict else "warning",

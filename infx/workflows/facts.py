@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
+from infx.errors import GitHubError
 from infx.github.client import Artifact, BranchDiff, Comment, LabelEvent, Pull, Run
 from infx.workflows.commands import CommentEvent, stage_command
 from infx.workflows.reuse import (
@@ -55,13 +56,24 @@ class Reader(Protocol):
     def comments(self, number: int) -> list[Comment]: ...
     def comment(self, comment_id: int) -> Comment: ...
     def permission(self, login: str) -> str: ...
-    def run(self, run_id: int) -> Run | None: ...
+    def run(self, run_id: int) -> Run: ...
     def recent_runs(self, workflow: str, branch: str) -> list[Run]: ...
     def artifacts(self, run_id: int) -> list[Artifact]: ...
-    def artifacts_named(self, name: str, since: datetime) -> list[Artifact]: ...
+    def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def branch_diff(self, base: str, head: str) -> BranchDiff: ...
     def file_at(self, ref: str, path: str) -> bytes | None: ...
+
+
+def _pinned(reader: Reader, run_id: int) -> tuple[Candidate, ...]:
+    """The pinned run with its artifacts, or nothing when it does not exist."""
+    try:
+        run = reader.run(run_id)
+    except GitHubError as exc:
+        if exc.status == 404:
+            return ()
+        raise
+    return (Candidate(run, tuple(reader.artifacts(run.id))),)
 
 
 def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
@@ -104,7 +116,7 @@ def _search(
     search short."""
     listed: dict[int, list[Artifact]] = {}
     for name in names:
-        for artifact in reader.artifacts_named(name, pull.created_at):
+        for artifact in reader.artifacts_since(name, pull.created_at):
             if (
                 artifact.run_id is not None
                 and artifact.head_branch == pull.head_ref
@@ -131,8 +143,6 @@ def _search(
                 return tuple(read), True
             paid += 1
             run = run or reader.run(run_id)
-            if run is None:
-                continue
         artifacts = listed[run_id] if listed_suffice else reader.artifacts(run_id)
         candidate = Candidate(run, tuple(artifacts))
         read.append(candidate)
@@ -147,9 +157,7 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
     commits = frozenset(reader.pull_commits(pull.number))
     pinned = request.command.run_id
     if pinned is not None:
-        run = reader.run(pinned)
-        candidates = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
-        exhausted = False
+        candidates, exhausted = _pinned(reader, pinned), False
     else:
         candidates, exhausted = _search(
             reader,
@@ -237,9 +245,7 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
     events = tuple(reader.label_events(pull.number))
     _, run_id = stage_command(event.body)
     if run_id is not None:
-        run = reader.run(run_id)
-        found = () if run is None else (Candidate(run, tuple(reader.artifacts(run.id))),)
-        return StageFacts(comment, permission, pull, commits, events, found)
+        return StageFacts(comment, permission, pull, commits, events, _pinned(reader, run_id))
     candidates, exhausted = _search(
         reader,
         pull,

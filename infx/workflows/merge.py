@@ -7,7 +7,6 @@ overridden), a push never forces, and the merge names the head it checked.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,14 +15,15 @@ from pathlib import Path
 from infx import git
 from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize
+from infx.changelog.conflict import resolve_index
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import merge as merge_changelogs
 from infx.errors import ChangelogError, MergeError
 from infx.github.client import GitHub, Pull
 from infx.workflows.commands import ReuseCommand
 from infx.workflows.facts import pull_facts
 from infx.workflows.labels import sweep_label_problem
 from infx.workflows.reuse import PullFacts, Request, Verdict, newest_request, verdict
+from infx.yamlio import atomic_write
 
 GATE_CHECK = "check-changelog"
 OK_CONCLUSIONS = ("success", "skipped", "neutral")
@@ -78,74 +78,52 @@ def _update_branch(
 ) -> str:
     """Merge main into the PR head in a throw-away worktree, canonicalize, commit; return the new sha."""
     remote, base = options.remote, options.base_branch
-    git.git(["fetch", "--quiet", remote, base, pull.head_ref], root)
-    head = git.git(["rev-parse", f"{remote}/{pull.head_ref}"], root).strip()
+    git.fetch(remote, [base, pull.head_ref], root)
+    head = git.rev_parse(f"{remote}/{pull.head_ref}", root)
     if head != pull.head_sha:
         raise MergeError(
             f"{remote}/{pull.head_ref} is at {head[:12]} but the PR head is {pull.head_sha[:12]}; "
             "fetch again or wait for GitHub to catch up"
         )
-    with tempfile.TemporaryDirectory(prefix="infx-merge-") as tmp:
-        work = Path(tmp) / "work"
-        git.git(["worktree", "add", "--quiet", "--detach", str(work), head], root)
-        try:
-            say(f"merging {remote}/{base} into {pull.head_ref}")
-            merged = git.run(["merge", "--no-edit", "--quiet", f"{remote}/{base}"], work)
-            if merged.returncode != 0:
-                conflicted = git.git(["diff", "--name-only", "--diff-filter=U"], work).split()
-                if conflicted != [CHANGELOG_FILE]:
-                    raise MergeError(
-                        f"merging {base} conflicts in {', '.join(conflicted) or 'unknown files'}; "
-                        "only perf-changelog.yaml can be resolved automatically"
-                    )
-                stages = [git.stage(CHANGELOG_FILE, n, work) or b"" for n in (1, 2, 3)]
-                (work / CHANGELOG_FILE).write_bytes(
-                    merge_changelogs(stages[0], stages[2], stages[1], policy)
+    with git.worktree(root, head) as work:
+        say(f"merging {remote}/{base} into {pull.head_ref}")
+        if not git.merge(f"{remote}/{base}", work):
+            conflicted = git.conflicted_paths(work)
+            if conflicted != [CHANGELOG_FILE]:
+                raise MergeError(
+                    f"merging {base} conflicts in {', '.join(conflicted)}; "
+                    "only perf-changelog.yaml can be resolved automatically"
                 )
-                git.add(CHANGELOG_FILE, work)
-                git.git(["commit", "--quiet", "--no-edit"], work)
-                say(
-                    "resolved the perf-changelog.yaml conflict (main's bytes, then this PR's entries)"
-                )
-            base_bytes = git.read_file(f"{remote}/{base}", CHANGELOG_FILE, root)
-            current = (work / CHANGELOG_FILE).read_bytes()
             try:
-                new, rewrites, _ = canonicalize(base_bytes, current, policy)
+                resolve_index(work, CHANGELOG_FILE, "theirs", policy)
             except ChangelogError as exc:
                 raise MergeError(str(exc)) from None
-            if rewrites:
-                (work / CHANGELOG_FILE).write_bytes(new)
-                git.git(
-                    [
-                        "commit",
-                        "--quiet",
-                        "-am",
-                        f"Canonicalize perf-changelog pr-link for #{pull.number}",
-                    ],
-                    work,
-                )
-                say(f"canonicalized {len(rewrites)} pr-link(s)")
-            if git.git(["rev-parse", "HEAD"], work).strip() == head:
-                git.git(
-                    [
-                        "commit",
-                        "--quiet",
-                        "--allow-empty",
-                        "-m",
-                        f"Refresh checks before merging #{pull.number}",
-                    ],
-                    work,
-                )
-                say(
-                    "nothing to change; made an empty commit so the checks run on a fresh synchronize"
-                )
-            new_head = git.git(["rev-parse", "HEAD"], work).strip()
-            if not options.dry_run:
-                git.git(["push", "--quiet", remote, f"HEAD:refs/heads/{pull.head_ref}"], work)
-                say(f"pushed {new_head[:12]} to {pull.head_ref}")
-            return new_head
-        finally:
-            git.run(["worktree", "remove", "--force", str(work)], root)
+            git.commit(work)
+            say("resolved the perf-changelog.yaml conflict (main's bytes, then this PR's entries)")
+        base_bytes = git.read_file(f"{remote}/{base}", CHANGELOG_FILE, root)
+        current = git.read_at(None, CHANGELOG_FILE, work)
+        if current is None:
+            raise MergeError(f"{CHANGELOG_FILE} is missing after merging {base}")
+        try:
+            new, rewrites, _ = canonicalize(base_bytes, current, policy)
+        except ChangelogError as exc:
+            raise MergeError(str(exc)) from None
+        if rewrites:
+            atomic_write(work / CHANGELOG_FILE, new)
+            git.commit(
+                work, f"Canonicalize perf-changelog pr-link for #{pull.number}", all_tracked=True
+            )
+            say(f"canonicalized {len(rewrites)} pr-link(s)")
+        new_head = git.rev_parse("HEAD", work)
+        if new_head == head:
+            new_head = git.commit(
+                work, f"Refresh checks before merging #{pull.number}", allow_empty=True
+            )
+            say("nothing to change; made an empty commit so the checks run on a fresh synchronize")
+        if not options.dry_run:
+            git.push(remote, f"HEAD:refs/heads/{pull.head_ref}", work)
+            say(f"pushed {new_head[:12]} to {pull.head_ref}")
+        return new_head
 
 
 def wait_for_checks(

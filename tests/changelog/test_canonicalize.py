@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infx.changelog.parse import parse_region
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 
@@ -55,3 +56,11 @@ def test_keeps_file_mode(repo: GitRepo) -> None:
     repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
     assert path.stat().st_mode & 0o777 == 0o640
     assert not list(repo.path.glob(".perf-changelog.yaml.*"))
+
+
+def test_value_positions_are_byte_offsets() -> None:
+    """Rewrites splice bytes, so an entry records where a value starts in bytes: after 'ké: '
+    that is byte 7 of the line, though it is the sixth character."""
+    region = "- config-keys:\n    - a\n  ké: XXX\n".encode()
+    (entry,), _ = parse_region(region)
+    assert entry.value_pos["ké"] == (3, 7)

@@ -65,12 +65,12 @@ def test_without_pr_only_canonical_links_pass(repo: GitRepo) -> None:
 def test_server_url_sets_link_host(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link=f"https://ghe.example.com/{REPO}/pull/7"))
     env = {"GITHUB_SERVER_URL": "https://ghe.example.com"}
-    assert (
-        repo.infx(
-            "changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7", env=env
-        ).exit_code
-        == 0
-    )
+    args = ("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7")
+    # The github.com origin is not a remote of the configured server: not trusted.
+    untrusted = repo.infx(*args, env=env)
+    assert untrusted.exit_code == 2 and "cannot tell the repository" in untrusted.output
+    repo.git("remote", "set-url", "origin", f"https://ghe.example.com/{REPO}.git")
+    assert repo.infx(*args, env=env).exit_code == 0
 
 
 def test_repo_flag_beats_environment_and_remote(repo: GitRepo) -> None:
@@ -142,7 +142,7 @@ def test_pr_link_correction_alone_passes(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": HISTORY.replace(f"{LINK}2", f"{LINK}3")})
     result = run_check(repo, "--format", "json")
     assert result.exit_code == 0
-    assert json.loads(result.output)["corrections"][0]["new"] == f"{LINK}3"
+    assert json.loads(result.stdout)["corrections"][0]["new"] == f"{LINK}3"
 
 
 def test_pr_link_correction_must_be_canonical(repo: GitRepo) -> None:
@@ -251,7 +251,7 @@ def test_append_only_with_eval_field_rejected(repo: GitRepo) -> None:
 def test_every_violation_listed(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link="TBD") + "\n" + entry(keys=["nope"], extra="  who: x\n"))
     result = run_check(repo, "--format", "json")
-    rules = sorted(v["rule"] for v in json.loads(result.output)["violations"])
+    rules = sorted(v["rule"] for v in json.loads(result.stdout)["violations"])
     assert result.exit_code == 1
     assert rules == ["config-keys", "pr-link", "schema"]
 
@@ -274,7 +274,7 @@ def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
     )
     line = HISTORY.count("\n") + 6
     assert result.exit_code == 1
-    assert result.output.startswith(
+    assert result.stdout.startswith(
         f"::error file=perf-changelog.yaml,line={line},title=perf-changelog%3A pr-link::"
     )
     text = summary.read_text()
@@ -283,7 +283,7 @@ def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
 
 def test_json_verdict_lists_entries(repo: GitRepo) -> None:
     append(repo, "\n" + entry())
-    payload = json.loads(run_check(repo, "--format", "json").output)
+    payload = json.loads(run_check(repo, "--format", "json").stdout)
     assert payload["ok"] is True
     assert payload["entries"][0]["line"] == HISTORY.count("\n") + 2
     assert payload["entries"][0]["config-keys"] == ["llama-fp8-mi355x-vllm"]

@@ -58,3 +58,32 @@ def test_real_history_links_that_fail_today_are_history(history: bytes) -> None:
     ]
     assert placeholder_or_odd
     assert check(history, history + NEW, POLICY).ok
+
+
+@pytest.mark.parametrize(
+    "separator", [b"\r", "\u0085".encode(), "\u2028".encode(), "\u2029".encode()]
+)
+def test_smuggled_key_after_a_corrected_link_is_rejected(history: bytes, separator: bytes) -> None:
+    """The reproduction from issue #9: entry 1's config-keys must not change behind a
+    'pr-link correction'; the gate and lint agree."""
+    head = history.replace(b"/pull/95\n", b"/pull/96" + separator + b"  config-keys: [gptoss*]\n")
+    assert head != history
+    result = check(history, head, POLICY)
+    assert not result.ok and result.diff.kind == "rejected"
+    assert validate_document(head)
+
+
+def test_a_plain_correction_of_real_history_passes(history: bytes) -> None:
+    head = history.replace(b"/pull/95\n", b"/pull/96\n")
+    result = check(history, head, POLICY)
+    assert result.ok and [c.new for c in result.corrections] == [
+        "https://github.com/SemiAnalysisAI/InferenceX/pull/96"
+    ]
+
+
+def test_whole_history_reads_as_one_append(history: bytes) -> None:
+    """From the empty tree all 772 entries are appended and read, within every limit; what
+    fails is only the historic separators that later appends never see."""
+    result = check(None, history, None)
+    assert len(result.entries) == 772
+    assert {v.rule for v in result.violations} == {"separator"}

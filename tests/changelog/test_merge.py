@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
@@ -82,3 +85,103 @@ def test_merge_driver_refuses_history_edits(repo: GitRepo, tmp_path) -> None:
     )
     assert result.exit_code == 1 and "does more than append" in result.output
     assert ours.read_text().startswith(HISTORY.replace("Bring up", "Brought up"))
+
+
+def use_driver(repo: GitRepo, *extra: str) -> None:
+    """Configure the merge driver as the README says, run through this interpreter."""
+    repo.write(".gitattributes", "perf-changelog.yaml merge=infx-changelog\n")
+    repo.git("add", ".gitattributes")
+    repo.git("commit", "-q", "-m", "attributes")
+    repo.git("tag", "-f", "base")
+    repo.git("config", "merge.infx-changelog.name", "perf-changelog.yaml append merge")
+    repo.git(
+        "config",
+        "merge.infx-changelog.driver",
+        f"{sys.executable} -m infx changelog merge-driver --repo acme/bench {' '.join(extra)} "
+        "%O %A %B %P",
+    )
+
+
+def branches(repo: GitRepo, pr_side: str, main_side: str) -> None:
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.commit("pr", **{"perf-changelog.yaml": pr_side})
+    repo.git("checkout", "-q", "main")
+    repo.commit("main", **{"perf-changelog.yaml": main_side})
+    repo.git("checkout", "-q", "pr")
+
+
+def test_driver_conflicts_when_pr_extends_the_last_history_entry(repo: GitRepo) -> None:
+    """The base stays a byte prefix, but the PR's line belongs to no new entry: it must
+    not vanish from a clean merge."""
+    use_driver(repo, "--pr", "31")
+    branches(repo, HISTORY + "  all-evals: true\n", HISTORY + "\n" + MAIN_ENTRY)
+    merge = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=repo.path, capture_output=True
+    )
+    assert merge.returncode != 0
+    assert "perf-changelog.yaml" in repo.git("diff", "--name-only", "--diff-filter=U")
+    text = repo.read().decode()
+    assert "  all-evals: true\n" in text and MAIN_ENTRY in text
+    assert "<<<<<<< " in text and ">>>>>>> " in text
+
+
+def test_driver_refusal_leaves_both_sides_between_markers(repo: GitRepo) -> None:
+    use_driver(repo, "--pr", "31")
+    edited = HISTORY.replace("Bring up", "Brought up")
+    branches(repo, edited + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=repo.path, capture_output=True
+    )
+    assert merge.returncode != 0
+    assert b"does more than append entries" in merge.stderr
+    text = repo.read().decode()
+    assert "<<<<<<< ours (pull request)" in text and ">>>>>>> theirs (main)" in text
+    assert MAIN_ENTRY in text and PR_ENTRY in text and "Brought up" in text
+
+
+def test_driver_refusal_without_a_line_conflict_still_leaves_markers(repo: GitRepo) -> None:
+    """git's line merge of a history edit and an append is clean; the driver's refusal must
+    still leave markers, or a `git add` would take the edit without anyone looking."""
+    use_driver(repo, "--pr", "31")
+    branches(repo, HISTORY.replace("Bring up", "Brought up"), HISTORY + "\n" + MAIN_ENTRY)
+    merge = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=repo.path, capture_output=True
+    )
+    assert merge.returncode != 0
+    text = repo.read().decode()
+    assert "<<<<<<< ours (pull request)" in text and "=======\n" in text
+    assert "Brought up" in text and "Bring up" in text and MAIN_ENTRY in text
+
+
+def test_driver_keeps_main_side_history_edits(repo: GitRepo) -> None:
+    """Main is taken as it is (it passed the gate when it landed), as the README says."""
+    use_driver(repo, "--pr", "31")
+    corrected = HISTORY.replace(f"{LINK}2", f"{LINK}20")
+    branches(repo, HISTORY + "\n" + PR_ENTRY, corrected + "\n" + MAIN_ENTRY)
+    repo.git("merge", "-q", "--no-edit", "main")
+    assert repo.read().decode() == corrected + "\n" + MAIN_ENTRY + "\n" + entry(
+        description="PR change", link=f"{LINK}31"
+    )
+
+
+def test_resolve_conflict_refuses_when_a_side_deleted_the_file(repo: GitRepo) -> None:
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.commit("pr", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    repo.git("checkout", "-q", "main")
+    repo.git("rm", "-q", "perf-changelog.yaml")
+    repo.git("commit", "-q", "-m", "drop")
+    repo.git("checkout", "-q", "pr")
+    repo.git("merge", "main", check=False)
+    result = repo.infx("changelog", "resolve-conflict", "--pr", "31")
+    assert result.exit_code == 1 and "deleted on one side" in result.output
+    assert repo.read().decode() == HISTORY + "\n" + PR_ENTRY
+    assert "perf-changelog.yaml" in repo.git("diff", "--name-only", "--diff-filter=U")
+
+
+def test_resolve_conflict_refusal_leaves_gits_conflict(repo: GitRepo) -> None:
+    branches(repo, HISTORY + "  all-evals: true\n", HISTORY + "\n" + MAIN_ENTRY)
+    repo.git("merge", "main", check=False)
+    before = repo.read()
+    result = repo.infx("changelog", "resolve-conflict", "--pr", "31")
+    assert result.exit_code == 1 and "not its base plus whole new entries" in result.output
+    assert repo.read() == before and b"<<<<<<<" in before

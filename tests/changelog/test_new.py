@@ -58,3 +58,35 @@ def test_append_only_with_evals_refused(repo: GitRepo) -> None:
     )
     assert result.exit_code == 1
     assert repo.read().decode() == HISTORY
+
+
+def test_whole_file_is_checked_before_writing(repo: GitRepo) -> None:
+    repo.write("perf-changelog.yaml", "entries: []\n")
+    result = repo.infx(
+        "changelog", "new", "--config-key", "llama-fp8-mi355x-vllm", "--description", "x"
+    )
+    assert result.exit_code == 1
+    assert "already breaks a rule, so nothing was appended" in result.output
+    assert repo.read() == b"entries: []\n"
+
+
+def test_history_problem_is_named_with_its_line(repo: GitRepo) -> None:
+    repo.write("perf-changelog.yaml", HISTORY.replace("    - llama-fp8-*", "    - &k llama-fp8-*"))
+    result = repo.infx(
+        "changelog", "new", "--config-key", "llama-fp8-mi355x-vllm", "--description", "x"
+    )
+    assert result.exit_code == 1 and "line 8: anchor '&k' is not allowed" in result.output
+
+
+def test_identical_entry_gets_a_warning(repo: GitRepo) -> None:
+    args = ["changelog", "new", "--config-key", "llama-fp8-mi355x-vllm", "--description", "x"]
+    first = repo.infx(*args)
+    assert first.exit_code == 0 and "warning" not in first.output
+    second = repo.infx(*args)
+    assert second.exit_code == 0
+    line = HISTORY.count("\n") + 2
+    assert (
+        f"infx: warning: perf-changelog.yaml:{line}: an entry with the same keys, description "
+        "and flags already exists" in second.stderr
+    )
+    assert repo.read().decode().count('    - "x"\n') == 2

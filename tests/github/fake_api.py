@@ -75,6 +75,8 @@ class State:
     token_user: tuple[str, str] = ("github-actions[bot]", "NONE")
     requests: list[tuple[str, str]] = field(default_factory=list)
     next_id: int = 9000
+    blobs: dict[int, bytes] = field(default_factory=dict)  # artifact id -> zip bytes
+    blob_auth: list[str | None] = field(default_factory=list)  # Authorization seen by storage
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -208,6 +210,10 @@ class State:
             }
         )
 
+    def api_requests(self) -> int:
+        """Requests to the API proper, not to artifact storage."""
+        return sum(1 for _, p in self.requests if not p.startswith("/_blobs/"))
+
     def count(self, method: str | None = None) -> int:
         return sum(1 for m, _ in self.requests if method is None or m == method)
 
@@ -294,6 +300,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle("DELETE")
 
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
     def _handle(self, method: str) -> None:
         s = self.state
         url = urlparse(self.path)
@@ -301,6 +310,8 @@ class Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         s.requests.append((method, self.path))
         if self._fault():
+            return
+        if self._results_route(method, path, query):
             return
         prefix = f"/repos/{REPO}"
         if not path.startswith(prefix):
@@ -386,8 +397,7 @@ class Handler(BaseHTTPRequestHandler):
             ),
             ("GET", r"/compare/([^/.]+)\.\.\.([^/.]+)", lambda m: self._compare(m[1], m[2])),
             ("GET", r"/contents/(.+)", lambda m: self._contents(m[1], query)),
-            ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._blob(m[1])),
-            ("GET", r"/actions/artifacts", lambda m: self._repo_artifacts(query)),
+            ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._git_blob(m[1])),
             ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
             ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
             (
@@ -483,7 +493,7 @@ class Handler(BaseHTTPRequestHandler):
             },
         )
 
-    def _blob(self, sha: str) -> None:
+    def _git_blob(self, sha: str) -> None:
         proc = self._git("cat-file", "blob", sha)
         if proc.returncode != 0:
             return self._send(404, {"message": "Not Found"})
@@ -497,12 +507,8 @@ class Handler(BaseHTTPRequestHandler):
             },
         )
 
-    def _repo_artifacts(self, query: dict[str, list[str]]) -> None:
-        found = [a for artifacts in self.state.artifacts.values() for a in artifacts]
-        if "name" in query:
-            found = [a for a in found if a["name"] == query["name"][0]]
-        found.sort(key=lambda a: (a["created_at"], a["id"]), reverse=True)
-        self._page(found, query, wrap="artifacts")
+    def _results_route(self, method: str, path: str, query: dict[str, list[str]]) -> bool:
+        return False
 
     def _pull(self, number: int) -> None:
         pull = self.state.pulls.get(number)
@@ -580,12 +586,123 @@ class Handler(BaseHTTPRequestHandler):
         )
 
 
+class ResultsHandler(Handler):
+    """Endpoints the results commands add: runs on main filtered by conclusion, artifacts
+    across runs, artifact downloads (a 302 to a storage host, as GitHub answers), and
+    comment edits. Downloads land on `/_blobs/<id>`, outside the API prefix."""
+
+    def _results_route(self, method: str, path: str, query: dict[str, list[str]]) -> bool:
+        prefix = f"/repos/{REPO}"
+        rest = path[len(prefix) :] if path.startswith(prefix) else None
+        routes = [
+            ("GET", r"/_blobs/(\d+)", path, lambda m: self._blob(int(m[1]))),
+            (
+                "GET",
+                r"/actions/workflows/([^/]+)/runs",
+                rest,
+                lambda m: self._runs_by_conclusion(m[1], query),
+            ),
+            ("GET", r"/actions/artifacts", rest, lambda m: self._all_artifacts(query)),
+            (
+                "GET",
+                r"/actions/runs/(\d+)/artifacts",
+                rest,
+                lambda m: self._page(
+                    [a for a in self._artifacts_of(int(m[1])) if a["name"] == query["name"][0]],
+                    query,
+                    wrap="artifacts",
+                ),
+            ),
+            ("GET", r"/actions/artifacts/(\d+)/zip", rest, lambda m: self._zip(int(m[1]))),
+            ("PATCH", r"/issues/comments/(\d+)", rest, lambda m: self._edit(int(m[1]))),
+        ]
+        for verb, pattern, target, action in routes:
+            if verb != method or target is None:
+                continue
+            match = re.fullmatch(pattern, target)
+            if not match:
+                continue
+            if "runs/" in pattern and "artifacts" in pattern and "name" not in query:
+                return False
+            if "workflows" in pattern and query.get("status", [""])[0] in ("", "completed"):
+                return False
+            action(match)
+            return True
+        return False
+
+    def _artifacts_of(self, run_id: int) -> list[dict[str, Any]]:
+        run = next(r for r in self.state.runs if r["id"] == run_id)
+        created = datetime.strptime(run["created_at"], "%Y-%m-%dT%H:%M:%SZ")
+        return [
+            {
+                **artifact,
+                "created_at": (created + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "archive_download_url": f"{self.base}/repos/{REPO}/actions/artifacts/"
+                f"{artifact['id']}/zip",
+                "workflow_run": {
+                    "id": run_id,
+                    "head_branch": run["head_branch"],
+                    "head_sha": run["head_sha"],
+                },
+            }
+            for artifact in self.state.artifacts.get(run_id, [])
+        ]
+
+    def _runs_by_conclusion(self, workflow: str, query: dict[str, list[str]]) -> None:
+        runs = [r for r in self.state.runs if r["path"].endswith(f"/{workflow}")]
+        for key, field_name in (("branch", "head_branch"), ("event", "event")):
+            if key in query:
+                runs = [r for r in runs if r[field_name] == query[key][0]]
+        runs = [r for r in runs if r["conclusion"] == query["status"][0]]
+        runs.sort(key=lambda r: r["created_at"], reverse=True)
+        self._page(runs, query, wrap="workflow_runs")
+
+    def _all_artifacts(self, query: dict[str, list[str]]) -> None:
+        found = [a for r in self.state.runs for a in self._artifacts_of(r["id"])]
+        if "name" in query:
+            found = [a for a in found if a["name"] == query["name"][0]]
+        found.sort(key=lambda a: (a["created_at"], a["id"]), reverse=True)
+        self._page(found, query, wrap="artifacts")
+
+    def _zip(self, artifact_id: int) -> None:
+        for artifacts in self.state.artifacts.values():
+            for artifact in artifacts:
+                if artifact["id"] == artifact_id:
+                    if artifact["expired"]:
+                        return self._send(410, {"message": "Artifact has expired"})
+                    # Another host name for the same server, as storage is another host.
+                    storage = self.base.replace("127.0.0.1", "localhost")
+                    location = f"{storage}/_blobs/{artifact_id}"
+                    return self._send(302, None, {"Location": location})
+        return self._send(404, {"message": "Not Found"})
+
+    def _blob(self, artifact_id: int) -> None:
+        self.state.blob_auth.append(self.headers.get("Authorization"))
+        data = self.state.blobs.get(artifact_id)
+        if data is None:
+            return self._send(404, {"message": "no such blob"})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/zip")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _edit(self, comment_id: int) -> None:
+        body = self._body()
+        for comment in self.state.comments:
+            if comment["id"] == comment_id:
+                comment["body"] = body["body"]
+                comment["updated_at"] = stamp(1200)
+                return self._send(200, comment)
+        return self._send(404, {"message": "Not Found"})
+
+
 class FakeGitHub:
     """Start with `with FakeGitHub() as api:`; `api.url` goes into GITHUB_API_URL."""
 
     def __init__(self) -> None:
         self.state = State()
-        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        handler = type("BoundHandler", (ResultsHandler,), {"state": self.state})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         handler.base = self.url

@@ -121,3 +121,20 @@ def test_no_reusable_sweep_no_merge(project, api) -> None:
     result = run_merge(repo)
     assert result.exit_code == 1 and "no reusable sweep" in result.output
     assert branch(origin, "feature") == pr_head and api.state.comments == []
+
+
+def test_merge_refuses_a_pr_that_edits_history(project, api) -> None:
+    repo, origin, _ = project
+    repo.git("checkout", "-q", "feature")
+    edited = HISTORY.replace("Bring up", "Brought up") + "\n" + PR_ENTRY
+    head = repo.commit("edit history", **{"perf-changelog.yaml": edited})
+    repo.git("push", "-q", "origin", "feature")
+    repo.git("checkout", "-q", "main")
+    api.state.pulls[7]["head"]["sha"] = head
+    api.state.pull_commits[7] = [head]
+    api.state.runs[0]["head_sha"] = head
+    result = run_merge(repo)
+    assert result.exit_code == 1
+    assert "does more than append entries" in result.output
+    assert branch(origin, "feature") == head and api.state.merges == []
+    assert len(repo.git("worktree", "list").splitlines()) == 1

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import pytest
 
 from infx.errors import ConfigError
-from infx.matrix.expand import Hardware, concurrencies, expand, fingerprint, total_cpu_dram_gb
-from infx.yamlio import load_fast
+from infx.matrix.contract import printed
+from infx.matrix.expand import (
+    Hardware,
+    concurrencies,
+    expand,
+    fingerprint,
+    is_agentic,
+    total_cpu_dram_gb,
+)
+from infx.matrix.load import load_yaml as load_fast
 
 HW = {"cluster:mi355x-amds": Hardware(3_095_781, 8), "cluster:small": Hardware(1_000_000, 4)}
 
@@ -34,12 +39,14 @@ scenarios:
     - { tp: 4, ep: 4, dp-attn: true, spec-decoding: mtp, dcp-size: 2, conc-list: [64, 8, 8] }
 """)
 
+# The printed field order of a single-node fixed-seq-len row (InferenceX's row contract).
 SINGLE_FIELDS = [
     "image",
     "model",
     "model-prefix",
     "precision",
     "framework",
+    "spec-decoding",
     "runner",
     "isl",
     "osl",
@@ -47,16 +54,24 @@ SINGLE_FIELDS = [
     "pp",
     "dcp-size",
     "pcp-size",
-    "conc",
-    "max-model-len",
     "ep",
     "dp-attn",
-    "spec-decoding",
+    "conc",
+    "max-model-len",
     "exp-name",
     "disagg",
     "run-eval",
+    "eval-only",
     "router",
 ]
+
+
+def fixed(rows):
+    return [r for r in rows if not is_agentic(r)]
+
+
+def agentic(rows):
+    return [r for r in rows if is_agentic(r)]
 
 
 @pytest.mark.parametrize(
@@ -74,10 +89,11 @@ def test_concurrency_values(space, expected) -> None:
 
 
 def test_single_node_fixed_rows() -> None:
-    rows = expand("k", SINGLE, HW).fixed
+    rows = [printed(r) for r in expand("k", SINGLE, HW)]
     assert [r["conc"] for r in rows] == [4, 8, 16, 32, 48, 64, 8, 8]
     first = rows[0]
     assert list(first) == SINGLE_FIELDS
+    assert first["eval-only"] is False
     assert first["max-model-len"] == 1024 + 1024 + 256
     assert first["exp-name"] == "m1_1k1k"
     assert (first["pp"], first["dcp-size"], first["ep"], first["dp-attn"]) == (1, 1, 1, False)
@@ -96,7 +112,7 @@ def test_seq_len_name_8k1k() -> None:
             ]
         },
     }
-    assert expand("k", config, HW).fixed[0]["exp-name"] == "m1_8k1k"
+    assert expand("k", config, HW)[0]["exp-name"] == "m1_8k1k"
 
 
 AGENTIC = load_fast("""
@@ -118,7 +134,7 @@ scenarios:
 
 
 def test_agentic_single_node_rows() -> None:
-    rows = expand("k", AGENTIC, HW).agentic
+    rows = [printed(r) for r in expand("k", AGENTIC, HW)]
     assert [r["exp-name"] for r in rows] == [
         "ag_tp8_conc1_kvnone_spec-mtp",
         "ag_tp8_conc4_kvnone_spec-mtp",
@@ -146,6 +162,7 @@ def test_agentic_single_node_rows() -> None:
         "exp-name",
         "scenario-type",
     ]
+    assert list(rows[2])[14:17] == ["kv-offloading", "kv-offload-backend", "total-cpu-dram-gb"]
     assert rows[0]["total-cpu-dram-gb"] == 0 and rows[0]["duration"] == 3600
     assert rows[2]["total-cpu-dram-gb"] == 2399
     assert rows[3]["total-cpu-dram-gb"] == 1199
@@ -154,9 +171,9 @@ def test_agentic_single_node_rows() -> None:
 
 def test_dram_formula_caps_available_memory() -> None:
     assert total_cpu_dram_gb(Hardware(10**9, 8), 0.8, 8) == 2399
-    assert total_cpu_dram_gb(Hardware(1_000_000, 4), 0.5, 2) == int(
-        1_000_000 * 2**20 * 0.5 * 2 / 4 / 1e9
-    )
+    assert total_cpu_dram_gb(Hardware(1_000_000, 4), 0.5, 2) == 262
+    # 0.7 is not exact in binary: decimal arithmetic keeps 1,000,000 MiB x 0.7 at 734.003 GB.
+    assert total_cpu_dram_gb(Hardware(1_000_000, 1), 0.7, 1) == 734
 
 
 def test_dram_without_hardware_is_config_error() -> None:
@@ -196,8 +213,8 @@ scenarios:
 
 
 def test_multi_node_fixed_row_carries_the_list() -> None:
-    expansion = expand("k", MULTI, {"mi355x-disagg": Hardware(2_000_000, 8)})
-    (row,) = expansion.fixed
+    raw = fixed(expand("k", MULTI, {"mi355x-disagg": Hardware(2_000_000, 8)}))
+    (row,) = [printed(r) for r in raw]
     assert row["conc"] == [4, 8, 16, 32]
     assert row["prefill"] == {
         "num-worker": 1,
@@ -210,26 +227,77 @@ def test_multi_node_fixed_row_carries_the_list() -> None:
         "additional-settings": ["P=1"],
     }
     assert row["decode"]["additional-settings"] == []
+    assert "additional-settings" not in raw[0]["decode"]
+    assert (row["eval-only"], row["eval-all-concs"]) == (False, False)
     assert row["exp-name"] == "big_8k1k" and row["kv-p2p-transfer"] == "mori"
     assert row["max-model-len"] == 8192 + 1024 + 256
 
 
 def test_multi_node_agentic_one_row_per_conc() -> None:
-    rows = expand("k", MULTI, {"mi355x-disagg": Hardware(2_000_000, 8)}).agentic
+    rows = agentic(expand("k", MULTI, {"mi355x-disagg": Hardware(2_000_000, 8)}))
     assert [r["conc"] for r in rows] == [[2], [4]]
     assert rows[0]["exp-name"] == "big_p1x8ep8dpa_d1x4_conc2_kvdram-hicache"
-    assert rows[0]["total-cpu-dram-gb"] == int(2_000_000 * 2**20 * 0.5 / 1e9)
+    # The budget follows the prefill worker's 8 GPUs on an 8-GPU node: the whole node.
+    assert rows[0]["total-cpu-dram-gb"] == 1048
+
+
+def _disagg_agentic(prefill_tp: int) -> dict:
+    return load_fast(
+        f"""
+image: i
+model: m
+model-prefix: p
+runner: cluster:x
+precision: fp4
+framework: f
+multinode: true
+scenarios:
+  agentic-coding:
+  - dram-utilization: 0.5
+    search-space:
+    - conc-list: [2]
+      kv-offloading: dram
+      kv-offload-backend: {{ name: hicache }}
+      prefill: {{ num-worker: 1, tp: {prefill_tp}, ep: 1, dp-attn: false }}
+      decode: {{ num-worker: 1, tp: 8, ep: 1, dp-attn: false }}
+"""
+    )
+
+
+def test_multi_node_agentic_budget_follows_the_prefill_worker() -> None:
+    hardware = {"cluster:x": Hardware(2_000_000, 8)}
+    (row,) = expand("k", _disagg_agentic(2), hardware)
+    assert row["total-cpu-dram-gb"] == 262  # 2 of 8 GPUs: a quarter of half the node's DRAM
+    (row,) = expand("k", _disagg_agentic(16), hardware)
+    assert row["total-cpu-dram-gb"] == 1048  # a worker spanning two nodes fills each node
+    with pytest.raises(ConfigError, match="does not divide gpus-per-node 8"):
+        expand("k", _disagg_agentic(3), hardware)
 
 
 def test_scenario_filter() -> None:
-    expansion = expand("k", MULTI, {"mi355x-disagg": Hardware(1, 8)}, ("agentic-coding",))
-    assert expansion.fixed == [] and len(expansion.agentic) == 2
+    rows = expand("k", MULTI, {"mi355x-disagg": Hardware(1, 8)}, ("agentic-coding",))
+    assert fixed(rows) == [] and len(agentic(rows)) == 2
 
 
-def test_fingerprint_ignores_conc_and_name_only() -> None:
-    rows = expand("k", SINGLE, HW).fixed
+def test_fingerprint_follows_the_recipe_not_the_point() -> None:
+    rows = expand("k", SINGLE, HW)
     assert fingerprint(rows[0]) == fingerprint(rows[1])
     assert fingerprint(rows[0]) != fingerprint({**rows[0], "image": "img:2"})
-    recipe = {k: v for k, v in rows[0].items() if k not in ("conc", "exp-name")}
-    text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    assert fingerprint(rows[0]) == hashlib.sha256(text.encode()).hexdigest()
+    assert fingerprint(rows[0]) == fingerprint({**rows[0], "recipe-fingerprint": "x" * 64})
+
+
+def test_fingerprint_hashes_worker_blocks_as_the_config_writes_them() -> None:
+    hardware = {"mi355x-disagg": Hardware(2_000_000, 8)}
+    implicit = fixed(expand("k", MULTI, hardware))[0]
+    # The same config with the decode block's default `additional-settings: []` written out.
+    explicit_config = {
+        **MULTI,
+        "scenarios": {"fixed-seq-len": [dict(MULTI["scenarios"]["fixed-seq-len"][0])]},
+    }
+    seq = explicit_config["scenarios"]["fixed-seq-len"][0]
+    space = dict(seq["search-space"][0])
+    space["decode"] = {**space["decode"], "additional-settings": []}
+    seq["search-space"] = [space]
+    explicit = fixed(expand("k", explicit_config, hardware))[0]
+    assert printed(implicit)["decode"] == printed(explicit)["decode"]
+    assert fingerprint(implicit) != fingerprint(explicit)

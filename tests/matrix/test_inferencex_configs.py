@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from infx.matrix.expand import expand, hardware_table
-from infx.matrix.load import parse_masters
+from infx.matrix.contract import printed
+from infx.matrix.expand import expand, fingerprint, hardware_table, is_agentic, is_multinode
+from infx.matrix.load import load_yaml, parse_masters
 from infx.matrix.validate import runner_label_problems, validate_configs, validate_runners
 from infx.schemas import errors
-from infx.yamlio import load_fast
 from tests.conftest import SHARED, GitRepo, make_repo
 
 CONFIGS = SHARED / "configs"
@@ -28,7 +28,7 @@ def masters():
 @pytest.fixture(scope="module")
 def runners():
     data = (CONFIGS / "runners.yaml").read_bytes()
-    found, problems = validate_runners(load_fast(data), "configs/runners.yaml", data)
+    found, problems = validate_runners(load_yaml(data), "configs/runners.yaml", data)
     assert problems == []
     return found
 
@@ -46,35 +46,31 @@ def test_three_runner_labels_are_missing(masters, runners) -> None:
 
 def test_every_real_config_expands_to_schema_valid_rows(masters, runners) -> None:
     hardware = hardware_table(runners.hardware)
-    single: list = []
-    multi: list = []
-    for key, config in masters.configs.items():
-        expansion = expand(key, config, hardware)
-        target = multi if expansion.multinode else single
-        target.extend(expansion.fixed + expansion.agentic)
-    plan = {
-        "single_node": {
-            "1k1k": [r for r in single if "isl" in r],
-            "agentic": [r for r in single if "isl" not in r],
-        },
-        "multi_node": {
-            "8k1k": [r for r in multi if "isl" in r],
-            "agentic": [r for r in multi if "isl" not in r],
-        },
-        "evals": [],
-        "agentic_evals": [],
-        "multinode_evals": [],
-        "multinode_agentic_evals": [],
-        "changelog_metadata": {},
-    }
+    plan: dict = {"single_node": {}, "multi_node": {}}
+    for key, config in masters.items():
+        for row in expand(key, config, hardware):
+            shape = "multi_node" if is_multinode(row) else "single_node"
+            bucket = "agentic" if is_agentic(row) else f"{row['isl']}_{row['osl']}"
+            out = printed({**row, "recipe-fingerprint": fingerprint(row)})
+            plan[shape].setdefault(bucket, []).append(out)
+    plan.update(
+        evals=[],
+        agentic_evals=[],
+        multinode_evals=[],
+        multinode_agentic_evals=[],
+        changelog_metadata={"base_ref": "a", "head_ref": "b", "entries": []},
+    )
     assert errors("sweep-matrix", plan) == []
-    assert len(single) + len(multi) > 1000
+    assert (
+        sum(len(rows) for shape in ("single_node", "multi_node") for rows in plan[shape].values())
+        > 1000
+    )
 
 
 def test_dram_budget_on_mi355x_cluster(masters, runners) -> None:
     hardware = hardware_table(runners.hardware)
     key = "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp"
-    rows = expand(key, masters.configs[key], hardware).agentic
+    rows = [r for r in expand(key, masters.config(key), hardware) if is_agentic(r)]
     assert {r["total-cpu-dram-gb"] for r in rows} == {2399}
     assert rows[0]["exp-name"] == "dsv4_p1x8_d1x8_conc1_kvdram-hicache"
 
@@ -84,9 +80,8 @@ def real_repo(tmp_path: Path) -> GitRepo:
     repo = make_repo(
         tmp_path / "ix", history=(SHARED / "perf-changelog.yaml").read_text(), master=""
     )
-    (repo.path / "configs" / "amd-master.yaml").unlink()
-    for path in CONFIGS.glob("*.yaml"):
-        shutil.copy(path, repo.path / "configs" / path.name)
+    shutil.rmtree(repo.path / "configs")
+    shutil.copytree(CONFIGS, repo.path / "configs")
     repo.commit("real configs")
     repo.git("tag", "-f", "base")
     return repo

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from infx.matrix.expand import fingerprint
 from infx.schemas import errors
 from tests.conftest import GitRepo
 from tests.matrix.conftest import AMD
@@ -37,11 +36,13 @@ def test_single_node_selection_and_evals(bench: GitRepo) -> None:
         (4, 32),
         (4, 64),
     ]
-    assert all(r["recipe-fingerprint"] == fingerprint(r) for r in payload["single_node"]["8k1k"])
+    prints = [r["recipe-fingerprint"] for r in payload["single_node"]["8k1k"]]
+    assert len(set(prints[:5])) == 1 and len(set(prints[5:])) == 1 and prints[0] != prints[5]
     # 8k1k, conc >= 16, grouped across tp: distinct {16, 32, 64} -> max 64 and upper median 32
     assert [(r["tp"], r["conc"]) for r in payload["evals"]] == [(8, 32), (8, 64), (4, 32), (4, 64)]
-    assert all(r["run-eval"] and "recipe-fingerprint" not in r for r in payload["evals"])
-    assert payload["multi_node"]["8k1k"] == [] and payload["single_node"]["agentic"] == []
+    assert all(r["run-eval"] and r["eval-only"] for r in payload["evals"])
+    assert all("recipe-fingerprint" not in r for r in payload["evals"])
+    assert payload["multi_node"] == {} and "agentic" not in payload["single_node"]
     assert payload["changelog_metadata"]["entries"][0]["config-keys"] == ["llama-fp8-mi355x-vllm"]
 
 
@@ -53,29 +54,43 @@ def test_wildcards_and_multi_node(bench: GitRepo) -> None:
     (ev,) = payload["multinode_evals"]
     assert ev["eval-conc"] == 32
     assert len(payload["single_node"]["agentic"]) == 4
-    assert payload["agentic_evals"] == []
+    # Default plans evaluate one agentic point per (model, runner, framework, precision).
+    assert [r["conc"] for r in payload["agentic_evals"]] == [32]
 
 
 def test_scenario_type_restricts(bench: GitRepo) -> None:
     text = entry("*", extra="  scenario-type:\n    - agentic-coding\n")
     bench.commit(**{"perf-changelog.yaml": text})
     payload = plan(bench)
-    assert payload["single_node"]["1k1k"] == [] and payload["multi_node"]["8k1k"] == []
+    assert list(payload["single_node"]) == ["agentic"] and payload["multi_node"] == {}
     assert [r["conc"] for r in payload["single_node"]["agentic"]] == [1, 4, 16, 32]
+    assert payload["evals"] == [] and len(payload["agentic_evals"]) == 1
 
 
 def test_evals_only_entry(bench: GitRepo) -> None:
     text = entry("dsv41flash-fp4-mi355x-vllm-agentic", extra="  evals-only: true\n")
     bench.commit(**{"perf-changelog.yaml": text})
     payload = plan(bench)
-    assert payload["single_node"]["agentic"] == []
+    assert payload["single_node"] == {}
     assert [r["conc"] for r in payload["agentic_evals"]] == [32]
 
 
 def test_all_evals_flag(bench: GitRepo) -> None:
     bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
     payload = plan(bench, "--all-evals")
-    assert len(payload["evals"]) == 4 + 8
+    # The label widens evals to every 8k1k point and keeps the throughput rows.
+    assert len(payload["evals"]) == 8 and len(payload["single_node"]["1k1k"]) == 4
+
+
+def test_all_evals_entry_plans_evals_instead_of_throughput(bench: GitRepo) -> None:
+    text = entry("*", extra="  all-evals: true\n")
+    bench.commit(**{"perf-changelog.yaml": text})
+    payload = plan(bench)
+    assert payload["single_node"] == {} and payload["multi_node"] == {}
+    assert len(payload["evals"]) == 8 and len(payload["agentic_evals"]) == 4
+    (multi,) = payload["multinode_evals"]
+    assert multi["conc"] == [1, 8, 32] and multi["eval-all-concs"] is True
+    assert "eval-conc" not in multi
 
 
 def test_trim_conc_keeps_lowest(bench: GitRepo) -> None:
@@ -98,7 +113,7 @@ def test_append_only_plans_new_points(bench: GitRepo) -> None:
     bench.commit(**{"perf-changelog.yaml": text, "configs__amd-master.yaml": grown})
     payload = plan(bench)
     assert [r["conc"] for r in payload["single_node"]["1k1k"]] == [64, 128]
-    assert payload["single_node"]["8k1k"] == [] and payload["evals"] == []
+    assert "8k1k" not in payload["single_node"] and payload["evals"] == []
 
 
 def test_append_only_refuses_changed_points(bench: GitRepo) -> None:
@@ -150,8 +165,21 @@ def test_summary_format_and_step_summary(bench: GitRepo, tmp_path) -> None:
         env={"GITHUB_STEP_SUMMARY": str(target)},
     )
     assert result.exit_code == 0
-    line = "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | agentic-coding | 4 | 1, 4, 16, 32 |"
+    # 3 kv-none jobs + 1 dram job and 1 agentic eval, each an hour on tp8: 8 GPU-hours apiece.
+    line = (
+        "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | `vllm/vllm-openai-rocm:nightly-1` "
+        "| tp8 | agentic-coding | 4 | 1 | 1, 4, 16, 32 | 40.0 |"
+    )
     assert line in result.output and line in target.read_text()
+    assert "| **total** | | | | | **4** | **1** | | **40.0** |" in result.output
+
+
+def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("dsr1-fp4-mi355x-sglang-disagg")})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary")
+    # One throughput job running 3 concurrencies and one eval at its eval-conc, on 16 GPUs,
+    # at 15 minutes a point: (3 + 1) x 0.25 h x 16 GPUs.
+    assert "| P 1x tp8 / D 1x tp8 | fixed-seq-len | 1 | 1 | 1, 8, 32 | 16.0 |" in result.output
 
 
 def test_no_entries_plans_nothing(bench: GitRepo) -> None:

@@ -39,6 +39,7 @@ ROW = {
     "exp-name": "mp_1k1k",
     "disagg": False,
     "run-eval": False,
+    "eval-only": False,
 }
 AGENTIC = {
     "image": "i",
@@ -64,7 +65,7 @@ AGENTIC = {
 PLAN = {
     "single_node": {"1k1k": [ROW, {**ROW, "conc": 8}], "8k1k": [], "agentic": [AGENTIC]},
     "multi_node": {"1k1k": [], "8k1k": [], "agentic": []},
-    "evals": [{**ROW, "run-eval": True}],
+    "evals": [{**ROW, "run-eval": True, "eval-only": True}],
     "agentic_evals": [],
     "multinode_evals": [],
     "multinode_agentic_evals": [],

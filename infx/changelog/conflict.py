@@ -1,0 +1,63 @@
+"""Where git meets the changelog resolver: conflicted index entries and merge-driver files.
+
+The decision is `infx.changelog.merge.resolve`; this module only reads git's
+sides, writes the answer atomically, and, when there is no automatic answer,
+leaves a conflict git and people recognise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from infx import git
+from infx.changelog.links import LinkPolicy
+from infx.changelog.merge import MainSide, conflict_text, resolve
+from infx.errors import ChangelogError, UsageError
+from infx.yamlio import atomic_write
+
+
+def _labels(main_side: MainSide) -> tuple[str, str]:
+    return (
+        ("ours (main)", "theirs (pull request)")
+        if main_side == "ours"
+        else (
+            "ours (pull request)",
+            "theirs (main)",
+        )
+    )
+
+
+def resolve_index(root: Path, path: str, main_side: MainSide, policy: LinkPolicy | None) -> bytes:
+    """Resolve a conflicted `path` from its index stages, write it and stage it.
+
+    Raises ChangelogError (file left as git wrote it, markers included) when the
+    conflict has no automatic answer.
+    """
+    stages = git.index_stages(path, root)
+    if stages is None:
+        raise UsageError(f"{path} has no merge conflict to resolve")
+    if stages.ours is None or stages.theirs is None:
+        raise ChangelogError(f"{path} was deleted on one side of the merge; resolve it by hand")
+    merged = resolve(stages.ancestor or b"", stages.ours, stages.theirs, main_side, policy)
+    atomic_write(root / path, merged)
+    git.add(path, root)
+    return merged
+
+
+def run_driver(
+    ancestor: Path, current: Path, other: Path, main_side: MainSide, policy: LinkPolicy | None
+) -> str | None:
+    """The merge-driver step: write the resolution to `current` and return None, or write a
+    conflict holding both sides (git's diff3 markers) and return why there is no resolution."""
+    ours, theirs = current.read_bytes(), other.read_bytes()
+    try:
+        merged = resolve(ancestor.read_bytes(), ours, theirs, main_side, policy)
+    except ChangelogError as exc:
+        labels = _labels(main_side)
+        text, conflicts = git.merge_file(
+            current, ancestor, other, (labels[0], "common ancestor", labels[1])
+        )
+        atomic_write(current, text if conflicts else conflict_text(ours, theirs, labels))
+        return str(exc)
+    atomic_write(current, merged)
+    return None

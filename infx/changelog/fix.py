@@ -1,0 +1,116 @@
+"""Mechanical repairs of appended changelog text, never touching a byte of history.
+
+Each repair is one the gate names and one with a single right answer: line
+endings, trailing spaces, the empty line between entries, the file ending, and
+placeholder spellings of a pr-link. Everything else is left for a person.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from infx.changelog import ENTRY_START
+from infx.changelog.canonicalize import rewrite_links
+from infx.changelog.diff import blank_lines_at_end, compare
+from infx.changelog.links import PLACEHOLDER
+from infx.changelog.parse import MAX_CHECKED_BYTES, parse_region, size_violation
+from infx.errors import ChangelogError
+
+_WORDS = "xxx|tbd|tba|todo|pending"
+_PLACEHOLDER_LIKE = re.compile(
+    rf"(?i:{_WORDS})|https?://[^/\s]+/[^/\s]+/[^/\s]+/pull/?(?i:{_WORDS})?/?", re.ASCII
+)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One repair; `line` is a line of the fixed file, None for the whole file."""
+
+    line: int | None
+    what: str
+
+
+def placeholder_spelling(value: object) -> bool:
+    """A pr-link that means "no PR number yet" but is not spelled XXX or `.../pull/XXX`."""
+    if not isinstance(value, str) or not _PLACEHOLDER_LIKE.fullmatch(value):
+        return False
+    return value != PLACEHOLDER and not value.endswith(f"/pull/{PLACEHOLDER}")
+
+
+def _separators(region: bytes, blanks_before: int, first_line: int) -> tuple[bytes, list[Fix]]:
+    """Exactly one empty line before each entry (counting the blank lines history ends with,
+    which stay), no blank line at the end, and a final newline. Mirrors the gate's rule."""
+    has_base = first_line > 1
+    lines = region.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    out: list[bytes] = []
+    fixes: list[Fix] = []
+    gap: list[bytes] = []
+    seen_text = seen_entry = False
+    for line in lines:
+        if not line.strip(b" "):
+            gap.append(line)
+            continue
+        history = 0 if seen_text else blanks_before
+        have = [b""] * history + gap
+        if line == ENTRY_START and (has_base or seen_entry) and have != [b""] and history < 2:
+            out += [b""] if history == 0 else []
+            fixes.append(
+                Fix(first_line + len(out), f"one empty line before this entry (was {_gap(have)})")
+            )
+        else:
+            out += gap
+        seen_text = True
+        seen_entry = seen_entry or line == ENTRY_START
+        gap = []
+        out.append(line)
+    if gap:
+        fixes.append(Fix(None, f"removed {len(gap)} blank line(s) at the end of the file"))
+    if out and not region.endswith(b"\n"):
+        fixes.append(Fix(None, "added the newline that ends the file"))
+    return (b"\n".join(out) + b"\n" if out else b""), fixes
+
+
+def _gap(lines: list[bytes]) -> str:
+    if not lines:
+        return "none"
+    if any(lines):
+        return "a line of spaces" if len(lines) == 1 else f"{len(lines)} blank lines with spaces"
+    return f"{len(lines)} empty lines"
+
+
+def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
+    """`head` with the mechanical fixes applied to the text appended after `base`."""
+    diff = compare(base, head)
+    if diff.kind == "unchanged":
+        return head, []
+    if diff.kind != "append":
+        why = diff.violations[0].text() if diff.violations else "it corrects pr-links"
+        raise ChangelogError(f"nothing was fixed: the file does more than append ({why})")
+    if base and not base.endswith(b"\n"):
+        raise ChangelogError("nothing was fixed: the last line of history has no newline")
+    region = diff.appended
+    if len(region) > MAX_CHECKED_BYTES:
+        raise ChangelogError(size_violation(len(region), "the appended text").text())
+    offset = base.count(b"\n") if base else 0
+    fixes: list[Fix] = []
+    crlf = region.count(b"\r\n")
+    if crlf:
+        region = region.replace(b"\r\n", b"\n")
+        fixes.append(Fix(None, f"converted {crlf:,} CRLF line ending(s) to LF"))
+    lines = region.split(b"\n")
+    stripped = [line.rstrip(b" \t") if line.strip(b" \t") else line for line in lines]
+    trailing = sum(a != b for a, b in zip(lines, stripped, strict=True))
+    if trailing:
+        region = b"\n".join(stripped)
+        fixes.append(Fix(None, f"removed trailing spaces from {trailing:,} line(s)"))
+    region, layout = _separators(region, blank_lines_at_end(base or b""), offset + 1)
+    fixes += layout
+    entries, _ = parse_region(region)
+    region, rewrites = rewrite_links(
+        region, entries, lambda v: PLACEHOLDER if placeholder_spelling(v) else None
+    )
+    fixes += [Fix(offset + r.line, f"pr-link {r.old!r} -> {r.new}") for r in rewrites]
+    return (base or b"") + region, fixes

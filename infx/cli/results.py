@@ -1,0 +1,269 @@
+"""`infx results ...`: benchmark client output -> result rows -> run table -> comparison with main.
+
+Imports of the results modules, PyGithub and matplotlib happen inside the commands, so
+`infx --help` and the other commands do not pay for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from infx.errors import UsageError
+
+
+@click.group()
+def results() -> None:
+    """Turn benchmark output into numbers and compare them with main."""
+
+
+@results.command()
+@click.option(
+    "--row",
+    "row_json",
+    default=None,
+    help="The matrix row as JSON; default: the environment `infx sweep row-env` exported.",
+)
+@click.option(
+    "--results-dir",
+    envvar="RESULTS_DIR",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the recipe left the client output (RESULTS_DIR).",
+)
+@click.option(
+    "--client-output",
+    "outputs",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Client output file(s) to read instead of the default place (one per concurrency).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Result file to write; default: RESULTS_DIR/infx-result.json.",
+)
+@click.option(
+    "--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME)."
+)
+def process(
+    row_json: str | None,
+    results_dir: Path,
+    outputs: tuple[Path, ...],
+    out: Path | None,
+    runner_name: str,
+) -> None:
+    """Read the client output of one benchmark job and write its normalized result rows."""
+    from infx.results.files import process_job, write_json
+    from infx.results.process import RESULT_FILE, check_row, row_from_env
+
+    if row_json is not None:
+        try:
+            row = check_row(json.loads(row_json))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--row is not JSON: {exc.msg}") from None
+    else:
+        row = row_from_env(os.environ)
+    doc = process_job(row, results_dir, list(outputs) or None, runner_name)
+    target = out or results_dir / RESULT_FILE
+    write_json(target, doc)
+    kinds = ", ".join(f"{r['kind']} conc {r['identity']['conc']}" for r in doc["rows"])
+    click.echo(f"wrote {target}: {kinds} ({doc['rows'][0]['client']})")
+
+
+def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
+    from infx.context import server_url
+
+    run: dict[str, Any] = {}
+    if run_id.isdigit():
+        run["id"] = int(run_id)
+        repo = os.environ.get("GITHUB_REPOSITORY")
+        if repo:
+            run["url"] = f"{server_url()}/{repo}/actions/runs/{run_id}"
+    if sha:
+        run["sha"] = sha
+    if ref:
+        run["ref"] = ref
+    return run
+
+
+@results.command()
+@click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out-dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write results.json, results.csv and summary.md.",
+)
+@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
+@click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
+@click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
+def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str) -> None:
+    """Gather every job's infx-result.json below ROOTS into one results table."""
+    from infx.github.actions import append_summary
+    from infx.results.collect import csv_text, merge
+    from infx.results.files import TABLE_FILE, job_files, read_job_files, write_json
+    from infx.results.render import summary
+    from infx.yamlio import atomic_write
+
+    files = job_files(list(roots))
+    if not files:
+        click.echo(
+            "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
+        )
+    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref))
+    csv_data = csv_text(table)
+    markdown = summary(table)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_json(out_dir / TABLE_FILE, table)
+    atomic_write(out_dir / "results.csv", csv_data.encode())
+    atomic_write(out_dir / "summary.md", markdown.encode())
+    append_summary(markdown)
+    click.echo(f"collected {len(table['rows'])} row(s) from {len(files)} file(s) into {out_dir}")
+
+
+@results.command()
+@click.argument("current", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="A results table or folder to compare with, instead of searching main's runs.",
+)
+@click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
+@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@click.option("--workflow", default="run-sweep.yml", show_default=True)
+@click.option("--branch", default="main", show_default=True)
+@click.option(
+    "--budget",
+    type=click.IntRange(3, 50),
+    default=6,
+    show_default=True,
+    help="Most GitHub API requests the baseline search may make.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 100),
+    default=2.0,
+    show_default=True,
+    help="Percent change below which a metric is within noise.",
+)
+@click.option(
+    "--pr",
+    "pr_number",
+    type=int,
+    default=None,
+    help="Post or update the sticky comment on this PR.",
+)
+@click.option(
+    "--bot-login",
+    default="github-actions[bot]",
+    show_default=True,
+    help="Author of the sticky comment (the token's user).",
+)
+@click.option(
+    "--plots",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write one Pareto plot (PNG) per config here (needs infx[plot]).",
+)
+@click.option(
+    "--plots-artifact", default="results_compare", show_default=True, help="Named in the comment."
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the Markdown here.",
+)
+def compare(
+    current: Path,
+    baseline: Path | None,
+    baseline_run: int | None,
+    repo: str | None,
+    workflow: str,
+    branch: str,
+    budget: int,
+    threshold: float,
+    pr_number: int | None,
+    bot_login: str,
+    plots: Path | None,
+    plots_artifact: str,
+    out: Path | None,
+) -> None:
+    """Compare CURRENT (a results table or folder) with main and report per config and concurrency."""
+    from infx.github.actions import append_summary
+    from infx.results.compare import compare as compare_rows
+    from infx.results.files import load_results
+    from infx.results.render import SUMMARY_LIMIT, Context, comment
+    from infx.yamlio import atomic_write
+
+    if baseline is not None and baseline_run is not None:
+        raise UsageError("--baseline and --baseline-run exclude each other")
+    rows = load_results(current)["rows"]
+    if not rows:
+        click.echo(f"{current} holds no results: nothing to compare", err=True)
+        return
+    client = None
+    searched = None
+    if baseline is not None:
+        bases = [(f"`{baseline}`", load_results(baseline)["rows"])]
+    else:
+        from infx.context import repo_slug
+        from infx.github.client import GitHub
+        from infx.results.baseline import find
+
+        client = GitHub(repo_slug(repo))
+        search = find(
+            client, rows, workflow=workflow, branch=branch, budget=budget, run_id=baseline_run
+        )
+        bases = [(b.name, b.rows) for b in search.baselines]
+        searched = search.describe()
+        click.echo(f"baseline search: {searched}", err=True)
+    comparison = compare_rows(rows, bases, threshold)
+    plot_note = None
+    if plots is not None:
+        from infx.results.plot import draw
+
+        written = draw(comparison, plots)
+        plot_note = f"{len(written)} PNG(s) in the `{plots_artifact}` artifact"
+    context = Context(
+        baselines=tuple(
+            name for name, _ in bases if any(c.baseline == name for c in comparison.configs)
+        ),
+        plots=plot_note,
+        searched=searched,
+    )
+    body = comment(comparison, context)
+    if out is not None:
+        atomic_write(out, body.encode())
+    append_summary(comment(comparison, context, SUMMARY_LIMIT) + "\n")
+    click.echo(body)
+    if pr_number is not None:
+        if client is None:
+            from infx.context import repo_slug
+            from infx.github.client import GitHub
+
+            client = GitHub(repo_slug(repo))
+        action = upsert_comment(client, pr_number, body, bot_login)
+        click.echo(f"{action} the results comment on #{pr_number}", err=True)
+
+
+def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
+    """Edit the sticky comment in place; create it only when the PR has none."""
+    from infx.results.render import sticky
+
+    found = sticky(client.comments(number), bot_login)
+    if found is None:
+        client.create_comment(number, body)
+        return "created"
+    if found.body == body:
+        return "kept"
+    client.edit_comment(found.id, body)
+    return "updated"

@@ -1,0 +1,68 @@
+"""The one planning pipeline: changelog diff -> entries -> selected configs -> checked plan.
+
+Pure: everything it reads comes in as bytes or parsed values, so `infx sweep plan`
+and the plan benchmark run the same code; the CLI only gathers the inputs and prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from infx import schemas
+from infx.changelog.check import key_violations
+from infx.changelog.landed import added_entries
+from infx.errors import ChangelogError, ConfigError, InternalError
+from infx.matrix.plan import Plan, PlanOptions, Revision, build_plan, entry_configs
+from infx.matrix.validate import ConfigProblem, Runners, runner_label_problems, validate_configs
+
+
+@dataclass
+class SweepInputs:
+    changelog_base: bytes | None
+    changelog_head: bytes | None
+    head: Revision
+    runners: Runners | None = None
+    base: Callable[[], Revision] | None = None
+    refs: tuple[str, str] = ("", "")
+    # Problems found while reading the inputs that do not stop planning.
+    notes: list[ConfigProblem] = field(default_factory=list)
+
+
+@dataclass
+class SweepPlan:
+    plan: Plan
+    warnings: list[str] = field(default_factory=list)
+
+
+def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) -> SweepPlan:
+    """Plan the entries the diff added; raise on anything that would plan the wrong rows."""
+    landed = added_entries(inputs.changelog_base, inputs.changelog_head)
+    warnings = [f"line {v.line or 1}: {v.text()}" for v in landed.warnings]
+    masters = inputs.head.masters
+    keys = masters.keys()
+    unknown = [v for entry in landed.entries for v in key_violations(entry, keys)]
+    if unknown:
+        raise ChangelogError(
+            "config keys do not resolve:\n"
+            + "\n".join(f"  line {v.line}: {v.text()}" for v in unknown)
+        )
+    entries = [entry.data for entry in landed.entries]
+    selected = list(dict.fromkeys(k for e in entries for k in entry_configs(e, keys)))
+    problems = inputs.notes + validate_configs(masters, selected)
+    if inputs.runners is not None:
+        problems += runner_label_problems(masters, inputs.runners, strict, selected)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise ConfigError(
+            f"{len(errors)} config error(s):\n" + "\n".join(f"  {p.text()}" for p in errors)
+        )
+    warnings += [p.text() for p in problems if p.severity != "error"]
+    plan = build_plan(entries, inputs.head, options, inputs.base, inputs.refs)
+    wrong = schemas.errors("sweep-matrix", plan.as_json())
+    if wrong:
+        raise InternalError(
+            "internal error: the plan does not match schemas/sweep-matrix.schema.json "
+            f"({wrong[0].message}); please report this"
+        )
+    return SweepPlan(plan, warnings)

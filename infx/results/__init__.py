@@ -1,0 +1,1 @@
+"""Benchmark results: process client output, collect a run, compare with main."""

@@ -1,0 +1,184 @@
+"""Find the baseline of a comparison on main: the newest successful push-to-main sweep runs
+whose `results_bmk` tables hold this run's configs, within a fixed request budget.
+
+The cost is known before the search starts: one request lists the newest 100 successful
+push runs, one lists the repository's newest `results_bmk` artifacts (each names its run),
+and each further request either downloads a candidate's table or, for a run older than
+that artifact page, looks up its artifact. The search stops when every config has a
+baseline, when the candidates run out, or when the budget is spent; whatever stopped it
+is said in the comment.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from infx.errors import GitHubError
+from infx.github.client import Artifact, Run
+from infx.results.compare import configs_of
+from infx.results.files import TABLE_FILE
+from infx.results.process import result_errors
+
+RESULTS_ARTIFACT = "results_bmk"
+DEFAULT_BUDGET = 6
+MAX_ARTIFACT_BYTES = 2 << 30
+MAX_TABLE_BYTES = 256 << 20
+PAGE = 100
+
+
+class Client(Protocol):
+    def run(self, run_id: int) -> Run: ...
+
+    def successful_runs(
+        self, workflow: str, branch: str, event: str, limit: int = PAGE
+    ) -> list[Run]: ...
+
+    def artifacts_named(self, name: str, limit: int = PAGE) -> list[Artifact]: ...
+
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]: ...
+
+    def download_artifact(self, artifact_id: int, target: Any, max_bytes: int) -> int: ...
+
+
+@dataclass(frozen=True)
+class Baseline:
+    run: Run
+    rows: list[dict[str, Any]]
+
+    @property
+    def name(self) -> str:
+        return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
+
+
+@dataclass
+class Search:
+    baselines: list[Baseline] = field(default_factory=list)
+    requests: int = 0
+    skipped: list[str] = field(default_factory=list)
+    stopped: str = ""
+
+    def describe(self) -> str:
+        text = f"{self.requests} API request(s)"
+        if self.stopped:
+            text += f"; {self.stopped}"
+        if self.skipped:
+            text += "; skipped " + ", ".join(self.skipped)
+        return text
+
+
+def read_table(archive: Path, label: str) -> list[dict[str, Any]]:
+    """The results table inside an artifact zip; ValueError says why it cannot be used."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            try:
+                info = zf.getinfo(TABLE_FILE)
+            except KeyError:
+                raise ValueError(f"{label} has no {TABLE_FILE}") from None
+            if info.file_size > MAX_TABLE_BYTES:
+                raise ValueError(f"{label}: {TABLE_FILE} is larger than {MAX_TABLE_BYTES} bytes")
+            doc = json.loads(zf.read(info))
+    except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
+    if result_errors(doc):
+        raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
+    return doc["rows"]
+
+
+def find(
+    client: Client,
+    rows: list[dict[str, Any]],
+    *,
+    workflow: str,
+    branch: str = "main",
+    budget: int = DEFAULT_BUDGET,
+    run_id: int | None = None,
+) -> Search:
+    """Baselines for the configs of `rows`, newest run first. API errors propagate."""
+    wanted = configs_of(rows)
+    search = Search()
+    with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
+        folder = Path(tmp)
+
+        def spend() -> bool:
+            if search.requests >= budget:
+                search.stopped = f"request budget of {budget} spent"
+                return False
+            search.requests += 1
+            return True
+
+        def take(run: Run, artifact: Artifact) -> None:
+            nonlocal wanted
+            label = f"run {run.id}"
+            if artifact.expired:
+                search.skipped.append(f"{label} (results expired)")
+                return
+            if not spend():
+                return
+            target = folder / f"{artifact.id}.zip"
+            client.download_artifact(artifact.id, target, MAX_ARTIFACT_BYTES)
+            try:
+                table = read_table(target, label)
+            except ValueError as exc:
+                search.skipped.append(str(exc))
+                return
+            finally:
+                target.unlink(missing_ok=True)
+            covered = wanted & configs_of(table)
+            if not covered:
+                search.skipped.append(f"{label} (none of these configs)")
+                return
+            search.baselines.append(Baseline(run, table))
+            wanted -= covered
+
+        if run_id is not None:
+            spend()
+            pinned = client.run(run_id)
+            spend()
+            found = client.run_artifacts_named(run_id, RESULTS_ARTIFACT)
+            if not found:
+                raise GitHubError(f"run {run_id} has no {RESULTS_ARTIFACT} artifact")
+            take(pinned, found[0])
+            if wanted and not search.stopped:
+                search.stopped = f"run {run_id} lacks {len(wanted)} of these config(s)"
+            return search
+
+        spend()
+        runs = client.successful_runs(workflow, branch, "push", PAGE)
+        runs = [r for r in runs if r.conclusion == "success" and r.event == "push"]
+        if not runs:
+            search.stopped = f"no successful push run of {workflow} on {branch}"
+            return search
+        spend()
+        page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
+        complete = len(page) < PAGE
+        oldest = min((a.created_at for a in page), default=None)
+        by_run: dict[int, Artifact] = {}
+        for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
+            if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
+                by_run.setdefault(artifact.run_id, artifact)
+        for run in runs:
+            if not wanted or search.stopped:
+                break
+            artifact = by_run.get(run.id)
+            if artifact is None:
+                if complete or (oldest is not None and run.created_at >= oldest):
+                    continue
+                if not spend():
+                    break
+                found = client.run_artifacts_named(run.id, RESULTS_ARTIFACT)
+                if not found:
+                    continue
+                artifact = found[0]
+            take(run, artifact)
+        else:
+            if wanted:
+                search.stopped = (
+                    f"{len(wanted)} config(s) have no results in the newest {len(runs)} "
+                    f"successful {branch} run(s)"
+                )
+    return search

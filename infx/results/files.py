@@ -1,0 +1,125 @@
+"""The file edge of the results commands: read client outputs and results files, write atomically."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from infx.errors import ResultsError, UsageError
+from infx.results.clients import read_aiperf, read_lm_eval, read_vllm
+from infx.results.process import (
+    AIPERF,
+    LM_EVAL,
+    RESULT_FILE,
+    accuracy_row,
+    client_for,
+    document,
+    expected_outputs,
+    result_errors,
+    throughput_row,
+)
+from infx.yamlio import atomic_write
+
+TABLE_FILE = "results.json"
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def lm_eval_file(folder: Path) -> Path:
+    """lm-eval writes `<output_path>/<model>/results_<timestamp>.json`; take the newest."""
+    if folder.is_file():
+        return folder
+    found = sorted(folder.rglob("results*.json"), key=lambda p: (p.name, str(p)))
+    if not found:
+        raise UsageError(f"{folder}: no lm-eval results*.json")
+    return found[-1]
+
+
+def process_job(
+    row: dict[str, Any],
+    results_dir: Path,
+    outputs: list[Path] | None = None,
+    runner_name: str = "",
+) -> dict[str, Any]:
+    """Read every client output the row needs and build the job's results document."""
+    wanted = expected_outputs(row)
+    if outputs:
+        if len(outputs) != len(wanted):
+            raise UsageError(
+                f"the row measures {len(wanted)} point(s); got {len(outputs)} --client-output"
+            )
+        wanted = [(conc, str(path)) for (conc, _), path in zip(wanted, outputs, strict=True)]
+    client = client_for(row)
+    rows = []
+    for conc, relative in wanted:
+        path = results_dir / relative
+        if client == LM_EVAL:
+            path = lm_eval_file(path)
+        try:
+            source = str(path.relative_to(results_dir))
+        except ValueError:
+            source = str(path)
+        doc = read_json(path)
+        if client == LM_EVAL:
+            rows.append(accuracy_row(row, read_lm_eval(doc, str(path)), source, runner_name))
+            continue
+        run = read_aiperf(doc, str(path)) if client == AIPERF else read_vllm(doc, str(path))
+        rows.append(throughput_row(row, run, conc, source, runner_name))
+    return document(rows)
+
+
+def write_json(path: Path, doc: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode())
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    """A results document from a file, or from a folder: its results.json, else every job file."""
+    if path.is_dir():
+        table = path / TABLE_FILE
+        if table.is_file():
+            return _checked(table)
+        files = sorted(path.rglob(RESULT_FILE))
+        if not files:
+            raise UsageError(f"{path}: no {TABLE_FILE} and no {RESULT_FILE} below it")
+        rows = [row for f in files for row in _checked(f)["rows"]]
+        return {"format": "infx-results/1", "rows": rows}
+    return _checked(path)
+
+
+def _checked(path: Path) -> dict[str, Any]:
+    doc = read_json(path)
+    problems = result_errors(doc)
+    if problems:
+        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
+        raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
+    return doc
+
+
+def job_files(roots: list[Path]) -> list[Path]:
+    """Every job's result file below the given folders (artifact folders of one run)."""
+    found: list[Path] = []
+    for root in roots:
+        if not root.exists():
+            continue
+        if root.is_file():
+            found.append(root)
+            continue
+        found.extend(sorted(root.rglob(RESULT_FILE)))
+    return found
+
+
+def read_job_files(files: list[Path]) -> list[tuple[str, dict[str, Any]]]:
+    return [(str(f), _checked(f)) for f in files]

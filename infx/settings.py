@@ -1,0 +1,81 @@
+"""Repository settings: one block a benchmark repository commits, read by every command.
+
+`infx.toml` at the repository root, or a `[tool.infx]` table in its `pyproject.toml`
+(towncrier's convention, for repositories that already have one). A dedicated file is
+the first choice because a benchmark repository like InferenceX is not a Python
+package and has no root pyproject.toml. Command-line options override every setting.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infx import schemas
+from infx.changelog import CHANGELOG_FILE
+from infx.errors import UsageError
+from infx.matrix import MASTER_GLOB, RUNNERS_FILE
+
+SETTINGS_FILE = "infx.toml"
+
+
+@dataclass(frozen=True)
+class Settings:
+    repository: str | None = None
+    server: str | None = None
+    main_branch: str = "main"
+    changelog: str = CHANGELOG_FILE
+    master_configs: tuple[str, ...] = (MASTER_GLOB,)
+    runners: str = RUNNERS_FILE
+    labels: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+    def label(self, role: str) -> str:
+        """The repository's name for a sweep label (the role's own name unless renamed)."""
+        return self.labels.get(role, role)
+
+
+def _table(root: Path) -> tuple[dict[str, Any], str] | None:
+    dedicated = root / SETTINGS_FILE
+    if dedicated.is_file():
+        return _read(dedicated), SETTINGS_FILE
+    project = root / "pyproject.toml"
+    if project.is_file():
+        table = _read(project).get("tool", {}).get("infx")
+        if table is not None:
+            return table, "pyproject.toml [tool.infx]"
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path.name}: not valid TOML: {exc}") from None
+
+
+def parse(table: Mapping[str, Any], source: str) -> Settings:
+    """Settings from a parsed table; a wrong key or value is a usage error naming it."""
+    problems = schemas.errors("settings", dict(table))
+    if problems:
+        message = schemas.describe(problems[0]) or problems[0].message
+        raise UsageError(f"{source}: {message}")
+    return Settings(
+        repository=table.get("repository"),
+        server=table["server"].rstrip("/") if "server" in table else None,
+        main_branch=table.get("main-branch", "main"),
+        changelog=table.get("changelog", CHANGELOG_FILE),
+        master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
+        runners=table.get("runners", RUNNERS_FILE),
+        labels=dict(table.get("labels", {})),
+        source=source,
+    )
+
+
+def load(root: Path) -> Settings:
+    """The settings of the repository at `root` (defaults when it has none)."""
+    found = _table(root)
+    return Settings() if found is None else parse(*found)

@@ -1,0 +1,60 @@
+"""`infx changelog check` without --base: a contributor's branch, checked against where it
+left main, with placeholders allowed (the pre-commit hook runs exactly this)."""
+
+from __future__ import annotations
+
+from tests.conftest import HISTORY, LINK, GitRepo, entry
+
+
+def _branch(repo: GitRepo) -> None:
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+
+
+def test_a_placeholder_passes_on_a_branch(repo: GitRepo) -> None:
+    _branch(repo)
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 0, result.output
+    assert "1 appended entry" in result.output
+
+
+def test_a_wrong_link_on_a_branch_never_mentions_main(repo: GitRepo) -> None:
+    _branch(repo)
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link="pull/PENDING"))
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1
+    assert "a branch keeps the XXX placeholder until its PR merges" in result.output
+    assert f"use XXX or {LINK}XXX or {LINK}<number>" in result.output
+    assert "on main" not in result.output
+
+
+def test_history_rules_apply_against_the_merge_base(repo: GitRepo) -> None:
+    _branch(repo)
+    repo.commit("branch work", **{"perf-changelog.yaml": HISTORY + "\n" + entry()})
+    # main moves on after the branch left it: its new entry is not this branch's deletion
+    later = HISTORY + "\n" + entry(link=f"{LINK}3", description="main's own change")
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves", **{"perf-changelog.yaml": later})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "feature")
+    assert repo.infx("changelog", "check").exit_code == 0
+    repo.write("perf-changelog.yaml", HISTORY.replace("Bring up", "Brought up") + "\n" + entry())
+    edited = repo.infx("changelog", "check")
+    assert edited.exit_code == 1 and "history" in edited.output
+
+
+def test_upstream_main_is_preferred_over_a_forks_origin(repo: GitRepo) -> None:
+    base = repo.git("rev-parse", "HEAD")
+    repo.commit("fork-only entry", **{"perf-changelog.yaml": HISTORY + "\n" + entry()})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("update-ref", "refs/remotes/upstream/main", base)
+    # Against upstream, the fork's own unmerged entry is still an appended entry.
+    result = repo.infx("changelog", "check", "--head", "HEAD")
+    assert result.exit_code == 0 and "1 appended entry" in result.output
+
+
+def test_without_a_main_to_compare_with_the_fix_is_named(repo: GitRepo) -> None:
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 2
+    assert "git fetch origin main" in result.output and "--base" in result.output

@@ -1,0 +1,134 @@
+"""`infx results collect`: every job's rows of a run -> results.json, results.csv, summary.md."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from infx.cli import cli
+from infx.results.collect import csv_columns
+from infx.schemas import errors as schema_errors
+from tests.results.formats import fixed_row, lm_eval_result, vllm_result, write
+
+
+def job(root: Path, artifact: str, row: dict, doc: dict, name: str) -> None:
+    """A benchmark job as the template leaves it: client output, then `results process`."""
+    folder = root / artifact
+    write(folder / name, doc)
+    outcome = CliRunner().invoke(
+        cli, ["results", "process", "--row", json.dumps(row), "--results-dir", str(folder)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+
+
+def sweep(tmp_path: Path) -> tuple[Path, Path]:
+    bmk, evals = tmp_path / "results_bmk", tmp_path / "eval_results_all"
+    for i, conc in enumerate((4, 8, 16)):
+        job(
+            bmk,
+            f"bmk_single_llama70b_1k1k_{i}",
+            fixed_row(conc=conc),
+            vllm_result(
+                conc=conc,
+                total=1000 * conc,
+                output=400 * conc,
+                ttft_ms=50 + conc,
+                tpot_ms=10 + conc,
+                itl_ms=10 + conc,
+                e2el_ms=2000,
+            ),
+            "llama70b_1k1k.json",
+        )
+    job(
+        evals,
+        "eval_llama70b_8k1k_0",
+        fixed_row(conc=16, isl=8192, **{"exp-name": "llama70b_8k1k", "run-eval": True}),
+        lm_eval_result(),
+        "lm-eval/m/results_2026-12-03T00-00-00.json",
+    )
+    return bmk, evals
+
+
+def collect(*args: str, env: dict | None = None):
+    return CliRunner().invoke(cli, ["results", "collect", *args], env=env)
+
+
+def test_collects_every_job_into_one_table(tmp_path: Path, monkeypatch) -> None:
+    bmk, evals = sweep(tmp_path)
+    summary = tmp_path / "step-summary.md"
+    env = {
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_RUN_ID": "777",
+        "GITHUB_SHA": "f" * 40,
+        "GITHUB_REF": "refs/pull/7/merge",
+        "GITHUB_REPOSITORY": "acme/bench",
+        "GITHUB_SERVER_URL": "https://github.com",
+    }
+    outcome = collect(str(bmk), str(evals), "--out-dir", str(bmk), env=env)
+    assert outcome.exit_code == 0, outcome.output
+    table = json.loads((bmk / "results.json").read_text())
+    assert schema_errors("result", table) == []
+    assert table["run"] == {
+        "id": 777,
+        "url": "https://github.com/acme/bench/actions/runs/777",
+        "sha": "f" * 40,
+        "ref": "refs/pull/7/merge",
+    }
+    kinds = [(r["kind"], r["identity"]["conc"]) for r in table["rows"]]
+    assert kinds == [("accuracy", 16), ("throughput", 4), ("throughput", 8), ("throughput", 16)]
+
+    with (bmk / "results.csv").open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames or ()) == csv_columns()
+        records = list(reader)
+    for record in records:
+        assert schema_errors("results-csv", record) == []
+    throughput = [r for r in records if r["kind"] == "throughput"]
+    for record, row in zip(throughput, table["rows"][1:], strict=True):
+        assert int(record["conc"]) == row["identity"]["conc"]
+        assert float(record["tput_per_gpu"]) == row["metrics"]["tput_per_gpu"]
+        assert float(record["mean_ttft"]) == row["metrics"]["mean_ttft"]
+    scores = [r for r in records if r["kind"] == "accuracy"]
+    assert {(r["filter"], r["value"]) for r in scores} == {
+        ("strict-match", "0.9719"),
+        ("flexible-extract", repr(0.9719 - 0.002)),
+    }
+
+    markdown = (bmk / "summary.md").read_text()
+    assert summary.read_text() == markdown
+    assert "| 16 | 4,000 | 1,600 | 66 | 26 |" in markdown
+    assert "| gsm8k | exact_match (strict-match) | 0.9719 ± 0.0045 |" in markdown
+
+
+def test_collect_twice_gives_the_same_table(tmp_path: Path) -> None:
+    """The table lands inside results_bmk, which the next collect walks again."""
+    bmk, evals = sweep(tmp_path)
+    assert collect(str(bmk), str(evals), "--out-dir", str(bmk)).exit_code == 0
+    first = (bmk / "results.json").read_text()
+    assert collect(str(bmk), str(evals), "--out-dir", str(bmk)).exit_code == 0
+    assert json.loads((bmk / "results.json").read_text())["rows"] == json.loads(first)["rows"]
+
+
+def test_a_broken_job_file_fails_and_writes_nothing(tmp_path: Path) -> None:
+    bmk, evals = sweep(tmp_path)
+    bad = bmk / "bmk_single_llama70b_1k1k_1" / "infx-result.json"
+    doc = json.loads(bad.read_text())
+    doc["rows"][0]["metrics"]["tput_per_gpu"] = -1
+    bad.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    outcome = collect(str(bmk), str(evals), "--out-dir", str(out))
+    assert outcome.exit_code == 1
+    assert str(bad) in outcome.output and "not an infx results file" in outcome.output
+    assert not out.exists()
+
+
+def test_no_results_is_an_empty_table_and_a_warning(tmp_path: Path) -> None:
+    outcome = collect(str(tmp_path / "results_bmk"), "--out-dir", str(tmp_path / "out"))
+    assert outcome.exit_code == 0
+    assert "warning: no infx-result.json" in outcome.output
+    table = json.loads((tmp_path / "out/results.json").read_text())
+    assert table["rows"] == []
+    assert (tmp_path / "out/results.csv").read_text().count("\n") == 1

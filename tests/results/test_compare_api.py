@@ -1,0 +1,188 @@
+"""`infx results compare` through the GitHub API (a local fake): baseline search on main with a
+request budget, artifact downloads, and one sticky PR comment edited in place."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from infx.results.process import document
+from infx.results.render import MARKER
+from tests.github.fake_api import Fault, State
+from tests.results.test_compare import point
+
+PR = 7
+
+
+def zipped(rows: list[dict], extra: dict[str, bytes] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("results.json", json.dumps(document(rows)))
+        for name, data in (extra or {}).items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def main_runs(state: State, tables: list[list[dict] | None], start: int = 5000) -> list[int]:
+    """Successful push runs on main, newest first in `tables` order (None: no results_bmk)."""
+    ids = []
+    for i, rows in enumerate(tables):
+        run_id = start + i
+        state.add_run(
+            run_id,
+            head_sha=f"{i:040x}",
+            minute=10_000 - i * 10,
+            branch="main",
+            event="push",
+            artifacts=["results_bmk", "changelog-metadata"] if rows is not None else ["run-stats"],
+        )
+        if rows is not None:
+            state.blobs[run_id * 100] = zipped(rows)
+        ids.append(run_id)
+    return ids
+
+
+def compare(tmp_path: Path, rows: list[dict], *args: str):
+    current = tmp_path / "results.json"
+    current.write_text(json.dumps(document(rows)))
+    return CliRunner().invoke(
+        cli,
+        ["results", "compare", str(current), "--pr", str(PR), *args],
+        env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
+    )
+
+
+def bot_comments(state: State) -> list[dict]:
+    return [
+        c
+        for c in state.comments
+        if c["user"]["login"] == "github-actions[bot]" and c["body"].startswith(MARKER)
+    ]
+
+
+OURS = [point(c, tput=1000, tpot_ms=20) for c in (4, 8)]
+OTHER = [point(c, tput=1000, tpot_ms=20, tp=2) for c in (4, 8)]
+
+
+def test_newest_main_run_with_these_configs_is_the_baseline(api, tmp_path: Path) -> None:
+    older = [point(c, tput=500, tpot_ms=20) for c in (4, 8)]
+    ids = main_runs(api.state, [OTHER, None, OURS, older] + [OTHER] * 96)
+    api.state.add_run(4000, head_sha="e" * 40, minute=99_999, branch="feature")  # a PR run
+    api.state.blobs[400000] = zipped(OTHER)
+    api.state.add_run(
+        4001, head_sha="d" * 40, minute=99_998, branch="main", event="push", conclusion="failure"
+    )
+    faster = [point(c, tput=1100, tpot_ms=18) for c in (4, 8)]
+    outcome = compare(tmp_path, faster)
+    assert outcome.exit_code == 0, outcome.output
+    (sticky,) = bot_comments(api.state)
+    assert (
+        f"main run [{ids[2]}](https://github.com/acme/bench/actions/runs/{ids[2]})"
+        in sticky["body"]
+    )
+    assert "1,000 → 1,100 (+10.0%) 🟢" in sticky["body"]
+    # runs, artifacts named results_bmk, 2 downloads; then the comment (list + create).
+    search = [
+        p for m, p in api.state.requests if "/issues/" not in p and not p.startswith("/_blobs")
+    ]
+    assert len(search) == 4 and api.state.api_requests() - 2 <= 6
+    assert api.state.blob_auth == [None, None]  # the token never reaches artifact storage
+    assert (tmp_path / "summary.md").read_text().startswith(MARKER)
+
+
+def test_the_sticky_comment_is_edited_in_place(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OURS])
+    api.state.add_comment(PR, "reviewer", f"{MARKER}\nI quote the bot", 5, "MEMBER")
+    assert compare(tmp_path, [point(c, tput=1100, tpot_ms=20) for c in (4, 8)]).exit_code == 0
+    (first,) = bot_comments(api.state)
+    outcome = compare(tmp_path, [point(c, tput=900, tpot_ms=20) for c in (4, 8)])
+    assert outcome.exit_code == 0 and "updated the results comment on #7" in outcome.output
+    (second,) = bot_comments(api.state)
+    assert second["id"] == first["id"] and "-10.0%) 🔴" in second["body"]
+    assert ("PATCH", f"/repos/acme/bench/issues/comments/{first['id']}") in api.state.requests
+    assert sum(1 for m, p in api.state.requests if m == "POST") == 1
+    assert api.state.comments[0]["body"] == f"{MARKER}\nI quote the bot"
+    assert compare(tmp_path, [point(c, tput=900, tpot_ms=20) for c in (4, 8)]).exit_code == 0
+    assert sum(1 for m, _ in api.state.requests if m == "PATCH") == 1  # same body: no edit
+
+
+def test_the_request_budget_bounds_the_search(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OTHER] * 100)
+    outcome = compare(tmp_path, OURS)
+    assert outcome.exit_code == 0, outcome.output
+    assert "6 API request(s); request budget of 6 spent" in outcome.output
+    (sticky,) = bot_comments(api.state)
+    assert "No baseline found: 6 API request(s); request budget of 6 spent" in sticky["body"]
+    assert "New (no baseline point): conc 4, 8" in sticky["body"]
+    assert api.state.api_requests() == 6 + 2
+
+
+def test_main_runs_older_than_the_artifact_page_are_looked_up(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OURS, OTHER])
+    for i in range(120):  # newer pull-request runs fill the repository's artifact page
+        api.state.add_run(7000 + i, head_sha=f"{i:040x}", minute=20_000 + i, branch="feature")
+    outcome = compare(tmp_path, OURS)
+    assert outcome.exit_code == 0, outcome.output
+    assert "4 API request(s)" in outcome.output
+    assert (
+        "GET",
+        "/repos/acme/bench/actions/runs/5000/artifacts?name=results_bmk&per_page=100",
+    ) in (api.state.requests)
+
+
+def test_expired_and_unreadable_results_are_skipped(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OURS, OURS, OURS])
+    api.state.artifacts[5000][0]["expired"] = True
+    api.state.blobs[500100] = b"PK\x03\x04 not really a zip"
+    outcome = compare(tmp_path, OURS)
+    assert outcome.exit_code == 0, outcome.output
+    assert "skipped run 5000 (results expired), run 5001: unreadable results.json" in outcome.output
+    assert "main run [5002]" in bot_comments(api.state)[0]["body"]
+
+
+def test_a_pinned_baseline_run(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OTHER, OURS])
+    outcome = compare(tmp_path, OURS, "--baseline-run", "5001")
+    assert outcome.exit_code == 0, outcome.output
+    assert "main run [5001]" in bot_comments(api.state)[0]["body"]
+    assert "3 API request(s)" in outcome.output
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        (
+            Fault(r"/actions/workflows/", 404, body={"message": "Not Found"}, times=9),
+            "404 Not Found",
+        ),
+        (Fault(r"/actions/workflows/", 200, body={}, times=9), "no workflow_runs list"),
+        (
+            Fault(r"/actions/artifacts\?", 200, body={"artifacts": [{"id": "1"}]}, times=9),
+            "id is '1'",
+        ),
+        (Fault(r"/actions/artifacts/\d+/zip", 403, body={"message": "Forbidden"}, times=9), "403"),
+    ],
+)
+def test_api_trouble_fails_closed_without_a_comment(
+    api, tmp_path: Path, fault: Fault, message: str
+) -> None:
+    main_runs(api.state, [OURS])
+    api.state.faults.append(fault)
+    outcome = compare(tmp_path, OURS)
+    assert outcome.exit_code == 2, outcome.output
+    assert message in outcome.output and "Traceback" not in outcome.output
+    assert not bot_comments(api.state)
+    assert not any(m == "POST" for m, _ in api.state.requests)
+
+
+def test_an_empty_run_asks_nothing_of_the_api(api, tmp_path: Path) -> None:
+    main_runs(api.state, [OURS])
+    outcome = compare(tmp_path, [])
+    assert outcome.exit_code == 0 and "nothing to compare" in outcome.output
+    assert api.state.requests == []
