@@ -1,9 +1,11 @@
 """Where infx runs: the repository slug and GitHub host.
 
-The slug comes from --repo, else the repository's settings (`repository` in infx.toml),
-else GITHUB_REPOSITORY (inside Actions), else a remote that points at the configured
-server: `upstream` first, then `origin`, and never silently, so a fork clone with
-settings links upstream and one without says which remote it trusted.
+Two questions with two orders. Which repository do pr-links point at? --repo, else the
+settings (`repository` in infx.toml), else GITHUB_REPOSITORY, else a remote of the
+configured server (`upstream` first, then `origin`), never silently: a fork clone with
+settings links upstream. Which repository does the API talk to? --repo, else
+GITHUB_REPOSITORY (inside Actions that is where the runs, comments and artifacts are,
+a fork's too), else the settings, else the remotes.
 """
 
 from __future__ import annotations
@@ -55,13 +57,17 @@ def slug_from_url(url: str, server: str) -> str | None:
     return path if _SLUG.fullmatch(path) else None
 
 
-def repository(explicit: str | None, root: Path | None, settings: Settings) -> Repository:
-    """The repository links point at, by the precedence in this module's docstring."""
+def repository(
+    explicit: str | None, root: Path | None, settings: Settings, *, for_api: bool = False
+) -> Repository:
+    """The repository links point at (or, `for_api`, the one to query), by the precedence in
+    this module's docstring."""
     server = server_url(settings)
+    configured = (settings.repository, settings.source or SETTINGS_FILE)
+    environment = (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY")
     candidates = (
         (explicit, "--repo"),
-        (settings.repository, settings.source or SETTINGS_FILE),
-        (os.environ.get("GITHUB_REPOSITORY"), "GITHUB_REPOSITORY"),
+        *((environment, configured) if for_api else (configured, environment)),
     )
     for value, origin in candidates:
         if value:
@@ -80,8 +86,8 @@ def repository(explicit: str | None, root: Path | None, settings: Settings) -> R
 
 
 def repo_slug(explicit: str | None, cwd: Path | None = None) -> str:
-    """The slug alone, for commands that run inside Actions (settings read from `cwd`)."""
+    """The repository the API talks to (settings read from `cwd`)."""
     from infx import settings as settings_module
 
     root = cwd or Path.cwd()
-    return repository(explicit, cwd, settings_module.load(root)).slug
+    return repository(explicit, cwd, settings_module.load(root), for_api=True).slug

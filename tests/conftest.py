@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,14 +131,18 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
     return repo
 
 
+@pytest.fixture(autouse=True, scope="session")
+def outside_actions() -> Iterator[None]:
+    """The suite runs outside GitHub Actions even when it runs inside it (ci.yml): no test
+    or fixture, session-wide ones included, sees or writes the runner's files and
+    variables; what a test needs from that environment, it sets itself (monkeypatch)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("GITHUB_", "RUNNER_", "INFX_")) or name == "GH_TOKEN":
+                patch.delenv(name)
+        yield
+
+
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
-    for name in (
-        "GITHUB_REPOSITORY",
-        "GITHUB_SERVER_URL",
-        "GITHUB_STEP_SUMMARY",
-        "GITHUB_OUTPUT",
-        "INFX_PR_NUMBER",
-    ):
-        monkeypatch.delenv(name, raising=False)
+def repo(tmp_path: Path) -> GitRepo:
     return make_repo(tmp_path / "repo")

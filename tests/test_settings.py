@@ -117,3 +117,18 @@ def test_settings_name_the_files_every_command_reads(repo: GitRepo) -> None:
 )
 def test_only_remotes_of_the_configured_server_count(url: str, server: str, slug) -> None:
     assert slug_from_url(url, server) == slug
+
+
+def test_links_follow_settings_but_the_api_follows_the_actions_repository(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infx.context import repository
+    from infx.settings import Settings
+
+    settings = Settings(repository=UPSTREAM, source="infx.toml")
+    monkeypatch.setenv("GITHUB_REPOSITORY", "alice/InferenceX")
+    assert repository(None, repo.path, settings).slug == UPSTREAM
+    assert repository(None, repo.path, settings, for_api=True).slug == "alice/InferenceX"
+    assert repository("bob/x", repo.path, settings, for_api=True).slug == "bob/x"
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    assert repository(None, repo.path, settings, for_api=True).slug == UPSTREAM

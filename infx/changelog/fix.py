@@ -19,7 +19,7 @@ from infx.errors import ChangelogError
 
 _WORDS = "xxx|tbd|tba|todo|pending"
 _PLACEHOLDER_LIKE = re.compile(
-    rf"(?i:{_WORDS})|https?://[^/\s]+/[^/\s]+/[^/\s]+/pull/?(?i:{_WORDS})?/?", re.ASCII
+    rf"(?i:{_WORDS})|(?:https?://[^/\s]+/[^/\s]+/[^/\s]+/)?pull/?(?i:{_WORDS})?/?", re.ASCII
 )
 
 

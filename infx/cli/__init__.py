@@ -25,6 +25,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "stage_results",
         "Handle a /stage-results [<run_id>] comment.",
     ),
+    "apply-decision": (
+        "infx.cli.reuse",
+        "apply_decision",
+        "Carry out a comment command's read-only decision (react, dispatch).",
+    ),
     "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
     "results": (
         "infx.cli.results",

@@ -193,7 +193,9 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
 
 @changelog.command(epilog=EXIT_CODES)
 @click.option(
-    "--base", required=True, help="Ref the change is compared against (e.g. origin/main)."
+    "--base",
+    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
+    "left main, as for `check`.",
 )
 @file_option
 @click.option(
@@ -202,7 +204,7 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     is_flag=True,
     help="Report what would change; write nothing (exit 1 if a fix is due).",
 )
-def fix(base: str, path: str, check_only: bool) -> None:
+def fix(base: str | None, path: str, check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
     CRLF line endings, trailing spaces, one empty line before each entry, the final
@@ -210,6 +212,7 @@ def fix(base: str, path: str, check_only: bool) -> None:
     which become XXX. History bytes are never touched; the file is written atomically.
     """
     root = git.root()
+    base = _branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     fixed, fixes = fix_appended(base_bytes, head_bytes)

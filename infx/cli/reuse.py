@@ -8,11 +8,12 @@ import os
 import click
 
 from infx.context import repo_slug
-from infx.errors import InfxError
+from infx.errors import InfxError, UsageError
 from infx.github.actions import append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
 from infx.workflows.commands import CommentEvent
 from infx.workflows.facts import ack_facts, gate_facts, stage_facts
+from infx.workflows.handoff import Dispatch, decision_outputs, parse_decision
 from infx.workflows.reuse import GateEvent, GateResult, decide_ack, decide_gate
 from infx.workflows.stage import DISPATCH_EVENT, decide_stage
 
@@ -24,6 +25,12 @@ workflow_option = click.option(
     help="File name of the sweep workflow.",
 )
 repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
+decide_only_option = click.option(
+    "--decide-only",
+    is_flag=True,
+    help="Read-only: write the decision as step outputs (reaction, dispatch) for "
+    "`infx apply-decision` in a job that holds the write permission.",
+)
 
 
 def _comment_event(actions: tuple[str, ...]) -> CommentEvent | None:
@@ -51,7 +58,8 @@ def reuse() -> None:
 @reuse.command("ack")
 @repo_option
 @workflow_option
-def ack_cmd(repo: str | None, workflow: str) -> None:
+@decide_only_option
+def ack_cmd(repo: str | None, workflow: str, decide_only: bool) -> None:
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
     received = _comment_event(("created", "edited"))
     if received is None:
@@ -59,7 +67,10 @@ def ack_cmd(repo: str | None, workflow: str) -> None:
     gh = GitHub(repo_slug(repo))
     current, facts = gh.decide(lambda: ack_facts(gh, received, workflow))
     result = decide_ack(received, current, facts, repo=gh.slug, workflow=workflow)
-    _react(gh, received.comment_id, result.reaction)
+    if decide_only:
+        set_outputs(decision_outputs(result.reaction, []))
+    else:
+        _react(gh, received.comment_id, result.reaction)
     verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
     append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
     click.echo(f"{verdict}: {result.reason}")
@@ -103,7 +114,8 @@ def gate_cmd(
 @click.command("stage-results")
 @repo_option
 @workflow_option
-def stage_results(repo: str | None, workflow: str) -> None:
+@decide_only_option
+def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
     received = _comment_event(("created",))
     if received is None:
@@ -111,9 +123,13 @@ def stage_results(repo: str | None, workflow: str) -> None:
     gh = GitHub(repo_slug(repo))
     facts = gh.decide(lambda: stage_facts(gh, received, workflow))
     result = decide_stage(received, facts, workflow)
-    if result.dispatch is not None:
-        gh.dispatch(DISPATCH_EVENT, result.dispatch)
-    _react(gh, received.comment_id, result.reaction)
+    dispatch = Dispatch(DISPATCH_EVENT, result.dispatch) if result.dispatch else None
+    if decide_only:
+        set_outputs(decision_outputs(result.reaction, [dispatch] if dispatch else []))
+    else:
+        if dispatch is not None:
+            gh.dispatch(dispatch.event_type, dispatch.payload)
+        _react(gh, received.comment_id, result.reaction)
     lines = [f"### /stage-results\n\n{result.reason}\n"]
     if result.staged:
         lines += ["| artifact | staged as |", "| --- | --- |"]
@@ -123,3 +139,27 @@ def stage_results(repo: str | None, workflow: str) -> None:
     click.echo(result.reason)
     for artifact, staged in result.staged.items():
         click.echo(f"  {artifact} -> {staged}")
+
+
+@click.command("apply-decision")
+@repo_option
+@click.option("--reaction", envvar="REACTION", default="", help="+1, -1 or empty (env REACTION).")
+@click.option(
+    "--dispatch", envvar="DISPATCH", default="", help="The decided dispatch as JSON (env DISPATCH)."
+)
+def apply_decision(repo: str | None, reaction: str, dispatch: str) -> None:
+    """Carry out what `--decide-only` decided for this comment event: dispatch, then react."""
+    name, payload = event()
+    if name != "issue_comment":
+        raise UsageError("apply-decision runs on an issue_comment event")
+    received = comment_event(payload)
+    decided, to_dispatch = parse_decision(reaction, dispatch, received.issue_number)
+    if decided is None:
+        click.echo("nothing to apply")
+        return
+    gh = GitHub(repo_slug(repo))
+    if to_dispatch is not None:
+        gh.dispatch(to_dispatch.event_type, to_dispatch.payload)
+        click.echo(f"dispatched {to_dispatch.event_type} for PR #{received.issue_number}")
+    _react(gh, received.comment_id, decided)
+    click.echo(f"reacted {decided} to comment {received.comment_id}")

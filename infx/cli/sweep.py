@@ -19,7 +19,7 @@ from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.workflows.labels import decide
-from infx.workflows.rows import bucket_outputs, recipe_path, row_env
+from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
 
 
@@ -178,17 +178,34 @@ def mode() -> None:
     click.echo(json.dumps(decision.outputs()))
 
 
-@sweep.command()
-@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def outputs(plan_file: Path) -> None:
-    """Write a plan (or `canary` output) as per-bucket job outputs for the workflow matrix."""
+def _read_plan(plan_file: Path) -> dict:
     try:
         payload = json.loads(plan_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{plan_file} is not JSON: {exc.msg}") from None
-    values = bucket_outputs(payload)
+    if not isinstance(payload, dict):
+        raise UsageError(f"{plan_file} is not a sweep plan or canary output")
+    return payload
+
+
+@sweep.command()
+@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def outputs(plan_file: Path) -> None:
+    """Write a plan's (or `canary` output's) chunk indices per bucket as job outputs."""
+    values = bucket_outputs(_read_plan(plan_file))
     set_outputs(values)
-    click.echo(json.dumps({k: v for k, v in values.items() if k.startswith("has-")}))
+    click.echo(json.dumps({k: v for k, v in values.items() if k != "changelog-metadata"}))
+
+
+@sweep.command()
+@click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--bucket", required=True, help="Job family, e.g. single or multinode-evals.")
+@click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
+def chunk(plan_file: Path, bucket: str, index: int) -> None:
+    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`."""
+    rows = chunk_rows(_read_plan(plan_file), bucket, index)
+    set_outputs({"rows": json.dumps(rows, separators=(",", ":"))})
+    click.echo(f"{bucket} chunk {index}: {len(rows)} row(s)")
 
 
 @sweep.command("row-env")

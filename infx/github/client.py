@@ -80,7 +80,7 @@ class Artifact:
     id: int
     name: str
     expired: bool
-    created_at: datetime
+    created_at: datetime | None  # GitHub may leave it out; listings across runs never do
     run_id: int | None = None  # the workflow run that uploaded it, when GitHub says
     head_branch: str | None = None
     head_sha: str | None = None
@@ -255,11 +255,19 @@ def _artifact(item: _Json) -> Artifact:
         id=item.number("id"),
         name=item.text("name"),
         expired=item.flag("expired"),
-        created_at=item.time("created_at"),
+        created_at=item.maybe_time("created_at"),
         run_id=run.number("id") if run else None,
         head_branch=run.maybe_text("head_branch") if run else None,
         head_sha=run.maybe_text("head_sha") if run else None,
     )
+
+
+def _across_runs(item: _Json) -> Artifact:
+    """An artifact of a listing across runs, which must say its run and when it came."""
+    artifact = _artifact(item)
+    if artifact.run_id is None or artifact.created_at is None:
+        raise _unexpected(item.what, "an artifact without its workflow_run or created_at")
+    return artifact
 
 
 def _decoded(item: _Json) -> bytes:
@@ -462,9 +470,7 @@ class GitHub:
         found = []
         items = self._pages(what, f"{self._base}/actions/artifacts", {"name": name}, "artifacts")
         for item in items:
-            artifact = _artifact(item)
-            if artifact.run_id is None:
-                raise _unexpected(what, "an artifact without its workflow_run")
+            artifact = _across_runs(item)
             if artifact.created_at < since:
                 break
             found.append(artifact)
@@ -579,7 +585,7 @@ class GitHub:
         what = f"listing artifacts named {name}"
         url = f"{self._base}/actions/artifacts"
         answer = self._object(what, url, {"name": name, "per_page": limit})
-        return [_artifact(item) for item in answer.items("artifacts")]
+        return [_across_runs(item) for item in answer.items("artifacts")]
 
     def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]:
         what = f"listing artifacts of run {run_id}"

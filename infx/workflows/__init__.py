@@ -1,1 +1,1 @@
-"""GitHub Actions glue: label modes, and an evaluator for workflow expressions."""
+"""GitHub Actions glue: label modes, matrix rows, comment commands."""

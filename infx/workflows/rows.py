@@ -8,17 +8,25 @@ from typing import Any
 
 from infx.errors import UsageError
 
+Row = dict[str, Any]
 _SAFE = re.compile(r"[^A-Za-z0-9._:/@+=,-]")
 
 
-def bucket_outputs(payload: dict[str, Any]) -> dict[str, str]:
-    """Compact JSON arrays per workflow bucket, plus has-<bucket> flags (a matrix cannot be empty)."""
+# GitHub refuses a matrix of more than 256 jobs.
+MATRIX_LIMIT = 256
+# A job's outputs may total 1 MB, counted as UTF-16; a chunk's rows travel as one output,
+# so a chunk stays below this with room for the job's other outputs.
+OUTPUT_BUDGET = 900_000
+
+
+def buckets(payload: dict[str, Any]) -> dict[str, list[Row]]:
+    """The rows of each workflow job family (one matrix job per bucket) of a plan or `canary` output."""
     plan = payload.get("remaining", payload)
     if not isinstance(plan, dict) or "single_node" not in plan:
         raise UsageError("not a sweep plan or canary output")
     single = plan["single_node"]
     multi = plan["multi_node"]
-    buckets = {
+    return {
         "canary": payload.get("canary", []),
         "single": [r for name, rows in single.items() if name != "agentic" for r in rows],
         "agentic": single.get("agentic", []),
@@ -29,12 +37,58 @@ def bucket_outputs(payload: dict[str, Any]) -> dict[str, str]:
         "multinode-evals": plan["multinode_evals"],
         "multinode-agentic-evals": plan["multinode_agentic_evals"],
     }
-    out = {name: json.dumps(rows, separators=(",", ":")) for name, rows in buckets.items()}
-    out.update({f"has-{name}": str(bool(rows)).lower() for name, rows in buckets.items()})
-    out["changelog-metadata"] = json.dumps(
-        plan.get("changelog_metadata", {}), separators=(",", ":")
-    )
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def output_size(text: str) -> int:
+    """Bytes GitHub counts against the output limit (UTF-16)."""
+    return len(text.encode("utf-16-le"))
+
+
+def chunks(rows: list[Row]) -> list[list[Row]]:
+    """Consecutive runs of rows, each small enough for one matrix and one job output."""
+    result: list[list[Row]] = []
+    current: list[Row] = []
+    size = 2
+    for row in rows:
+        cost = output_size(_compact(row)) + 2
+        if cost + 2 > OUTPUT_BUDGET:
+            raise UsageError(f"matrix row {row.get('exp-name', '?')} is too large for a job output")
+        if current and (len(current) == MATRIX_LIMIT or size + cost > OUTPUT_BUDGET):
+            result.append(current)
+            current, size = [], 2
+        current.append(row)
+        size += cost
+    if current:
+        result.append(current)
+    return result
+
+
+def bucket_outputs(payload: dict[str, Any]) -> dict[str, str]:
+    """Per bucket, the list of its chunk indices (the outer matrix) and a has-<bucket> flag
+    (a matrix cannot be empty). The rows themselves stay in the plan file: a full plan is
+    larger than a job's outputs may be."""
+    out: dict[str, str] = {}
+    for name, rows in buckets(payload).items():
+        out[name] = _compact(list(range(len(chunks(rows)))))
+        out[f"has-{name}"] = str(bool(rows)).lower()
+    plan = payload.get("remaining", payload)
+    out["changelog-metadata"] = _compact(plan.get("changelog_metadata", {}))
     return out
+
+
+def chunk_rows(payload: dict[str, Any], bucket: str, index: int) -> list[Row]:
+    """The rows of one chunk of a bucket, as `bucket_outputs` numbered them."""
+    all_buckets = buckets(payload)
+    if bucket not in all_buckets:
+        raise UsageError(f"no bucket {bucket!r}; buckets: {', '.join(all_buckets)}")
+    parts = chunks(all_buckets[bucket])
+    if not 0 <= index < len(parts):
+        raise UsageError(f"bucket {bucket!r} has {len(parts)} chunk(s); no chunk {index}")
+    return parts[index]
 
 
 def _env_value(value: Any) -> str:

@@ -92,3 +92,20 @@ def test_writes_atomically_and_keeps_the_mode(repo: GitRepo) -> None:
 def test_leaves_links_that_are_not_placeholder_spellings(link: str) -> None:
     head = (HISTORY + "\n" + entry(link=link)).encode()
     assert fix_appended(HISTORY.encode(), head) == (head, [])
+
+
+@pytest.mark.parametrize("link", ["pull/PENDING", "pull/", "pull/tbd", f"{LINK}PENDING"])
+def test_placeholder_spellings_become_xxx(link: str) -> None:
+    head = (HISTORY + "\n" + entry(link=link)).encode()
+    fixed, fixes = fix_appended(HISTORY.encode(), head)
+    assert fixed == (HISTORY + "\n" + entry()).encode()
+    assert [f.what for f in fixes] == [f"pr-link {link!r} -> XXX"]
+
+
+def test_base_defaults_to_where_the_branch_left_main(repo: GitRepo) -> None:
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link="pull/PENDING"))
+    result = repo.infx("changelog", "fix")
+    assert result.exit_code == 0 and "pr-link 'pull/PENDING' -> XXX" in result.output
+    assert repo.infx("changelog", "check").exit_code == 0

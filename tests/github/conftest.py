@@ -9,8 +9,6 @@ from tests.github.fake_api import FakeGitHub
 def api(monkeypatch: pytest.MonkeyPatch, tmp_path):
     with FakeGitHub() as fake:
         fake.state.workdir = tmp_path / "api-git"
-        # Away from this repository's infx.toml, which names the repository itself.
-        monkeypatch.chdir(tmp_path)
         monkeypatch.setenv("GITHUB_API_URL", fake.url)
         monkeypatch.setenv("GITHUB_TOKEN", "test-token")
         monkeypatch.setenv("GITHUB_REPOSITORY", "acme/bench")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import shutil
@@ -87,6 +88,7 @@ class Green:
 def _green_origin() -> tuple[Path, str, str]:
     """green_pr's repository, built once per test session and copied for each test."""
     tmp = Path(tempfile.mkdtemp(prefix="infx-green-pr-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     seed = make_repo(tmp / "seed")
     seed.git("branch", "feature")
     origin = tmp / "origin.git"
@@ -100,9 +102,9 @@ def _green_origin() -> tuple[Path, str, str]:
 def green_pr(state: State, *, comments: int = 3, runs: int = 3) -> Green:
     """PR #7, merged as MERGE_SHA: sha0 appends its entry, sha1 canonicalizes the link. Runs
     before RUN ran sha0, RUN ran sha1; a maintainer asked for reuse after them."""
-    assert state.workdir is not None
     template, sha0, sha1 = _green_origin()
-    origin = state.workdir / "origin.git"
+    workdir = state.workdir or Path(tempfile.mkdtemp(dir=template.parent))
+    origin = workdir / "origin.git"
     shutil.copytree(template, origin, ignore=shutil.ignore_patterns("hooks"))  # fewer files
     branch = PrBranch(origin)
     state.git_remote = str(branch.origin)

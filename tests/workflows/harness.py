@@ -1,29 +1,49 @@
-"""Simulate a GitHub Actions run of our workflow files: triggers, `if:` gating, outputs.
+"""Run this repository's workflow files as GitHub Actions would, as far as a test machine can.
 
-Everything is read from the YAML files; expressions are evaluated by
-infx.workflows.expressions, and `run:` steps that call infx run the real CLI.
+From the YAML: triggers, job order and `needs`, `if:` (GitHub's own evaluator, with the
+job-status functions computed from the results up the whole `needs` chain), matrices and
+their 256-entry limit, reusable-workflow calls and their inputs, step `env:`, step and job
+outputs, artifacts between jobs. `run:` steps run for real in bash, with the step's
+environment, in a clone of a real git repository; `infx` is on PATH only after the job
+installed it through this repository's action (`uses: ./`), and the GitHub API is the fake
+server of tests/github. What cannot run here is recorded instead: a job on a self-hosted
+(GPU) runner becomes a `Dispatch`, another run's artifacts are absent, other actions are
+no-ops.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
-
-from infx.cli import cli
-from infx.workflows.expressions import condition, render
 from infx.yamlio import strict_loader
+from tests.workflows.expressions import Status, condition, render
 
-WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTION = ROOT / "action.yml"
 DEFAULT_PR_TYPES = ("opened", "synchronize", "reopened")
+HOSTED = ("ubuntu-latest",)
+MATRIX_LIMIT = 256
+INFX = Path(sys.executable).parent / "infx"
+NO_API = "http://127.0.0.1:9"
 
 
 def load(name: str) -> dict[str, Any]:
     return strict_loader().load((WORKFLOWS / name).read_text())
+
+
+def load_action() -> dict[str, Any]:
+    return strict_loader().load(ACTION.read_text())
 
 
 def triggered(
@@ -37,6 +57,8 @@ def triggered(
         "types", DEFAULT_PR_TYPES
     ):
         return False
+    if event_name == "issue_comment" and payload["action"] not in spec.get("types", []):
+        return False
     if event_name == "push" and "branches" in spec:
         branch = payload["ref"].removeprefix("refs/heads/")
         if not any(fnmatch.fnmatchcase(branch, b) for b in spec["branches"]):
@@ -48,121 +70,486 @@ def triggered(
     return True
 
 
-def context(
-    event_name: str, payload: dict[str, Any], repository: str = "acme/bench"
-) -> dict[str, Any]:
-    return {
-        "github": {
-            "event_name": event_name,
-            "event": payload,
-            "repository": repository,
-            "sha": payload.get("after") or "f00d" * 10,
-            "run_id": 4242,
-            "action": payload.get("action"),
-        }
-    }
+@dataclass
+class World:
+    """What a run sees: the repository actions/checkout gives, the API, a scratch folder."""
+
+    workspace: Path
+    tmp: Path
+    api_url: str = NO_API
+    api_requests: list[tuple[str, str]] | None = None
+    repository: str = "acme/bench"
+    token: str = "test-token"
+
+
+@dataclass
+class Dispatch:
+    """A job GitHub would start on a self-hosted runner, as it would start it."""
+
+    job: str
+    runner: str
+    steps: list[dict[str, Any]]
+
+    @property
+    def row(self) -> dict[str, Any]:
+        (row,) = [json.loads(s["env"]["ROW"]) for s in self.steps if "ROW" in s.get("env", {})]
+        return row
+
+    @property
+    def artifacts(self) -> list[str]:
+        return [
+            s["with"]["name"]
+            for s in self.steps
+            if str(s.get("uses", "")).startswith("actions/upload-artifact@")
+        ]
 
 
 @dataclass
 class Run:
-    jobs: dict[str, str] = field(default_factory=dict)  # job -> success | failure | skipped
+    jobs: dict[str, str] = field(default_factory=dict)  # success | failure | skipped | ...
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+    logs: dict[str, str] = field(default_factory=dict)
+    dispatches: list[Dispatch] = field(default_factory=list)
+    matrices: dict[str, int] = field(default_factory=dict)
+    artifacts: dict[str, Path] = field(default_factory=dict)
+    writes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     def ran(self, job: str) -> bool:
         return self.jobs.get(job) == "success"
 
+    def log(self, job: str) -> str:
+        return self.logs.get(job, "")
 
-def _infx(args: list[str], env: dict[str, str], tmp: Path) -> tuple[int, dict[str, str], str]:
-    out_file = tmp / f"out-{len(list(tmp.iterdir()))}"
-    out_file.write_text("")
-    result = CliRunner().invoke(cli, args, env={**env, "GITHUB_OUTPUT": str(out_file)})
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _as_output(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    """GITHUB_OUTPUT / GITHUB_ENV: `key=value` lines and `key<<DELIM` heredocs."""
     values: dict[str, str] = {}
-    lines = out_file.read_text().splitlines()
+    if not path.exists():
+        return values
+    lines = path.read_text().splitlines()
     i = 0
     while i < len(lines):
-        key, _, delimiter = lines[i].partition("<<")
-        body = []
+        line = lines[i]
         i += 1
-        while lines[i] != delimiter:
-            body.append(lines[i])
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            key, delimiter = line.split("<<", 1)
+            body = []
+            while lines[i] != delimiter:
+                body.append(lines[i])
+                i += 1
             i += 1
-        values[key] = "\n".join(body)
-        i += 1
-    return result.exit_code, values, result.output
+            values[key] = "\n".join(body)
+        elif "=" in line:
+            key, value = line.split("=", 1)
+            values[key] = value
+    return values
+
+
+def _context(world: World, event_name: str, payload: dict[str, Any], head: str) -> dict[str, Any]:
+    number = (payload.get("pull_request") or {}).get("number")
+    if event_name == "pull_request":
+        ref = f"refs/pull/{number}/merge"
+    else:
+        ref = payload.get("ref", "refs/heads/main")
+    sha = payload.get("after") if event_name == "push" else head
+    return {
+        "github": {
+            "event_name": event_name,
+            "event": payload,
+            "repository": world.repository,
+            "repository_owner": world.repository.split("/")[0],
+            "sha": sha,
+            "ref": ref,
+            "run_id": 4242,
+            "run_attempt": 1,
+            "token": world.token,
+            "server_url": "https://github.com",
+            "api_url": world.api_url,
+            "actor": "someone",
+        },
+        "vars": {},
+    }
+
+
+class _Simulator:
+    def __init__(
+        self,
+        world: World,
+        event_name: str,
+        payload: dict[str, Any],
+        outcome: dict[str, str],
+        cancel_after: str | None,
+    ) -> None:
+        self.world = world
+        self.event_name = event_name
+        self.outcome = outcome
+        self.cancel_after = cancel_after
+        self.cancelled = False
+        self.run = Run()
+        self.jobs_started = 0
+        self.home = Path(tempfile.mkdtemp(prefix="run-", dir=world.tmp))
+        self.event_path = self.home / "event.json"
+        self.event_path.write_text(json.dumps(payload))
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=world.workspace,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        self.ctx = _context(world, event_name, payload, head)
+        venv = str(INFX.parent)
+        self.system_path = os.pathsep.join(
+            p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv
+        )
+
+    # --- workflows and jobs ---------------------------------------------------------------
+
+    def workflow(self, workflow: dict[str, Any], inputs: dict[str, Any] | None, prefix: str):
+        results: dict[str, str] = {}
+        outputs: dict[str, dict[str, str]] = {}
+        for job_id, job in workflow["jobs"].items():
+            name = prefix + job_id
+            needs = _as_list(job.get("needs"))
+            ancestors = self._ancestors(workflow, job_id)
+            status = Status(
+                success=all(results[a] == "success" for a in ancestors),
+                failure=any(results[a] == "failure" for a in ancestors),
+                cancelled=self.cancelled,
+            )
+            ctx = {
+                **self.ctx,
+                "needs": {n: {"result": results[n], "outputs": outputs.get(n, {})} for n in needs},
+            }
+            if inputs is not None:
+                ctx["inputs"] = inputs
+            if not condition(job.get("if"), ctx, status):
+                results[job_id] = self.run.jobs[name] = "skipped"
+                continue
+            if name in self.outcome:
+                results[job_id] = self.run.jobs[name] = self.outcome[name]
+                continue
+            entries = self._matrix(job, ctx, name)
+            if entries is None:
+                results[job_id] = self.run.jobs[name] = "failure"
+                continue
+            result = "success"
+            job_outputs: dict[str, str] = {}
+            for index, (matrix, strategy) in enumerate(entries):
+                entry_name = name if len(entries) == 1 and not matrix else f"{name}[{index}]"
+                entry_ctx = {**ctx, "matrix": matrix, "strategy": strategy}
+                if "uses" in job:
+                    entry_result = self._call(job, entry_ctx, entry_name)
+                else:
+                    entry_result, job_outputs = self._job(workflow, job, entry_ctx, entry_name)
+                if entry_result != "success":
+                    result = "failure"
+            results[job_id] = self.run.jobs[name] = result
+            outputs[job_id] = self.run.outputs[name] = job_outputs
+            self.cancelled = self.cancelled or name == self.cancel_after
+        return results
+
+    @staticmethod
+    def _ancestors(workflow: dict[str, Any], job_id: str) -> set[str]:
+        found: set[str] = set()
+        todo = _as_list(workflow["jobs"][job_id].get("needs"))
+        while todo:
+            need = todo.pop()
+            if need not in found:
+                found.add(need)
+                todo.extend(_as_list(workflow["jobs"][need].get("needs")))
+        return found
+
+    def _matrix(self, job: dict[str, Any], ctx: dict[str, Any], name: str):
+        strategy = job.get("strategy") or {}
+        fail_fast = render(strategy.get("fail-fast", True), ctx)
+        if "matrix" not in strategy:
+            return [({}, {"fail-fast": fail_fast, "job-index": 0, "job-total": 1})]
+        matrix = render(strategy["matrix"], ctx)
+        if isinstance(matrix, str):
+            matrix = json.loads(matrix)
+        assert not {"include", "exclude"} & set(matrix), "include/exclude are not simulated"
+        keys = list(matrix)
+        if any(not isinstance(matrix[k], list) or not matrix[k] for k in keys):
+            self.run.logs[name] = f"matrix vector has no values: {matrix}"
+            return None
+        combos = list(itertools.product(*(matrix[k] for k in keys)))
+        self.run.matrices[name] = len(combos)
+        if len(combos) > MATRIX_LIMIT:
+            self.run.logs[name] = f"matrix of {len(combos)} jobs exceeds {MATRIX_LIMIT}"
+            return None
+        return [
+            (
+                dict(zip(keys, combo, strict=True)),
+                {"fail-fast": fail_fast, "job-index": i, "job-total": len(combos)},
+            )
+            for i, combo in enumerate(combos)
+        ]
+
+    def _call(self, job: dict[str, Any], ctx: dict[str, Any], name: str) -> str:
+        uses = str(job["uses"])
+        assert uses.startswith(("$/", "./")), f"{name}: only local reusable workflows: {uses}"
+        path = ROOT / uses[2:]
+        called = strict_loader().load(path.read_text())
+        declared = (called["on"]["workflow_call"] or {}).get("inputs", {})
+        given = render(job.get("with", {}), ctx)
+        unknown = set(given) - set(declared)
+        missing = {k for k, v in declared.items() if v.get("required") and k not in given}
+        assert not unknown and not missing, f"{name}: inputs {unknown=} {missing=}"
+        inputs = {k: given.get(k, spec.get("default")) for k, spec in declared.items()}
+        for input_name, spec in declared.items():
+            kind = {"string": str, "number": (int, float), "boolean": bool}[spec["type"]]
+            if inputs[input_name] is not None:
+                assert isinstance(inputs[input_name], kind), f"{name}: {input_name} is not {kind}"
+        results = self.workflow(called, inputs, f"{name}/")
+        return "failure" if "failure" in results.values() else "success"
+
+    def _job(self, workflow: dict[str, Any], job: dict[str, Any], ctx: dict[str, Any], name: str):
+        runs_on = render(job["runs-on"], ctx)
+        if runs_on not in HOSTED:
+            runner = {"temp": "/runner/_temp", "os": "Linux", "name": f"{runs_on}_01"}
+            step_ctx = {**ctx, "runner": runner, "steps": {}, "env": {}}
+            steps = [
+                {
+                    **step,
+                    "env": render(step.get("env", {}), step_ctx),
+                    "with": render(step.get("with", {}), step_ctx),
+                }
+                for step in job["steps"]
+            ]
+            self.run.dispatches.append(Dispatch(name, runs_on, steps))
+            return "success", {}
+        self.jobs_started += 1
+        home = self.home / f"job-{self.jobs_started}"
+        workspace = home / "workspace"
+        temp = home / "temp"
+        workspace.mkdir(parents=True)
+        temp.mkdir()
+        env = {
+            **{k: str(v) for k, v in render(workflow.get("env", {}), ctx).items()},
+            **{k: str(v) for k, v in render(job.get("env", {}), ctx).items()},
+        }
+        job_state = _JobState(name, workspace, temp, env)
+        before = len(self.world.api_requests or [])
+        steps: dict[str, Any] = {}
+        failed = False
+        for index, step in enumerate(job["steps"]):
+            step_ctx = {
+                **ctx,
+                "steps": steps,
+                "env": job_state.env,
+                "runner": {"temp": str(temp), "os": "Linux", "name": "GitHub Actions 2"},
+            }
+            status = Status(success=not failed, failure=failed, cancelled=self.cancelled)
+            if not condition(step.get("if"), step_ctx, status):
+                outcome = conclusion = "skipped"
+                outputs: dict[str, str] = {}
+            else:
+                ok, outputs = self._step(step, step_ctx, job_state, index)
+                outcome = "success" if ok else "failure"
+                tolerated = render(step.get("continue-on-error", False), step_ctx) is True
+                conclusion = "success" if ok or tolerated else "failure"
+                failed = failed or conclusion == "failure"
+            if "id" in step:
+                steps[step["id"]] = {
+                    "outputs": outputs,
+                    "outcome": outcome,
+                    "conclusion": conclusion,
+                }
+        self.run.logs[name] = job_state.log
+        requests = (self.world.api_requests or [])[before:]
+        self.run.writes[name] = [r for r in requests if r[0] != "GET"]
+        out_ctx = {**ctx, "steps": steps}
+        job_outputs = {k: _as_output(render(v, out_ctx)) for k, v in job.get("outputs", {}).items()}
+        return ("failure" if failed else "success"), job_outputs
+
+    # --- steps -----------------------------------------------------------------------------
+
+    def _step(self, step: dict[str, Any], ctx: dict[str, Any], job: _JobState, index: int):
+        if "run" in step:
+            return self._bash(step, ctx, job, index)
+        uses = str(step["uses"])
+        given = render(step.get("with", {}), ctx)
+        if uses == "./":
+            return self._install(given, job)
+        action = uses.split("@", 1)[0]
+        if action == "actions/checkout":
+            assert given.get("persist-credentials") is False, "checkout must not keep the token"
+            subprocess.run(
+                ["git", "clone", "-q", str(self.world.workspace), str(job.workspace)],
+                check=True,
+                capture_output=True,
+            )
+            job.checked_out = True
+            return True, {}
+        if action == "actions/upload-artifact":
+            return self._upload(given, job), {}
+        if action == "actions/download-artifact":
+            return self._download(given, job), {}
+        return True, {}
+
+    def _install(self, given: dict[str, Any], job: _JobState):
+        if not job.checked_out:
+            job.log += "uses: ./ before actions/checkout: there is no action.yml to run\n"
+            return False, {}
+        inputs = load_action()["inputs"]
+        assert set(given) <= set(inputs), (
+            f"unknown inputs of action.yml: {set(given) - set(inputs)}"
+        )
+        assert not given.get("command"), "the harness installs infx; run it in a run: step"
+        bin_dir = job.temp / "infx-bin"
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / "infx").symlink_to(INFX)
+        job.path.insert(0, str(bin_dir))
+        return True, {}
+
+    def _upload(self, given: dict[str, Any], job: _JobState) -> bool:
+        source = job.workspace / str(given["path"])
+        target = self.home / "artifacts" / str(given["name"])
+        if not source.exists():
+            if given.get("if-no-files-found", "warn") == "error":
+                job.log += f"upload-artifact: no files at {source}\n"
+                return False
+            return True
+        if target.exists():
+            job.log += f"upload-artifact: an artifact named {given['name']} already exists\n"
+            return False
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            target.mkdir(parents=True)
+            shutil.copy(source, target / source.name)
+        self.run.artifacts[str(given["name"])] = target
+        return True
+
+    def _download(self, given: dict[str, Any], job: _JobState) -> bool:
+        if "run-id" in given:
+            return True  # another run's artifacts are not part of this simulation
+        dest = job.workspace / str(given.get("path") or ".")
+        if "name" in given:
+            source = self.run.artifacts.get(str(given["name"]))
+            if source is None:
+                job.log += f"download-artifact: no artifact named {given['name']}\n"
+                return False
+            shutil.copytree(source, dest, dirs_exist_ok=True)
+            return True
+        for name, source in self.run.artifacts.items():
+            if fnmatch.fnmatchcase(name, str(given.get("pattern", "*"))):
+                shutil.copytree(source, dest / name, dirs_exist_ok=True)
+        return True
+
+    def _bash(self, step: dict[str, Any], ctx: dict[str, Any], job: _JobState, index: int):
+        files = {
+            name: job.temp / f"{name.lower()}-{index}"
+            for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY")
+        }
+        for path in files.values():
+            path.write_text("")
+        script = job.temp / f"step-{index}.sh"
+        script.write_text(str(step["run"]))
+        github = self.ctx["github"]
+        env = {
+            **{k: v for k, v in os.environ.items() if k != "PATH"},
+            "PATH": os.pathsep.join([*job.path, self.system_path]),
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": self.event_name,
+            "GITHUB_EVENT_PATH": str(self.event_path),
+            "GITHUB_REPOSITORY": github["repository"],
+            "GITHUB_REPOSITORY_OWNER": github["repository_owner"],
+            "GITHUB_SHA": str(github["sha"]),
+            "GITHUB_REF": github["ref"],
+            "GITHUB_RUN_ID": str(github["run_id"]),
+            "GITHUB_RUN_ATTEMPT": "1",
+            "GITHUB_WORKSPACE": str(job.workspace),
+            "GITHUB_API_URL": self.world.api_url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_JOB": job.name,
+            "RUNNER_TEMP": str(job.temp),
+            "RUNNER_OS": "Linux",
+            "RUNNER_NAME": "GitHub Actions 2",
+            **job.env,
+            **{k: _as_output(v) for k, v in render(step.get("env", {}), ctx).items()},
+            **{k: str(v) for k, v in files.items()},
+        }
+        cwd = job.workspace / str(step.get("working-directory", "."))
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        job.log += done.stdout + done.stderr
+        job.env.update(_env_file(files["GITHUB_ENV"]))
+        job.path[:0] = reversed(files["GITHUB_PATH"].read_text().split())
+        return done.returncode == 0, _env_file(files["GITHUB_OUTPUT"])
+
+
+@dataclass
+class _JobState:
+    name: str
+    workspace: Path
+    temp: Path
+    env: dict[str, str]
+    path: list[str] = field(default_factory=list)
+    log: str = ""
+    checked_out: bool = False
 
 
 def simulate(
-    workflow: dict[str, Any],
+    world: World,
+    workflow: str,
     event_name: str,
     payload: dict[str, Any],
-    tmp: Path,
-    plan: dict[str, Any],
     outcome: dict[str, str] | None = None,
-    reuse: dict[str, str] | None = None,
+    cancel_after: str | None = None,
 ) -> Run:
-    """Run the jobs in file order. `setup` steps that call `infx sweep mode` run the real
-    command on the event; the plan step's outputs come from `plan` through the real
-    `infx sweep canary` / `infx sweep outputs` as the step script does. `outcome` forces
-    the result of jobs that run (e.g. {"canary": "failure"}); `reuse` is what the
-    `infx reuse gate` step answers (it needs the GitHub API; tests/github covers it)."""
-    ctx = context(event_name, payload)
-    event_path = tmp / "event.json"
-    event_path.write_text(json.dumps(payload))
-    env = {
-        "GITHUB_EVENT_NAME": event_name,
-        "GITHUB_EVENT_PATH": str(event_path),
-        "GITHUB_REPOSITORY": ctx["github"]["repository"],
-    }
-    run = Run()
-    for name, job in workflow["jobs"].items():
-        needs = job.get("needs", [])
-        needs = [needs] if isinstance(needs, str) else list(needs)
-        needs_ctx = {n: {"result": run.jobs[n], "outputs": run.outputs.get(n, {})} for n in needs}
-        status = "success" if all(run.jobs[n] == "success" for n in needs) else "failure"
-        job_ctx = {**ctx, "needs": needs_ctx}
-        if not condition(job.get("if"), job_ctx, status):
-            run.jobs[name] = "skipped"
+    """One run of `workflow` for the event. `outcome` forces the result of jobs that would
+    run (e.g. {"canary": "failure"}); `cancel_after` cancels the run once that job is done
+    (a newer push, or a maintainer pressing Cancel)."""
+    simulator = _Simulator(world, event_name, payload, outcome or {}, cancel_after)
+    simulator.workflow(load(workflow), None, "")
+    return simulator.run
+
+
+def plan_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every matrix row of a plan or `canary` output, wherever it sits in it."""
+    rows: list[dict[str, Any]] = []
+    for name, value in payload.items():
+        if name == "changelog_metadata":
             continue
-        if "steps" not in job or name in (outcome or {}):
-            run.jobs[name] = (outcome or {}).get(name, "success")
-            continue
-        steps: dict[str, dict[str, Any]] = {}
-        result = "success"
-        for step in job["steps"]:
-            step_ctx = {**job_ctx, "steps": steps}
-            if not condition(step.get("if"), step_ctx):
-                continue
-            script = step.get("run", "")
-            outputs: dict[str, str] = {}
-            if "infx sweep mode" in script:
-                code, outputs, text = _infx(["sweep", "mode"], env, tmp)
-                if code != 0:
-                    run.errors.append(text.strip())
-                    result = "failure"
-                    break
-            elif "infx reuse gate" in script:
-                outputs = dict(reuse or {"reuse-enabled": "false", "skip-pr-sweep": "false"})
-            elif "infx sweep plan" in script:
-                step_env = {k: render(str(v), step_ctx) for k, v in step.get("env", {}).items()}
-                plan_file = tmp / "plan.json"
-                plan_file.write_text(json.dumps(plan))
-                if step_env.get("CANARY") == "true":
-                    canary = CliRunner().invoke(
-                        cli, ["sweep", "canary"], input=plan_file.read_text()
-                    )
-                    plan_file.write_text(canary.stdout)
-                code, outputs, text = _infx(["sweep", "outputs", str(plan_file)], env, tmp)
-                assert code == 0, text
-            if "id" in step:
-                steps[step["id"]] = {"outputs": outputs}
-        run.jobs[name] = result
-        if result == "success":
-            out_ctx = {**job_ctx, "steps": steps}
-            run.outputs[name] = {
-                k: render(str(v), out_ctx) for k, v in job.get("outputs", {}).items()
-            }
-    return run
+        if isinstance(value, dict):
+            rows += plan_rows(value)
+        elif isinstance(value, list):
+            rows += value
+    return rows
+
+
+def key(row: dict[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True)
+
+
+def planned(run: Run) -> dict[str, Any]:
+    """The plan the run's setup job uploaded."""
+    return json.loads((run.artifacts["sweep-plan"] / "sweep.json").read_text())
 
 
 def pr_payload(
@@ -172,6 +559,8 @@ def pr_payload(
     draft: bool = False,
     fork: bool = False,
     number: int = 17,
+    head_sha: str = "0" * 40,
+    base_sha: str = "1" * 40,
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "action": action,
@@ -181,7 +570,12 @@ def pr_payload(
             "number": number,
             "draft": draft,
             "labels": [{"name": label} for label in labels],
-            "head": {"repo": {"full_name": "someone/bench" if fork else "acme/bench"}},
+            "head": {
+                "sha": head_sha,
+                "ref": "feature",
+                "repo": {"full_name": "someone/bench" if fork else "acme/bench"},
+            },
+            "base": {"sha": base_sha, "ref": "main", "repo": {"full_name": "acme/bench"}},
         },
     }
     if event_label is not None:
@@ -189,10 +583,23 @@ def pr_payload(
     return payload
 
 
-def push_payload() -> dict[str, Any]:
+def push_payload(before: str = "a" * 40, after: str = "b" * 40) -> dict[str, Any]:
     return {
         "ref": "refs/heads/main",
-        "before": "a" * 40,
-        "after": "b" * 40,
+        "before": before,
+        "after": after,
+        "repository": {"full_name": "acme/bench"},
+    }
+
+
+def comment_payload(comment: dict[str, Any], number: int = 7, on_pr: bool = True) -> dict[str, Any]:
+    """An issue_comment `created` event for a comment as the API returns it."""
+    issue: dict[str, Any] = {"number": number}
+    if on_pr:
+        issue["pull_request"] = {"url": f"https://api.github.com/repos/acme/bench/pulls/{number}"}
+    return {
+        "action": "created",
+        "issue": issue,
+        "comment": comment,
         "repository": {"full_name": "acme/bench"},
     }

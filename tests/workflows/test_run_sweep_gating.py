@@ -1,16 +1,41 @@
 """The gating of run-sweep.yml, computed from the workflow file for every combination of
-event, action, labels, draft and fork, against what a maintainer expects."""
+event, action, labels, draft and fork, against what a maintainer expects. Every step that
+runs does so for real: the reuse gate against the fake API, `sweep mode` on the event, the
+plan step's flag assembly and `sweep plan` on a real repository."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
+import subprocess
+from collections import Counter
+from typing import Any
 
 import pytest
 
-from infx.workflows.expressions import render
-from tests.workflows.harness import load, pr_payload, push_payload, simulate, triggered
+from infx.errors import InfxError
+from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
+from infx.workflows.labels import decide
+from tests.github.fake_api import Fault
+from tests.github.scenario import MERGE_SHA, RUN, green_pr
+from tests.workflows.conftest import SweepRepo
+from tests.workflows.expressions import Status, condition, render
+from tests.workflows.harness import (
+    INFX,
+    WORKFLOWS,
+    Run,
+    World,
+    key,
+    load,
+    plan_rows,
+    planned,
+    pr_payload,
+    push_payload,
+    simulate,
+    triggered,
+)
 
 WORKFLOW = load("run-sweep.yml")
 BENCH_JOBS = [
@@ -18,67 +43,7 @@ BENCH_JOBS = [
     for name, job in WORKFLOW["jobs"].items()
     if "benchmark-tmpl.yml" in str(job.get("uses", ""))
 ]
-ROW = {
-    "image": "i",
-    "model": "m",
-    "model-prefix": "mp",
-    "precision": "fp8",
-    "framework": "vllm",
-    "runner": "mi355x",
-    "isl": 1024,
-    "osl": 1024,
-    "tp": 8,
-    "pp": 1,
-    "dcp-size": 1,
-    "pcp-size": 1,
-    "conc": 4,
-    "max-model-len": 2304,
-    "ep": 1,
-    "dp-attn": False,
-    "spec-decoding": "none",
-    "exp-name": "mp_1k1k",
-    "disagg": False,
-    "run-eval": False,
-    "eval-only": False,
-}
-AGENTIC = {
-    "image": "i",
-    "model": "m",
-    "model-prefix": "mp",
-    "precision": "fp8",
-    "framework": "vllm",
-    "runner": "cluster:mi355x-amds",
-    "tp": 8,
-    "pp": 1,
-    "dcp-size": 1,
-    "pcp-size": 1,
-    "ep": 1,
-    "dp-attn": False,
-    "spec-decoding": "none",
-    "conc": 1,
-    "kv-offloading": "none",
-    "total-cpu-dram-gb": 0,
-    "duration": 3600,
-    "exp-name": "mp_tp8_conc1_kvnone",
-    "scenario-type": "agentic-coding",
-}
-PLAN = {
-    "single_node": {"1k1k": [ROW, {**ROW, "conc": 8}], "8k1k": [], "agentic": [AGENTIC]},
-    "multi_node": {"1k1k": [], "8k1k": [], "agentic": []},
-    "evals": [{**ROW, "run-eval": True, "eval-only": True}],
-    "agentic_evals": [],
-    "multinode_evals": [],
-    "multinode_agentic_evals": [],
-    "changelog_metadata": {"base_ref": "a", "head_ref": "b", "entries": []},
-}
-
-PRIMARY = {
-    "sweep-enabled": False,
-    "full-sweep-fail-fast": True,
-    "full-sweep-enabled": True,
-    "full-sweep-fail-fast-no-canary": False,
-    "non-canary-full-sweep-enabled": False,
-}
+PRIMARY = {label: shape.canary for label, shape in PRIMARY_SHAPES.items()}
 MODIFIERS = ["all-evals", "evals-only", "agentx-fast", "skip_queue"]
 LABEL_SETS = [
     [],
@@ -134,6 +99,47 @@ def cases():
 CASES = list(cases())
 
 
+def gpu(run: Run, job: str | None = None) -> list[dict[str, Any]]:
+    return [d.row for d in run.dispatches if job is None or d.job.startswith(f"{job}[")]
+
+
+FLAGS = {
+    "sweep-enabled": "--trim-conc",
+    "all-evals": "--all-evals",
+    "evals-only": "--evals-only",
+    "agentx-fast": "--agentic-only",
+}
+
+
+def flags_for(labels: list[str]) -> tuple[str, ...]:
+    return tuple(sorted(FLAGS[label] for label in labels if label in FLAGS))
+
+
+@functools.cache
+def _direct_plan(path: str, base: str, head: str, flags: tuple[str, ...]) -> str:
+    return subprocess.run(
+        [str(INFX), "sweep", "plan", "--base", base, "--head", head, *flags],
+        cwd=path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def direct_plan(sweep: SweepRepo, flags: tuple[str, ...]) -> Counter[str]:
+    """The rows `infx sweep plan` gives when called by hand with exactly these flags."""
+    plan = json.loads(_direct_plan(str(sweep.path), sweep.base, sweep.merge, flags))
+    return Counter(map(key, plan_rows(plan)))
+
+
+def pr(sweep: SweepRepo, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    return pr_payload(*args, head_sha=sweep.head, base_sha=sweep.base, **kwargs)
+
+
+def push(sweep: SweepRepo) -> dict[str, Any]:
+    return push_payload(before=sweep.base, after=sweep.merge)
+
+
 @pytest.mark.parametrize(
     ("action", "labels", "event_label", "draft", "fork"),
     CASES,
@@ -142,54 +148,99 @@ CASES = list(cases())
         for a, lb, e, d, f in CASES
     ],
 )
-def test_pull_request_gating(tmp_path, action, labels, event_label, draft, fork) -> None:
-    payload = pr_payload(action, labels, event_label, draft, fork)
+def test_pull_request_gating(
+    world: World, sweep_repo: SweepRepo, action, labels, event_label, draft, fork
+) -> None:
+    payload = pr(sweep_repo, action, labels, event_label, draft, fork)
     want = expected(action, labels, event_label, draft, fork)
     fires = triggered(WORKFLOW, "pull_request", payload, ["perf-changelog.yaml"])
     if want is None:
         assert not fires
         return
     assert fires
-    run = simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN)
-    gpu_jobs = {job for job in BENCH_JOBS if run.ran(job)}
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
+    gate_runs = action == "synchronize" and not draft and not fork
+    assert run.jobs["reuse-gate"] == ("success" if gate_runs else "skipped")
     if want == "error":
-        assert run.jobs["setup"] == "failure"
-        assert "more than one sweep label" in run.errors[0]
-        assert gpu_jobs == set()
+        assert run.jobs["setup"] == "skipped"
+        assert run.jobs["labels"] == "failure"
+        assert "more than one sweep label" in run.log("labels")
+        assert run.dispatches == []
         return
+    assert run.jobs["labels"] == "skipped"
     canary, sweep = want
     assert run.ran("canary") == canary
-    assert ("single" in gpu_jobs) == sweep
     if not sweep:
-        assert gpu_jobs == set()
+        assert run.dispatches == []
+        return
+    plan = planned(run)
+    assert Counter(map(key, plan_rows(plan))) == direct_plan(sweep_repo, flags_for(labels))
+    assert Counter(map(key, gpu(run))) == Counter(map(key, plan_rows(plan)))
+    assert [key(r) for r in gpu(run, "canary")] == [key(r) for r in plan.get("canary", [])]
 
 
-def test_push_to_main_runs_canary_then_sweep(tmp_path) -> None:
-    payload = push_payload()
+def test_push_to_main_runs_canary_then_sweep(world: World, sweep_repo: SweepRepo) -> None:
+    payload = push(sweep_repo)
     assert triggered(WORKFLOW, "push", payload, ["perf-changelog.yaml"])
     assert not triggered(WORKFLOW, "push", payload, ["README.md"])
-    run = simulate(WORKFLOW, "push", payload, tmp_path, PLAN)
-    assert {job for job in BENCH_JOBS if run.ran(job)} == {"canary", "single", "agentic", "evals"}
-    assert json.loads(run.outputs["setup"]["canary"])[0]["conc"] == 4
-    assert [r["conc"] for r in json.loads(run.outputs["setup"]["single"])] == [8]
+    run = simulate(world, "run-sweep.yml", "push", payload)
+    assert run.outputs["reuse-gate"]["reuse-enabled"] == "false"
+    assert "belongs to no PR" in run.outputs["reuse-gate"]["reuse-reason"]
+    (canary,) = gpu(run, "canary")
+    single = gpu(run, "single")
+    assert canary["conc"] == min(r["conc"] for r in [canary, *single] if not r["run-eval"])
+    assert canary not in single and len(single) == 8
+    assert run.ran("evals") and run.ran("collect")
+    metadata = json.loads(run.outputs["setup"]["changelog-metadata"])
+    assert metadata["base_ref"] == sweep_repo.base and "llama-fp8-*" in str(metadata["entries"])
 
 
 @pytest.mark.parametrize(
     ("canary", "sweep_runs"), [("success", True), ("failure", False), ("cancelled", False)]
 )
-def test_a_failed_canary_blocks_the_sweep(tmp_path, canary: str, sweep_runs: bool) -> None:
-    payload = pr_payload("synchronize", ["full-sweep-enabled"])
-    run = simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN, outcome={"canary": canary})
+def test_a_failed_canary_blocks_the_sweep(
+    world: World, sweep_repo: SweepRepo, canary: str, sweep_runs: bool
+) -> None:
+    payload = pr(sweep_repo, "synchronize", ["full-sweep-enabled"])
+    run = simulate(world, "run-sweep.yml", "pull_request", payload, outcome={"canary": canary})
     assert run.jobs["canary"] == canary
     assert run.ran("single") is sweep_runs
-    assert run.ran("agentic") is sweep_runs
+    assert run.ran("evals") is sweep_runs
 
 
-def test_no_canary_label_runs_the_sweep_without_one(tmp_path) -> None:
-    payload = pr_payload("synchronize", ["non-canary-full-sweep-enabled"])
-    run = simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN)
+def test_failed_reuse_gate_runs_canary_and_sweep(world: World, sweep_repo: SweepRepo, api) -> None:
+    """A job's implicit success() looks at every job up its `needs` chain: a canary gated
+    on `needs.setup.outputs.has-canary` alone was skipped whenever the reuse gate failed or
+    was skipped (the skipped cases are among test_pull_request_gating's)."""
+    api.state.faults.append(Fault("/pulls", 404, times=100))
+    run = simulate(world, "run-sweep.yml", "push", push(sweep_repo))
+    assert run.jobs["reuse-gate"] == "failure" and not run.ran("republish")
+    assert run.ran("setup") and run.ran("canary") and run.ran("single")
+    assert len(gpu(run, "canary")) == 1
+
+
+def test_a_cancelled_run_starts_no_more_gpu_jobs(world: World, sweep_repo: SweepRepo) -> None:
+    run = simulate(world, "run-sweep.yml", "push", push(sweep_repo), cancel_after="canary")
+    assert run.ran("canary")
+    assert {job: run.jobs[job] for job in BENCH_JOBS if job != "canary"} == {
+        job: "skipped" for job in BENCH_JOBS if job != "canary"
+    }
+    assert [d.job.split("[")[0] for d in run.dispatches] == ["canary"]
+
+
+def test_no_canary_label_runs_the_sweep_without_one(world: World, sweep_repo: SweepRepo) -> None:
+    payload = pr(sweep_repo, "synchronize", ["non-canary-full-sweep-enabled"])
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
     assert run.jobs["canary"] == "skipped" and run.ran("single")
-    assert [r["conc"] for r in json.loads(run.outputs["setup"]["single"])] == [4, 8]
+    assert sorted(r["conc"] for r in gpu(run, "single")) == [4, 4, 8, 8, 16, 16, 32, 32, 64]
+
+
+def test_agentic_only_label_plans_agentic_rows_only(world: World, sweep_repo: SweepRepo) -> None:
+    labels = ["full-sweep-enabled", "agentx-fast"]
+    run = simulate(world, "run-sweep.yml", "pull_request", pr(sweep_repo, "synchronize", labels))
+    assert run.ran("setup"), run.log("setup")
+    assert Counter(map(key, plan_rows(planned(run)))) == direct_plan(sweep_repo, flags_for(labels))
+    assert flags_for(labels) == ("--agentic-only",)
 
 
 def group(payload: dict) -> str:
@@ -199,7 +250,6 @@ def group(payload: dict) -> str:
             "event": payload,
             "sha": "f" * 40,
             "run_id": 99,
-            "action": payload["action"],
         }
     }
     return render(WORKFLOW["concurrency"]["group"], ctx)
@@ -217,6 +267,33 @@ def test_concurrency_unrelated_label_gets_its_own_group() -> None:
     assert WORKFLOW["concurrency"]["cancel-in-progress"] is True
 
 
+SUBSETS = [
+    list(labels)
+    for n in range(len(PRIMARY) + 1)
+    for labels in itertools.combinations(sorted(PRIMARY), n)
+]
+
+
+@pytest.mark.parametrize("labels", SUBSETS, ids=["+".join(s) or "none" for s in SUBSETS])
+def test_two_primary_labels_never_reach_setup(labels: list[str]) -> None:
+    """Defence in depth: setup's own `if:` refuses what `infx sweep mode` refuses, and the
+    `labels` job (which prints infx's message) runs exactly then."""
+    payload = pr_payload("synchronize", labels)
+    ctx = {
+        "github": {"event_name": "pull_request", "event": payload, "repository": "acme/bench"},
+        "needs": {"reuse-gate": {"result": "success", "outputs": {}}},
+    }
+    jobs = WORKFLOW["jobs"]
+    try:
+        decide("pull_request", "synchronize", labels)
+        refused = False
+    except InfxError as exc:
+        refused = exc.exit_code == 1
+    assert refused is (len(labels) > 1)
+    assert condition(jobs["setup"]["if"], ctx) is not refused
+    assert condition(jobs["labels"]["if"], ctx) is refused
+
+
 def test_every_gpu_job_depends_on_setup_and_passes_no_secrets() -> None:
     for name in BENCH_JOBS:
         job = WORKFLOW["jobs"][name]
@@ -232,9 +309,12 @@ def test_every_gpu_job_depends_on_setup_and_passes_no_secrets() -> None:
 def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
     workflow = load(name)
     assert workflow["permissions"] == {"contents": "read"}
-    text = (load.__globals__["WORKFLOWS"] / name).read_text()
+    text = (WORKFLOWS / name).read_text()
     for uses in re.findall(r"uses:\s*(\S+)", text):
-        if uses.startswith(("./", "$/")):
+        if uses == "./":
+            continue
+        if uses.startswith("$/"):
+            assert (WORKFLOWS.parents[1] / uses[2:]).is_file(), uses
             continue
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
 
@@ -242,40 +322,30 @@ def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
 def test_benchmark_template_runs_on_the_row_runner() -> None:
     template = load("benchmark-tmpl.yml")
     assert list(template["on"]) == ["workflow_call"]
-    assert template["jobs"]["benchmark"]["runs-on"] == "${{ inputs.runner }}"
+    assert template["jobs"]["benchmark"]["runs-on"] == "${{ matrix.row.runner }}"
 
 
-def test_push_with_reuse_republishes_instead_of_sweeping(tmp_path) -> None:
-    reuse = {"reuse-enabled": "true", "skip-pr-sweep": "false", "reuse-source-run-id": "1039"}
-    run = simulate(WORKFLOW, "push", push_payload(), tmp_path, PLAN, reuse=reuse)
+def test_push_with_reuse_republishes_instead_of_sweeping(world: World, api) -> None:
+    green_pr(api.state)
+    run = simulate(world, "run-sweep.yml", "push", push_payload(after=MERGE_SHA))
+    assert run.outputs["reuse-gate"]["reuse-source-run-id"] == str(RUN)
     assert run.ran("republish")
-    assert run.jobs["setup"] == "skipped"
-    assert {job for job in BENCH_JOBS if run.ran(job)} == set()
+    assert run.jobs["setup"] == "skipped" and run.dispatches == []
 
 
-def test_synchronize_with_reuse_request_skips_the_pr_sweep(tmp_path) -> None:
-    payload = pr_payload("synchronize", ["full-sweep-fail-fast"])
-    skip = {"reuse-enabled": "false", "skip-pr-sweep": "true"}
-    run = simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN, reuse=skip)
+def test_synchronize_with_reuse_request_skips_the_pr_sweep(world: World, api) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["merged_at"] = None
+    payload = pr_payload("synchronize", ["full-sweep-fail-fast"], number=7, head_sha="a1" * 20)
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
+    assert run.outputs["reuse-gate"]["skip-pr-sweep"] == "true"
     assert run.jobs["setup"] == "skipped" and not run.ran("republish")
-    assert {job for job in BENCH_JOBS if run.ran(job)} == set()
+    assert run.dispatches == []
 
 
-def test_failed_reuse_gate_means_a_normal_sweep(tmp_path) -> None:
-    run = simulate(
-        WORKFLOW, "push", push_payload(), tmp_path, PLAN, outcome={"reuse-gate": "failure"}
-    )
-    assert run.jobs["reuse-gate"] == "failure" and not run.ran("republish")
-    assert run.ran("setup") and run.ran("canary") and run.ran("single")
-
-
-def test_reuse_gate_only_on_push_and_same_repo_synchronize(tmp_path) -> None:
-    for payload, expected in [
-        (pr_payload("synchronize", ["full-sweep-enabled"]), "success"),
-        (pr_payload("synchronize", ["full-sweep-enabled"], fork=True), "skipped"),
-        (pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled"), "skipped"),
-    ]:
-        assert (
-            simulate(WORKFLOW, "pull_request", payload, tmp_path, PLAN).jobs["reuse-gate"]
-            == expected
-        )
+def test_status_functions_follow_the_whole_needs_chain() -> None:
+    """The harness's model of job status, pinned: a skipped grandparent makes success() false."""
+    ctx = {"needs": {"setup": {"result": "success", "outputs": {"has-canary": "true"}}}}
+    canary_if = "needs.setup.outputs.has-canary == 'true'"
+    assert not condition(canary_if, ctx, Status(success=False))
+    assert condition(WORKFLOW["jobs"]["canary"]["if"], ctx, Status(success=False))

@@ -99,18 +99,48 @@ def test_row_env_refuses_newlines_and_garbage(repo: GitRepo) -> None:
     assert repo.infx("sweep", "row-env", env={"ROW": "nope"}).exit_code == 2
 
 
+EMPTY_PLAN = {
+    "single_node": {"1k1k": [], "agentic": []},
+    "multi_node": {"agentic": []},
+    "evals": [],
+    "agentic_evals": [],
+    "multinode_evals": [],
+    "multinode_agentic_evals": [],
+    "changelog_metadata": {},
+}
+
+
 def test_outputs_flags_empty_buckets(repo: GitRepo, tmp_path) -> None:
-    plan = {
-        "single_node": {"1k1k": [], "agentic": []},
-        "multi_node": {"agentic": []},
-        "evals": [],
-        "agentic_evals": [],
-        "multinode_evals": [],
-        "multinode_agentic_evals": [],
-        "changelog_metadata": {},
-    }
     path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
+    path.write_text(json.dumps(EMPTY_PLAN))
     result = repo.infx("sweep", "outputs", str(path))
-    flags = json.loads(result.stdout)
-    assert result.exit_code == 0 and set(flags.values()) == {"false"}
+    values = json.loads(result.stdout)
+    assert result.exit_code == 0
+    assert {v for k, v in values.items() if k.startswith("has-")} == {"false"}
+    assert {v for k, v in values.items() if not k.startswith("has-")} == {"[]"}
+
+
+def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> None:
+    rows = [{"exp-name": f"x{i}", "conc": i} for i in range(3)]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({**EMPTY_PLAN, "evals": rows}))
+    out = tmp_path / "out"
+    ok = repo.infx(
+        "sweep",
+        "chunk",
+        str(path),
+        "--bucket",
+        "evals",
+        "--index",
+        "0",
+        env={"GITHUB_OUTPUT": str(out)},
+    )
+    assert ok.exit_code == 0 and "3 row(s)" in ok.stdout
+    assert json.dumps(rows, separators=(",", ":")) in out.read_text()
+    unknown = repo.infx("sweep", "chunk", str(path), "--bucket", "gpu", "--index", "0")
+    assert unknown.exit_code == 2 and "no bucket 'gpu'" in unknown.output
+    beyond = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "1")
+    assert beyond.exit_code == 2 and "has 1 chunk(s); no chunk 1" in beyond.output
+    path.write_text("[1, 2]")
+    garbage = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "0")
+    assert garbage.exit_code == 2 and "Traceback" not in garbage.output

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.workflows.harness import load, pr_payload, push_payload, simulate
-from tests.workflows.test_run_sweep_gating import PLAN
+from tests.workflows.conftest import SweepRepo
+from tests.workflows.harness import World, load, pr_payload, push_payload, simulate
 
 SWEEP = load("run-sweep.yml")
 TEMPLATE = load("benchmark-tmpl.yml")
@@ -47,29 +47,40 @@ def test_compare_job_holds_only_what_it_needs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("event", "payload", "runs"),
+    ("event", "action", "labels", "fork", "draft", "runs"),
     [
-        (
-            "pull_request",
-            pr_payload("labeled", ["full-sweep-fail-fast"], "full-sweep-fail-fast"),
-            True,
-        ),
-        ("pull_request", pr_payload("synchronize", ["full-sweep-enabled"]), True),
-        ("pull_request", pr_payload("synchronize", ["full-sweep-enabled"], fork=True), False),
-        ("pull_request", pr_payload("synchronize", ["full-sweep-enabled"], draft=True), False),
-        ("push", push_payload(), False),
+        ("pull_request", "labeled", ["full-sweep-fail-fast"], False, False, True),
+        ("pull_request", "synchronize", ["full-sweep-enabled"], False, False, True),
+        ("pull_request", "synchronize", ["full-sweep-enabled"], True, False, False),
+        ("pull_request", "synchronize", ["full-sweep-enabled"], False, True, False),
+        ("push", None, [], False, False, False),
     ],
 )
 def test_compare_runs_for_same_repository_pull_requests_only(
-    tmp_path, event: str, payload: dict, runs: bool
+    world: World, sweep_repo: SweepRepo, event, action, labels, fork, draft, runs: bool
 ) -> None:
-    run = simulate(SWEEP, event, payload, tmp_path, PLAN)
-    assert run.ran("compare") is runs
+    if event == "push":
+        payload = push_payload(before=sweep_repo.base, after=sweep_repo.merge)
+    else:
+        event_label = labels[0] if action == "labeled" else None
+        payload = pr_payload(
+            action,
+            labels,
+            event_label,
+            draft=draft,
+            fork=fork,
+            head_sha=sweep_repo.head,
+            base_sha=sweep_repo.base,
+        )
+    run = simulate(world, "run-sweep.yml", event, payload)
+    assert run.ran("compare") is runs, run.logs
     if event == "push":
         assert run.ran("collect")
 
 
-def test_compare_runs_after_a_partly_failed_sweep(tmp_path) -> None:
-    payload = pr_payload("synchronize", ["full-sweep-enabled"])
-    run = simulate(SWEEP, "pull_request", payload, tmp_path, PLAN, outcome={"single": "failure"})
+def test_compare_runs_after_a_partly_failed_sweep(world: World, sweep_repo: SweepRepo) -> None:
+    payload = pr_payload(
+        "synchronize", ["full-sweep-enabled"], head_sha=sweep_repo.head, base_sha=sweep_repo.base
+    )
+    run = simulate(world, "run-sweep.yml", "pull_request", payload, outcome={"single": "failure"})
     assert run.jobs["single"] == "failure" and run.ran("collect") and run.ran("compare")

@@ -1,0 +1,163 @@
+"""The comment-command workflows as GitHub runs them: who can start a job, which job holds
+which token, and that only the job acting on a checked decision writes to GitHub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GitRepo
+from tests.github.fake_api import FakeGitHub
+from tests.github.scenario import RUN, green_pr
+from tests.workflows.harness import World, comment_payload, load, simulate, triggered
+
+WRITE = {"write"}
+
+
+def staged_pr(api: FakeGitHub) -> None:
+    green_pr(api.state)
+    api.state.pulls[7]["merged_at"] = None
+    api.state.artifacts[RUN] = [
+        {"id": 1, "name": "results_bmk", "expired": False},
+        {"id": 2, "name": "changelog-metadata", "expired": False},
+    ]
+
+
+def reactions(api: FakeGitHub, comment: dict) -> list[str]:
+    return [r["content"] for r in api.state.reactions.get(comment["id"], [])]
+
+
+@pytest.mark.parametrize(
+    ("workflow", "decide", "act"),
+    [("reuse-sweep-run.yml", "decide", "react"), ("stage-results.yml", "decide", "act")],
+)
+def test_the_job_reading_the_comment_holds_read_only_tokens(workflow, decide, act) -> None:
+    jobs = load(workflow)["jobs"]
+    assert load(workflow)["permissions"] == {}
+    assert not WRITE & set(jobs[decide]["permissions"].values())
+    assert "--decide-only" in str(jobs[decide]["steps"])
+    assert jobs[act]["needs"] == decide
+    assert WRITE & set(jobs[act]["permissions"].values())
+    # The acting job sees the comment only through infx's checks, never in an expression.
+    assert "github.event.comment" not in json.dumps(jobs[act])
+
+
+def test_reuse_request_reacted_by_the_second_job_only(world: World, api: FakeGitHub) -> None:
+    staged_pr(api)
+    comment = api.state.comments[-1]
+    payload = comment_payload(comment)
+    assert triggered(load("reuse-sweep-run.yml"), "issue_comment", payload, [])
+    run = simulate(world, "reuse-sweep-run.yml", "issue_comment", payload)
+    assert run.ran("decide") and run.ran("react"), run.logs
+    assert run.outputs["decide"] == {"reaction": "+1"}
+    assert run.writes["decide"] == []
+    assert [m for m, _ in run.writes["react"]] == ["POST"]
+    assert reactions(api, comment) == ["+1"]
+
+
+@pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE"])
+def test_outsiders_start_no_job(world: World, api: FakeGitHub, association: str) -> None:
+    staged_pr(api)
+    comment = api.state.add_comment(7, "drive-by", "/reuse-sweep-run\n", 300, association)
+    for workflow in ("reuse-sweep-run.yml", "stage-results.yml"):
+        body = "/stage-results" if workflow == "stage-results.yml" else comment["body"]
+        run = simulate(world, workflow, "issue_comment", comment_payload({**comment, "body": body}))
+        assert set(run.jobs.values()) == {"skipped"}
+    assert api.state.requests == []
+
+
+def test_member_without_write_permission_gets_minus_one(world: World, api: FakeGitHub) -> None:
+    """author_association is only a first filter: infx still checks the real permission."""
+    staged_pr(api)
+    comment = api.state.add_comment(7, "reader0", "/reuse-sweep-run", 300, "MEMBER")
+    run = simulate(world, "reuse-sweep-run.yml", "issue_comment", comment_payload(comment))
+    assert run.outputs["decide"] == {"reaction": "-1"} and run.writes["decide"] == []
+    assert reactions(api, comment) == ["-1"]
+
+
+def test_stage_results_dispatches_from_the_acting_job(world: World, api: FakeGitHub) -> None:
+    staged_pr(api)
+    comment = api.state.add_comment(7, "maintainer", f"/stage-results {RUN}", 300)
+    run = simulate(world, "stage-results.yml", "issue_comment", comment_payload(comment))
+    assert run.ran("decide") and run.ran("act"), run.logs
+    assert run.writes["decide"] == []
+    decided = json.loads(run.outputs["decide"]["dispatch"])
+    assert decided["event_type"] == "stage-results"
+    (dispatch,) = api.state.dispatches
+    assert dispatch == decided
+    assert dispatch["client_payload"]["run-id"] == RUN
+    assert reactions(api, comment) == ["+1"]
+
+
+def test_a_refused_stage_request_dispatches_nothing(world: World, api: FakeGitHub) -> None:
+    staged_pr(api)
+    comment = api.state.add_comment(7, "maintainer", "/stage-results please", 300)
+    run = simulate(world, "stage-results.yml", "issue_comment", comment_payload(comment))
+    assert run.outputs["decide"] == {"reaction": "-1", "dispatch": ""}
+    assert api.state.dispatches == [] and reactions(api, comment) == ["-1"]
+
+
+def test_no_decision_no_acting_job(world: World, api: FakeGitHub) -> None:
+    staged_pr(api)
+    comment = api.state.add_comment(7, "maintainer", "we could /use 12 later, inline", 300)
+    run = simulate(world, "reuse-sweep-run.yml", "issue_comment", comment_payload(comment))
+    assert run.ran("decide") and run.outputs["decide"] == {"reaction": ""}
+    assert run.jobs["react"] == "skipped" and api.state.count("POST") == 0
+
+
+DISPATCH = {
+    "event_type": "stage-results",
+    "client_payload": {
+        "pr-number": 7,
+        "run-id": RUN,
+        "run-attempt": 1,
+        "requested-by": "maintainer",
+        "artifacts": [{"id": 1, "name": "results_bmk", "staged-as": f"pr7-run{RUN}-results_bmk"}],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("reaction", "dispatch", "message"),
+    [
+        ("+2", "", "reaction must be one of"),
+        ("+1", json.dumps({**DISPATCH, "event_type": "deploy"}), "only the 'stage-results' event"),
+        (
+            "+1",
+            json.dumps(
+                {**DISPATCH, "client_payload": {**DISPATCH["client_payload"], "pr-number": 8}}
+            ),
+            "the comment is on #7",
+        ),
+        ("-1", json.dumps(DISPATCH), "only with an accepted (+1) command"),
+        ("+1", "{not json", "dispatch is not JSON"),
+        (
+            "+1",
+            json.dumps({**DISPATCH, "client_payload": {**DISPATCH["client_payload"], "extra": 1}}),
+            "client_payload keys must be",
+        ),
+    ],
+)
+def test_apply_decision_refuses_what_was_not_decided_that_way(
+    repo: GitRepo, api: FakeGitHub, tmp_path: Path, reaction: str, dispatch: str, message: str
+) -> None:
+    staged_pr(api)
+    comment = api.state.add_comment(7, "maintainer", f"/stage-results {RUN}", 300)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(comment_payload(comment)))
+    result = repo.infx(
+        "apply-decision",
+        env={
+            "GITHUB_EVENT_NAME": "issue_comment",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_API_URL": api.url,
+            "GITHUB_REPOSITORY": "acme/bench",
+            "GITHUB_TOKEN": "test-token",
+            "REACTION": reaction,
+            "DISPATCH": dispatch,
+        },
+    )
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert api.state.requests == []
