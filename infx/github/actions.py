@@ -41,7 +41,6 @@ def comment_event(payload: dict[str, Any]) -> CommentEvent:
     if not isinstance(body, str | None) or not isinstance(updated, str | None):
         raise UsageError("the issue_comment payload's comment.body or updated_at is not text")
     return CommentEvent(
-        action=str(payload.get("action", "")),
         issue_number=number,
         on_pull_request=bool(issue.get("pull_request")),
         comment_id=comment_id,

@@ -15,7 +15,6 @@ STAGE_USAGE = "usage: /stage-results [<run_id>] alone in the comment"
 class CommentEvent:
     """An issue_comment event, as read from its payload at the edge."""
 
-    action: str
     issue_number: int
     on_pull_request: bool
     comment_id: int

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.github.fake_api import HTML, Fault
 from tests.github.scenario import OTHER_SHA, RUN, comment_event, green_pr, invoke
 
 
@@ -99,3 +100,13 @@ def test_other_comments_and_issues_are_ignored(api, tmp_path) -> None:
     assert reactions == [] and "not a /stage-results command" in result.output
     result, reactions, _ = stage(api, tmp_path, "/stage-results 1", on_pr=False)
     assert reactions == [] and "not a pull request" in result.output
+
+
+def test_an_answer_that_is_not_json_stages_nothing(api, tmp_path) -> None:
+    staged_pr(api.state)
+    api.state.faults.append(Fault(r"/pulls/7$", raw=HTML, content_type="text/html", times=9))
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert result.exit_code == 2 and reactions == [] and api.state.dispatches == []
+    assert result.output.strip() == (
+        "infx: error: unexpected GitHub response while reading PR #7: text/html, not JSON"
+    )

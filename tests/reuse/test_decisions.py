@@ -323,7 +323,7 @@ def test_gate_on_a_merged_pr_reuses_and_on_a_synchronize_skips() -> None:
 
 
 def event(body: str, cid: int = 1, on_pr: bool = True, updated: str = "2026-11-30T12:05:00Z"):
-    return CommentEvent("created", 7, on_pr, cid, body, updated)
+    return CommentEvent(7, on_pr, cid, body, updated)
 
 
 def test_ack_cases() -> None:
