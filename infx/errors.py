@@ -56,3 +56,15 @@ class ResultsError(InfxError):
         super().__init__(f"internal error: {message}" if internal else message)
         if internal:
             self.exit_code = 3
+
+
+class ReuseError(InfxError):
+    """A reuse request that cannot be decided safely (e.g. several PRs claim one commit)."""
+
+    exit_code = EXIT_VIOLATION
+
+
+class MergeError(InfxError):
+    """The merge helper stops: the PR, its checks or its branch break a rule."""
+
+    exit_code = EXIT_VIOLATION

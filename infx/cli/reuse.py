@@ -9,11 +9,13 @@ import click
 
 from infx.context import repo_slug
 from infx.errors import InfxError, UsageError
-from infx.github.actions import append_summary, event, set_outputs
+from infx.github.actions import append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
-from infx.workflows.handoff import DecideOnly, decision_outputs, parse_decision
-from infx.workflows.reuse import GateResult, ack, gate
-from infx.workflows.stage import stage
+from infx.workflows.commands import CommentEvent
+from infx.workflows.facts import ack_facts, gate_facts, stage_facts
+from infx.workflows.handoff import Dispatch, decision_outputs, parse_decision
+from infx.workflows.reuse import GateEvent, GateResult, decide_ack, decide_gate
+from infx.workflows.stage import DISPATCH_EVENT, decide_stage
 
 workflow_option = click.option(
     "--workflow-id",
@@ -31,23 +33,21 @@ decide_only_option = click.option(
 )
 
 
-def _comment_event(
-    repo: str | None, actions: tuple[str, ...], client: type[GitHub] = GitHub
-) -> tuple[GitHub, dict] | None:
-    """The client and payload of an issue_comment event with one of `actions`, else None."""
+def _comment_event(actions: tuple[str, ...]) -> CommentEvent | None:
+    """The issue_comment event if its action is one of `actions`, else None."""
     name, payload = event()
     if name != "issue_comment" or payload.get("action") not in actions:
         click.echo(
             f"ignored: {name} {payload.get('action', '')} is not a comment {' or '.join(actions)}"
         )
         return None
-    return client(repo_slug(repo)), payload
+    return comment_event(payload)
 
 
-def _react(gh: GitHub, payload: dict, reaction: str | None) -> None:
+def _react(gh: GitHub, comment_id: int, reaction: str | None) -> None:
     if reaction:
         bot = os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
-        gh.react(int(payload["comment"]["id"]), reaction, bot)
+        gh.react(comment_id, reaction, bot)
 
 
 @click.group()
@@ -61,15 +61,16 @@ def reuse() -> None:
 @decide_only_option
 def ack_cmd(repo: str | None, workflow: str, decide_only: bool) -> None:
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited); never comments."""
-    received = _comment_event(repo, ("created", "edited"), DecideOnly if decide_only else GitHub)
+    received = _comment_event(("created", "edited"))
     if received is None:
         return
-    gh, payload = received
-    result = ack(gh, payload, workflow)
+    gh = GitHub(repo_slug(repo))
+    current, facts = gh.decide(lambda: ack_facts(gh, received, workflow))
+    result = decide_ack(received, current, facts, repo=gh.slug, workflow=workflow)
     if decide_only:
         set_outputs(decision_outputs(result.reaction, []))
     else:
-        _react(gh, payload, result.reaction)
+        _react(gh, received.comment_id, result.reaction)
     verdict = {"+1": "accepted", "-1": "refused", None: "ignored"}[result.reaction]
     append_summary(f"### /reuse-sweep-run {verdict}\n\n{result.reason}\n")
     click.echo(f"{verdict}: {result.reason}")
@@ -92,17 +93,15 @@ def gate_cmd(
     ref: str,
     workflow: str,
 ) -> None:
-    """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout."""
+    """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout.
+
+    Any failure (API error, an answer of the wrong shape, a cap reached) still writes the
+    outputs, with reuse off and the reason, before exiting non-zero."""
+    asked = GateEvent(event_name, commit_sha, ref, event_action, pr_number)
     try:
-        result = gate(
-            GitHub(repo_slug(repo)),
-            event_name=event_name,
-            commit_sha=commit_sha,
-            ref=ref,
-            workflow=workflow,
-            event_action=event_action,
-            pr_number=pr_number,
-        )
+        gh = GitHub(repo_slug(repo))
+        pulls = gh.decide(lambda: gate_facts(gh, asked, workflow))
+        result = decide_gate(asked, pulls, repo=gh.slug, workflow=workflow)
     except InfxError as exc:
         set_outputs(GateResult(reason=f"no reuse: {exc}").outputs())
         raise
@@ -118,15 +117,19 @@ def gate_cmd(
 @decide_only_option
 def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    received = _comment_event(repo, ("created",), DecideOnly if decide_only else GitHub)
+    received = _comment_event(("created",))
     if received is None:
         return
-    gh, payload = received
-    result = stage(gh, payload, workflow)
-    if isinstance(gh, DecideOnly):
-        set_outputs(decision_outputs(result.reaction, gh.dispatches))
+    gh = GitHub(repo_slug(repo))
+    facts = gh.decide(lambda: stage_facts(gh, received, workflow))
+    result = decide_stage(received, facts, workflow)
+    dispatch = Dispatch(DISPATCH_EVENT, result.dispatch) if result.dispatch else None
+    if decide_only:
+        set_outputs(decision_outputs(result.reaction, [dispatch] if dispatch else []))
     else:
-        _react(gh, payload, result.reaction)
+        if dispatch is not None:
+            gh.dispatch(dispatch.event_type, dispatch.payload)
+        _react(gh, received.comment_id, result.reaction)
     lines = [f"### /stage-results\n\n{result.reason}\n"]
     if result.staged:
         lines += ["| artifact | staged as |", "| --- | --- |"]
@@ -147,17 +150,16 @@ def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
 def apply_decision(repo: str | None, reaction: str, dispatch: str) -> None:
     """Carry out what `--decide-only` decided for this comment event: dispatch, then react."""
     name, payload = event()
-    comment_id = (payload.get("comment") or {}).get("id")
-    number = (payload.get("issue") or {}).get("number")
-    if name != "issue_comment" or not isinstance(comment_id, int) or not isinstance(number, int):
+    if name != "issue_comment":
         raise UsageError("apply-decision runs on an issue_comment event")
-    decided, to_dispatch = parse_decision(reaction, dispatch, number)
+    received = comment_event(payload)
+    decided, to_dispatch = parse_decision(reaction, dispatch, received.issue_number)
     if decided is None:
         click.echo("nothing to apply")
         return
     gh = GitHub(repo_slug(repo))
     if to_dispatch is not None:
         gh.dispatch(to_dispatch.event_type, to_dispatch.payload)
-        click.echo(f"dispatched {to_dispatch.event_type} for PR #{number}")
-    _react(gh, payload, decided)
-    click.echo(f"reacted {decided} to comment {comment_id}")
+        click.echo(f"dispatched {to_dispatch.event_type} for PR #{received.issue_number}")
+    _react(gh, received.comment_id, decided)
+    click.echo(f"reacted {decided} to comment {received.comment_id}")

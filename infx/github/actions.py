@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from infx.errors import UsageError
+from infx.workflows.commands import CommentEvent
 
 
 def event() -> tuple[str, dict[str, Any]]:
@@ -26,6 +27,26 @@ def event() -> tuple[str, dict[str, Any]]:
     if not isinstance(payload, dict):
         raise UsageError(f"the event payload {path} is not a JSON object")
     return name, payload
+
+
+def comment_event(payload: dict[str, Any]) -> CommentEvent:
+    """The issue_comment payload as a value; a payload of another shape is a usage error."""
+    issue, comment = payload.get("issue"), payload.get("comment")
+    if not isinstance(issue, dict) or not isinstance(comment, dict):
+        raise UsageError("the issue_comment payload lacks 'issue' or 'comment'")
+    number, comment_id = issue.get("number"), comment.get("id")
+    body, updated = comment.get("body"), comment.get("updated_at")
+    if type(number) is not int or type(comment_id) is not int:
+        raise UsageError("the issue_comment payload lacks a numeric issue.number or comment.id")
+    if not isinstance(body, str | None) or not isinstance(updated, str | None):
+        raise UsageError("the issue_comment payload's comment.body or updated_at is not text")
+    return CommentEvent(
+        issue_number=number,
+        on_pull_request=bool(issue.get("pull_request")),
+        comment_id=comment_id,
+        body=body or "",
+        updated_at=updated or "",
+    )
 
 
 def set_outputs(values: dict[str, str]) -> None:

@@ -4,15 +4,21 @@ Token from GH_TOKEN or GITHUB_TOKEN; API base from GITHUB_API_URL (default
 https://api.github.com); retries with backoff on 5xx, 429 and rate-limit 403s
 (honouring Retry-After and X-RateLimit-Reset, through PyGithub's GithubRetry);
 a timeout on every request; 100 items a page. Every failure surfaces as one
-GitHubError. Methods return plain dataclasses built from the response JSON, so
-the decision logic never touches PyGithub objects.
+GitHubError, and so does every answer that is not the JSON the endpoint documents
+(an HTML page, an empty body, `{}`): reads return plain dataclasses checked field by
+field, so the decision logic never sees a guess. Listings follow `Link: rel="next"`
+themselves so a page cap and a repeated link end them; a decision's reads run under
+`Limits` (see budget.py).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,15 +27,16 @@ from urllib.parse import urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
-from github.Artifact import Artifact as GhArtifact
 from github.GithubException import RateLimitExceededExceedsMaxWait
-from github.IssueComment import IssueComment
-from github.PaginatedList import PaginatedList
 
 from infx.errors import GitHubError
+from infx.github.budget import Limits, Meter, within
 
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
+_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
+# GitHub's compare lists at most 300 files; a full list is shorter.
+COMPARE_FILE_CAP = 300
 
 
 @dataclass(frozen=True)
@@ -40,27 +47,25 @@ class Comment:
     body: str
     created_at: datetime
     updated_at: datetime
-    issue_number: int | None = None
 
 
 @dataclass(frozen=True)
 class Pull:
     number: int
     state: str
-    draft: bool
     merged_at: datetime | None
     head_ref: str
     head_sha: str
     head_repo: str | None
+    base_ref: str
     labels: tuple[str, ...]
-    title: str = ""
+    created_at: datetime
 
 
 @dataclass(frozen=True)
 class Run:
     id: int
     head_sha: str
-    head_branch: str | None
     event: str
     status: str
     conclusion: str | None
@@ -75,6 +80,10 @@ class Artifact:
     id: int
     name: str
     expired: bool
+    created_at: datetime | None  # GitHub may leave it out; listings across runs never do
+    run_id: int | None = None  # the workflow run that uploaded it, when GitHub says
+    head_branch: str | None = None
+    head_sha: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,78 +94,191 @@ class LabelEvent:
 
 
 @dataclass(frozen=True)
-class ChangedFile:
-    filename: str
-    status: str
-    patch: str
+class BranchDiff:
+    """`base...head`: what head changes relative to its merge base with base."""
+
+    merge_base: str
+    files: dict[str, str]  # filename -> "status blob-sha [previous name]"
+    complete: bool  # False: GitHub cut the file list at COMPARE_FILE_CAP
 
 
-@dataclass(frozen=True)
-class Comparison:
-    commits: tuple[tuple[str, int], ...]  # (sha, number of parents), oldest first
-    files: tuple[ChangedFile, ...]
+class _Json:
+    """One JSON object of an API answer, read with the types the endpoint documents."""
+
+    def __init__(self, data: object, what: str) -> None:
+        self.what = what
+        if not isinstance(data, dict):
+            raise _shape_error(data, what, "an object")
+        self.data: dict[str, Any] = data
+
+    def _get(self, key: str, kinds: tuple[type, ...], optional: bool) -> Any:
+        value = self.data.get(key)
+        if value is None and optional:
+            return None
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            if kinds == (list,):
+                raise _unexpected(self.what, f"no {key} list")
+            raise _unexpected(self.what, f"{key} is {value!r:.40}")
+        return value
+
+    def text(self, key: str) -> str:
+        return self._get(key, (str,), False)
+
+    def maybe_text(self, key: str) -> str | None:
+        return self._get(key, (str,), True)
+
+    def number(self, key: str) -> int:
+        return self._get(key, (int,), False)
+
+    def maybe_number(self, key: str) -> int | None:
+        return self._get(key, (int,), True)
+
+    def flag(self, key: str) -> bool:
+        return bool(self._get(key, (bool,), True))
+
+    def obj(self, key: str) -> _Json:
+        return _Json(self._get(key, (dict,), False), self.what)
+
+    def maybe_obj(self, key: str) -> _Json | None:
+        value = self._get(key, (dict,), True)
+        return None if value is None else _Json(value, self.what)
+
+    def items(self, key: str) -> list[_Json]:
+        return [_Json(item, self.what) for item in self._get(key, (list,), False)]
+
+    def time(self, key: str) -> datetime:
+        value = self.text(key)
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise _unexpected(self.what, f"{key} is {value!r:.40}, not a time") from None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+    def maybe_time(self, key: str) -> datetime | None:
+        return None if self.data.get(key) is None else self.time(key)
+
+    def sha(self, key: str) -> str:
+        value = self.text(key)
+        if not re.fullmatch(r"[0-9a-f]{40}", value):
+            raise _unexpected(self.what, f"{key} is {value!r:.50}, not a commit sha")
+        return value
 
 
-def _time(value: str | None) -> datetime:
-    if not value:
-        return datetime.min.replace(tzinfo=UTC)
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+def _unexpected(what: str, detail: str) -> GitHubError:
+    """An answer that is not what the endpoint documents: never guessed around."""
+    return GitHubError(f"unexpected GitHub response while {what}: {detail}")
 
 
-def _raw(obj: Any) -> dict[str, Any]:
-    """The JSON an object was built from. `raw_data` would make PyGithub fetch the full
-    object again (one request per list item), which the request budget cannot afford."""
-    return obj._rawData
+def _shape_error(data: object, what: str, expected: str) -> GitHubError:
+    if data is None:
+        return _unexpected(what, "an empty body")
+    kind = {dict: "object", list: "list", str: "string", bool: "boolean"}.get(type(data), "number")
+    return _unexpected(what, f"a JSON {kind}, not {expected}")
 
 
-def _pull(raw: dict[str, Any]) -> Pull:
-    head = raw.get("head") or {}
-    return Pull(
-        number=raw["number"],
-        state=raw.get("state", ""),
-        draft=bool(raw.get("draft")),
-        merged_at=_time(raw["merged_at"]) if raw.get("merged_at") else None,
-        head_ref=head.get("ref", ""),
-        head_sha=head.get("sha", ""),
-        head_repo=(head.get("repo") or {}).get("full_name"),
-        labels=tuple(label["name"] for label in raw.get("labels", [])),
-        title=raw.get("title", ""),
-    )
+def _list_of(data: object, what: str, key: str | None) -> list[_Json]:
+    if key is not None:
+        return _Json(data, what).items(key)
+    if not isinstance(data, list):
+        raise _shape_error(data, what, "a list")
+    return [_Json(item, what) for item in data]
 
 
-def _comment(raw: dict[str, Any], issue_number: int | None = None) -> Comment:
+class _MeteredRetry(GithubRetry):
+    """GithubRetry that charges each retry to the decision and never waits past its deadline."""
+
+    def __init__(self, meter: Meter, **kwargs: Any) -> None:
+        self.meter = meter
+        super().__init__(**kwargs)
+
+    def new(self, **kw: Any) -> _MeteredRetry:
+        kw["meter"] = self.meter
+        return super().new(**kw)
+
+    def increment(
+        self, method: str | None = None, url: str | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        self.meter.charge(f"retrying {method} {url}")
+        return super().increment(method, url, *args, **kwargs)
+
+    def sleep(self, response: Any = None) -> None:
+        wait = (self.get_retry_after(response) if response is not None else None) or 0
+        self.meter.allow_wait(max(wait, self.get_backoff_time()), "waiting to retry")
+        super().sleep(response)
+
+
+def _comment(item: _Json) -> Comment:
+    user = item.maybe_obj("user")
     return Comment(
-        id=raw["id"],
-        author=(raw.get("user") or {}).get("login", ""),
-        association=raw.get("author_association", "NONE"),
-        body=raw.get("body") or "",
-        created_at=_time(raw.get("created_at")),
-        updated_at=_time(raw.get("updated_at")),
-        issue_number=issue_number,
+        id=item.number("id"),
+        author=user.text("login") if user else "",
+        association=item.maybe_text("author_association") or "NONE",
+        body=item.maybe_text("body") or "",
+        created_at=item.time("created_at"),
+        updated_at=item.time("updated_at"),
     )
 
 
-def _run(raw: dict[str, Any]) -> Run:
+def _pull(item: _Json) -> Pull:
+    head = item.obj("head")
+    head_repo = head.maybe_obj("repo")
+    return Pull(
+        number=item.number("number"),
+        state=item.text("state"),
+        merged_at=item.maybe_time("merged_at"),
+        head_ref=head.text("ref"),
+        head_sha=head.sha("sha"),
+        head_repo=head_repo.text("full_name") if head_repo else None,
+        base_ref=item.obj("base").text("ref"),
+        labels=tuple(label.text("name") for label in item.items("labels")),
+        created_at=item.time("created_at"),
+    )
+
+
+def _run(item: _Json) -> Run:
     return Run(
-        id=raw["id"],
-        head_sha=raw.get("head_sha", ""),
-        head_branch=raw.get("head_branch"),
-        event=raw.get("event", ""),
-        status=raw.get("status", ""),
-        conclusion=raw.get("conclusion"),
-        path=raw.get("path", ""),
-        run_attempt=int(raw.get("run_attempt") or 1),
-        html_url=raw.get("html_url", ""),
-        created_at=_time(raw.get("created_at")),
+        id=item.number("id"),
+        head_sha=item.sha("head_sha"),
+        event=item.text("event"),
+        status=item.text("status"),
+        conclusion=item.maybe_text("conclusion"),
+        path=item.text("path"),
+        run_attempt=item.maybe_number("run_attempt") or 1,
+        html_url=item.text("html_url"),
+        created_at=item.time("created_at"),
     )
 
 
-def _files(raw: dict[str, Any]) -> tuple[ChangedFile, ...]:
-    return tuple(
-        ChangedFile(f["filename"], f.get("status", ""), f.get("patch") or "")
-        for f in raw.get("files", [])
+def _artifact(item: _Json) -> Artifact:
+    run = item.maybe_obj("workflow_run")
+    return Artifact(
+        id=item.number("id"),
+        name=item.text("name"),
+        expired=item.flag("expired"),
+        created_at=item.maybe_time("created_at"),
+        run_id=run.number("id") if run else None,
+        head_branch=run.maybe_text("head_branch") if run else None,
+        head_sha=run.maybe_text("head_sha") if run else None,
     )
+
+
+def _across_runs(item: _Json) -> Artifact:
+    """An artifact of a listing across runs, which must say its run and when it came."""
+    artifact = _artifact(item)
+    if artifact.run_id is None or artifact.created_at is None:
+        raise _unexpected(item.what, "an artifact without its workflow_run or created_at")
+    return artifact
+
+
+def _decoded(item: _Json) -> bytes:
+    try:
+        data = base64.b64decode(item.text("content"), validate=False)
+    except (binascii.Error, ValueError):
+        raise _unexpected(item.what, "content that is not base64") from None
+    size = item.data.get("size")
+    if isinstance(size, int) and size != len(data):
+        raise _unexpected(item.what, f"{len(data)} bytes, not the {size} announced")
+    return data
 
 
 class GitHub:
@@ -171,20 +293,28 @@ class GitHub:
         timeout: float = 30,
         retries: int = 5,
         backoff: float = 1.0,
+        limits: Limits | None = None,
     ) -> None:
         token = token or os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN")
-        api_url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
-        retry = GithubRetry(
+        self.api_url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API).rstrip("/")
+        self.limits = limits or Limits.from_env()
+        self.meter = Meter()
+        retry = _MeteredRetry(
+            self.meter,
             total=retries,
+            # Waits of 0, 2, 4, 8 and 16 s: five retries span half a minute, longer than
+            # GitHub's usual transient 5xx and a quarter of a decision's time cap.
             backoff_factor=backoff,
             status_forcelist=[*range(500, 600), 429],
+            # Ten seconds, not the minute GitHub advises: a decision has two minutes, and
+            # giving up only means no reuse.
             secondary_rate_wait=backoff * 10,
             max_rate_limit_wait=float(os.environ.get("INFX_MAX_RATE_LIMIT_WAIT", "300")),
         )
         self._gh = Github(
             auth=Auth.Token(token) if token else None,
-            base_url=api_url,
-            timeout=int(timeout),
+            base_url=self.api_url,
+            timeout=max(1, int(min(timeout, self.limits.seconds))),  # never past the cap
             retry=retry,
             per_page=100,
             lazy=True,
@@ -194,13 +324,20 @@ class GitHub:
         self.slug = repo
         self._timeout = timeout
         self._repo = self._gh.get_repo(repo)
+        self._base = f"/repos/{repo}"
         self._permissions: dict[str, str] = {}
+
+    def decide(self, fetch: Callable[[], T]) -> T:
+        """Run one decision's reads within this client's limits."""
+        return within(self.meter, self.limits, fetch)
+
+    # --- transport -------------------------------------------------------------
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
         except GithubException as exc:
-            detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.message
+            detail = exc.data.get("message") if isinstance(exc.data, dict) else None
             raise GitHubError(
                 f"GitHub API error while {what}: {exc.status} {detail or ''}".rstrip(), exc.status
             ) from None
@@ -209,138 +346,211 @@ class GitHub:
         except (requests.RequestException, OSError) as exc:
             raise GitHubError(f"GitHub API unreachable while {what}: {exc}") from None
 
-    def _list(self, what: str, pages: Callable[[], Any]) -> list[dict[str, Any]]:
-        return self._call(what, lambda: [_raw(item) for item in pages()])
+    def _get(
+        self, what: str, url: str, params: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], Any]:
+        """One GET: (headers, JSON). The body must be JSON; its shape is the caller's to check."""
+        self.meter.charge(what)
+
+        def request() -> tuple[dict[str, Any], Any]:
+            try:
+                return self._gh.requester.requestJsonAndCheck("GET", url, params)
+            except ValueError:  # PyGithub's json.loads on a body that starts like JSON
+                raise _unexpected(what, "malformed JSON") from None
+
+        headers, data = self._call(what, request)
+        kind = str(headers.get("content-type", "application/json")).split(";")[0]
+        if data is not None and kind != "application/json":
+            raise _unexpected(what, f"{kind}, not JSON")
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("data"), str)
+            and set(data) <= {"data", "url"}
+        ):
+            # PyGithub wraps a body that is not JSON as {"data": text} (and adds "url").
+            raise _unexpected(what, "a page that is not JSON")
+        return headers, data
+
+    def _write(self, what: str, verb: str, url: str, body: dict[str, Any]) -> _Json:
+        _, data = self._call(
+            what, lambda: self._gh.requester.requestJsonAndCheck(verb, url, input=body)
+        )
+        return _Json(data, what)
+
+    def _object(self, what: str, url: str, params: dict[str, Any] | None = None) -> _Json:
+        return _Json(self._get(what, url, params)[1], what)
+
+    def _pages(
+        self, what: str, url: str, params: dict[str, Any] | None = None, key: str | None = None
+    ) -> Iterator[_Json]:
+        """Every item of a listing, a page at a time; a repeated or endless `next` link ends it."""
+        seen: set[str] = set()
+        next_url: str | None = url
+        query: dict[str, Any] | None = {**(params or {}), "per_page": 100}
+        pages = 0
+        while next_url is not None:
+            if pages == self.meter.pages:
+                raise GitHubError(f"gave up while {what}: more than {pages} pages of 100 items")
+            headers, data = self._get(what, next_url, query)
+            pages += 1
+            yield from _list_of(data, what, key)
+            next_url = self._next_page(what, str(headers.get("link", "")), seen)
+            query = None
+
+    def _next_page(self, what: str, link: str, seen: set[str]) -> str | None:
+        match = _NEXT.search(link)
+        if match is None:
+            return None
+        target = match.group(1)
+        if not target.startswith(self.api_url + "/"):
+            raise _unexpected(what, f"a next-page link that leaves {self.api_url}")
+        if target in seen:
+            raise GitHubError(f"gave up while {what}: GitHub's next-page link repeats a page")
+        seen.add(target)
+        return target[len(self.api_url) :]
 
     # --- reads -------------------------------------------------------------
 
     def pull(self, number: int) -> Pull:
-        return self._call(
-            f"reading PR #{number}", lambda: _pull(self._repo.get_pull(number).raw_data)
-        )
+        return _pull(self._object(f"reading PR #{number}", f"{self._base}/pulls/{number}"))
 
     def pulls_for_commit(self, sha: str) -> list[Pull]:
-        raws = self._list(
-            f"listing PRs of commit {sha[:12]}", lambda: self._repo.get_commit(sha).get_pulls()
-        )
-        return [_pull(raw) for raw in raws]
+        what = f"listing PRs of commit {sha[:12]}"
+        return [_pull(item) for item in self._pages(what, f"{self._base}/commits/{sha}/pulls")]
 
     def pull_commits(self, number: int) -> list[str]:
-        raws = self._list(
-            f"listing commits of PR #{number}", lambda: self._repo.get_pull(number).get_commits()
-        )
-        return [raw["sha"] for raw in raws]
+        what = f"listing commits of PR #{number}"
+        return [
+            item.sha("sha") for item in self._pages(what, f"{self._base}/pulls/{number}/commits")
+        ]
 
     def comments(self, number: int) -> list[Comment]:
         """Every comment of an issue or PR, oldest first (all pages)."""
-        raws = self._list(
-            f"listing comments of #{number}", lambda: self._repo.get_issue(number).get_comments()
-        )
-        return [_comment(raw, number) for raw in raws]
-
-    def _issue_comment(self, comment_id: int) -> IssueComment:
-        return IssueComment(
-            self._gh.requester, url=f"{self._repo.url}/issues/comments/{comment_id}"
-        )
+        what = f"listing comments of #{number}"
+        return [
+            _comment(item) for item in self._pages(what, f"{self._base}/issues/{number}/comments")
+        ]
 
     def comment(self, comment_id: int) -> Comment:
-        def fetch() -> Comment:
-            raw = self._issue_comment(comment_id).raw_data
-            tail = (raw.get("issue_url") or "").rsplit("/", 1)[-1]
-            return _comment(raw, int(tail) if tail.isdigit() else None)
-
-        return self._call(f"reading comment {comment_id}", fetch)
+        what = f"reading comment {comment_id}"
+        return _comment(self._object(what, f"{self._base}/issues/comments/{comment_id}"))
 
     def permission(self, login: str) -> str:
         """admin, write, read or none (maintain reads as write, triage as read)."""
         if login not in self._permissions:
-            self._permissions[login] = self._call(
-                f"reading the permission of {login}",
-                lambda: self._repo.get_collaborator_permission(login),
-            )
+            what = f"reading the permission of {login}"
+            answer = self._object(what, f"{self._base}/collaborators/{login}/permission")
+            self._permissions[login] = answer.text("permission")
         return self._permissions[login]
 
     def run(self, run_id: int) -> Run:
-        return self._call(
-            f"reading run {run_id}", lambda: _run(self._repo.get_workflow_run(run_id).raw_data)
-        )
+        return _run(self._object(f"reading run {run_id}", f"{self._base}/actions/runs/{run_id}"))
 
-    def runs(self, workflow: str, branch: str, event: str = "pull_request") -> Iterator[Run]:
-        """Completed runs of a workflow on a branch, newest first, fetched a page at a time."""
-        what = f"listing runs of {workflow}"
-        pages = self._call(
-            what,
-            lambda: iter(
-                self._repo.get_workflow(workflow).get_runs(
-                    branch=branch, event=event, status="completed"
-                )
-            ),
-        )
-        while True:
-            item = self._call(what, lambda: next(pages, None))
-            if item is None:
-                return
-            yield _run(_raw(item))
+    def _runs_page(
+        self, workflow: str, branch: str, event: str, status: str, limit: int = 100
+    ) -> list[Run]:
+        what = f"listing {status} {event} runs of {workflow} on {branch}"
+        params = {"branch": branch, "event": event, "status": status, "per_page": limit}
+        answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
+        return [_run(item) for item in answer.items("workflow_runs")]
+
+    def recent_runs(self, workflow: str, branch: str) -> list[Run]:
+        """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""
+        return self._runs_page(workflow, branch, "pull_request", "completed")
 
     def artifacts(self, run_id: int) -> list[Artifact]:
-        url = f"{self._repo.url}/actions/runs/{run_id}/artifacts"
-        raws = self._list(
-            f"listing artifacts of run {run_id}",
-            lambda: PaginatedList(GhArtifact, self._gh.requester, url, None, list_item="artifacts"),
-        )
-        return [Artifact(raw["id"], raw["name"], bool(raw.get("expired"))) for raw in raws]
+        what = f"listing artifacts of run {run_id}"
+        url = f"{self._base}/actions/runs/{run_id}/artifacts"
+        return [_artifact(item) for item in self._pages(what, url, key="artifacts")]
+
+    def artifacts_since(self, name: str, since: datetime) -> list[Artifact]:
+        """The repository's artifacts called `name` created at or after `since`, newest first:
+        one listing for every run instead of a request per run (GitHub lists newest first)."""
+        what = f"listing {name} artifacts"
+        found = []
+        items = self._pages(what, f"{self._base}/actions/artifacts", {"name": name}, "artifacts")
+        for item in items:
+            artifact = _across_runs(item)
+            if artifact.created_at < since:
+                break
+            found.append(artifact)
+        return found
 
     def label_events(self, number: int) -> list[LabelEvent]:
-        raws = self._list(
-            f"reading the timeline of PR #{number}",
-            lambda: self._repo.get_issue(number).get_timeline(),
+        what = f"reading the timeline of PR #{number}"
+        events = []
+        for item in self._pages(what, f"{self._base}/issues/{number}/timeline"):
+            if item.maybe_text("event") in ("labeled", "unlabeled"):
+                label = item.obj("label")
+                events.append(
+                    LabelEvent(item.text("event"), label.text("name"), item.time("created_at"))
+                )
+        return events
+
+    def branch_diff(self, base: str, head: str) -> BranchDiff:
+        what = f"comparing {base[:12]}...{head[:12]}"
+        answer = self._object(what, f"{self._base}/compare/{base}...{head}")
+        files: dict[str, str] = {}
+        listed = answer.items("files")
+        for item in listed:
+            identity = f"{item.text('status')} {item.text('sha')}"
+            previous = item.maybe_text("previous_filename")
+            files[item.text("filename")] = f"{identity} {previous}" if previous else identity
+        return BranchDiff(
+            merge_base=answer.obj("merge_base_commit").sha("sha"),
+            files=files,
+            complete=len(listed) < COMPARE_FILE_CAP,
         )
-        return [
-            LabelEvent(raw["event"], raw["label"]["name"], _time(raw.get("created_at")))
-            for raw in raws
-            if raw.get("event") in ("labeled", "unlabeled") and raw.get("label")
-        ]
 
-    def compare(self, base: str, head: str) -> Comparison:
-        def fetch() -> Comparison:
-            raw = self._repo.compare(base, head).raw_data
-            commits = tuple((c["sha"], len(c.get("parents", []))) for c in raw.get("commits", []))
-            return Comparison(commits, _files(raw))
-
-        return self._call(f"comparing {base[:12]}...{head[:12]}", fetch)
-
-    def commit_files(self, sha: str) -> list[ChangedFile]:
-        return self._call(
-            f"reading commit {sha[:12]}", lambda: list(_files(self._repo.get_commit(sha).raw_data))
-        )
+    def file_at(self, ref: str, path: str) -> bytes | None:
+        """A file's bytes at a commit, or None when it does not exist there."""
+        what = f"reading {path} at {ref[:12]}"
+        try:
+            answer = self._object(what, f"{self._base}/contents/{path}", {"ref": ref})
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        if answer.text("type") != "file":
+            raise _unexpected(what, f"a {answer.text('type')}, not a file")
+        if answer.maybe_text("encoding") == "base64":
+            return _decoded(answer)
+        # Files over 1 MB come without content; the blob API serves them up to 100 MB.
+        blob_what = f"reading {path} at {ref[:12]} as a blob"
+        blob = self._object(blob_what, f"{self._base}/git/blobs/{answer.sha('sha')}")
+        if blob.text("encoding") != "base64":
+            raise _unexpected(blob_what, "content that is not base64")
+        return _decoded(blob)
 
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
         """(name, status, conclusion) of every check run on a commit."""
-        raws = self._list(
-            f"reading checks of {sha[:12]}", lambda: self._repo.get_commit(sha).get_check_runs()
-        )
-        return [(raw["name"], raw.get("status", ""), raw.get("conclusion")) for raw in raws]
+        what = f"reading checks of {sha[:12]}"
+        items = self._pages(what, f"{self._base}/commits/{sha}/check-runs", key="check_runs")
+        return [(i.text("name"), i.text("status"), i.maybe_text("conclusion")) for i in items]
 
     # --- writes ------------------------------------------------------------
 
     def react(self, comment_id: int, content: str, bot_login: str) -> None:
         """Leave exactly one of +1/-1 from the bot on a comment."""
         other = "-1" if content == "+1" else "+1"
-
-        def apply() -> None:
-            comment = self._issue_comment(comment_id)
-            mine = [
-                _raw(r)
-                for r in comment.get_reactions()
-                if (_raw(r).get("user") or {}).get("login") == bot_login
-            ]
-            for reaction in mine:
-                if reaction.get("content") == other:
-                    comment.delete_reaction(reaction["id"])
-            if not any(r.get("content") == content for r in mine):
-                comment.create_reaction(content)
-
-        self._call(f"reacting to comment {comment_id}", apply)
+        url = f"{self._base}/issues/comments/{comment_id}/reactions"
+        what = f"reacting to comment {comment_id}"
+        mine = []
+        for item in self._pages(what, url):
+            user = item.maybe_obj("user")
+            if user is not None and user.text("login") == bot_login:
+                mine.append((item.number("id"), item.text("content")))
+        requester = self._gh.requester
+        for reaction_id, existing in mine:
+            if existing == other:
+                self._call(
+                    what,
+                    lambda rid=reaction_id: requester.requestJsonAndCheck("DELETE", f"{url}/{rid}"),
+                )
+        if not any(existing == content for _, existing in mine):
+            self._call(
+                what, lambda: requester.requestJsonAndCheck("POST", url, input={"content": content})
+            )
 
     def post_comment(self, number: int, body: str) -> None:
         self._call(
@@ -362,43 +572,26 @@ class GitHub:
         self._call(f"merging PR #{number}", apply)
 
     # --- results: baseline runs, their artifacts, the sticky comment --------------
-    # Each method below makes exactly one request (one page), so a caller can count
-    # its cost; every response is checked for the shape it must have.
-
-    def _json(self, what: str, verb: str, url: str, **kwargs: Any) -> Any:
-        _, data = self._call(
-            what, lambda: self._gh.requester.requestJsonAndCheck(verb, url, **kwargs)
-        )
-        return data
+    # Each read below makes exactly one request (one page), so a caller can count its cost.
 
     def successful_runs(
         self, workflow: str, branch: str, event: str, limit: int = 100
     ) -> list[Run]:
         """The newest completed-successfully runs of a workflow, newest first."""
-        what = f"listing successful {event} runs of {workflow} on {branch}"
-        params = {"branch": branch, "event": event, "status": "success", "per_page": limit}
-        data = self._json(
-            what, "GET", f"{self._repo.url}/actions/workflows/{workflow}/runs", parameters=params
-        )
-        return [_run(raw) for raw in _items(data, "workflow_runs", what, _RUN_FIELDS)]
+        return self._runs_page(workflow, branch, event, "success", limit)
 
-    def artifacts_named(self, name: str, limit: int = 100) -> list[RunArtifact]:
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
         """The repository's newest artifacts called `name`, across runs, newest first."""
         what = f"listing artifacts named {name}"
-        params = {"name": name, "per_page": limit}
-        data = self._json(what, "GET", f"{self._repo.url}/actions/artifacts", parameters=params)
-        return [_run_artifact(raw) for raw in _items(data, "artifacts", what, _ARTIFACT_FIELDS)]
+        url = f"{self._base}/actions/artifacts"
+        answer = self._object(what, url, {"name": name, "per_page": limit})
+        return [_across_runs(item) for item in answer.items("artifacts")]
 
-    def run_artifacts_named(self, run_id: int, name: str) -> list[RunArtifact]:
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]:
         what = f"listing artifacts of run {run_id}"
-        data = self._json(
-            what,
-            "GET",
-            f"{self._repo.url}/actions/runs/{run_id}/artifacts",
-            parameters={"name": name, "per_page": 100},
-        )
-        found = [_run_artifact(raw) for raw in _items(data, "artifacts", what, _ARTIFACT_FIELDS)]
-        return [a for a in found if a.name == name]
+        url = f"{self._base}/actions/runs/{run_id}/artifacts"
+        answer = self._object(what, url, {"name": name, "per_page": 100})
+        return [a for a in map(_artifact, answer.items("artifacts")) if a.name == name]
 
     def download_artifact(
         self, artifact_id: int, target: str | os.PathLike[str], max_bytes: int
@@ -441,61 +634,10 @@ class GitHub:
 
     def create_comment(self, number: int, body: str) -> Comment:
         what = f"commenting on #{number}"
-        data = self._json(
-            what, "POST", f"{self._repo.url}/issues/{number}/comments", input={"body": body}
-        )
-        return _comment(_shaped(data, what, _COMMENT_FIELDS), number)
+        url = f"{self._base}/issues/{number}/comments"
+        return _comment(self._write(what, "POST", url, {"body": body}))
 
     def edit_comment(self, comment_id: int, body: str) -> Comment:
         what = f"editing comment {comment_id}"
-        data = self._json(
-            what, "PATCH", f"{self._repo.url}/issues/comments/{comment_id}", input={"body": body}
-        )
-        return _comment(_shaped(data, what, _COMMENT_FIELDS))
-
-
-@dataclass(frozen=True)
-class RunArtifact:
-    id: int
-    name: str
-    expired: bool
-    run_id: int | None
-    head_branch: str | None
-    created_at: datetime
-
-
-_RUN_FIELDS = {"id": int, "head_sha": str, "event": str, "status": str, "path": str}
-_ARTIFACT_FIELDS = {"id": int, "name": str, "expired": bool}
-_COMMENT_FIELDS = {"id": int, "body": str}
-
-
-def _shaped(raw: Any, what: str, fields: dict[str, type]) -> dict[str, Any]:
-    """`raw` must be an object whose listed fields have the listed types (PyGithub turns a
-    non-JSON body into {"data": ...}, which must not pass for an answer)."""
-    if not isinstance(raw, dict):
-        raise GitHubError(f"unexpected GitHub response while {what}: not an object")
-    for key, kind in fields.items():
-        value = raw.get(key)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise GitHubError(f"unexpected GitHub response while {what}: {key} is {value!r:.40}")
-    return raw
-
-
-def _items(data: Any, key: str, what: str, fields: dict[str, type]) -> list[dict[str, Any]]:
-    items = data.get(key) if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        raise GitHubError(f"unexpected GitHub response while {what}: no {key} list")
-    return [_shaped(item, what, fields) for item in items]
-
-
-def _run_artifact(raw: dict[str, Any]) -> RunArtifact:
-    run = raw.get("workflow_run") if isinstance(raw.get("workflow_run"), dict) else {}
-    run_id = run.get("id")
-    return RunArtifact(
-        id=raw["id"],
-        name=raw["name"],
-        expired=raw["expired"],
-        run_id=run_id if isinstance(run_id, int) and not isinstance(run_id, bool) else None,
-        head_branch=run.get("head_branch") if isinstance(run.get("head_branch"), str) else None,
-        created_at=_time(raw.get("created_at")),
-    )
+        url = f"{self._base}/issues/comments/{comment_id}"
+        return _comment(self._write(what, "PATCH", url, {"body": body}))

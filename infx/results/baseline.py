@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from infx.errors import GitHubError
-from infx.github.client import Run, RunArtifact
+from infx.github.client import Artifact, Run
 from infx.results.compare import configs_of
 from infx.results.files import TABLE_FILE
 from infx.results.process import result_errors
@@ -38,9 +38,9 @@ class Client(Protocol):
         self, workflow: str, branch: str, event: str, limit: int = PAGE
     ) -> list[Run]: ...
 
-    def artifacts_named(self, name: str, limit: int = PAGE) -> list[RunArtifact]: ...
+    def artifacts_named(self, name: str, limit: int = PAGE) -> list[Artifact]: ...
 
-    def run_artifacts_named(self, run_id: int, name: str) -> list[RunArtifact]: ...
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]: ...
 
     def download_artifact(self, artifact_id: int, target: Any, max_bytes: int) -> int: ...
 
@@ -111,7 +111,7 @@ def find(
             search.requests += 1
             return True
 
-        def take(run: Run, artifact: RunArtifact) -> None:
+        def take(run: Run, artifact: Artifact) -> None:
             nonlocal wanted
             label = f"run {run.id}"
             if artifact.expired:
@@ -157,7 +157,7 @@ def find(
         page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
         complete = len(page) < PAGE
         oldest = min((a.created_at for a in page), default=None)
-        by_run: dict[int, RunArtifact] = {}
+        by_run: dict[int, Artifact] = {}
         for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
             if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
                 by_run.setdefault(artifact.run_id, artifact)

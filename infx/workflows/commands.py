@@ -1,4 +1,4 @@
-"""The comment commands' syntax: pure functions over comment bodies."""
+"""The comment commands' syntax: the comment event as a value, pure functions over bodies."""
 
 from __future__ import annotations
 
@@ -9,6 +9,17 @@ from dataclasses import dataclass
 _REUSE = re.compile(r"^[ \t]*/(?:reuse-sweep-run(?:[ \t]+(\d+))?|use[ \t]+(\d+))[ \t]*\r?$", re.M)
 _STAGE = re.compile(r"/stage-results(?:\s+(\d+))?")
 STAGE_USAGE = "usage: /stage-results [<run_id>] alone in the comment"
+
+
+@dataclass(frozen=True)
+class CommentEvent:
+    """An issue_comment event, as read from its payload at the edge."""
+
+    issue_number: int
+    on_pull_request: bool
+    comment_id: int
+    body: str
+    updated_at: str  # as the payload spells it, compared with the API's current value
 
 
 @dataclass(frozen=True)

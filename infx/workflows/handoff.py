@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.errors import UsageError
-from infx.github.client import GitHub
 
 REACTIONS = ("+1", "-1")
 STAGE_EVENT = "stage-results"
@@ -23,27 +22,6 @@ STAGE_EVENT = "stage-results"
 class Dispatch:
     event_type: str
     payload: dict[str, Any]
-
-
-class DecideOnly(GitHub):
-    """A client for the deciding job: reads go to GitHub, a dispatch is kept for the acting
-    job, and any other write is a bug (its token could not do it anyway)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.dispatches: list[Dispatch] = []
-
-    def dispatch(self, event_type: str, payload: dict[str, Any]) -> None:
-        self.dispatches.append(Dispatch(event_type, payload))
-
-    def react(self, comment_id: int, content: str, bot_login: str) -> None:
-        raise UsageError("the deciding job does not react; the acting job does")
-
-    def post_comment(self, number: int, body: str) -> None:
-        raise UsageError("the deciding job does not comment")
-
-    def merge(self, number: int, method: str, sha: str) -> None:
-        raise UsageError("the deciding job does not merge")
 
 
 def decision_outputs(reaction: str | None, dispatches: list[Dispatch]) -> dict[str, str]:

@@ -108,3 +108,34 @@ def decide(
         agentic_only,
         reusable,
     )
+
+
+# --- which labels make a PR's sweep usable after the fact (reuse, /stage-results, merge) ---
+
+FULL_SWEEP = tuple(name for name, shape in PRIMARY.items() if not shape.trim_conc)
+# Modifiers whose sweeps cover only part of the configs, so their results cannot stand in
+# for the full sweep a merge to main would run.
+NOT_REUSABLE = ("evals-only", "agentx-fast")
+
+
+def sweep_label_problem(
+    number: int, labels: tuple[str, ...] | list[str], *, reuse: bool
+) -> str | None:
+    """Why PR #`number`'s labels do not describe one full sweep (None: they do).
+
+    Exactly one primary label, and it is a full sweep: with two, the sweep workflow
+    refuses to run, so no run can be said to be "the" sweep. `reuse=True` (reuse and the
+    merge helper) also refuses modifiers whose results cannot replace a full sweep;
+    /stage-results hands over whatever such a sweep produced, so it accepts them."""
+    primaries = sorted(label for label in labels if label in PRIMARY)
+    if len(primaries) > 1:
+        listed = ", ".join(primaries)
+        return f"PR #{number} has {len(primaries)} sweep labels ({listed}); it needs exactly one"
+    if not primaries or primaries[0] not in FULL_SWEEP:
+        found = f" (only {primaries[0]})" if primaries else ""
+        return f"PR #{number} has no full-sweep label{found}"
+    if reuse:
+        partial = sorted(label for label in labels if label in NOT_REUSABLE)
+        if partial:
+            return f"PR #{number} has label {partial[0]}, whose sweeps are not reusable"
+    return None

@@ -17,24 +17,16 @@ from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize
 from infx.changelog.conflict import resolve_index
 from infx.changelog.links import LinkPolicy
-from infx.errors import ChangelogError, InfxError
+from infx.errors import ChangelogError, MergeError
 from infx.github.client import GitHub, Pull
 from infx.workflows.commands import ReuseCommand
-from infx.workflows.reuse import (
-    FULL_SWEEP_LABELS,
-    INCOMPATIBLE_LABELS,
-    Request,
-    newest_request,
-    resolve,
-)
+from infx.workflows.facts import pull_facts
+from infx.workflows.labels import sweep_label_problem
+from infx.workflows.reuse import PullFacts, Request, Verdict, newest_request, verdict
 from infx.yamlio import atomic_write
 
 GATE_CHECK = "check-changelog"
 OK_CONCLUSIONS = ("success", "skipped", "neutral")
-
-
-class MergeError(InfxError):
-    exit_code = 1
 
 
 @dataclass
@@ -49,19 +41,36 @@ class MergeOptions:
     server: str = "https://github.com"
 
 
-def preflight(gh: GitHub, number: int) -> Pull:
-    pull = gh.pull(number)
+def preflight(pull: Pull, repo: str) -> str | None:
+    """Why the helper must not touch this PR (None: it may): closed, from a fork, or
+    labelled for anything but one reusable full sweep."""
     if pull.state != "open":
-        raise MergeError(f"PR #{number} is {pull.state}")
-    if pull.head_repo != gh.slug:
-        raise MergeError(f"PR #{number} comes from a fork; its branch cannot be updated here")
-    full = [label for label in pull.labels if label in FULL_SWEEP_LABELS]
-    if len(full) != 1:
-        raise MergeError(f"PR #{number} needs exactly one full-sweep label, has {full or 'none'}")
-    bad = [label for label in pull.labels if label in INCOMPATIBLE_LABELS]
-    if bad:
-        raise MergeError(f"PR #{number} has {bad[0]}, whose sweeps cannot be reused")
-    return pull
+        return f"PR #{pull.number} is {pull.state}"
+    if pull.head_repo != repo:
+        return f"PR #{pull.number} comes from a fork; its branch cannot be updated here"
+    return sweep_label_problem(pull.number, pull.labels, reuse=True)
+
+
+def source_run(gh: GitHub, number: int, workflow: str) -> tuple[Pull, Request | None, Verdict]:
+    """Read the PR, any authorized request and its source run; decide whether it stands.
+
+    Without a request the helper's own bare /reuse-sweep-run stands in."""
+
+    bare = Request(comment=None, command=ReuseCommand(None))
+
+    def read() -> tuple[Pull, PullFacts | None]:
+        pull = gh.pull(number)
+        return pull, None if preflight(pull, gh.slug) else pull_facts(gh, pull, workflow, bare)
+
+    pull, facts = gh.decide(read)
+    problem = preflight(pull, gh.slug)
+    if problem or facts is None or facts.source is None:
+        raise MergeError(problem or f"PR #{number}'s runs were not read")
+    existing = newest_request(facts.comments, facts.permissions)
+    found = verdict(
+        pull, existing or bare, facts.source, repo=gh.slug, workflow=workflow, require_merged=False
+    )
+    return pull, existing, found
 
 
 def _update_branch(
@@ -150,13 +159,10 @@ def merge_pr(
     gh: GitHub, root: Path, number: int, options: MergeOptions, say: Callable[[str], None] = print
 ) -> None:
     say(f"PR #{number}: preflight")
-    pull = preflight(gh, number)
-    existing = newest_request(gh, gh.comments(number))
-    request = existing or Request(comment=None, command=ReuseCommand(None))
-    verdict = resolve(gh, pull, request, options.workflow, require_merged=False)
-    if not verdict.ok:
-        raise MergeError(f"no reusable sweep: {verdict.reason}")
-    say(f"source run {verdict.run.id} ({verdict.run.html_url})")
+    pull, existing, found = source_run(gh, number, options.workflow)
+    if not found.ok or found.run is None:
+        raise MergeError(f"no reusable sweep: {found.reason}")
+    say(f"source run {found.run.id} ({found.run.html_url})")
     if existing is None:
         if options.dry_run:
             say("would post /reuse-sweep-run")

@@ -1,14 +1,20 @@
-"""`/stage-results [<run_id>]`: hand a PR's sweep results to the staging pipeline."""
+"""`/stage-results [<run_id>]`: hand a PR's sweep results to the staging pipeline.
+
+Pure rules over facts read beforehand (`infx.workflows.facts`); the command's edge
+dispatches and reacts.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from infx.github.client import Artifact, GitHub, Run
-from infx.workflows.commands import STAGE_USAGE, mentions_stage, stage_command
+from infx.github.client import Artifact, Comment, LabelEvent, Pull
+from infx.workflows.commands import STAGE_USAGE, CommentEvent, mentions_stage, stage_command
+from infx.workflows.labels import FULL_SWEEP, sweep_label_problem
 from infx.workflows.reuse import (
-    FULL_SWEEP_LABELS,
     WRITE_PERMISSIONS,
+    Candidate,
     check_run,
     label_active_at,
     result_artifacts,
@@ -18,84 +24,112 @@ DISPATCH_EVENT = "stage-results"
 METADATA_ARTIFACT = "changelog-metadata"
 
 
-@dataclass
+@dataclass(frozen=True)
+class StageFacts:
+    """What the API said about the requester, the PR and its candidate runs."""
+
+    comment: Comment
+    permission: str
+    pull: Pull | None = None  # None: the requester lacks permission, nothing more was read
+    commits: frozenset[str] = frozenset()
+    label_events: tuple[LabelEvent, ...] = ()
+    candidates: tuple[Candidate, ...] = ()  # pinned: the pinned run if it exists
+    exhausted: bool = False  # more candidates existed than MAX_CANDIDATES
+
+
+@dataclass(frozen=True)
 class StageResult:
     reaction: str | None
     reason: str
-    run: Run | None = None
     staged: dict[str, str] = field(default_factory=dict)  # artifact -> staged name
+    dispatch: dict[str, Any] | None = None  # the repository dispatch payload to send
 
 
 def staged_name(pr: int, run_id: int, artifact: str) -> str:
     return f"pr{pr}-run{run_id}-{artifact}"
 
 
-def _stageable(
-    gh: GitHub,
-    run: Run,
-    commits: set[str],
-    workflow: str,
-    events: list,
+def stage_ignores(event: CommentEvent) -> str | None:
+    """Why a comment event is none of /stage-results' business (None: it is)."""
+    if not mentions_stage(event.body):
+        return "comment is not a /stage-results command"
+    if not event.on_pull_request:
+        return "comment is on an issue, not a pull request"
+    return None
+
+
+def stage_refusal(event: CommentEvent) -> str | None:
+    """The usage line when the comment is not exactly the command."""
+    valid, _ = stage_command(event.body)
+    return None if valid else STAGE_USAGE
+
+
+def stageable(
+    candidate: Candidate, commits: frozenset[str], events: tuple[LabelEvent, ...], workflow: str
 ) -> tuple[str | None, list[Artifact]]:
+    """Why a run cannot be staged (None: it can), and the artifacts to stage."""
+    run = candidate.run
     why = check_run(run, commits, workflow, pinned=True)
     if why:
         return why, []
-    if not label_active_at(events, FULL_SWEEP_LABELS, run.created_at):
+    if not label_active_at(events, FULL_SWEEP, run.created_at):
         return f"run {run.id} started without a full-sweep label on the PR", []
-    artifacts = gh.artifacts(run.id)
-    metadata = [a for a in artifacts if a.name == METADATA_ARTIFACT and not a.expired]
-    results = result_artifacts(artifacts)
+    metadata = [a for a in candidate.artifacts if a.name == METADATA_ARTIFACT and not a.expired]
+    results = result_artifacts(candidate.artifacts)
     if not metadata or not results:
         return f"run {run.id} lacks unexpired {METADATA_ARTIFACT} and result artifacts", []
     return None, metadata + results
 
 
-def stage(gh: GitHub, payload: dict, workflow: str) -> StageResult:
-    issue = payload.get("issue") or {}
-    event_comment = payload.get("comment") or {}
-    body = event_comment.get("body", "")
-    if not mentions_stage(body):
-        return StageResult(None, "comment is not a /stage-results command")
-    if not issue.get("pull_request"):
-        return StageResult(None, "comment is on an issue, not a pull request")
-    valid, run_id = stage_command(body)
-    if not valid:
-        return StageResult("-1", STAGE_USAGE)
-    comment = gh.comment(int(event_comment["id"]))
+def decide_stage(event: CommentEvent, facts: StageFacts | None, workflow: str) -> StageResult:
+    """What to do about a /stage-results comment; `facts` is None when nothing was read."""
+    why = stage_ignores(event)
+    if why:
+        return StageResult(None, why)
+    usage = stage_refusal(event)
+    if usage or facts is None:
+        return StageResult("-1", usage or STAGE_USAGE)
     # The requester is the comment's author, never whoever re-runs the job.
-    if gh.permission(comment.author) not in WRITE_PERMISSIONS:
+    comment = facts.comment
+    if facts.permission not in WRITE_PERMISSIONS:
         return StageResult("-1", f"{comment.author} lacks write, maintain or admin permission")
-    number = int(issue["number"])
-    pull = gh.pull(number)
-    if not any(label in FULL_SWEEP_LABELS for label in pull.labels):
-        return StageResult("-1", f"PR #{number} has no full-sweep label")
-    commits = set(gh.pull_commits(number))
-    events = gh.label_events(number)
+    pull = facts.pull
+    if pull is None:
+        return StageResult("-1", f"PR #{event.issue_number} was not read")
+    problem = sweep_label_problem(pull.number, pull.labels, reuse=False)
+    if problem:
+        return StageResult("-1", problem)
+    _, run_id = stage_command(event.body)
     if run_id is not None:
-        run = gh.run(run_id)
-        why, artifacts = _stageable(gh, run, commits, workflow, events)
+        found = [c for c in facts.candidates if c.run.id == run_id]
+        if not found:
+            return StageResult("-1", f"run {run_id} does not exist")
+        chosen = found[0]
+        why, artifacts = stageable(chosen, facts.commits, facts.label_events, workflow)
         if why:
-            return StageResult("-1", why, run)
+            return StageResult("-1", why)
     else:
-        run, artifacts, why = None, [], "no run found"
-        for candidate in gh.runs(workflow, pull.head_ref):
-            why, artifacts = _stageable(gh, candidate, commits, workflow, events)
-            if why is None:
-                run = candidate
-                break
-        if run is None:
-            return StageResult("-1", f"no stageable {workflow} run on PR #{number}")
-    staged = {a.name: staged_name(number, run.id, a.name) for a in artifacts}
-    gh.dispatch(
-        DISPATCH_EVENT,
-        {
-            "pr-number": number,
-            "run-id": run.id,
-            "run-attempt": run.run_attempt,
-            "requested-by": comment.author,
-            "artifacts": [
-                {"id": a.id, "name": a.name, "staged-as": staged[a.name]} for a in artifacts
-            ],
-        },
-    )
-    return StageResult("+1", f"staged {len(staged)} artifact(s) of run {run.id}", run, staged)
+        valid = [
+            (c, artifacts)
+            for c in facts.candidates
+            for why, artifacts in [stageable(c, facts.commits, facts.label_events, workflow)]
+            if why is None
+        ]
+        if not valid:
+            more = (
+                "; pin one of the older runs with /stage-results <run_id>"
+                if facts.exhausted
+                else ""
+            )
+            return StageResult("-1", f"no stageable {workflow} run on PR #{pull.number}{more}")
+        chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
+    run = chosen.run
+    staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}
+    payload = {
+        "pr-number": pull.number,
+        "run-id": run.id,
+        "run-attempt": run.run_attempt,
+        "requested-by": comment.author,
+        "artifacts": [{"id": a.id, "name": a.name, "staged-as": staged[a.name]} for a in artifacts],
+    }
+    return StageResult("+1", f"staged {len(staged)} artifact(s) of run {run.id}", staged, payload)

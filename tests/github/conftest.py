@@ -6,8 +6,9 @@ from tests.github.fake_api import FakeGitHub
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch):
+def api(monkeypatch: pytest.MonkeyPatch, tmp_path):
     with FakeGitHub() as fake:
+        fake.state.workdir = tmp_path / "api-git"
         monkeypatch.setenv("GITHUB_API_URL", fake.url)
         monkeypatch.setenv("GITHUB_TOKEN", "test-token")
         monkeypatch.setenv("GITHUB_REPOSITORY", "acme/bench")

@@ -1,17 +1,23 @@
 """A local HTTP server speaking the GitHub REST endpoints infx uses, with GitHub-shaped JSON.
 
 State lives in plain dicts a test fills in; every request is recorded, faults can be
-injected per path. PyGithub reaches it through GITHUB_API_URL, as it would in Actions.
+injected per path: an error status, a body that is not JSON (HTML, empty, truncated), a
+connection that never answers, page links that loop or never end. Compare, contents and
+blob requests are answered from a real git repository (`State.git_remote`). PyGithub
+reaches the server through GITHUB_API_URL, as it would in Actions.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import subprocess
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -25,11 +31,22 @@ def stamp(minutes: float) -> str:
 
 @dataclass
 class Fault:
+    """Answer the next `times` requests whose path matches `pattern` this way instead.
+
+    `raw` is sent verbatim (with `content_type`) instead of the JSON `body`; `hang` accepts
+    the request and never answers until the server stops."""
+
     pattern: str
-    status: int
+    status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    body: dict[str, Any] = field(default_factory=lambda: {"message": "Server Error"})
+    body: Any = field(default_factory=lambda: {"message": "Server Error"})
     times: int = 1
+    raw: bytes | None = None
+    content_type: str = "application/json; charset=utf-8"
+    hang: bool = False
+
+
+HTML = b"<!DOCTYPE html><html><body><h1>Unicorn!</h1>This page is taking too long</body></html>"
 
 
 @dataclass
@@ -43,15 +60,18 @@ class State:
     runs: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
-    compares: dict[str, dict[str, Any]] = field(default_factory=dict)
-    commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     check_runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
+    # Listings whose path matches: "loop" links every page to the same next page, "endless"
+    # always links one page further (the items repeat).
+    page_links: dict[str, str] = field(default_factory=dict)
+    released: threading.Event = field(default_factory=threading.Event)
     default_checks: list[dict[str, Any]] = field(default_factory=list)
     git_remote: str | None = None  # a bare repository whose branches are the PRs' heads
+    workdir: Path | None = None  # where a test may build that repository
     token_user: tuple[str, str] = ("github-actions[bot]", "NONE")
     requests: list[tuple[str, str]] = field(default_factory=list)
     next_id: int = 9000
@@ -89,6 +109,7 @@ class State:
             "draft": False,
             "user": self.user("author"),
             "labels": [{"name": name, "id": i} for i, name in enumerate(labels)],
+            "created_at": stamp(0),
             "merged_at": stamp(500) if merged else None,
             "head": {
                 "ref": head_ref,
@@ -157,10 +178,27 @@ class State:
         }
         self.runs.append(run)
         self.artifacts[run_id] = [
-            {"id": run_id * 100 + i, "name": name, "expired": expired, "size_in_bytes": 1024}
-            for i, name in enumerate(artifacts)
+            self.artifact(run, run_id * 100 + i, name, expired) for i, name in enumerate(artifacts)
         ]
         return run
+
+    def artifact(
+        self, run: dict[str, Any], artifact_id: int, name: str, expired: bool = False
+    ) -> dict[str, Any]:
+        """An artifact of `run`, uploaded 30 minutes after the run started."""
+        created = datetime.fromisoformat(run["created_at"].replace("Z", "+00:00"))
+        return {
+            "id": artifact_id,
+            "name": name,
+            "expired": expired,
+            "size_in_bytes": 1024,
+            "created_at": (created + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "workflow_run": {
+                "id": run["id"],
+                "head_branch": run["head_branch"],
+                "head_sha": run["head_sha"],
+            },
+        }
 
     def label(self, number: int, action: str, name: str, minute: float) -> None:
         self.timeline.setdefault(number, []).append(
@@ -202,8 +240,20 @@ class Handler(BaseHTTPRequestHandler):
     def _page(self, items: list[Any], query: dict[str, list[str]], wrap: str | None = None) -> None:
         per_page = int(query.get("per_page", ["30"])[0])
         page = int(query.get("page", ["1"])[0])
-        chunk = items[(page - 1) * per_page : page * per_page]
         last = max(1, -(-len(items) // per_page))
+        links = next(
+            (
+                how
+                for pattern, how in self.state.page_links.items()
+                if re.search(pattern, self.path)
+            ),
+            None,
+        )
+        if links == "loop":
+            page, last = min(page, 2), 3
+        elif links == "endless":
+            last = page + 1
+        chunk = items[(page - 1) * per_page : page * per_page] or items[:per_page]
         headers = {}
         if page < last:
             params = {k: v[0] for k, v in query.items()}
@@ -224,7 +274,17 @@ class Handler(BaseHTTPRequestHandler):
         for fault in self.state.faults:
             if fault.times > 0 and re.search(fault.pattern, self.path):
                 fault.times -= 1
-                self._send(fault.status, fault.body, fault.headers)
+                if fault.hang:
+                    self.state.released.wait()
+                    self.close_connection = True
+                elif fault.raw is not None:
+                    self.send_response(fault.status)
+                    self.send_header("Content-Type", fault.content_type)
+                    self.send_header("Content-Length", str(len(fault.raw)))
+                    self.end_headers()
+                    self.wfile.write(fault.raw)
+                else:
+                    self._send(fault.status, fault.body, fault.headers)
                 return True
         return False
 
@@ -269,7 +329,7 @@ class Handler(BaseHTTPRequestHandler):
                 lambda m: self._page(
                     [
                         {"sha": sha, "parents": [{"sha": "p"}]}
-                        for sha in s.pull_commits.get(int(m[1]), [])
+                        for sha in self._synced(int(m[1])) and s.pull_commits.get(int(m[1]), [])
                     ],
                     query,
                 ),
@@ -324,7 +384,9 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/commits/([0-9a-f]+)/pulls",
-                lambda m: self._page([s.pulls[n] for n in s.commit_pulls.get(m[1], [])], query),
+                lambda m: self._page(
+                    [s.pulls[n] for n in s.commit_pulls.get(m[1], []) if self._synced(n)], query
+                ),
             ),
             (
                 "GET",
@@ -333,20 +395,9 @@ class Handler(BaseHTTPRequestHandler):
                     s.check_runs.get(m[1], s.default_checks), query, wrap="check_runs"
                 ),
             ),
-            (
-                "GET",
-                r"/commits/([0-9a-f]+)",
-                lambda m: self._send(
-                    200, s.commits.get(m[1], {"sha": m[1], "files": [], "parents": []})
-                ),
-            ),
-            (
-                "GET",
-                r"/compare/([0-9a-f]+)\.\.\.([0-9a-f]+)",
-                lambda m: self._send(
-                    200, s.compares.get(f"{m[1]}...{m[2]}", {"commits": [], "files": []})
-                ),
-            ),
+            ("GET", r"/compare/([^/.]+)\.\.\.([^/.]+)", lambda m: self._compare(m[1], m[2])),
+            ("GET", r"/contents/(.+)", lambda m: self._contents(m[1], query)),
+            ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._git_blob(m[1])),
             ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
             ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
             (
@@ -366,6 +417,96 @@ class Handler(BaseHTTPRequestHandler):
                 return action(match)
         return self._send(404, {"message": f"no route for {method} {rest}"})
 
+    def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        if not self.state.git_remote:
+            raise AssertionError("this request needs State.git_remote")
+        return subprocess.run(["git", *args], cwd=self.state.git_remote, capture_output=True)
+
+    def _rev(self, ref: str) -> str | None:
+        proc = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return proc.stdout.decode().strip() or None
+
+    def _compare(self, base_ref: str, head_ref: str) -> None:
+        """base...head as GitHub answers it: from the merge base to head."""
+        base, head = self._rev(base_ref), self._rev(head_ref)
+        if not base or not head:
+            return self._send(404, {"message": "Not Found"})
+        merge_base = self._git("merge-base", base, head).stdout.decode().strip()
+        log = self._git("rev-list", "--reverse", "--parents", f"{merge_base}..{head}")
+        commits = [
+            {"sha": shas[0], "parents": [{"sha": p} for p in shas[1:]]}
+            for shas in (line.split() for line in log.stdout.decode().splitlines())
+        ]
+        raw = self._git("diff", "--raw", "--no-renames", "-z", merge_base, head).stdout.decode()
+        fields = raw.split("\0")
+        files = []
+        statuses = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
+        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+            _, _, old_blob, new_blob, letter = meta.lstrip(":").split(" ")
+            diff = self._git("diff", merge_base, head, "--", name).stdout.decode()
+            hunks = diff[diff.find("@@") :] if "@@" in diff else ""
+            files.append(
+                {
+                    "sha": old_blob if letter == "D" else new_blob,
+                    "filename": name,
+                    "status": statuses[letter[0]],
+                    "additions": 1,
+                    "deletions": 1,
+                    "changes": 2,
+                    "patch": hunks.rstrip("\n"),  # GitHub's patch: hunks without file headers
+                }
+            )
+        behind = self._git("rev-list", "--count", f"{merge_base}..{base}").stdout.decode().strip()
+        self._send(
+            200,
+            {
+                "status": "identical" if base == head else "diverged",
+                "ahead_by": len(commits),
+                "behind_by": int(behind),
+                "total_commits": len(commits),
+                "base_commit": {"sha": base},
+                "merge_base_commit": {"sha": merge_base},
+                "commits": commits,
+                "files": files,
+            },
+        )
+
+    def _contents(self, path: str, query: dict[str, list[str]]) -> None:
+        ref = self._rev(query.get("ref", ["main"])[0])
+        blob = (
+            self._git("rev-parse", "--verify", "--quiet", f"{ref}:{path}").stdout.decode().strip()
+        )
+        if not ref or not blob:
+            return self._send(404, {"message": "Not Found"})
+        data = self._git("cat-file", "blob", blob).stdout
+        too_big = len(data) > 1024 * 1024  # GitHub leaves larger files to the blob API
+        self._send(
+            200,
+            {
+                "type": "file",
+                "name": path.rsplit("/", 1)[-1],
+                "path": path,
+                "sha": blob,
+                "size": len(data),
+                "encoding": "none" if too_big else "base64",
+                "content": "" if too_big else base64.encodebytes(data).decode(),
+            },
+        )
+
+    def _git_blob(self, sha: str) -> None:
+        proc = self._git("cat-file", "blob", sha)
+        if proc.returncode != 0:
+            return self._send(404, {"message": "Not Found"})
+        self._send(
+            200,
+            {
+                "sha": sha,
+                "size": len(proc.stdout),
+                "encoding": "base64",
+                "content": base64.encodebytes(proc.stdout).decode(),
+            },
+        )
+
     def _results_route(self, method: str, path: str, query: dict[str, list[str]]) -> bool:
         return False
 
@@ -376,22 +517,20 @@ class Handler(BaseHTTPRequestHandler):
         self._sync_head(pull)
         return self._send(200, pull)
 
-    def _sync_head(self, pull: dict[str, Any]) -> None:
-        """Like GitHub, the PR head follows its branch in the repository."""
-        if self.state.git_remote:
-            import subprocess
+    def _synced(self, number: int) -> bool:
+        if number in self.state.pulls:
+            self._sync_head(self.state.pulls[number])
+        return True
 
-            sha = subprocess.run(
-                ["git", "rev-parse", f"refs/heads/{pull['head']['ref']}"],
-                cwd=self.state.git_remote,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
+    def _sync_head(self, pull: dict[str, Any]) -> None:
+        """Like GitHub, the PR head follows its branch in the repository, and its commits are
+        those of the branch that its base lacks."""
+        if self.state.git_remote:
+            sha = self._rev(f"refs/heads/{pull['head']['ref']}")
             if sha:
                 pull["head"]["sha"] = sha
-                number = pull["number"]
-                if sha not in self.state.pull_commits.setdefault(number, []):
-                    self.state.pull_commits[number].append(sha)
+                log = self._git("rev-list", "--reverse", f"{pull['base']['ref']}..{sha}")
+                self.state.pull_commits[pull["number"]] = log.stdout.decode().split()
 
     def _comment(self, comment_id: int) -> None:
         for comment in self.state.comments:
@@ -568,7 +707,7 @@ class FakeGitHub:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         handler.base = self.url
         self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True
         )
 
     def __enter__(self) -> FakeGitHub:
@@ -576,5 +715,6 @@ class FakeGitHub:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.state.released.set()
         self.server.shutdown()
         self.server.server_close()

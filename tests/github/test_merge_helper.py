@@ -110,7 +110,8 @@ def test_preflight_refuses_two_full_sweep_labels(project, api) -> None:
     repo, origin, pr_head = project
     api.state.pulls[7]["labels"].append({"name": "full-sweep-fail-fast"})
     result = run_merge(repo)
-    assert result.exit_code == 1 and "exactly one full-sweep label" in result.output
+    assert result.exit_code == 1 and "2 sweep labels" in result.output
+    assert "it needs exactly one" in result.output
     assert branch(origin, "feature") == pr_head
 
 

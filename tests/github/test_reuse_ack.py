@@ -104,3 +104,13 @@ def test_unresolvable_request_refused(api, tmp_path) -> None:
     comment = api.state.comments[-1]
     result = invoke(["reuse", "ack"], comment_event(tmp_path, comment))
     assert reactions(api, comment["id"]) == ["-1"] and "unexpired result artifacts" in result.output
+
+
+def test_a_payload_of_another_shape_is_one_line_and_exit_2(api, tmp_path) -> None:
+    green_pr(api.state)
+    comment = {**api.state.comments[-1], "id": "not-a-number"}
+    result = invoke(["reuse", "ack"], comment_event(tmp_path, comment))
+    assert result.exit_code == 2 and api.state.requests == []
+    assert result.output.strip() == (
+        "infx: error: the issue_comment payload lacks a numeric issue.number or comment.id"
+    )

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from tests.conftest import LINK, MASTER
 from tests.github.fake_api import Fault
-from tests.github.scenario import MERGE_SHA, RUN, SHA0, SHA1, SHA2, gate, green_pr
+from tests.github.scenario import (
+    MAIN_ENTRY,
+    MERGE_SHA,
+    OTHER_SHA,
+    PR_ENTRY,
+    RUN,
+    changelog,
+    gate,
+    green_pr,
+)
+
+AMD = "configs__amd-master.yaml"
 
 
 def test_push_reuses_the_newest_green_run(api) -> None:
-    green_pr(api.state)
+    pr = green_pr(api.state)
     result, out = gate()
     assert result.exit_code == 0, result.output
     assert out["reuse-enabled"] == "true" and out["skip-pr-sweep"] == "false"
     assert out["reuse-source-run-id"] == str(RUN)
-    assert out["reuse-source-pr-number"] == "7" and out["reuse-source-head-sha"] == SHA1
+    assert out["reuse-source-pr-number"] == "7" and out["reuse-source-head-sha"] == pr.sha1
     assert out["reuse-source-run-url"].endswith(f"/actions/runs/{RUN}")
 
 
@@ -45,30 +57,30 @@ def test_inline_mention_does_not_count(api) -> None:
 
 
 def test_pinned_run_and_newer_bare_command_unpins(api) -> None:
-    green_pr(api.state)
-    api.state.compares[f"{SHA0}...{SHA1}"] = {
-        "commits": [{"sha": SHA1, "parents": [{"sha": SHA0}]}],
-        "files": [
-            {
-                "filename": "perf-changelog.yaml",
-                "status": "modified",
-                "patch": "@@ -9 +9 @@\n-  pr-link: XXX\n+  pr-link: https://github.com/acme/bench/pull/7",
-            }
-        ],
-    }
+    pr = green_pr(api.state)
+    pr.branch.commit("tune", **{"configs__amd-master.yaml": "# tuned\n"})
+    api.state.add_run(1040, head_sha=pr.branch.work.git("rev-parse", "HEAD"), minute=80)
     api.state.add_comment(7, "owner", "/reuse-sweep-run 1037", 150, "OWNER")
     _, out = gate()
-    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == "1037"
+    # Run 1037 ran the first commit; a later one tuned a config, so the pin cannot stand.
+    assert out["reuse-enabled"] == "false" and "configs/amd-master.yaml" in out["reuse-reason"]
     # The last command line of the newest authorized comment wins: a bare command un-pins.
     api.state.add_comment(7, "maintainer", "/use 1038\n/reuse-sweep-run", 160)
     _, out = gate()
-    assert out["reuse-source-run-id"] == str(RUN)
+    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == "1040"
+
+
+def test_pinned_run_stands_after_a_pr_link_fix(api) -> None:
+    green_pr(api.state)
+    api.state.add_comment(7, "owner", "/reuse-sweep-run 1037", 150, "OWNER")
+    _, out = gate()
+    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == "1037"
 
 
 def test_run_not_among_the_pr_commits(api) -> None:
     green_pr(api.state)
     api.state.add_comment(7, "owner", "/reuse-sweep-run 555", 150, "OWNER")
-    api.state.add_run(555, head_sha=SHA2, minute=70)
+    api.state.add_run(555, head_sha=OTHER_SHA, minute=70)
     _, out = gate()
     assert out["reuse-enabled"] == "false" and "not one of the PR's commits" in out["reuse-reason"]
 
@@ -78,7 +90,7 @@ def test_expired_artifacts(api) -> None:
     for artifact in api.state.artifacts[RUN]:
         artifact["expired"] = True
     _, out = gate()
-    # The newest run with usable artifacts is an older one, on SHA0.
+    # The newest run with usable artifacts is an older one, on the first commit.
     assert out["reuse-source-run-id"] == str(RUN - 1)
     for run_id in api.state.artifacts:
         for artifact in api.state.artifacts[run_id]:
@@ -98,9 +110,9 @@ def test_failed_run_pinned_versus_unpinned(api) -> None:
 
 
 def test_pinned_run_of_another_workflow_or_event(api) -> None:
-    green_pr(api.state)
-    api.state.add_run(777, head_sha=SHA1, minute=70, path=".github/workflows/other.yml")
-    api.state.add_run(778, head_sha=SHA1, minute=71, event="push")
+    pr = green_pr(api.state)
+    api.state.add_run(777, head_sha=pr.sha1, minute=70, path=".github/workflows/other.yml")
+    api.state.add_run(778, head_sha=pr.sha1, minute=71, event="push")
     api.state.add_comment(7, "owner", "/reuse-sweep-run 777", 150, "OWNER")
     assert "not .github/workflows/run-sweep.yml" in gate()[1]["reuse-reason"]
     api.state.add_comment(7, "owner", "/reuse-sweep-run 778", 151, "OWNER")
@@ -118,44 +130,86 @@ def test_label_must_have_been_on_when_the_run_started(api) -> None:
 
 
 def test_recipe_change_after_the_run_voids_reuse(api) -> None:
-    green_pr(api.state)
-    api.state.pulls[7]["head"]["sha"] = SHA2
-    api.state.pull_commits[7].append(SHA2)
-    api.state.compares[f"{SHA1}...{SHA2}"] = {
-        "commits": [{"sha": SHA2, "parents": [{"sha": SHA1}]}],
-        "files": [
-            {"filename": "recipes/x.sh", "status": "modified", "patch": "@@ -1 +1 @@\n-a\n+b"}
-        ],
-    }
+    pr = green_pr(api.state)
+    pr.branch.commit("recipe", **{"recipes__x.sh": "echo tuned\n"})
     _, out = gate()
     assert out["reuse-enabled"] == "false" and "recipes/x.sh" in out["reuse-reason"]
 
 
 def test_merges_of_main_and_link_fixes_keep_reuse(api) -> None:
-    green_pr(api.state)
-    api.state.pulls[7]["head"]["sha"] = SHA2
-    api.state.pull_commits[7] += ["d1" * 20, SHA2]
-    api.state.compares[f"{SHA1}...{SHA2}"] = {
-        "commits": [
-            {"sha": "d1" * 20, "parents": [{"sha": SHA1}, {"sha": "m" * 40}]},
-            {"sha": SHA2, "parents": [{"sha": "d1" * 20}]},
-        ],
-        "files": [
-            {"filename": "configs/nvidia-master.yaml", "status": "modified", "patch": "@@\n-a\n+b"}
-        ],
-    }
-    api.state.commits[SHA2] = {
-        "sha": SHA2,
-        "files": [
-            {
-                "filename": "perf-changelog.yaml",
-                "status": "modified",
-                "patch": "@@ -9 +9 @@\n-  pr-link: XXX\n+  pr-link: https://github.com/acme/bench/pull/7",
-            }
-        ],
-    }
+    pr = green_pr(api.state)
+    api.state.runs[-1]["head_sha"] = pr.sha0  # the sweep ran before the link was fixed
+    pr.branch.on_main(
+        **{
+            "perf-changelog.yaml": changelog(MAIN_ENTRY),
+            "configs__nvidia-master.yaml": "# main's config\n",
+        }
+    )
+    link = f"{LINK}7"
+    pr.branch.merge_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=link)})
     _, out = gate()
     assert out["reuse-enabled"] == "true", out["reuse-reason"]
+    assert out["reuse-source-run-id"] == str(RUN)
+
+
+def test_a_merge_that_also_changes_a_recipe_voids_reuse(api) -> None:
+    pr = green_pr(api.state)
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY)})
+    pr.branch.merge_main(
+        **{
+            "perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7"),
+            "recipes__x.sh": "evil\n",
+        }
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "recipes/x.sh" in out["reuse-reason"]
+
+
+def tuned_pr(api):
+    """green_pr plus a commit tuning the vLLM config, which the sweep (run 1040) ran."""
+    pr = green_pr(api.state)
+    tuned = MASTER.replace("conc-end: 32", "conc-end: 48")
+    api.state.add_run(1040, head_sha=pr.branch.commit(**{AMD: tuned}), minute=80)
+    return pr, tuned
+
+
+def test_main_editing_the_same_master_file_elsewhere_keeps_reuse(api) -> None:
+    pr, tuned = tuned_pr(api)
+    main_master = MASTER.replace("conc-end: 64", "conc-end: 128")  # the SGLang config
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY), AMD: main_master})
+    merged = changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7")
+    pr.branch.merge_main(**{"perf-changelog.yaml": merged})
+    assert pr.branch.work.read(AMD.replace("__", "/")).decode() == tuned.replace(
+        "conc-end: 64", "conc-end: 128"
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "true", out["reuse-reason"]
+    assert out["reuse-source-run-id"] == "1040"
+
+
+def test_a_merge_that_alters_the_pr_s_own_edit_voids_reuse(api) -> None:
+    pr, tuned = tuned_pr(api)
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY)})
+    pr.branch.merge_main(
+        **{
+            "perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7"),
+            AMD: tuned.replace("conc-end: 48", "conc-end: 40"),
+        }
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "configs/amd-master.yaml" in out["reuse-reason"]
+
+
+def test_main_editing_next_to_the_pr_s_edit_voids_reuse(api) -> None:
+    pr, _ = tuned_pr(api)
+    # Within three lines of the PR's edit: git would merge it, reuse doubts it.
+    near = MASTER.replace("lmsysorg/sglang:v0.5.5", "lmsysorg/sglang:v0.5.6")
+    pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY), AMD: near})
+    pr.branch.merge_main(
+        **{"perf-changelog.yaml": changelog(MAIN_ENTRY, PR_ENTRY, link=f"{LINK}7")}
+    )
+    _, out = gate()
+    assert out["reuse-enabled"] == "false" and "configs/amd-master.yaml" in out["reuse-reason"]
 
 
 def test_incompatible_or_missing_labels(api) -> None:
@@ -176,7 +230,7 @@ def test_not_merged_and_no_pr(api) -> None:
 def test_several_prs_for_one_commit(api) -> None:
     green_pr(api.state)
     api.state.add_pull(
-        8, head_sha=SHA2, head_ref="other", labels=["full-sweep-enabled"], merged=True
+        8, head_sha=OTHER_SHA, head_ref="other", labels=["full-sweep-enabled"], merged=True
     )
     api.state.commit_pulls[MERGE_SHA] = [7, 8]
     result, _ = gate()
@@ -187,14 +241,14 @@ def test_several_prs_for_one_commit(api) -> None:
 
 
 def test_synchronize_skips_the_pr_sweep(api) -> None:
-    green_pr(api.state)
+    pr = green_pr(api.state)
     api.state.pulls[7]["merged_at"] = None
     _, out = gate(
-        "pull_request", SHA1, event_action="synchronize", pr_number="7", ref="refs/pull/7/merge"
+        "pull_request", pr.sha1, event_action="synchronize", pr_number="7", ref="refs/pull/7/merge"
     )
     assert out["skip-pr-sweep"] == "true" and out["reuse-enabled"] == "false"
     _, out = gate(
-        "pull_request", SHA1, event_action="labeled", pr_number="7", ref="refs/pull/7/merge"
+        "pull_request", pr.sha1, event_action="labeled", pr_number="7", ref="refs/pull/7/merge"
     )
     assert out["skip-pr-sweep"] == "false"
 
@@ -248,8 +302,8 @@ def test_api_failure_fails_closed(api) -> None:
 def test_a_429_with_retry_after_is_retried(api) -> None:
     green_pr(api.state)
     api.state.faults.append(
-        Fault(r"/actions/workflows/", 429, {"Retry-After": "0"}, {"message": "Too Many Requests"})
+        Fault(r"/actions/artifacts", 429, {"Retry-After": "0"}, {"message": "Too Many Requests"})
     )
     _, out = gate()
     assert out["reuse-enabled"] == "true"
-    assert sum(1 for _, p in api.state.requests if "/actions/workflows/" in p) == 2
+    assert sum(1 for _, p in api.state.requests if "name=results_bmk" in p) == 2

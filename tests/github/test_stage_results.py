@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from tests.github.scenario import RUN, SHA1, SHA2, comment_event, green_pr, invoke
+from tests.github.fake_api import HTML, Fault
+from tests.github.scenario import OTHER_SHA, RUN, comment_event, green_pr, invoke
 
 
-def staged_pr(state) -> None:
-    green_pr(state)
+def staged_pr(state):
+    pr = green_pr(state)
+    run = state.runs[-1]
     state.artifacts[RUN] = [
-        {"id": 1, "name": "results_bmk", "expired": False},
-        {"id": 2, "name": "changelog-metadata", "expired": False},
-        {"id": 3, "name": "bmk_single_x_0", "expired": False},
+        state.artifact(run, 1, "results_bmk"),
+        state.artifact(run, 2, "changelog-metadata"),
+        state.artifact(run, 3, "bmk_single_x_0"),
     ]
+    return pr
 
 
 def stage(api, tmp_path, body: str, login: str = "maintainer", **kwargs):
@@ -41,10 +44,10 @@ def test_pinned_run_is_staged_and_dispatched(api, tmp_path) -> None:
 
 
 def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
-    staged_pr(api.state)
+    pr = staged_pr(api.state)
     api.state.add_run(
         2000,
-        head_sha=SHA1,
+        head_sha=pr.sha1,
         minute=80,
         conclusion="cancelled",
         artifacts=["results_bmk", "changelog-metadata"],
@@ -71,10 +74,10 @@ def test_requester_needs_write(api, tmp_path) -> None:
 def test_run_checks(api, tmp_path) -> None:
     staged_pr(api.state)
     api.state.add_run(
-        3000, head_sha=SHA2, minute=90, artifacts=["results_bmk", "changelog-metadata"]
+        3000, head_sha=OTHER_SHA, minute=90, artifacts=["results_bmk", "changelog-metadata"]
     )
     assert "not one of the PR's commits" in stage(api, tmp_path, "/stage-results 3000")[0].output
-    api.state.artifacts[RUN] = [{"id": 1, "name": "results_bmk", "expired": False}]
+    api.state.artifacts[RUN] = [api.state.artifact(api.state.runs[-1], 1, "results_bmk")]
     assert (
         "lacks unexpired changelog-metadata"
         in stage(api, tmp_path, f"/stage-results {RUN}")[0].output
@@ -97,3 +100,13 @@ def test_other_comments_and_issues_are_ignored(api, tmp_path) -> None:
     assert reactions == [] and "not a /stage-results command" in result.output
     result, reactions, _ = stage(api, tmp_path, "/stage-results 1", on_pr=False)
     assert reactions == [] and "not a pull request" in result.output
+
+
+def test_an_answer_that_is_not_json_stages_nothing(api, tmp_path) -> None:
+    staged_pr(api.state)
+    api.state.faults.append(Fault(r"/pulls/7$", raw=HTML, content_type="text/html", times=9))
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert result.exit_code == 2 and reactions == [] and api.state.dispatches == []
+    assert result.output.strip() == (
+        "infx: error: unexpected GitHub response while reading PR #7: text/html, not JSON"
+    )

@@ -1,0 +1,258 @@
+"""The I/O edge of the reuse and stage decisions: read what they need, decide nothing.
+
+Each fetcher reads a typed snapshot through a `Reader` (the GitHub client, or anything
+with its methods) and stops reading where the pure rules in `reuse`/`stage` would stop
+looking, using those same rules to know where that is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import datetime
+from typing import Protocol
+
+from infx.errors import GitHubError
+from infx.github.client import Artifact, BranchDiff, Comment, LabelEvent, Pull, Run
+from infx.workflows.commands import CommentEvent, stage_command
+from infx.workflows.reuse import (
+    AGGREGATE_ARTIFACTS,
+    MAX_CANDIDATES,
+    PREFILTER_ASSOCIATIONS,
+    WRITE_PERMISSIONS,
+    Candidate,
+    GateEvent,
+    PrChange,
+    PullFacts,
+    Request,
+    SourceFacts,
+    ack_ignores,
+    asking,
+    authorized,
+    gate_needs_nothing,
+    newest_request,
+    pick_run,
+    stale,
+    to_compare,
+    usable,
+)
+from infx.workflows.stage import (
+    METADATA_ARTIFACT,
+    StageFacts,
+    stage_ignores,
+    stage_refusal,
+    stageable,
+)
+
+
+class Reader(Protocol):
+    """The GitHub reads the decisions need (infx.github.client.GitHub provides them)."""
+
+    slug: str
+
+    def pull(self, number: int) -> Pull: ...
+    def pulls_for_commit(self, sha: str) -> list[Pull]: ...
+    def pull_commits(self, number: int) -> list[str]: ...
+    def comments(self, number: int) -> list[Comment]: ...
+    def comment(self, comment_id: int) -> Comment: ...
+    def permission(self, login: str) -> str: ...
+    def run(self, run_id: int) -> Run: ...
+    def recent_runs(self, workflow: str, branch: str) -> list[Run]: ...
+    def artifacts(self, run_id: int) -> list[Artifact]: ...
+    def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
+    def label_events(self, number: int) -> list[LabelEvent]: ...
+    def branch_diff(self, base: str, head: str) -> BranchDiff: ...
+    def file_at(self, ref: str, path: str) -> bytes | None: ...
+
+
+def _pinned(reader: Reader, run_id: int) -> tuple[Candidate, ...]:
+    """The pinned run with its artifacts, or nothing when it does not exist."""
+    try:
+        run = reader.run(run_id)
+    except GitHubError as exc:
+        if exc.status == 404:
+            return ()
+        raise
+    return (Candidate(run, tuple(reader.artifacts(run.id))),)
+
+
+def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
+    """The permissions of those asking for reuse, newest first, up to the first authorized."""
+    found: dict[str, str] = {}
+    for comment, _ in asking(comments):
+        if comment.author not in found:
+            found[comment.author] = reader.permission(comment.author)
+        if found[comment.author] in WRITE_PERMISSIONS:
+            break
+    return found
+
+
+def _texts(reader: Reader, diff: BranchDiff, sha: str, names: list[str]) -> PrChange:
+    return PrChange(
+        diff.files,
+        diff.complete,
+        {
+            name: (reader.file_at(diff.merge_base, name), reader.file_at(sha, name))
+            for name in names
+        },
+    )
+
+
+def _search(
+    reader: Reader,
+    pull: Pull,
+    commits: frozenset[str],
+    workflow: str,
+    names: tuple[str, ...],
+    good: Callable[[Candidate], bool],
+    listed_suffice: bool,
+) -> tuple[tuple[Candidate, ...], bool]:
+    """Runs of the PR's commits that uploaded an artifact named in `names`, found through
+    the repository's artifact listings instead of a request per run, newest first.
+
+    The newest 100 runs come in one page. A run that costs a request of its own (older
+    than that page, or its artifacts when the listed ones do not suffice) is read only
+    until one `good` run is found, at most MAX_CANDIDATES of them; True: that cap cut the
+    search short."""
+    listed: dict[int, list[Artifact]] = {}
+    for name in names:
+        for artifact in reader.artifacts_since(name, pull.created_at):
+            if (
+                artifact.run_id is not None
+                and artifact.head_branch == pull.head_ref
+                and artifact.head_sha in commits
+                and not artifact.expired
+            ):
+                listed.setdefault(artifact.run_id, []).append(artifact)
+    if not listed:
+        return (), False
+    uploaded = {
+        run_id: max(a.created_at for a in found if a.created_at) for run_id, found in listed.items()
+    }
+    recent = {run.id: run for run in reader.recent_runs(workflow, pull.head_ref)}
+    read: list[Candidate] = []
+    best: Run | None = None
+    paid = 0
+    for run_id in sorted(uploaded, key=lambda r: uploaded[r], reverse=True):
+        run = recent.get(run_id)
+        free = run is not None and listed_suffice
+        if best is not None and (uploaded[run_id] < best.created_at or not free):
+            break  # it started before the best run, or only more requests would tell
+        if not free:
+            if paid == MAX_CANDIDATES:
+                return tuple(read), True
+            paid += 1
+            run = run or reader.run(run_id)
+        artifacts = listed[run_id] if listed_suffice else reader.artifacts(run_id)
+        candidate = Candidate(run, tuple(artifacts))
+        read.append(candidate)
+        if good(candidate) and (best is None or run.created_at > best.created_at):
+            best = run
+    return tuple(read), False
+
+
+def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) -> SourceFacts:
+    """The PR's commits, the pinned run or the candidates, the label history and, when the
+    chosen run is not the head, what the PR changes at both points."""
+    commits = frozenset(reader.pull_commits(pull.number))
+    pinned = request.command.run_id
+    if pinned is not None:
+        candidates, exhausted = _pinned(reader, pinned), False
+    else:
+        candidates, exhausted = _search(
+            reader,
+            pull,
+            commits,
+            workflow,
+            AGGREGATE_ARTIFACTS,
+            lambda c: usable(c, commits, workflow, pinned=False),
+            listed_suffice=True,
+        )
+    facts = SourceFacts(commits, candidates, exhausted, tuple(reader.label_events(pull.number)))
+    chosen, _ = pick_run(request, facts, workflow, pull.number, reader.slug)
+    if chosen is None or chosen.run.head_sha == pull.head_sha:
+        return facts
+    run_diff = reader.branch_diff(pull.base_ref, chosen.run.head_sha)
+    head_diff = reader.branch_diff(pull.base_ref, pull.head_sha)
+    names = to_compare(run_diff.files, head_diff.files)
+    at_run = _texts(reader, run_diff, chosen.run.head_sha, names)
+    at_head = _texts(reader, head_diff, pull.head_sha, names)
+    return replace(facts, change_at_run=at_run, change_at_head=at_head)
+
+
+def pull_facts(
+    reader: Reader, pull: Pull, workflow: str, default: Request | None = None
+) -> PullFacts:
+    """A PR's comments and, if someone authorized asks (or `default` stands in), its runs."""
+    comments = tuple(reader.comments(pull.number))
+    allowed = permissions(reader, comments)
+    request = newest_request(comments, allowed) or default
+    if request is None:
+        return PullFacts(pull, comments, allowed)
+    return PullFacts(pull, comments, allowed, source_facts(reader, pull, request, workflow))
+
+
+def gate_facts(reader: Reader, event: GateEvent, workflow: str) -> tuple[PullFacts, ...]:
+    """The PRs a sweep run's reuse decision looks at."""
+    if gate_needs_nothing(event):
+        return ()
+    if event.name == "pull_request" and event.pr_number is not None:
+        return (pull_facts(reader, reader.pull(event.pr_number), workflow),)
+    pulls = reader.pulls_for_commit(event.commit_sha)
+    if len(pulls) == 1:
+        return (pull_facts(reader, pulls[0], workflow),)
+    # None or several PRs: at most whether any of them asks matters.
+    found = []
+    for pull in pulls:
+        comments = tuple(reader.comments(pull.number))
+        found.append(PullFacts(pull, comments, permissions(reader, comments)))
+    return tuple(found)
+
+
+def ack_facts(
+    reader: Reader, event: CommentEvent, workflow: str
+) -> tuple[Comment | None, PullFacts | None]:
+    """The comment as it is now and, unless the event is stale or unauthorized, its PR."""
+    if ack_ignores(event):
+        return None, None
+    current = reader.comment(event.comment_id)
+    if stale(event, current):
+        return current, None
+    pull = reader.pull(event.issue_number)
+    comments = tuple(reader.comments(event.issue_number))
+    allowed = permissions(reader, comments)
+    if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
+        allowed[current.author] = reader.permission(current.author)
+    request = newest_request(comments, allowed)
+    mine = request is not None and request.comment is not None and request.comment.id == current.id
+    if not authorized(current, allowed) or not mine or pull.state != "open":
+        return current, PullFacts(pull, comments, allowed)
+    return current, PullFacts(
+        pull, comments, allowed, source_facts(reader, pull, request, workflow)
+    )
+
+
+def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFacts | None:
+    """The requester's permission, the PR and its candidate runs for a /stage-results comment."""
+    if stage_ignores(event) or stage_refusal(event):
+        return None
+    comment = reader.comment(event.comment_id)
+    permission = reader.permission(comment.author)
+    if permission not in WRITE_PERMISSIONS:
+        return StageFacts(comment, permission)
+    pull = reader.pull(event.issue_number)
+    commits = frozenset(reader.pull_commits(pull.number))
+    events = tuple(reader.label_events(pull.number))
+    _, run_id = stage_command(event.body)
+    if run_id is not None:
+        return StageFacts(comment, permission, pull, commits, events, _pinned(reader, run_id))
+    candidates, exhausted = _search(
+        reader,
+        pull,
+        commits,
+        workflow,
+        (METADATA_ARTIFACT,),
+        lambda c: stageable(c, commits, events, workflow)[0] is None,
+        listed_suffice=False,
+    )
+    return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)
