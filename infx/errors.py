@@ -68,3 +68,9 @@ class MergeError(InfxError):
     """The merge helper stops: the PR, its checks or its branch break a rule."""
 
     exit_code = EXIT_VIOLATION
+
+
+class LabelError(InfxError):
+    """Labels that contradict each other; the PR author must fix them."""
+
+    exit_code = EXIT_VIOLATION

@@ -112,10 +112,18 @@ else
   if [ -n "${BENCH_WORKLOAD:-}" ]; then
     read -r -a workload <<<"$BENCH_WORKLOAD"
   else
+    profile_seconds="$DURATION"
+    warmup=()
+    # Label agentx-fast: one warm-up request per lane and a 20-minute profile.
+    if [ "${AGENTX_FAST:-}" = 1 ]; then
+      profile_seconds=$((DURATION < 1200 ? DURATION : 1200))
+      warmup=(--warmup-request-count "$CONC")
+    fi
     workload=(
       --scenario inferencex-agentx-mvp
       --public-dataset semianalysis-cc-traces-weka-with-subagents
-      --benchmark-duration "$DURATION"
+      --benchmark-duration "$profile_seconds"
+      "${warmup[@]}"
     )
   fi
   client_cmd=(

@@ -12,13 +12,15 @@ from infx import git
 from infx.cli.options import changelog_file, master_configs, runners_file
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
+from infx.matrix.options import PlanOptions
 from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import PlanOptions, Revision, canary
+from infx.matrix.plan import Revision, canary
 from infx.matrix.sources import load_masters, load_runners, masters_from, read_change, runners_from
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
-from infx.workflows.labels import decide
+from infx.settings import load as load_settings
+from infx.workflows.labels import Decision, decide_event
 from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
 
@@ -38,14 +40,46 @@ def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path
     return Revision(load_masters(root, tree, globs), runners.hardware)
 
 
+def _event_decision(root: Path) -> tuple[Decision, str, dict]:
+    """The label decision for this Actions event, with the event's name and payload."""
+    name, payload = event()
+    head_sha = ((payload.get("pull_request") or {}).get("head") or {}).get("sha")
+    decision = decide_event(name, payload, _head_message(head_sha), load_settings(root).labels)
+    return decision, name, payload
+
+
+def _event_refs(name: str, payload: dict) -> tuple[str, str]:
+    """What a run plans between: a push from `before` to `after`, a pull request's merge
+    commit from its first parent (the base branch tip)."""
+    if name == "push":
+        before, after = str(payload.get("before", "")), str(payload.get("after", ""))
+        if not before.strip("0") or not after:
+            raise UsageError("the push event names no `before` commit to plan from")
+        return before, after
+    return "HEAD^1", "HEAD"
+
+
+def _head_message(sha: str | None) -> str:
+    if not sha:
+        return ""
+    try:
+        return git.git(["log", "-1", "--format=%B", sha])
+    except InfxError:
+        return ""
+
+
 @sweep.command()
-@click.option("--base", required=True, help="Ref before the change (e.g. origin/main).")
+@click.option("--base", help="Ref before the change (e.g. origin/main).")
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
 @click.option(
-    "--agentic-only", is_flag=True, help="Plan agentic-coding points only (label agentx-fast)."
+    "--from-event",
+    is_flag=True,
+    help="Inside Actions: take the refs and the label decision (trim, evals, canary) from "
+    "the event (GITHUB_EVENT_PATH), as `sweep mode` decides; with a canary, --output "
+    "holds the canary split.",
 )
 @click.option(
     "--format",
@@ -65,12 +99,12 @@ def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path
 @runners_file
 @strict_option
 def plan(
-    base: str,
+    base: str | None,
     head: str | None,
     trim_conc: bool,
     all_evals: bool,
     evals_only: bool,
-    agentic_only: bool,
+    from_event: bool,
     fmt: str,
     output: Path | None,
     path: str,
@@ -85,6 +119,19 @@ def plan(
     or deletes history lines does not.
     """
     root = git.root()
+    options = PlanOptions(trim_conc, all_evals, evals_only)
+    split_canary = False
+    if from_event:
+        if base or head or trim_conc or all_evals or evals_only:
+            raise UsageError("--from-event takes the refs and flags from the event; drop them")
+        decision, name, payload = _event_decision(root)
+        if not decision.run:
+            click.echo(f"nothing to plan: {decision.reason}")
+            return
+        base, head = _event_refs(name, payload)
+        options, split_canary = decision.plan, decision.canary
+    if base is None:
+        raise UsageError("pass --base REF (or --from-event inside Actions)")
     change = read_change(root, base, head, path, config_globs, runners_path)
     runners = runners_from(change.runners, runners_path)
     inputs = SweepInputs(
@@ -98,11 +145,14 @@ def plan(
         refs=(base, head or "WORKTREE"),
         notes=runners.problems,
     )
-    options = PlanOptions(trim_conc, all_evals, evals_only, agentic_only)
     result = plan_sweep(inputs, options, strict)
     for warning in result.warnings:
         click.echo(f"infx: warning: {warning}", err=True)
-    payload = json.dumps(result.plan.as_json(), indent=2)
+    planned = result.plan.as_json()
+    if split_canary:
+        row, remaining = canary(planned)
+        planned = {"canary": [row] if row else [], "remaining": remaining}
+    payload = json.dumps(planned, indent=2)
     if fmt == "json" and output is None:
         click.echo(payload)
         return
@@ -151,27 +201,7 @@ def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> 
 @sweep.command()
 def mode() -> None:
     """Decide from the Actions event (GITHUB_EVENT_PATH) whether and how to sweep; write outputs."""
-    name, payload = event()
-    pr = payload.get("pull_request") or {}
-    labels = [label.get("name", "") for label in pr.get("labels", []) if isinstance(label, dict)]
-    head_repo = ((pr.get("head") or {}).get("repo") or {}).get("full_name")
-    repository = (payload.get("repository") or {}).get("full_name")
-    head_message = ""
-    head_sha = (pr.get("head") or {}).get("sha")
-    if head_sha:
-        try:
-            head_message = git.git(["log", "-1", "--format=%B", head_sha])
-        except InfxError:
-            head_message = ""
-    decision = decide(
-        name,
-        str(payload.get("action", "")),
-        labels,
-        str((payload.get("label") or {}).get("name", "")),
-        bool(pr.get("draft", False)),
-        bool(pr) and head_repo != repository,
-        head_message,
-    )
+    decision, _, _ = _event_decision(git.root())
     set_outputs(decision.outputs())
     append_summary(
         f"### Sweep mode\n\n{'runs' if decision.run else 'skipped'}: {decision.reason}\n"

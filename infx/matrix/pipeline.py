@@ -13,7 +13,8 @@ from infx import schemas
 from infx.changelog.check import key_violations
 from infx.changelog.landed import added_entries
 from infx.errors import ChangelogError, ConfigError, InternalError
-from infx.matrix.plan import Plan, PlanOptions, Revision, build_plan, entry_configs
+from infx.matrix.options import PlanOptions
+from infx.matrix.plan import Plan, Revision, build_plan, entry_configs
 from infx.matrix.validate import ConfigProblem, Runners, runner_label_problems, validate_configs
 
 

@@ -27,7 +27,6 @@ from infx.errors import ConfigError
 from infx.matrix.contract import printed, printed_entry
 from infx.matrix.evals import drop_below_prefill_ep, eval_rows
 from infx.matrix.expand import (
-    AGENTIC,
     POINT_FIELDS,
     SCENARIOS,
     Hardware,
@@ -39,19 +38,10 @@ from infx.matrix.expand import (
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
+from infx.matrix.options import PlanOptions
 
 STANDARD_SEQ = ("1k1k", "8k1k")
 EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
-
-
-@dataclass(frozen=True)
-class PlanOptions:
-    """Flags that come from PR labels rather than the changelog."""
-
-    trim_conc: bool = False
-    all_evals: bool = False
-    evals_only: bool = False
-    agentic_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,12 +268,13 @@ def _eval_bucket(row: Row) -> str:
 def build_plan(
     entries: list[dict[str, Any]],
     head: Revision,
-    options: PlanOptions = PlanOptions(),
+    options: PlanOptions | None = None,
     base: Callable[[], Revision] | None = None,
     refs: tuple[str, str] = ("", ""),
 ) -> Plan:
     """The plan for `entries` against the configs at `head`; `base` is asked for only
     when an entry is append-only."""
+    options = options or PlanOptions()
     keys = head.masters.keys()
     resolved = [(entry, entry_configs(entry, keys)) for entry in entries]
     base_revision: Revision | None = None
@@ -323,9 +314,6 @@ def build_plan(
 
     if options.trim_conc:
         throughput = trim_conc(throughput)
-    if options.agentic_only:
-        throughput = [r for r in throughput if is_agentic(r)]
-        evals = [r for r in evals if is_agentic(r)]
 
     buckets: dict[str, Any] = {"single_node": {}, "multi_node": {}}
     for row in throughput:
@@ -362,6 +350,3 @@ def canary(plan: dict[str, Any]) -> tuple[Row | None, dict[str, Any]]:
         "single_node": {**plan["single_node"], name: rows[:index] + rows[index + 1 :]},
     }
     return rows[index], remaining
-
-
-__all__ = ["AGENTIC", "Plan", "PlanOptions", "Revision", "build_plan", "canary"]

@@ -7,9 +7,12 @@ combination of event, action, labels, draft and fork.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
-from infx.errors import InfxError
+from infx.errors import LabelError
+from infx.matrix.options import PlanOptions
 
 
 @dataclass(frozen=True)
@@ -36,29 +39,27 @@ SWEEP_LABELS = (*PRIMARY, *MODIFIERS)
 SKIP_MARKER = "[skip-sweep]"
 
 
-class LabelError(InfxError):
-    """Labels that contradict each other; the PR author must fix them."""
-
-    exit_code = 1
-
-
 @dataclass(frozen=True)
 class Decision:
+    """Whether this workflow run sweeps, and how. The planner's part is `plan`; the rest is
+    the workflow's (canary first, fail fast, AgentX fast profile) or the reuse gate's."""
+
     run: bool
     reason: str
     label: str = ""
-    trim_conc: bool = False
+    plan: PlanOptions = field(default_factory=PlanOptions)
     canary: bool = False
     fail_fast: bool = False
-    all_evals: bool = False
-    evals_only: bool = False
-    agentic_only: bool = False
+    agentx_fast: bool = False
     reusable: bool = False
 
     def outputs(self) -> dict[str, str]:
+        """Step outputs, one per flag (the plan's flags flattened in)."""
+        values = {k: v for k, v in asdict(self).items() if k != "plan"}
+        values.update(asdict(self.plan))
         return {
-            k.replace("_", "-"): (str(v).lower() if isinstance(v, bool) else v)
-            for k, v in asdict(self).items()
+            k.replace("_", "-"): (str(v).lower() if isinstance(v, bool) else str(v))
+            for k, v in values.items()
         }
 
 
@@ -71,7 +72,11 @@ def decide(
     fork: bool = False,
     head_message: str = "",
 ) -> Decision:
-    """The sweep a workflow run should perform (run=False: nothing but this decision)."""
+    """The sweep a workflow run should perform (run=False: nothing but this decision).
+
+    Labels are the roles' names (see `canonical_labels` for a repository that renames
+    them). agentx-fast, as in InferenceX, keeps every row and runs the agentic ones with
+    the fast AgentX profile; its results are not a full sweep, so they are not reusable."""
     if event_name == "push":
         return Decision(True, "push to main: full sweep with canary", canary=True, reusable=True)
     if event_name != "pull_request":
@@ -94,19 +99,47 @@ def decide(
     label = primaries[0]
     shape = PRIMARY[label]
     evals_only = "evals-only" in labels
-    agentic_only = "agentx-fast" in labels
-    reusable = shape.reusable and not evals_only and not agentic_only
     return Decision(
         True,
         f"label {label}",
         label,
-        shape.trim_conc,
-        shape.canary and not evals_only,
-        shape.fail_fast,
-        "all-evals" in labels,
-        evals_only,
-        agentic_only,
-        reusable,
+        PlanOptions(shape.trim_conc, "all-evals" in labels, evals_only),
+        canary=shape.canary and not evals_only,
+        fail_fast=shape.fail_fast,
+        agentx_fast="agentx-fast" in labels,
+        reusable=shape.reusable and not any(m in labels for m in NOT_REUSABLE),
+    )
+
+
+def canonical_labels(names: list[str], renamed: Mapping[str, str]) -> list[str]:
+    """A repository's label names as the roles infx knows (`[labels]` in infx.toml maps
+    role -> the repository's name)."""
+    roles = {name: role for role, name in renamed.items()}
+    return [roles.get(name, name) for name in names]
+
+
+def decide_event(
+    event_name: str,
+    payload: Mapping[str, Any],
+    head_message: str = "",
+    renamed: Mapping[str, str] | None = None,
+) -> Decision:
+    """`decide` on a GitHub Actions event payload: labels, the label event, draft, fork."""
+    pr = payload.get("pull_request") or {}
+    names = [label.get("name", "") for label in pr.get("labels", []) if isinstance(label, dict)]
+    head = pr.get("head") or {}
+    head_repo = (head.get("repo") or {}).get("full_name")
+    repository = (payload.get("repository") or {}).get("full_name")
+    event_label = str((payload.get("label") or {}).get("name", ""))
+    renamed = renamed or {}
+    return decide(
+        event_name,
+        str(payload.get("action", "")),
+        canonical_labels(names, renamed),
+        canonical_labels([event_label], renamed)[0],
+        bool(pr.get("draft", False)),
+        bool(pr) and head_repo != repository,
+        head_message,
     )
 
 

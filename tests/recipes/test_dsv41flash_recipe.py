@@ -107,6 +107,17 @@ def test_dry_run_shows_the_aiperf_command_the_row_asks_for(tmp_path) -> None:
     assert out / Path(AIPERF_EXPORT).name == tmp_path / AIPERF_EXPORT
 
 
+def test_agentx_fast_warms_each_lane_and_profiles_twenty_minutes(tmp_path) -> None:
+    row = rows()[1]
+    env = {"RESULTS_DIR": str(tmp_path), "AGENTX_FAST": "1"}
+    _, client = commands(dry_run(row, "--dry-run", extra_env=env))
+    assert client[client.index("--warmup-request-count") + 1] == str(row["conc"])
+    assert client.count("--benchmark-duration") == 1
+    assert client[client.index("--benchmark-duration") + 1] == "1200"
+    _, normal = commands(dry_run(row, "--dry-run", extra_env={"RESULTS_DIR": str(tmp_path)}))
+    assert "--warmup-request-count" not in normal
+
+
 def test_eval_row_runs_lm_eval_where_process_reads(tmp_path) -> None:
     row = {**rows()[0], "run-eval": True}
     _, client = commands(dry_run(row, "--dry-run", extra_env={"RESULTS_DIR": str(tmp_path)}))

@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,11 @@ import pytest
 from infx.errors import InfxError
 from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
 from infx.workflows.labels import decide
-from tests.github.fake_api import Fault
+from tests.conftest import entry, make_repo
+from tests.github.fake_api import FakeGitHub, Fault
 from tests.github.scenario import MERGE_SHA, RUN, green_pr
+from tests.matrix.conftest import AMD as MATRIX_AMD
+from tests.matrix.conftest import RUNNERS as MATRIX_RUNNERS
 from tests.workflows.conftest import SweepRepo
 from tests.workflows.expressions import Status, condition, render
 from tests.workflows.harness import (
@@ -107,7 +111,6 @@ FLAGS = {
     "sweep-enabled": "--trim-conc",
     "all-evals": "--all-evals",
     "evals-only": "--evals-only",
-    "agentx-fast": "--agentic-only",
 }
 
 
@@ -235,12 +238,38 @@ def test_no_canary_label_runs_the_sweep_without_one(world: World, sweep_repo: Sw
     assert sorted(r["conc"] for r in gpu(run, "single")) == [4, 4, 8, 8, 16, 16, 32, 32, 64]
 
 
-def test_agentic_only_label_plans_agentic_rows_only(world: World, sweep_repo: SweepRepo) -> None:
-    labels = ["full-sweep-enabled", "agentx-fast"]
-    run = simulate(world, "run-sweep.yml", "pull_request", pr(sweep_repo, "synchronize", labels))
+@pytest.fixture
+def agentic_world(tmp_path: Path, api: FakeGitHub) -> tuple[World, SweepRepo]:
+    """A PR selecting every config of a repository with fixed-seq-len and agentic configs."""
+    repo = make_repo(tmp_path / "agentic", history="", master=MATRIX_AMD)
+    repo.commit("runners", **{"configs__runners.yaml": MATRIX_RUNNERS})
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    head = repo.commit("every config", **{"perf-changelog.yaml": entry(['"*"'])})
+    repo.git("checkout", "-q", "-b", "pr-merge", base)
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    sweep = SweepRepo(repo.path, base, head, repo.git("rev-parse", "HEAD"))
+    api.state.add_pull(17, head_sha=head, labels=[], commits=[head])
+    (tmp_path / "world").mkdir()
+    return World(repo.path, tmp_path / "world", api.url, api.state.requests), sweep
+
+
+def test_agentx_fast_keeps_every_row_and_speeds_up_agentic_jobs(
+    agentic_world: tuple[World, SweepRepo],
+) -> None:
+    world, sweep = agentic_world
+    labels = ["non-canary-full-sweep-enabled", "agentx-fast"]
+    run = simulate(world, "run-sweep.yml", "pull_request", pr(sweep, "synchronize", labels))
     assert run.ran("setup"), run.log("setup")
-    assert Counter(map(key, plan_rows(planned(run)))) == direct_plan(sweep_repo, flags_for(labels))
-    assert flags_for(labels) == ("--agentic-only",)
+    assert Counter(map(key, plan_rows(planned(run)))) == direct_plan(sweep, ())
+    fast = {
+        (d.job.split("[")[0], s["env"]["AGENTX_FAST"])
+        for d in run.dispatches
+        for s in d.steps
+        if "AGENTX_FAST" in s.get("env", {})
+    }
+    assert ("agentic", "1") in fast and ("single", "") in fast
+    assert ("single", "1") not in fast and ("agentic", "") not in fast
 
 
 def group(payload: dict) -> str:

@@ -52,7 +52,7 @@ def test_modifiers(repo: GitRepo, tmp_path) -> None:
     assert code == 0
     assert (
         outputs["trim-conc"],
-        outputs["agentic-only"],
+        outputs["agentx-fast"],
         outputs["all-evals"],
         outputs["reusable"],
     ) == ("true", "true", "true", "false")
@@ -144,3 +144,14 @@ def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> No
     path.write_text("[1, 2]")
     garbage = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "0")
     assert garbage.exit_code == 2 and "Traceback" not in garbage.output
+
+
+def test_renamed_labels_from_settings(repo: GitRepo, tmp_path) -> None:
+    repo.write("infx.toml", '[labels]\nsweep-enabled = "quick-sweep"\nall-evals = "evals:all"\n')
+    code, outputs, _ = mode(repo, pr_payload("synchronize", ["quick-sweep", "evals:all"]), tmp_path)
+    assert code == 0 and outputs["label"] == "sweep-enabled"
+    assert (outputs["trim-conc"], outputs["all-evals"]) == ("true", "true")
+    # The role's own name no longer counts once the repository renamed it... and still
+    # counts where it is not renamed.
+    code, outputs, _ = mode(repo, pr_payload("synchronize", ["full-sweep-enabled"]), tmp_path)
+    assert code == 0 and outputs["run"] == "true"
