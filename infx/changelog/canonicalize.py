@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from infx.changelog.check import CheckResult, check
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry
-from infx.errors import ChangelogError, UsageError
+from infx.errors import ChangelogError, InternalError
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def rewrite_region(
 ) -> tuple[bytes, list[Rewrite]]:
     """Replace placeholders in `region` with the PR's canonical link."""
     if policy.pr is None:
-        raise UsageError("canonicalizing needs the PR number")
+        raise InternalError("internal error: canonicalizing needs the PR number")
     link = policy.canonical(policy.pr)
     return rewrite_links(region, entries, lambda v: link if policy.is_placeholder(v) else None)
 

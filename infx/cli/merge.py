@@ -18,16 +18,31 @@ from infx.workflows.merge import MergeOptions, merge_pr
     type=click.Choice(["squash", "merge", "rebase"]),
     default="squash",
     show_default=True,
+    help="How GitHub merges the PR.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Check and prepare everything; post, push and merge nothing."
 )
-@click.option("--remote", default="origin", show_default=True)
-@click.option("--workflow-id", "workflow", default="run-sweep.yml", show_default=True)
+@click.option(
+    "--remote", default="origin", show_default=True, help="The remote holding the PR branch."
+)
+@click.option(
+    "--workflow-id",
+    "workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow whose run is reused.",
+)
 @click.option(
     "--timeout", type=float, default=6 * 3600, show_default=True, help="Seconds to wait for checks."
 )
-@click.option("--poll-interval", type=float, default=30, show_default=True)
+@click.option(
+    "--poll-interval",
+    type=float,
+    default=30,
+    show_default=True,
+    help="Seconds between looks at the checks.",
+)
 def merge(
     number: int,
     repo: str | None,
@@ -38,7 +53,8 @@ def merge(
     timeout: float,
     poll_interval: float,
 ) -> None:
-    """Canonicalize PR's changelog, ask to reuse its sweep, wait for checks, merge it."""
+    """Canonicalize, reuse the sweep, wait for checks, merge: PR's changelog placeholders
+    become its link, its green sweep is reused, and it merges once every check passes."""
     root = git.root()
     options = MergeOptions(
         method=method,

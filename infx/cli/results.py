@@ -138,8 +138,15 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
 )
 @click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
 @click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
-@click.option("--workflow", default="run-sweep.yml", show_default=True)
-@click.option("--branch", default="main", show_default=True)
+@click.option(
+    "--workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow whose main runs are the baseline.",
+)
+@click.option(
+    "--branch", default="main", show_default=True, help="The branch whose runs are the baseline."
+)
 @click.option(
     "--budget",
     type=click.IntRange(3, 50),

@@ -78,11 +78,13 @@ def ack_cmd(repo: str | None, workflow: str, decide_only: bool) -> None:
 
 @reuse.command("gate")
 @repo_option
-@click.option("--commit-sha", required=True)
-@click.option("--event-name", required=True)
-@click.option("--event-action", default=None)
-@click.option("--pr-number", type=int, default=None)
-@click.option("--ref", required=True)
+@click.option(
+    "--commit-sha", required=True, help="The commit this run sweeps (PR head or pushed sha)."
+)
+@click.option("--event-name", required=True, help="github.event_name: push or pull_request.")
+@click.option("--event-action", default=None, help="github.event.action (synchronize, ...).")
+@click.option("--pr-number", type=int, default=None, help="The pull request's number (PR events).")
+@click.option("--ref", required=True, help="github.ref; only refs/heads/main reuses on push.")
 @workflow_option
 def gate_cmd(
     repo: str | None,
