@@ -73,17 +73,23 @@ def _root(where: str) -> Path:
     return Path(proc.stdout.decode().strip())
 
 
-def resolve(ref: str, cwd: Path | None = None) -> str:
-    """The TREE id a ref names (a commit, a tag, or a tree such as the empty tree); a clear
-    error otherwise. Name what it returns `..._tree`, not `..._commit`."""
+def _peel(ref: str, kind: str, cwd: Path | None) -> str | None:
+    """The id of the `kind` (tree, commit) a ref names, or None when it names none."""
     proc = _run(
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{tree}}"],
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{{kind}}}"],
         cwd,
         check=False,
     )
-    if proc.returncode != 0:
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def resolve(ref: str, cwd: Path | None = None) -> str:
+    """The TREE id a ref names (a commit, a tag, or a tree such as the empty tree); a clear
+    error otherwise. Name what it returns `..._tree`, not `..._commit`."""
+    found = _peel(ref, "tree", cwd)
+    if found is None:
         raise GitError(f"unknown git ref {ref!r}")
-    return proc.stdout.decode().strip()
+    return found
 
 
 def resolve_all(refs: list[str], cwd: Path | None = None) -> list[str]:
@@ -99,14 +105,10 @@ def resolve_all(refs: list[str], cwd: Path | None = None) -> list[str]:
 
 def rev_parse(ref: str, cwd: Path | None = None) -> str:
     """The commit id a ref names."""
-    proc = _run(
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-        cwd,
-        check=False,
-    )
-    if proc.returncode != 0:
+    found = _peel(ref, "commit", cwd)
+    if found is None:
         raise GitError(f"unknown git commit {ref!r}")
-    return proc.stdout.decode().strip()
+    return found
 
 
 def merge_base(first: str, second: str, cwd: Path | None = None) -> str | None:

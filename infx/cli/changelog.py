@@ -59,6 +59,23 @@ def _branch_base(root: Path) -> str:
     )
 
 
+def _write_changes(
+    target: Path, data: bytes, changes: list[str], check_only: bool, nothing: str
+) -> None:
+    """Say each change; write the file atomically, or with --check write nothing and exit 1
+    when something is due."""
+    from infx.yamlio import atomic_write
+
+    for line in changes:
+        click.echo(line)
+    if not changes:
+        click.echo(nothing)
+        return
+    if check_only:
+        sys.exit(1)
+    atomic_write(target, data)
+
+
 def _existing(data: bytes | None, path: str) -> bytes:
     if data is None:
         raise UsageError(f"no such file: {path}")
@@ -174,18 +191,11 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
-    from infx.yamlio import atomic_write
 
     new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
-    for r in rewrites:
-        verb = "would rewrite" if check_only else "rewrote"
-        click.echo(f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}")
-    if not rewrites:
-        click.echo(f"{path}: already canonical")
-        return
-    if check_only:
-        sys.exit(1)
-    atomic_write(root / path, new)
+    verb = "would rewrite" if check_only else "rewrote"
+    changes = [f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}" for r in rewrites]
+    _write_changes(root / path, new, changes, check_only, f"{path}: already canonical")
 
 
 @changelog.command(epilog=EXIT_CODES)
@@ -213,19 +223,11 @@ def fix(base: str | None, path: str, check_only: bool) -> None:
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.fix import fix_appended
-    from infx.yamlio import atomic_write
 
     fixed, fixes = fix_appended(base_bytes, head_bytes)
     verb = "would fix" if check_only else "fixed"
-    for f in fixes:
-        where = f"{path}:{f.line}" if f.line else path
-        click.echo(f"{where}: {verb}: {f.what}")
-    if not fixes:
-        click.echo(f"{path}: nothing to fix")
-        return
-    if check_only:
-        sys.exit(1)
-    atomic_write(root / path, fixed)
+    changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
+    _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
 
 
 main_side_option = click.option(
