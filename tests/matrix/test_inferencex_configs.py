@@ -105,3 +105,18 @@ def test_plan_for_a_real_style_diff(real_repo: GitRepo) -> None:
         "kimik3_tp8_conc8_kvdram-lmcache_spec-mtp",
     }
     assert [(r["tp"], r["conc"]) for r in payload["evals"]] == [(4, 32), (4, 64), (8, 32), (8, 64)]
+
+
+@pytest.mark.parametrize("name", ["amd-master.yaml", "nvidia-master.yaml"])
+def test_configs_read_as_inferencex_reads_them(name: str) -> None:
+    """Config by config through the line index, infx gets InferenceX's data (PyYAML's
+    safe_load of the whole file), for every real config."""
+    import yaml
+
+    data = (CONFIGS / name).read_bytes()
+    reference = yaml.safe_load(data)
+    indexed = parse_masters({f"configs/{name}": data})
+    assert indexed.keys() == list(reference)
+    for key in reference:
+        assert indexed.config(key) == reference[key], key
+    assert dict(parse_masters({f"configs/{name}": data}).items()) == reference
