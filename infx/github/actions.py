@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
-from infx.workflows.commands import CommentEvent
+
+if TYPE_CHECKING:
+    from infx.workflows.commands import CommentEvent
 
 
 def event() -> tuple[str, dict[str, Any]]:
@@ -31,6 +32,8 @@ def event() -> tuple[str, dict[str, Any]]:
 
 def comment_event(payload: dict[str, Any]) -> CommentEvent:
     """The issue_comment payload as a value; a payload of another shape is a usage error."""
+    from infx.workflows.commands import CommentEvent
+
     issue, comment = payload.get("issue"), payload.get("comment")
     if not isinstance(issue, dict) or not isinstance(comment, dict):
         raise UsageError("the issue_comment payload lacks 'issue' or 'comment'")
@@ -56,7 +59,7 @@ def set_outputs(values: dict[str, str]) -> None:
         return
     with open(target, "a", encoding="utf-8") as fh:
         for key, value in values.items():
-            delimiter = f"infx_{uuid.uuid4().hex}"
+            delimiter = f"infx_{os.urandom(16).hex()}"
             fh.write(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
