@@ -1,8 +1,8 @@
-"""YAML loading shared by every reader, and atomic file writes.
+"""What every YAML reader shares, and atomic file writes.
 
-InferenceX files are read with YAML 1.1 semantics (its tooling relies on
-`2_063_837` being an int). The fast path uses ruamel's C parser; the
-round-trip loader is used only where line numbers are needed.
+The changelog is read with ruamel (YAML 1.2, positions from its parser events), master
+configs with PyYAML (YAML 1.1, as InferenceX reads them); both libraries' errors carry
+the same marks, so one pair of helpers words them.
 """
 
 from __future__ import annotations
@@ -13,83 +13,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.resolver import VersionedResolver
 
-YAML_VERSION = (1, 1)
-
-
-class _Yaml11Resolver(VersionedResolver):
-    """Pins YAML 1.1 and caches the resolver table.
-
-    The stock resolver asks the scanner for the document version on every
-    scalar, which costs an exception per scalar under the C parser.
-    """
-
-    @property
-    def processing_version(self) -> Any:
-        return YAML_VERSION
-
-    @property
-    def versioned_resolver(self) -> Any:
-        cached = self.__dict__.get("_infx_table")
-        if cached is None:
-            cached = VersionedResolver.versioned_resolver.fget(self)  # type: ignore[attr-defined]
-            self.__dict__["_infx_table"] = cached
-        return cached
+def yaml_error_line(exc: Exception) -> int | None:
+    """1-based line of a ruamel or PyYAML error, when it has one."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    return mark.line + 1 if mark is not None else None
 
 
-def fast_loader() -> YAML:
-    """Plain-data loader on the C parser; duplicate keys are errors."""
-    yaml = YAML(typ="safe", pure=False)
-    yaml.Resolver = _Yaml11Resolver
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
-def line_loader(*, yaml11: bool = True) -> YAML:
-    """Round-trip loader whose maps and lists carry `.lc` line/column data.
-
-    `yaml11=False` reads strict YAML 1.2, where only true/false are booleans.
-    """
-    yaml = YAML(typ="rt")
-    if yaml11:
-        yaml.version = YAML_VERSION
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
-def strict_loader() -> YAML:
-    """Plain-data loader on the C parser with YAML 1.2 semantics (changelog entries)."""
-    yaml = YAML(typ="safe", pure=False)
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
-def load_fast(data: bytes | str) -> Any:
-    return fast_loader().load(data)
-
-
-def load_with_lines(data: bytes | str, *, yaml11: bool = True) -> Any:
-    return line_loader(yaml11=yaml11).load(data)
-
-
-def yaml_error_line(exc: YAMLError) -> int | None:
-    """1-based line of a ruamel error, when it has one."""
-    if isinstance(exc, MarkedYAMLError):
-        mark = exc.problem_mark or exc.context_mark
-        if mark is not None:
-            return mark.line + 1
-    return None
-
-
-def yaml_error_text(exc: YAMLError) -> str:
-    """The error's own words on one line, without ruamel's source excerpt."""
-    if isinstance(exc, MarkedYAMLError):
-        parts = [p for p in (exc.context, exc.problem) if p]
-        if parts:
-            return "; ".join(" ".join(str(p).split()) for p in parts)
+def yaml_error_text(exc: Exception) -> str:
+    """The error's own words on one line, without the library's source excerpt."""
+    parts: list[Any] = [
+        p for p in (getattr(exc, "context", None), getattr(exc, "problem", None)) if p
+    ]
+    if parts:
+        return "; ".join(" ".join(str(p).split()) for p in parts)
     first = str(exc).strip().splitlines()
     return first[0] if first else type(exc).__name__
 

@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -62,6 +63,15 @@ HISTORY = f"""\
     - "Raise max concurrency for every Llama FP8 config"
   pr-link: {LINK}2
 """
+
+
+def load_yaml12(text: str | bytes) -> Any:
+    """YAML 1.2 plain data (ruamel's C loader), as GitHub reads workflows (`on:` is a key)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=False)
+    yaml.allow_duplicate_keys = False
+    return yaml.load(text)
 
 
 def entry(

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from infx import schemas
 from infx.changelog.parse import validate_document
 from infx.matrix.load import load_yaml
-from tests.conftest import SHARED
+from tests.conftest import SHARED, load_yaml12
 
 SCENARIOS = ["fixed-seq-len", "agentic-coding"]
 
@@ -102,9 +102,7 @@ def test_both_engines_agree_on_master_config_mutations() -> None:
 
 @pytest.mark.skipif(not (SHARED / "perf-changelog.yaml").is_file(), reason="no ../shared")
 def test_both_engines_accept_the_real_data() -> None:
-    from infx.yamlio import strict_loader
-
-    for entry in strict_loader().load((SHARED / "perf-changelog.yaml").read_bytes()):
+    for entry in load_yaml12((SHARED / "perf-changelog.yaml").read_bytes()):
         assert _agree("perf-changelog", entry)
     for name in ("amd-master.yaml", "nvidia-master.yaml"):
         assert _agree("master-config", load_yaml((SHARED / "configs" / name).read_bytes()))

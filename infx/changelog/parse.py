@@ -304,16 +304,6 @@ def _scan(text: bytes, first_line: int, budget: int) -> tuple[Violation | None, 
     return None, values
 
 
-def structure_violations(text: bytes, first_line: int = 1) -> list[Violation]:
-    """The first alias, anchor, tag, merge key or too-deep nesting, from parser events alone.
-
-    The changelog needs none of these; refusing them before composing keeps alias bombs,
-    merge-key tricks and deep nesting away from every later step.
-    """
-    refused, _ = _scan(text, first_line, MAX_VALUES)
-    return [refused] if refused else []
-
-
 def _plain(node: Any) -> Any:
     if isinstance(node, dict):
         return {str(k) if not isinstance(k, str) else k: _plain(v) for k, v in node.items()}
@@ -367,8 +357,8 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     try:
         root = loader.get_single_node()
         with warnings.catch_warnings():
-            # Entries are read as YAML 1.2 (as yamlio.strict_loader reads them, with one light
-            # loader per entry); ruamel's YAML 1.1 advice about floats such as `1e3` is noise.
+            # Entries are read as strict YAML 1.2, one light loader per entry; ruamel's
+            # YAML 1.1 advice about floats such as `1e3` is noise.
             warnings.simplefilter("ignore", MantissaNoDotYAML1_1Warning)
             doc = loader.construct_document(root) if root is not None else None
     except YAMLError as exc:

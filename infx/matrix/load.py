@@ -18,6 +18,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from infx.errors import ConfigError
+from infx.yamlio import yaml_error_line, yaml_error_text
 
 if TYPE_CHECKING:
     import yaml
@@ -77,13 +78,11 @@ def yaml_error() -> type[Exception]:
     return yaml.YAMLError
 
 
-def yaml_problem(name: str, exc: yaml.YAMLError, first_line: int = 1) -> ConfigError:
+def yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
     """One line naming the file and line of a YAML error."""
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    where = f"{name}:{mark.line + first_line}" if mark is not None else name
-    parts = [getattr(exc, "context", None), getattr(exc, "problem", None)]
-    text = "; ".join(" ".join(str(p).split()) for p in parts if p) or str(exc).splitlines()[0]
-    return ConfigError(f"{where}: invalid YAML: {text}")
+    line = yaml_error_line(exc)
+    where = f"{name}:{line}" if line is not None else name
+    return ConfigError(f"{where}: invalid YAML: {yaml_error_text(exc)}")
 
 
 @dataclass(frozen=True)

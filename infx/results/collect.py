@@ -23,11 +23,6 @@ def csv_columns() -> tuple[str, ...]:
     return tuple(schema["properties"])
 
 
-def point_key(row: dict[str, Any]) -> str:
-    """Identity as canonical JSON: equal for the same point in any run."""
-    return json.dumps(row["identity"], sort_keys=True, separators=(",", ":"))
-
-
 def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
     ident = dict(row["identity"])
     conc = ident.pop("conc")

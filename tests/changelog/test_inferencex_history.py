@@ -7,8 +7,8 @@ import pytest
 from infx.changelog.check import check
 from infx.changelog.links import LinkPolicy
 from infx.changelog.parse import validate_document
+from infx.matrix.load import load_yaml as load_fast
 from infx.matrix.load import parse_masters
-from infx.yamlio import load_fast
 from tests.conftest import SHARED
 
 pytestmark = pytest.mark.skipif(

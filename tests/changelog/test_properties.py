@@ -13,8 +13,8 @@ from infx.changelog.canonicalize import canonicalize
 from infx.changelog.check import check
 from infx.changelog.links import LinkPolicy
 from infx.changelog.new import quote
-from infx.yamlio import load_fast, load_with_lines
-from tests.conftest import HISTORY, LINK, REPO, GitRepo, make_repo
+from infx.matrix.load import load_yaml as load_fast
+from tests.conftest import HISTORY, LINK, REPO, GitRepo, load_yaml12, make_repo
 
 POLICY = LinkPolicy(repo=REPO, pr=9)
 KEYS = {"llama-fp8-mi355x-vllm", "llama-fp8-mi355x-sglang"}
@@ -122,7 +122,7 @@ def corrections(draw) -> bytes:
 
 def entries_read_by_every_reader(data: bytes) -> list[list[dict]]:
     """The changelog as YAML 1.1 (C) and YAML 1.2 (pure Python) readers see it."""
-    return [load_fast(data), json.loads(json.dumps(load_with_lines(data, yaml11=False)))]
+    return [load_fast(data), json.loads(json.dumps(load_yaml12(data)))]
 
 
 def test_accepted_diff_keeps_history_for_every_reader() -> None:

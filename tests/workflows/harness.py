@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infx.yamlio import strict_loader
+from tests.conftest import load_yaml12
 from tests.workflows.expressions import Status, condition, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,11 +39,11 @@ NO_API = "http://127.0.0.1:9"
 
 
 def load(name: str) -> dict[str, Any]:
-    return strict_loader().load((WORKFLOWS / name).read_text())
+    return load_yaml12((WORKFLOWS / name).read_text())
 
 
 def load_action() -> dict[str, Any]:
-    return strict_loader().load(ACTION.read_text())
+    return load_yaml12(ACTION.read_text())
 
 
 def triggered(
@@ -306,7 +306,7 @@ class _Simulator:
         uses = str(job["uses"])
         assert uses.startswith(("$/", "./")), f"{name}: only local reusable workflows: {uses}"
         path = ROOT / uses[2:]
-        called = strict_loader().load(path.read_text())
+        called = load_yaml12(path.read_text())
         declared = (called["on"]["workflow_call"] or {}).get("inputs", {})
         given = render(job.get("with", {}), ctx)
         unknown = set(given) - set(declared)
