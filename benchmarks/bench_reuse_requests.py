@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from click.testing import CliRunner
 
 from infx.cli import cli
-from tests.conftest import LINK, MASTER, make_repo
+from tests.conftest import LINK, MASTER
 from tests.github.fake_api import HTML, FakeGitHub, Fault, State
-from tests.github.scenario import MAIN_ENTRY, PR_ENTRY, PrBranch, changelog
+from tests.github.scenario import MAIN_ENTRY, PR_ENTRY, changelog, seeded_origin
 
 SQUASH = "c" * 40
 AMD = "configs__amd-master.yaml"
@@ -44,11 +43,7 @@ def build_origin(tmp: Path) -> tuple[Path, list[str], str]:
     """origin.git: the PR's entry, a tuned config (the swept commit), main's entry and
     edit to the same file merged in, then the canonical link. Returns the PR's commits
     and the swept one."""
-    seed = make_repo(tmp / "seed")
-    seed.git("branch", "feature")
-    origin = tmp / "origin.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
-    branch = PrBranch(origin)
+    origin, branch = seeded_origin(tmp)
     first = branch.commit("entry", **{"perf-changelog.yaml": changelog(PR_ENTRY)})
     swept = branch.commit(**{AMD: MASTER.replace("conc-end: 32", "conc-end: 48")})
     branch.on_main(

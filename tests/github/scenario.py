@@ -85,15 +85,20 @@ class Green:
 
 
 @functools.cache
-def _green_origin() -> tuple[Path, str, str]:
-    """green_pr's repository, built once per test session and copied for each test."""
-    tmp = Path(tempfile.mkdtemp(prefix="infx-green-pr-"))
-    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+def seeded_origin(tmp: Path) -> tuple[Path, PrBranch]:
+    """A bare origin.git holding the base history with a `feature` branch, and that branch."""
     seed = make_repo(tmp / "seed")
     seed.git("branch", "feature")
     origin = tmp / "origin.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
-    branch = PrBranch(origin)
+    return origin, PrBranch(origin)
+
+
+def _green_origin() -> tuple[Path, str, str]:
+    """green_pr's repository, built once per test session and copied for each test."""
+    tmp = Path(tempfile.mkdtemp(prefix="infx-green-pr-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    origin, branch = seeded_origin(tmp)
     sha0 = branch.commit("entry", **{"perf-changelog.yaml": changelog(PR_ENTRY)})
     sha1 = branch.commit("link", **{"perf-changelog.yaml": changelog(PR_ENTRY, link=f"{LINK}7")})
     return origin, sha0, sha1
