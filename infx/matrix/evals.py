@@ -23,7 +23,7 @@ import json
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from infx.matrix.expand import Row, is_agentic, is_multinode
+from infx.matrix.expand import Row, is_agentic, is_multinode, row_concs
 
 EVAL_SEQ = (8192, 1024)
 EVAL_MIN_CONC = 16
@@ -43,13 +43,8 @@ _NOT_TOPOLOGY = frozenset(
 )
 
 
-def _concs(row: Row) -> list[int]:
-    conc = row["conc"]
-    return conc if isinstance(conc, list) else [conc]
-
-
 def _eligible(row: Row) -> list[int]:
-    return sorted(c for c in _concs(row) if c >= EVAL_MIN_CONC)
+    return sorted(c for c in row_concs(row) if c >= EVAL_MIN_CONC)
 
 
 def _is_eval_seq(row: Row) -> bool:
@@ -88,7 +83,7 @@ def mark(rows: list[Row]) -> None:
                     multi.setdefault(("agentic", topology(row)), []).append((i, eligible[-1]))
             else:
                 key = tuple(row[k] for k in _AGENTIC_GROUP)
-                agentic.setdefault(key, []).append((i, max(_concs(row))))
+                agentic.setdefault(key, []).append((i, max(row_concs(row))))
         elif _is_eval_seq(row) and _eligible(row):
             if is_multinode(row):
                 multi.setdefault(("fixed", topology(row)), []).append((i, _eligible(row)[-1]))
@@ -121,11 +116,11 @@ def widen(rows: list[Row]) -> list[Row]:
             key = (is_agentic(row), topology(row))
             if key in merged:
                 into = merged[key]
-                into["conc"] = sorted(set(into["conc"]) | set(_concs(row)))
+                into["conc"] = sorted(set(into["conc"]) | set(row_concs(row)))
                 if is_agentic(row):
                     into["eval-conc"] = max(into["conc"])
                 continue
-            first: Row = {**row, "conc": sorted(set(_concs(row))), "run-eval": True}
+            first: Row = {**row, "conc": sorted(set(row_concs(row))), "run-eval": True}
             if is_agentic(row):
                 first["eval-conc"] = max(first["conc"])
             else:

@@ -84,6 +84,12 @@ def is_agentic(row: Row) -> bool:
     return row.get("scenario-type") == AGENTIC
 
 
+def row_concs(row: Mapping[str, Any]) -> list[int]:
+    """The concurrencies one row runs: multi-node rows carry a list, single-node rows one."""
+    conc = row["conc"]
+    return list(conc) if isinstance(conc, list) else [conc]
+
+
 def is_multinode(row: Row) -> bool:
     return row.get("prefill") is not None
 

@@ -35,6 +35,7 @@ from infx.matrix.expand import (
     fingerprint,
     is_agentic,
     is_multinode,
+    row_concs,
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
@@ -88,11 +89,6 @@ def _curve(row: Row) -> Any:
     return _frozen({k: v for k, v in row.items() if k not in POINT_FIELDS})
 
 
-def _concs(row: Row) -> list[int]:
-    conc = row["conc"]
-    return conc if isinstance(conc, list) else [conc]
-
-
 def trim_conc(rows: list[Row]) -> list[Row]:
     """Keep the lowest concurrency of each single-node curve (rows equal but for conc and
     exp-name), where it stands; a multi-node concurrency list shrinks to its minimum."""
@@ -144,9 +140,9 @@ def only_new_points(base_rows: list[Row], head_rows: list[Row]) -> list[Row]:
     before: dict[Any, set[int]] = defaultdict(set)
     after: dict[Any, set[int]] = defaultdict(set)
     for row in base_rows:
-        before[_curve(row)].update(_concs(row))
+        before[_curve(row)].update(row_concs(row))
     for row in head_rows:
-        after[_curve(row)].update(_concs(row))
+        after[_curve(row)].update(row_concs(row))
     if not before:
         raise ConfigError("append-only needs an existing curve in the base revision")
     if before.keys() - after.keys():
@@ -164,7 +160,7 @@ def only_new_points(base_rows: list[Row], head_rows: list[Row]) -> list[Row]:
     for row in head_rows:
         curve = _curve(row)
         new = []
-        for conc in _concs(row):
+        for conc in row_concs(row):
             if conc not in before.get(curve, set()) and conc not in emitted[curve]:
                 emitted[curve].add(conc)
                 new.append(conc)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infx.matrix.contract import row_gpus
-from infx.matrix.expand import AGENTIC, FIXED, is_agentic, is_multinode
+from infx.matrix.expand import AGENTIC, FIXED, is_agentic, is_multinode, row_concs
 from infx.matrix.load import MasterConfigs
 from infx.matrix.plan import EVAL_BUCKETS, Plan
 
@@ -45,11 +45,6 @@ def _rows(plan: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
             yield row, True
 
 
-def _concs(row: dict[str, Any]) -> list[int]:
-    conc = row["conc"]
-    return conc if isinstance(conc, list) else [conc]
-
-
 def _worker(block: dict[str, Any]) -> str:
     text = f"{block['num-worker']}x tp{block['tp']}"
     if block.get("ep", 1) != 1:
@@ -68,7 +63,7 @@ def parallelism(row: dict[str, Any]) -> str:
 
 def gpu_hours(row: dict[str, Any], minutes_per_point: float = MINUTES_PER_POINT) -> float:
     """Estimated GPU-hours one job holds its GPUs for."""
-    points = len(_concs(row))
+    points = len(row_concs(row))
     if is_multinode(row) and row.get("run-eval") and not row.get("eval-all-concs"):
         points = 1
     hours = row["duration"] / 3600 if "duration" in row else minutes_per_point * points / 60
@@ -93,7 +88,7 @@ def summary_lines(plan: Plan, masters: MasterConfigs) -> list[Line]:
             line.evals += 1
         else:
             line.throughput += 1
-        line.concurrencies.update(_concs(row))
+        line.concurrencies.update(row_concs(row))
         line.gpu_hours += gpu_hours(row)
     return list(lines.values())
 

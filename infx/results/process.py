@@ -17,6 +17,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from infx.errors import ResultsError, UsageError
 from infx.matrix.contract import row_gpus
+from infx.matrix.expand import row_concs
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
 from infx.schemas import schema_path
 from infx.workflows.rows import gpu_type
@@ -105,14 +106,8 @@ def is_eval(row: dict[str, Any]) -> bool:
     return bool(row.get("run-eval"))
 
 
-def concurrencies(row: dict[str, Any]) -> list[int]:
-    """The points one job measures: multi-node fixed-seq-len rows carry a list."""
-    conc = row["conc"]
-    return list(conc) if isinstance(conc, list) else [conc]
-
-
 def eval_concurrency(row: dict[str, Any]) -> int:
-    return row.get("eval-conc") or max(concurrencies(row))
+    return row.get("eval-conc") or max(row_concs(row))
 
 
 def client_for(row: dict[str, Any]) -> str:
@@ -126,7 +121,7 @@ def expected_outputs(row: dict[str, Any]) -> list[tuple[int, str]]:
     if is_eval(row):
         return [(eval_concurrency(row), LM_EVAL_DIR)]
     if scenario(row) == AGENTIC:
-        return [(concurrencies(row)[0], AIPERF_EXPORT)]
+        return [(row_concs(row)[0], AIPERF_EXPORT)]
     name = row["exp-name"]
     if isinstance(row["conc"], list):
         return [(c, f"{name}_conc{c}.json") for c in row["conc"]]
