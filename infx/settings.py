@@ -20,6 +20,8 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
+# What a rerun treats as the recipe unless [rerun] recipe-paths says otherwise.
+RECIPE_PATHS = ("recipes/", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,12 @@ class Settings:
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None
+    # GPU-hours per sweep category (primary label role, or "push"); none: no limit.
+    budget: Mapping[str, float] = field(default_factory=dict)
+    # A path to an InferenceX thresholds file, or its table ({default, models}); None: no floors.
+    accuracy_floors: str | Mapping[str, Any] | None = None
+    recipe_paths: tuple[str, ...] = RECIPE_PATHS
+    rerun_other_node: bool = True
 
     def label(self, role: str) -> str:
         """The repository's name for a sweep label (the role's own name unless renamed)."""
@@ -51,10 +59,14 @@ def _table(root: Path) -> tuple[dict[str, Any], str] | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    return _loads(path.read_bytes(), path.name)
+
+
+def _loads(data: bytes, name: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path.name}: not valid TOML: {exc}") from None
+        raise UsageError(f"{name}: not valid TOML: {exc}") from None
 
 
 def parse(table: Mapping[str, Any], source: str) -> Settings:
@@ -72,6 +84,10 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
         source=source,
+        budget=dict(table.get("budget", {})),
+        accuracy_floors=table.get("accuracy-floors"),
+        recipe_paths=tuple(table.get("rerun", {}).get("recipe-paths", RECIPE_PATHS)),
+        rerun_other_node=table.get("rerun", {}).get("other-node", True),
     )
 
 
@@ -79,3 +95,22 @@ def load(root: Path) -> Settings:
     """The settings of the repository at `root` (defaults when it has none)."""
     found = _table(root)
     return Settings() if found is None else parse(*found)
+
+
+def load_at(root: Path, ref: str) -> Settings:
+    """The settings as committed at `ref` (defaults when it has none): what a pull request
+    may not change for itself, such as its GPU budget, is read at its base."""
+    from infx import git
+
+    for name, source in ((SETTINGS_FILE, SETTINGS_FILE), ("pyproject.toml", None)):
+        data = git.read_at(ref, name, root)
+        if data is None:
+            continue
+        table = _loads(data, f"{name} at {ref}")
+        if source is None:
+            table = table.get("tool", {}).get("infx")
+            if table is None:
+                continue
+            source = "pyproject.toml [tool.infx]"
+        return parse(table, f"{source} at {ref}")
+    return Settings()
