@@ -8,8 +8,9 @@ package and has no root pyproject.toml. Command-line options override every sett
 
 from __future__ import annotations
 
+import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,9 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
     if problems:
         message = schemas.describe(problems[0]) or problems[0].message
         raise UsageError(f"{source}: {message}")
+    for where, value in _numbers(table, ("budget", "accuracy-floors")):
+        if not math.isfinite(value):
+            raise UsageError(f"{source}: {where} must be a finite number, not {value}")
     return Settings(
         repository=table.get("repository"),
         server=table["server"].rstrip("/") if "server" in table else None,
@@ -89,6 +93,18 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         recipe_paths=tuple(table.get("rerun", {}).get("recipe-paths", RECIPE_PATHS)),
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
     )
+
+
+def _numbers(table: Mapping[str, Any], keys: tuple[str, ...]) -> Iterator[tuple[str, float]]:
+    """Every number below the given tables (TOML allows nan and inf; a schema cannot refuse
+    them, and a budget or floor of nan would compare false with everything)."""
+    todo: list[tuple[str, Any]] = [(key, table[key]) for key in keys if key in table]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, Mapping):
+            todo.extend((f"{where}.{k}", v) for k, v in value.items())
+        elif isinstance(value, float):
+            yield where, value
 
 
 def load(root: Path) -> Settings:

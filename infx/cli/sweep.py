@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -12,14 +13,23 @@ from infx import git
 from infx.cli.options import changelog_file, master_configs, runners_file
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
+from infx.matrix.cost import PUSH, BudgetVerdict, JobCost
 from infx.matrix.options import PlanOptions
 from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import Revision, canary
-from infx.matrix.sources import load_masters, load_runners, masters_from, read_change, runners_from
+from infx.matrix.plan import Plan, Revision, canary
+from infx.matrix.sources import (
+    RunnerInfo,
+    load_masters,
+    load_runners,
+    masters_from,
+    read_change,
+    runners_from,
+)
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
+from infx.settings import load_at as load_settings_at
 from infx.workflows.labels import Decision, decide_event
 from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
@@ -94,6 +104,25 @@ def _head_message(sha: str | None) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSON plan to this file and print the summary table instead.",
 )
+@click.option(
+    "--durations",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A job-timings file (`infx sweep timings`): estimate each job from the recorded "
+    "durations of earlier jobs of the same identity.",
+)
+@click.option(
+    "--budget",
+    "category",
+    default=None,
+    help="Check the estimate against this category's budget in infx.toml at --base: a "
+    "primary sweep label, or push. --from-event takes it from the event.",
+)
+@click.option(
+    "--estimate",
+    "estimate_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every job's estimate, its source and the budget verdict as JSON.",
+)
 @changelog_file
 @master_configs
 @runners_file
@@ -107,6 +136,9 @@ def plan(
     from_event: bool,
     fmt: str,
     output: Path | None,
+    durations: Path | None,
+    category: str | None,
+    estimate_file: Path | None,
     path: str,
     config_globs: tuple[str, ...],
     runners_path: str,
@@ -120,9 +152,9 @@ def plan(
     """
     root = git.root()
     options = PlanOptions(trim_conc, all_evals, evals_only)
-    split_canary = False
+    split_canary = agentx_fast = False
     if from_event:
-        if base or head or trim_conc or all_evals or evals_only:
+        if base or head or trim_conc or all_evals or evals_only or category:
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
         decision, name, payload = _event_decision(root)
         if not decision.run:
@@ -130,6 +162,8 @@ def plan(
             return
         base, head = _event_refs(name, payload)
         options, split_canary = decision.plan, decision.canary
+        agentx_fast = decision.agentx_fast
+        category = decision.label or PUSH
     if base is None:
         raise UsageError("pass --base REF (or --from-event inside Actions)")
     change = read_change(root, base, head, path, config_globs, runners_path)
@@ -153,14 +187,64 @@ def plan(
         row, remaining = canary(planned)
         planned = {"canary": [row] if row else [], "remaining": remaining}
     payload = json.dumps(planned, indent=2)
+    budgets = load_settings_at(root, base).budget
+    costs, wall, verdict = _costs(result.plan, durations, agentx_fast, runners, category, budgets)
+    if from_event or estimate_file is not None:
+        _write_estimate(estimate_file, costs, verdict, wall, from_event)
     if fmt == "json" and output is None:
         click.echo(payload)
         return
     if output is not None:
         atomic_write(output, (payload + "\n").encode("utf-8"))
-    table = summary_table(result.plan, inputs.head.masters)
+    table = summary_table(
+        result.plan, inputs.head.masters, costs, wall, verdict if category else None
+    )
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
+
+
+def _costs(
+    plan: Plan,
+    durations: Path | None,
+    agentx_fast: bool,
+    runners: RunnerInfo,
+    category: str | None,
+    budgets: Mapping[str, float],
+) -> tuple[list[JobCost], dict[str, float], BudgetVerdict]:
+    """Every job's estimate, the wall time per pool and the budget verdict."""
+    from infx.matrix.cost import estimate, verdict, wall_minutes
+    from infx.matrix.summary import plan_rows
+    from infx.workflows.timings import parse_timings
+
+    recorded = (
+        parse_timings(durations.read_bytes(), str(durations)).durations() if durations else {}
+    )
+    costs = estimate(plan_rows(plan.as_json()), recorded, agentx_fast)
+    labels = runners.runners.labels if runners.runners is not None else {}
+    wall = wall_minutes(costs, {label: len(nodes) for label, nodes in labels.items()})
+    return costs, wall, verdict(costs, category or "", budgets)
+
+
+def _write_estimate(
+    target: Path | None,
+    costs: list[JobCost],
+    verdict: BudgetVerdict,
+    wall: dict[str, float],
+    outputs: bool,
+) -> None:
+    from infx.matrix.cost import estimate_document
+
+    if target is not None:
+        document = estimate_document(costs, verdict, wall)
+        atomic_write(target, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+    if outputs:
+        set_outputs(
+            {
+                "over-budget": str(verdict.over).lower(),
+                "gpu-hours": f"{verdict.gpu_hours:.1f}",
+                "budget-verdict": verdict.text(),
+            }
+        )
 
 
 @sweep.command("canary")

@@ -11,7 +11,8 @@ same identity, or else an assumption stated in the job's `source`:
   `infx.workflows.timings` fills it from the job-timings file the workflow carries, and
   any other source (a results database) only needs to produce the same mapping;
 - assumptions: a fixed-seq-len or eval point takes MINUTES_PER_POINT, an agentic job its
-  `duration` (AGENTX_FAST_MINUTES with the agentx-fast label).
+  `duration`, its eval included (AGENTX_FAST_MINUTES for a throughput job under the
+  agentx-fast label).
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def points(row: Mapping[str, Any]) -> int:
 
 
 def assumed_minutes(row: Mapping[str, Any], agentx_fast: bool = False) -> tuple[float, str]:
-    if is_agentic(row) and not row.get("run-eval") and "duration" in row:
-        if agentx_fast:
+    if is_agentic(row) and "duration" in row:
+        if agentx_fast and not row.get("run-eval"):
             return AGENTX_FAST_MINUTES, f"assumed: agentx-fast profile, {AGENTX_FAST_MINUTES} min"
         return row["duration"] / 60, f"assumed: its duration, {row['duration']} s"
     count = points(row)
@@ -180,3 +181,20 @@ def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float
     hours = sum(cost.gpu_hours for cost in costs)
     budget = budgets.get(category)
     return BudgetVerdict(category, hours, None if budget is None else float(budget))
+
+
+def estimate_document(
+    costs: Sequence[JobCost], budget: BudgetVerdict, wall: Mapping[str, float]
+) -> dict[str, Any]:
+    """What the planning job records next to the plan: every job's estimate and its source,
+    the wall time per pool and the budget verdict."""
+    return {
+        "format": "infx-sweep-estimate/1",
+        "category": budget.category,
+        "gpu-hours": round(budget.gpu_hours, 3),
+        "budget": budget.budget,
+        "over-budget": budget.over,
+        "verdict": budget.text(),
+        "wall-hours": {label: round(minutes / 60, 2) for label, minutes in sorted(wall.items())},
+        "jobs": [cost.as_json() for cost in costs],
+    }

@@ -95,7 +95,14 @@ def reasons(plan: Plan, keys: list[str]) -> dict[str, str]:
                 text = f"`{pattern}`: {_first_line(entry)}".rstrip(": ")
                 if text not in found.setdefault(key, []):
                     found[key].append(text)
-    return {key: "; ".join(texts) for key, texts in found.items()}
+    return {key: _listed(texts) for key, texts in found.items()}
+
+
+def _listed(texts: list[str], limit: int = 2) -> str:
+    """The newest entries first; the rest counted."""
+    newest = texts[::-1]
+    shown = "; ".join(newest[:limit])
+    return shown + (f" (and {len(newest) - limit} earlier entries)" if len(newest) > limit else "")
 
 
 def summary_lines(
