@@ -274,3 +274,36 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
         return "kept"
     client.edit_comment(found.id, body)
     return "updated"
+
+
+@results.command()
+@click.argument("result_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def floors(result_file: Path | None) -> None:
+    """Check a job's eval scores against the accuracy floors in the settings.
+
+    RESULT_FILE defaults to RESULTS_DIR/infx-result.json. Exit 1 when a score is below its
+    floor (each named with the number and the floor); 0 when every score meets it or no
+    floor applies."""
+    from infx import git
+    from infx.errors import ResultsError
+    from infx.github.actions import append_summary
+    from infx.results.files import load_results
+    from infx.results.floors import checks, load_floors
+    from infx.results.process import RESULT_FILE
+    from infx.settings import load as load_settings
+
+    root = git.root()
+    target = result_file or Path(os.environ.get("RESULTS_DIR", "results")) / RESULT_FILE
+    rules = load_floors(load_settings(root).accuracy_floors, root)
+    doc = load_results(target)
+    found = checks(doc, rules) if rules is not None else []
+    for check in found:
+        click.echo(check.text())
+    failed = [c for c in found if not c.passed]
+    if not found:
+        click.echo("no accuracy floor applies to these results")
+    if failed:
+        append_summary(
+            "### Accuracy below its floor\n\n" + "\n".join(f"- {c.text()}" for c in failed) + "\n"
+        )
+        raise ResultsError("; ".join(c.text() for c in failed))
