@@ -101,23 +101,46 @@ def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
     type=click.Path(file_okay=False, path_type=Path),
     help="Where to write results.json, results.csv and summary.md.",
 )
+@click.option(
+    "--previous",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Results of earlier runs this run reruns part of (a results table or a folder of "
+    "job files), oldest first: their points are kept unless this run measured them again.",
+)
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
-def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str) -> None:
-    """Gather every job's infx-result.json below ROOTS into one results table."""
+def collect(
+    roots: tuple[Path, ...],
+    out_dir: Path,
+    previous: tuple[Path, ...],
+    run_id: str,
+    sha: str,
+    ref: str,
+) -> None:
+    """Gather every job's infx-result.json below ROOTS into one results table, each point
+    once."""
     from infx.github.actions import append_summary
-    from infx.results.collect import csv_text, merge
-    from infx.results.files import TABLE_FILE, job_files, read_job_files, write_json
+    from infx.results.collect import csv_text, merge_runs
+    from infx.results.files import TABLE_FILE, job_files, load_results, read_job_files, write_json
     from infx.results.render import summary
     from infx.yamlio import atomic_write
 
+    earlier = [load_results(path) for path in previous]
     files = job_files(list(roots))
     if not files:
         click.echo(
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
-    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref))
+    merged = merge_runs(read_job_files(files), _run_metadata(run_id, sha, ref), earlier)
+    for point, names in merged.duplicates.items():
+        click.echo(
+            f"infx: warning: point {point} was measured by {len(names)} job files; "
+            f"kept {names[-1]} (also: {', '.join(names[:-1])})",
+            err=True,
+        )
+    table = merged.table
     csv_data = csv_text(table)
     markdown = summary(table)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -126,6 +149,11 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
     atomic_write(out_dir / "summary.md", markdown.encode())
     append_summary(markdown)
     click.echo(f"collected {len(table['rows'])} row(s) from {len(files)} file(s) into {out_dir}")
+    if previous:
+        click.echo(
+            f"{len(table['rows'])} point(s): {merged.earlier} from earlier runs, "
+            f"{merged.fresh} from this run ({merged.replaced} replacing earlier)"
+        )
 
 
 @results.command()
