@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -15,7 +16,7 @@ from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.cost import PUSH, BudgetVerdict, JobCost
 from infx.matrix.options import PlanOptions
-from infx.matrix.pipeline import SweepInputs, plan_sweep
+from infx.matrix.pipeline import SweepInputs, SweepPlan, plan_sweep
 from infx.matrix.plan import Plan, Revision, canary
 from infx.matrix.sources import (
     RunnerInfo,
@@ -123,6 +124,12 @@ def _head_message(sha: str | None) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write every job's estimate, its source and the budget verdict as JSON.",
 )
+@click.option(
+    "--rerun-record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write what a later rerun of this run needs (rerun.json: labels' flags, commit, "
+    "recipe fingerprint).",
+)
 @changelog_file
 @master_configs
 @runners_file
@@ -139,6 +146,7 @@ def plan(
     durations: Path | None,
     category: str | None,
     estimate_file: Path | None,
+    rerun_record: Path | None,
     path: str,
     config_globs: tuple[str, ...],
     runners_path: str,
@@ -166,6 +174,51 @@ def plan(
         category = decision.label or PUSH
     if base is None:
         raise UsageError("pass --base REF (or --from-event inside Actions)")
+    planning = plan_refs(root, base, head, options, (path, config_globs, runners_path), strict)
+    result, inputs, runners = planning.result, planning.inputs, planning.runners
+    for warning in result.warnings:
+        click.echo(f"infx: warning: {warning}", err=True)
+    planned = result.plan.as_json()
+    if split_canary:
+        row, remaining = canary(planned)
+        planned = {"canary": [row] if row else [], "remaining": remaining}
+    payload = json.dumps(planned, indent=2)
+    budgets = load_settings_at(root, base).budget
+    costs, wall, verdict = _costs(result.plan, durations, agentx_fast, runners, category, budgets)
+    if from_event or estimate_file is not None:
+        _write_estimate(estimate_file, costs, verdict, wall, from_event)
+    if rerun_record is not None:
+        _write_record(root, rerun_record, options, split_canary, category or PUSH, from_event)
+    if fmt == "json" and output is None:
+        click.echo(payload)
+        return
+    if output is not None:
+        atomic_write(output, (payload + "\n").encode("utf-8"))
+    table = summary_table(
+        result.plan, inputs.head.masters, costs, wall, verdict if category else None
+    )
+    click.echo(table)
+    append_summary(f"### Sweep plan\n\n{table}\n")
+
+
+@dataclass
+class Planning:
+    result: SweepPlan
+    inputs: SweepInputs
+    runners: RunnerInfo
+
+
+def plan_refs(
+    root: Path,
+    base: str,
+    head: str | None,
+    options: PlanOptions,
+    files: tuple[str, tuple[str, ...], str],
+    strict: bool = False,
+) -> Planning:
+    """The plan of the changelog entries added between two refs (files: the changelog,
+    the master-config globs and the runners file)."""
+    path, config_globs, runners_path = files
     change = read_change(root, base, head, path, config_globs, runners_path)
     runners = runners_from(change.runners, runners_path)
     inputs = SweepInputs(
@@ -179,28 +232,42 @@ def plan(
         refs=(base, head or "WORKTREE"),
         notes=runners.problems,
     )
-    result = plan_sweep(inputs, options, strict)
-    for warning in result.warnings:
-        click.echo(f"infx: warning: {warning}", err=True)
-    planned = result.plan.as_json()
-    if split_canary:
-        row, remaining = canary(planned)
-        planned = {"canary": [row] if row else [], "remaining": remaining}
-    payload = json.dumps(planned, indent=2)
-    budgets = load_settings_at(root, base).budget
-    costs, wall, verdict = _costs(result.plan, durations, agentx_fast, runners, category, budgets)
-    if from_event or estimate_file is not None:
-        _write_estimate(estimate_file, costs, verdict, wall, from_event)
-    if fmt == "json" and output is None:
-        click.echo(payload)
-        return
-    if output is not None:
-        atomic_write(output, (payload + "\n").encode("utf-8"))
-    table = summary_table(
-        result.plan, inputs.head.masters, costs, wall, verdict if category else None
+    return Planning(plan_sweep(inputs, options, strict), inputs, runners)
+
+
+def _write_record(
+    root: Path,
+    target: Path,
+    options: PlanOptions,
+    split_canary: bool,
+    category: str,
+    from_event: bool,
+) -> None:
+    """rerun.json: what a rerun of this run needs to know (infx.workflows.rerun.RunRecord)."""
+    import os
+
+    from infx.workflows.rerun import RunRecord
+    from infx.workflows.rerun_io import recipe_fingerprint, write_json
+
+    run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
+    name, payload = event() if from_event else ("local", {})
+    decision = _event_decision(root)[0] if from_event else None
+    pr = (payload.get("pull_request") or {}).get("number")
+    settings = load_settings(root)
+    record = RunRecord(
+        run_id=run_id,
+        event=name,
+        sha=git.git(["rev-parse", "HEAD"], root).strip(),
+        pr=pr if isinstance(pr, int) else None,
+        category=category,
+        options=options,
+        canary=split_canary,
+        fail_fast=bool(decision and decision.fail_fast),
+        agentx_fast=bool(decision and decision.agentx_fast),
+        recipe=recipe_fingerprint(root, settings.recipe_paths),
+        root=run_id,
     )
-    click.echo(table)
-    append_summary(f"### Sweep plan\n\n{table}\n")
+    write_json(target, record.as_json())
 
 
 def _costs(
@@ -317,10 +384,25 @@ def outputs(plan_file: Path) -> None:
 @click.option("--bucket", required=True, help="Job family, e.g. single or multinode-evals.")
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
-    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`."""
+    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, and the
+    node each row is pinned to (`runs-on`, empty: the row's runner label) from the
+    runs-on.json a rerun writes beside its plan."""
+    from infx.workflows.rerun import row_id
+    from infx.workflows.rerun_io import pins_for
+
     rows = chunk_rows(_read_plan(plan_file), bucket, index)
-    set_outputs({"rows": json.dumps(rows, separators=(",", ":"))})
-    click.echo(f"{bucket} chunk {index}: {len(rows)} row(s)")
+    pins = pins_for(plan_file)
+    nodes = [pins.get(row_id(row), "") for row in rows]
+    set_outputs(
+        {
+            "rows": json.dumps(rows, separators=(",", ":")),
+            "runs-on": json.dumps(nodes, separators=(",", ":")),
+        }
+    )
+    pinned = sum(1 for node in nodes if node)
+    click.echo(
+        f"{bucket} chunk {index}: {len(rows)} row(s)" + (f", {pinned} pinned" if pinned else "")
+    )
 
 
 @sweep.command("row-env")
@@ -342,3 +424,12 @@ def row_env_cmd(runner_name: str) -> None:
     lines["RECIPE_SCRIPT"] = recipe_path(row, runner_name)
     for key, value in lines.items():
         click.echo(f"{key}={value}")
+
+
+def _register() -> None:
+    from infx.cli.sweep_runs import register
+
+    register(sweep)
+
+
+_register()

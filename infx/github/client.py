@@ -523,6 +523,13 @@ class GitHub:
         answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
         return [_run(item) for item in answer.items("workflow_runs")]
 
+    def branch_runs(self, workflow: str, branch: str) -> list[Run]:
+        """The newest 100 runs of a workflow on a branch, whatever their event or status."""
+        what = f"listing runs of {workflow} on {branch}"
+        params = {"branch": branch, "per_page": 100}
+        answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
+        return [_run(item) for item in answer.items("workflow_runs")]
+
     def recent_runs(self, workflow: str, branch: str) -> list[Run]:
         """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""
         return self._runs_page(workflow, branch, "pull_request", "completed")

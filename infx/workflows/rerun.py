@@ -20,15 +20,17 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
-from infx.github.client import Job, Run
 from infx.matrix.options import PlanOptions
 from infx.matrix.plan import EVAL_BUCKETS, canary
 from infx.results.floors import Floors, checks
 from infx.workflows.timings import JobSlot, job_slot, row_at
 from infx.workflows.triage import CANCELLED, Failure, classify, is_infra
+
+if TYPE_CHECKING:
+    from infx.github.client import Job, Run
 
 Row = dict[str, Any]
 RECORD_FILE = "rerun.json"
@@ -211,6 +213,7 @@ class Outcome:
     conclusion: str | None
     kind: str | None  # triage class; None: it succeeded
     node: str
+    attempt: int = 1
 
 
 def outcomes(
@@ -229,7 +232,7 @@ def outcomes(
             kind = classify(
                 Failure(job.conclusion, job.failed_step, logs.get(job.id), job.id in logs)
             )
-        found.append(Outcome(slot, row, job.conclusion, kind, job.runner_name or ""))
+        found.append(Outcome(slot, row, job.conclusion, kind, job.runner_name or "", job.attempt))
     return found
 
 
