@@ -31,6 +31,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Carry out a comment command's read-only decision (react, dispatch).",
     ),
     "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
+    "rerun-failed": (
+        "infx.cli.sweep_runs",
+        "rerun_failed",
+        "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result.",
+    ),
     "results": (
         "infx.cli.results",
         "results",

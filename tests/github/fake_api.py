@@ -424,14 +424,7 @@ class Handler(BaseHTTPRequestHandler):
                     self._send(204),
                 ),
             ),
-            (
-                "POST",
-                r"/statuses/([0-9a-f]{40})",
-                lambda m: (
-                    s.statuses.append({"sha": m[1], **self._body()}),
-                    self._send(201, {"id": len(s.statuses), **self._body()}),
-                ),
-            ),
+            ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._status(m[1])),
         ]
         for verb, pattern, action in routes:
             match = re.fullmatch(pattern, rest)
@@ -591,6 +584,11 @@ class Handler(BaseHTTPRequestHandler):
             if run["id"] == run_id:
                 return self._send(200, run)
         return self._send(404, {"message": "Not Found"})
+
+    def _status(self, sha: str) -> None:
+        body = self._body()
+        self.state.statuses.append({"sha": sha, **body})
+        self._send(201, {"id": len(self.state.statuses), **body})
 
     def _jobs(self, run_id: int, query: dict[str, list[str]]) -> None:
         """A run's jobs, the latest attempt's unless filter=all, as GitHub lists them."""

@@ -394,7 +394,9 @@ class _Simulator:
         caller = ctx.get("_caller", "")
         return Dispatch(name, runs_on, steps, f"{caller}{title}")
 
-    def _cancel(self, workflow: dict[str, Any], job: dict[str, Any], ctx: dict[str, Any], name: str):
+    def _cancel(
+        self, workflow: dict[str, Any], job: dict[str, Any], ctx: dict[str, Any], name: str
+    ):
         """A matrix entry fail-fast cancelled before it started."""
         self.run.jobs[name] = "cancelled"
         if "uses" not in job and render(job["runs-on"], ctx) not in HOSTED:
@@ -599,9 +601,9 @@ class _Simulator:
             timeout=300,
         )
         job.log += done.stdout + done.stderr
-        self.run.summaries[job.name] = self.run.summaries.get(job.name, "") + files[
-            "GITHUB_STEP_SUMMARY"
-        ].read_text()
+        self.run.summaries[job.name] = (
+            self.run.summaries.get(job.name, "") + files["GITHUB_STEP_SUMMARY"].read_text()
+        )
         job.env.update(_env_file(files["GITHUB_ENV"]))
         job.path[:0] = reversed(files["GITHUB_PATH"].read_text().split())
         return done.returncode == 0, _env_file(files["GITHUB_OUTPUT"])

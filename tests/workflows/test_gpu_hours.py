@@ -1,0 +1,410 @@
+"""GPU-hours spent only where they buy information, shown with the workflows as GitHub runs
+them (GitHub's own expression evaluator, every `run:` step in bash, the fake API): a sweep
+of 40 jobs with 3 infra failures is retried automatically with exactly those 3, pinned to
+healthy nodes, and its results hold each point once; a rerun after a recipe change runs the
+canary first, and a failed canary still stops the rest; an over-budget plan starts no GPU
+job until someone approves it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infx.workflows.rerun import row_id
+from tests.conftest import entry, make_repo
+from tests.github.fake_api import FakeGitHub
+from tests.workflows.conftest import SweepRepo
+from tests.workflows.expressions import condition
+from tests.workflows.gpu import Cluster, point, pr_merge_ref, publish
+from tests.workflows.harness import (
+    Run,
+    World,
+    comment_payload,
+    load,
+    plan_rows,
+    planned,
+    pr_payload,
+    simulate,
+)
+
+AMD = """\
+llama-fp8-mi355x-vllm:
+  image: vllm/vllm-openai-rocm:v0.11.0
+  model: meta-llama/Llama-3.3-70B-Instruct
+  model-prefix: llama70b
+  runner: mi355x
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-start: 1, conc-end: 128 }
+      - { tp: 4, conc-start: 1, conc-end: 128 }
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-start: 4, conc-end: 256 }
+      - { tp: 4, conc-start: 4, conc-end: 256 }
+
+llama-fp8-mi355x-sglang:
+  image: lmsysorg/sglang:v0.5.5-rocm700-mi35x
+  model: meta-llama/Llama-3.3-70B-Instruct
+  model-prefix: llama70b
+  runner: mi355x
+  precision: fp8
+  framework: sglang
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - { tp: 8, conc-start: 4, conc-end: 128 }
+"""
+NODES = [f"mi355x-amds_0{i}" for i in range(8)]
+RUNNERS = "labels:\n  mi355x:\n" + "".join(f"    - {n}\n" for n in NODES)
+POOLS = {"mi355x": NODES}
+RECIPE = "recipes/llama70b_fp8_mi355x_vllm.sh"
+A_ID, B_ID, RETRY_ID = 9100, 9200, 9300
+# Three jobs lost to infra: two with their runner, one on a workspace it cannot clean.
+INFRA = {
+    ("vllm", 1024, 8, 32, False): ("lost", "mi355x-amds_03"),
+    ("vllm", 8192, 4, 64, False): ("shutdown", "mi355x-amds_03"),
+    ("sglang", 1024, 8, 8, False): ("workspace", "mi355x-amds_05"),
+}
+
+
+def sweep_repository(path: Path) -> SweepRepo:
+    repo = make_repo(path, master=AMD)
+    repo.commit("runners and recipe", **{"configs__runners.yaml": RUNNERS, RECIPE: "echo v1\n"})
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    head = repo.commit(
+        "Tune every Llama FP8 config",
+        **{"perf-changelog.yaml": repo.read().decode() + "\n" + entry(["llama-fp8-*"])},
+    )
+    repo.git("checkout", "-q", "-b", "pr-merge", base)
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    pr_merge_ref(repo.path)
+    return SweepRepo(repo.path, base, head, repo.git("rev-parse", "HEAD"))
+
+
+@dataclass
+class SourceRun:
+    """Run A: the PR's sweep of 40 jobs, 3 of them lost to infra, as GitHub keeps it."""
+
+    repo: SweepRepo
+    run: Run
+    jobs: list[dict[str, Any]]
+    logs: dict[int, bytes]
+
+    def publish(self, api: FakeGitHub, world: World) -> None:
+        api.state.add_pull(17, head_sha=self.repo.head, commits=[self.repo.head])
+        publish(api, world, self.run, A_ID, head_sha=self.repo.head, conclusion="failure",
+                jobs=self.jobs, logs=self.logs)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def source_run(tmp_path_factory: pytest.TempPathFactory) -> SourceRun:
+    tmp = tmp_path_factory.mktemp("forty")
+    repo = sweep_repository(tmp / "repo")
+    with FakeGitHub() as fake:
+        fake.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+        world = World(repo.path, tmp, fake.url, fake.state.requests)
+        cluster = Cluster(fake, A_ID, POOLS, tmp / "gpu", failures=dict(INFRA))
+        payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
+                             base_sha=repo.base)  # fmt: skip
+        run = simulate(world, "run-sweep.yml", "pull_request", payload, gpu=cluster, run_id=A_ID)
+        return SourceRun(repo, run, fake.state.jobs[A_ID], dict(fake.state.logs))
+
+
+def world_for(repo: SweepRepo, api: FakeGitHub, tmp_path: Path) -> World:
+    return World(repo.path, tmp_path, api.url, api.state.requests)
+
+
+def results(run: Run) -> list[dict[str, Any]]:
+    return json.loads((run.artifacts["results_bmk"] / "results.json").read_text())["rows"]
+
+
+def points(rows: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(json.dumps([r["kind"], r["identity"]], sort_keys=True) for r in rows)
+
+
+def dispatched(run: Run, api: FakeGitHub) -> dict[str, Any]:
+    (dispatch,) = api.state.workflow_dispatches
+    inputs = dict(dispatch["inputs"])
+    if "pr-number" in inputs:
+        inputs["pr-number"] = int(inputs["pr-number"])  # a number input, as GitHub types it
+    return {
+        "ref": f"refs/heads/{dispatch['ref']}",
+        "inputs": inputs,
+        "workflow": dispatch["workflow"],
+    }
+
+
+def test_the_source_run_lost_three_of_forty_jobs_to_infra(source_run: SourceRun) -> None:
+    run = source_run.run
+    assert run.ran("setup"), run.log("setup")
+    assert len(plan_rows(planned(run))) == 40
+    assert len(run.dispatches) == 40
+    assert sorted(point(d.row) for d in run.dispatches if d.result == "failure") == sorted(INFRA)
+    assert run.jobs["canary"] == "success" and run.ran("collect"), run.log("collect")
+    assert len(points(results(run))) == 37
+    triage = run.summaries["collect"]
+    assert "| runner-lost | mi355x-amds_03 | 2 | yes |" in triage
+    assert "| workspace-permission | mi355x-amds_05 | 1 | yes |" in triage
+    assert "| mi355x | 37 | 40 | 92% |" in triage
+    # The next sweep's estimate: every successful job's 20 minutes, by identity.
+    timings = json.loads((run.artifacts["sweep-jobs"] / "timings.json").read_text())
+    assert len(timings["jobs"]) == 37
+    assert {s for samples in timings["jobs"].values() for s, _ in samples} == {1200.0}
+
+
+def test_three_infra_failures_are_retried_exactly_and_each_point_appears_once(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    completed = {
+        "action": "completed",
+        "workflow_run": {"id": A_ID, "name": "run-sweep", "conclusion": "failure",
+                         "event": "pull_request", "head_branch": "feature",
+                         "head_sha": source_run.repo.head},
+        "repository": {"full_name": "acme/bench"},
+    }  # fmt: skip
+    retry = simulate(world, "sweep-retry.yml", "workflow_run", completed)
+    assert retry.ran("decide") and retry.ran("act"), retry.logs
+    assert retry.writes["decide"] == []  # the job reading the run writes nothing
+    event = dispatched(retry, api)
+    assert event["workflow"] == "run-sweep.yml" and event["ref"] == "refs/heads/feature"
+    assert event["inputs"] == {"rerun-of": str(A_ID), "scope": "infra", "pr-number": 17}
+
+    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    assert rerun.ran("setup"), rerun.log("setup")
+    assert rerun.jobs["canary"] == "skipped"  # the recipe is unchanged; the canary passed
+    assert sorted(point(d.row) for d in rerun.dispatches) == sorted(INFRA)
+    # Each retry on another node of the pool, none on the two that failed, spread out.
+    nodes = [d.runner for d in rerun.dispatches]
+    assert set(nodes) <= set(NODES) - {"mi355x-amds_03", "mi355x-amds_05"}
+    assert len(set(nodes)) == 3
+    merged = results(rerun)
+    assert len(merged) == 40 and max(points(merged).values()) == 1
+    triage = rerun.summaries["collect"]
+    assert "| mi355x | 40 | 43 | 93% |" in triage  # every attempt, the source run's too
+    # The rerun carries the plan it completes, and says what it is.
+    carried = rerun.artifacts["sweep-plan"]
+    assert json.loads((carried / "source-plan.json").read_text()) == planned_whole(source_run)
+    record = json.loads((carried / "rerun.json").read_text())
+    assert (record["source"], record["root"], record["scope"], record["pr"]) == (
+        A_ID,
+        A_ID,
+        "infra",
+        17,
+    )
+
+    # Retried once: the retry's own failure is not retried automatically.
+    api.state.workflow_dispatches.clear()
+    publish(api, world, rerun, B_ID, head_sha=source_run.repo.head, conclusion="failure",
+            minute=120)  # fmt: skip
+    again = simulate(world, "sweep-retry.yml", "workflow_run",
+                     {**completed, "workflow_run": {**completed["workflow_run"], "id": B_ID}})  # fmt: skip
+    assert again.ran("decide") and again.jobs["act"] == "skipped"
+    assert "itself an automatic retry" in again.log("decide")
+    assert api.state.workflow_dispatches == []
+
+
+def planned_whole(source_run: SourceRun) -> dict[str, Any]:
+    from infx.workflows.rerun import whole_plan
+
+    return whole_plan(planned(source_run.run))
+
+
+def _changed_recipe(source_run: SourceRun, tmp_path: Path) -> SweepRepo:
+    """A copy of the repository whose PR fixed the recipe since run A."""
+    path = tmp_path / "repo"
+    shutil.copytree(source_run.repo.path, path)
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("checkout", "-q", "feature")
+    (path / RECIPE).write_text("echo v2\n")
+    git("commit", "-qam", "Fix the recipe")
+    # GitHub's merge ref is always a fresh merge of the PR head into the base.
+    git("checkout", "-q", "-b", "pr-merge-2", source_run.repo.base)
+    git("merge", "-q", "--no-ff", "-m", "Merge feature again", "feature")
+    pr_merge_ref(path)
+    return SweepRepo(path, source_run.repo.base, source_run.repo.head, git("rev-parse", "HEAD"))
+
+
+@pytest.mark.parametrize("canary", ["success", "failure"])
+def test_after_a_recipe_change_the_canary_runs_first_and_its_failure_stops_the_rest(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path, canary: str
+) -> None:
+    repo = _changed_recipe(source_run, tmp_path)
+    world = world_for(repo, api, tmp_path)
+    source_run.publish(api, world)
+    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+             "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": 17}}  # fmt: skip
+    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
+    if canary == "failure":
+        first = planned(source_run.run)["canary"][0]
+        cluster.failures[point(first)] = ("recipe", "mi355x-amds_01")
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    assert rerun.ran("setup"), rerun.log("setup")
+    assert "the recipe changed since" in rerun.log("setup")
+    jobs = [d.job.split("[")[0] for d in rerun.dispatches]
+    assert jobs[0] == "canary"
+    canary_row = planned(source_run.run)["canary"][0]
+    assert row_id(rerun.dispatches[0].row) == row_id(canary_row)
+    if canary == "failure":
+        assert jobs == ["canary"]
+        assert all(rerun.jobs[j] == "skipped" for j in ("single", "evals"))
+    else:
+        assert sorted(point(d.row) for d in rerun.dispatches[1:]) == sorted(INFRA)
+        assert len(results(rerun)) == 40 and max(points(results(rerun)).values()) == 1
+
+
+# --- the budget ----------------------------------------------------------------------------
+
+
+def _budgeted(tmp_path: Path, budget: float) -> SweepRepo:
+    repo = make_repo(tmp_path / "budget")
+    repo.commit("budget", **{"infx.toml": f"[budget]\nfull-sweep-enabled = {budget}\n"})
+    base = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "-q", "-b", "feature")
+    # The PR raises its own budget: the gate reads the base's.
+    head = repo.commit(
+        "Tune every Llama FP8 config",
+        **{
+            "perf-changelog.yaml": repo.read().decode() + "\n" + entry(["llama-fp8-*"]),
+            "infx.toml": "[budget]\nfull-sweep-enabled = 1000000\n",
+        },
+    )
+    repo.git("checkout", "-q", "-b", "pr-merge", base)
+    repo.git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    return SweepRepo(repo.path, base, head, repo.git("rev-parse", "HEAD"))
+
+
+GPU_JOBS = ["canary", "single", "agentic", "multi", "multi-agentic", "evals", "agentic-evals",
+            "multinode-evals", "multinode-agentic-evals"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("budget", "approval", "starts"),
+    [
+        (10, None, False),  # 15 GPU-hours over 10: waits
+        (10, False, False),  # a reviewer rejects: nothing ever starts
+        (10, True, True),  # approved: the sweep runs
+        (100, None, True),  # within budget: no wait at all
+    ],
+)
+def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
+    api: FakeGitHub, tmp_path: Path, budget: float, approval: bool | None, starts: bool
+) -> None:
+    repo = _budgeted(tmp_path, budget)
+    api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+    world = world_for(repo, api, tmp_path)
+    payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
+                         base_sha=repo.base)  # fmt: skip
+    run = simulate(world, "run-sweep.yml", "pull_request", payload,
+                   approvals={"gpu-budget": approval})  # fmt: skip
+    assert run.ran("setup"), run.log("setup")
+    over = budget < 15
+    assert run.outputs["setup"]["over-budget"] == str(over).lower()
+    assert bool(run.dispatches) is starts
+    if starts:
+        assert len(run.dispatches) == len(plan_rows(planned(run)))
+    expected = {None: "waiting", False: "failure", True: "success"}[approval] if over else "skipped"
+    assert run.jobs["budget-approval"] == expected
+    if approval is None and over:
+        assert {run.jobs[j] for j in GPU_JOBS} == {"waiting"}
+    status = api.state.statuses[0]
+    assert status["context"] == "infx/gpu-budget" and status["sha"] == repo.head
+    if over:
+        assert status["state"] == "pending"
+        assert status["description"] == (
+            f"over budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled; "
+            "waiting for approval in gpu-budget"
+        )
+    else:
+        assert (status["state"], status["description"]) == (
+            "success", f"within budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled"
+        )  # fmt: skip
+    if approval and over:
+        assert api.state.statuses[-1]["state"] == "success"
+        assert "approved in gpu-budget" in api.state.statuses[-1]["description"]
+
+
+@pytest.mark.parametrize("over_budget", ["", "maybe", "TRUE"])
+def test_a_missing_or_unexpected_verdict_starts_no_gpu_job(over_budget: str) -> None:
+    """Bad luck: if setup's verdict is missing or malformed, no GPU job may start."""
+    jobs = load("run-sweep.yml")["jobs"]
+    outputs = {"has-canary": "true", "has-single": "true", "over-budget": over_budget}
+    ctx = {
+        "needs": {
+            "setup": {"result": "success", "outputs": outputs},
+            "canary": {"result": "skipped", "outputs": {}},
+            "budget-approval": {"result": "skipped", "outputs": {}},
+        }
+    }
+    approval = condition(jobs["budget-approval"]["if"], ctx)
+    assert approval is (over_budget.lower() == "true")  # GitHub compares strings case-blind
+    for name in ("canary", "single"):
+        assert condition(jobs[name]["if"], ctx) is False
+
+
+def test_every_gpu_job_waits_for_the_budget_approval() -> None:
+    jobs = load("run-sweep.yml")["jobs"]
+    for name in GPU_JOBS:
+        assert "budget-approval" in jobs[name]["needs"], name
+        assert "needs.budget-approval.result == 'success'" in jobs[name]["if"], name
+    assert jobs["budget-approval"]["environment"] == "gpu-budget"
+
+
+# --- /rerun-failed -----------------------------------------------------------------------------
+
+
+def _comment(api: FakeGitHub, login: str, body: str) -> dict[str, Any]:
+    return api.state.add_comment(17, login, body, 300, "MEMBER")
+
+
+@pytest.mark.parametrize(
+    ("login", "body", "reaction", "dispatches"),
+    [
+        ("maintainer", "/rerun-failed", "+1", True),
+        ("maintainer", f"/rerun-failed {A_ID}", "+1", True),
+        ("reader", "/rerun-failed", "-1", False),  # a member without write permission
+        ("maintainer", "/rerun-failed please", "-1", False),  # not exactly the command
+        ("maintainer", "/rerun-failed 12345", "-1", False),  # no such run
+    ],
+)
+def test_rerun_failed_comment(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path, login, body, reaction, dispatches
+) -> None:
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    api.state.permissions["maintainer"] = "write"
+    comment = _comment(api, login, body)
+    run = simulate(world, "rerun-failed.yml", "issue_comment", comment_payload(comment, number=17))
+    assert run.ran("decide") and run.ran("act"), run.logs
+    assert run.writes["decide"] == []
+    assert [r["content"] for r in api.state.reactions[comment["id"]]] == [reaction]
+    if dispatches:
+        event = dispatched(run, api)
+        assert event["inputs"] == {"rerun-of": str(A_ID), "scope": "missing", "pr-number": 17}
+        assert "Rerunning 3 of 40 jobs" in run.summaries["decide"]
+    else:
+        assert api.state.workflow_dispatches == []
