@@ -408,3 +408,175 @@ def test_rerun_failed_comment(
         assert "Rerunning 3 of 40 jobs" in run.summaries["decide"]
     else:
         assert api.state.workflow_dispatches == []
+
+
+# --- the commands, as a maintainer and as an attacker would call them -------------------------
+
+
+def _infx(env: dict[str, str], *args: str, cwd: Path | None = None):
+    from click.testing import CliRunner
+
+    from infx.cli import cli
+
+    old = Path.cwd()
+    if cwd is not None:
+        import os
+
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    finally:
+        if cwd is not None:
+            import os
+
+            os.chdir(old)
+
+
+@pytest.fixture
+def published(source_run: SourceRun, api: FakeGitHub, tmp_path: Path) -> dict[str, str]:
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    return {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+
+
+def test_rerun_command_previews_then_dispatches_the_targeted_rerun(
+    published: dict[str, str], api: FakeGitHub
+) -> None:
+    dry = _infx(published, "sweep", "rerun", str(A_ID), "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs.
+    assert "Rerunning 3 of 40 jobs: about 5.0 GPU-hours (a full rerun: 63.0)." in dry.output
+    assert "| llama70b_1k1k | 32 | mi355x | runner-lost on mi355x-amds_03 |" in dry.output
+    assert "nothing dispatched" in dry.output and api.state.workflow_dispatches == []
+    done = _infx(published, "sweep", "rerun", str(A_ID))
+    assert done.exit_code == 0, done.output
+    assert api.state.workflow_dispatches == [
+        {"workflow": "run-sweep.yml", "ref": "feature",
+         "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": "17"}}
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"status": "in_progress", "conclusion": None}, "wait until it completes"),
+        ({"path": ".github/workflows/ci.yml"}, "is not a run of run-sweep.yml"),
+    ],
+)
+def test_rerun_command_refuses_runs_it_must_not_rerun(
+    published: dict[str, str], api: FakeGitHub, change: dict, message: str
+) -> None:
+    api.state.runs[-1].update(change)
+    result = _infx(published, "sweep", "rerun", str(A_ID))
+    assert result.exit_code == 1 and message in result.stderr
+    assert api.state.workflow_dispatches == []
+
+
+def test_a_newer_sweep_or_a_running_one_blocks_the_rerun(
+    published: dict[str, str], api: FakeGitHub
+) -> None:
+    api.state.add_run(A_ID + 1, head_sha="c" * 40, minute=200, artifacts=["sweep-plan"])
+    newer = _infx(published, "sweep", "rerun", str(A_ID))
+    assert newer.exit_code == 1 and f"run {A_ID + 1} is a newer sweep" in newer.stderr
+    api.state.runs[-1].update({"status": "queued", "conclusion": None})
+    api.state.artifacts[A_ID + 1] = []
+    running = _infx(published, "sweep", "rerun", str(A_ID))
+    assert running.exit_code == 1 and "is queued on this branch" in running.stderr
+    assert api.state.workflow_dispatches == []
+
+
+def test_an_api_failure_dispatches_nothing(published: dict[str, str], api: FakeGitHub) -> None:
+    from tests.github.fake_api import Fault
+
+    api.state.faults.append(Fault(r"/jobs", 502, times=100))
+    result = _infx(published, "sweep", "rerun", str(A_ID))
+    assert result.exit_code == 2 and "listing jobs of run" in result.stderr
+    assert "Traceback" not in result.output and api.state.workflow_dispatches == []
+
+
+GOOD = {"workflow": "run-sweep.yml", "ref": "feature",
+        "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": "17"}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("forged", "message"),
+    [
+        ({**GOOD, "workflow": "deploy.yml"}, "starts 'deploy.yml'"),
+        ({**GOOD, "ref": "main"}, f"run {A_ID} is not a run-sweep.yml run on main"),
+        ({**GOOD, "ref": "feature; rm -rf /"}, "not a branch name"),
+        ({**GOOD, "inputs": {**GOOD["inputs"], "runner": "prod"}}, "inputs must be"),
+        ({**GOOD, "inputs": {**GOOD["inputs"], "rerun-of": "1 2"}}, "must be a run id"),
+        ({**GOOD, "inputs": {**GOOD["inputs"], "scope": "all"}}, "scope must be"),
+        ({**GOOD, "extra": 1}, "must be {workflow, ref, inputs}"),
+    ],
+)
+def test_the_acting_job_refuses_a_forged_decision(
+    published: dict[str, str], api: FakeGitHub, tmp_path: Path, forged: dict, message: str
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"action": "completed", "workflow_run": {"id": A_ID}}))
+    env = {**published, "GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(event),
+           "DISPATCH": json.dumps(forged)}  # fmt: skip
+    result = _infx(env, "sweep", "dispatch-rerun")
+    assert result.exit_code == 2 and message in result.stderr, result.output
+    assert api.state.workflow_dispatches == []
+    good = _infx({**env, "DISPATCH": json.dumps(GOOD)}, "sweep", "dispatch-rerun")
+    assert good.exit_code == 0 and len(api.state.workflow_dispatches) == 1
+
+
+def test_a_comment_cannot_rerun_another_prs_sweep(
+    published: dict[str, str], api: FakeGitHub, tmp_path: Path
+) -> None:
+    """Pinning PR 17's run from PR 18 is refused by the decision, and a forged decision
+    that dispatches it for PR 18 is refused by the acting job."""
+    api.state.add_pull(18, head_sha="d" * 40, head_ref="other")
+    api.state.permissions["maintainer"] = "write"
+    comment = api.state.add_comment(18, "maintainer", f"/rerun-failed {A_ID}", 300)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(comment_payload(comment, number=18)))
+    env = {**published, "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": str(event)}
+    decided = _infx(env, "rerun-failed", "--decide-only")
+    assert decided.exit_code == 0 and f"run {A_ID} is not a sweep of PR #18" in decided.output
+    forged = _infx({**env, "DISPATCH": json.dumps(GOOD), "REACTION": "+1"}, "sweep",
+                   "dispatch-rerun")  # fmt: skip
+    assert forged.exit_code == 2 and "not for PR #18" in forged.stderr
+    assert api.state.workflow_dispatches == [] and comment["id"] not in api.state.reactions
+
+
+def test_a_dispatch_on_the_wrong_branch_starts_no_gpu_job(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """Someone dispatches run-sweep.yml by hand from the Actions page with a run of another
+    branch, or of another PR: the rerun's own planning job refuses."""
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    for ref, pr, message in [
+        ("refs/heads/main", 17, "ran on feature; dispatch its rerun there, not on main"),
+        ("refs/heads/feature", 18, "swept PR #17, not PR #18"),
+    ]:
+        event = {"ref": ref, "repository": {"full_name": "acme/bench"},
+                 "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": pr}}  # fmt: skip
+        if pr == 18:
+            subprocess.run(["git", "update-ref", "refs/pull/18/merge", source_run.repo.merge],
+                           cwd=source_run.repo.path, check=True)  # fmt: skip
+        run = simulate(world, "run-sweep.yml", "workflow_dispatch", event, run_id=B_ID)
+        assert run.jobs["setup"] == "failure" and message in run.log("setup")
+        assert run.dispatches == []
+
+
+def test_timings_come_from_sweep_runs_only(api: FakeGitHub, tmp_path: Path) -> None:
+    from infx.workflows.rerun_io import zip_bytes
+
+    timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
+    forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}
+    api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"])
+    api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"],
+                      path=".github/workflows/other.yml")  # fmt: skip
+    api.state.blobs[100] = zip_bytes({"timings.json": json.dumps(timings).encode()})
+    api.state.blobs[300] = zip_bytes({"timings.json": json.dumps(forged).encode()})
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    out = tmp_path / "t.json"
+    result = _infx(env, "sweep", "timings", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["jobs"] == {"a" * 20: [[900.0, 1]]}
+    assert "from run(s) 1" in result.output
