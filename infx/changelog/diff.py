@@ -57,6 +57,15 @@ def compare(base: bytes | None, head: bytes) -> ChangelogDiff:
     return _non_append(base, head)
 
 
+def crlf_saved(base: bytes | None, head: bytes) -> bytes | None:
+    """`head` with LF restored when it is the base, plus appended text or corrections, saved
+    with CRLF line endings (an editor's whole-file save); None when it is not that."""
+    if not base or b"\r\n" not in head or b"\r" in base:
+        return None
+    restored = head.replace(b"\r\n", b"\n")
+    return restored if compare(base, restored).kind != "rejected" else None
+
+
 def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
     """Each appended entry sits after exactly one empty line; lines are region-relative (1 = first
     appended line), so the caller shifts them once it knows the base's line count."""

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import click
 
 from infx import git
+from infx.changelog.check import CheckResult
 from infx.changelog.check import check as check_bytes
 from infx.changelog.links import LinkPolicy
+from infx.changelog.model import Entry
 from infx.changelog.report import (
     as_failure,
     as_github,
@@ -22,6 +25,7 @@ from infx.cli.options import changelog_file, master_configs
 from infx.context import REMOTES, repository
 from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
+from infx.matrix.load import MasterConfigs
 from infx.matrix.sources import load_masters, masters_from, read_change
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
@@ -56,6 +60,32 @@ def _branch_base(root: Path) -> str:
     raise UsageError(
         f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
         f"with: run `git fetch origin {main}` or pass --base REF"
+    )
+
+
+def _gate(
+    base: bytes | None,
+    head: bytes | None,
+    policy: LinkPolicy | None,
+    masters: MasterConfigs | None,
+    config_globs: tuple[str, ...],
+) -> CheckResult:
+    """The gate's verdict with every rule: keys resolve against `masters`, and each appended
+    entry must select a benchmark job there (the planner's own selection)."""
+    selects = None
+    if masters is not None:
+        from infx.matrix.selection import nothing_selected
+
+        def selects(entry: Entry) -> str | None:
+            return nothing_selected(entry.data, masters)
+
+    return check_bytes(
+        base,
+        head,
+        policy,
+        masters.keys() if masters is not None else None,
+        keys_source=", ".join(config_globs),
+        selects=selects,
     )
 
 
@@ -136,15 +166,15 @@ def check(
         if base_bytes is None and head_bytes is None:
             where = f"at {head}" if head else "in the working tree"
             raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
-        keys = None
+        masters = None
         if head_bytes is not None and head_bytes != base_bytes:
-            keys = masters_from(change.masters, config_globs, change.head_tree).keys()
+            masters = masters_from(change.masters, config_globs, change.head_tree)
     except InfxError as exc:
         if fmt == "text":
             raise UsageError(str(exc)) from None
         click.echo(as_failure(fmt, path, str(exc)))
         sys.exit(EXIT_USAGE)
-    result = check_bytes(base_bytes, head_bytes, policy, keys, keys_source=", ".join(config_globs))
+    result = _gate(base_bytes, head_bytes, policy, masters, config_globs)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
     click.echo(render(path, result))
@@ -205,18 +235,22 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     "left main, as for `check`.",
 )
 @file_option
+@master_configs
 @click.option(
     "--check",
     "check_only",
     is_flag=True,
     help="Report what would change; write nothing (exit 1 if a fix is due).",
 )
-def fix(base: str | None, path: str, check_only: bool) -> None:
+def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
-    CRLF line endings, trailing spaces, one empty line before each entry, the final
+    CRLF line endings (a whole file saved with them too, when it is otherwise history plus
+    appended entries), trailing spaces, one empty line before each entry, the final
     newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
-    which become XXX. History bytes are never touched; the file is written atomically.
+    which become XXX. History bytes are never touched; the file is written atomically,
+    and only when the fixed text reads as the old one did but for those links. Then the
+    gate runs on the result: exit 1 names each problem a person must fix.
     """
     root = git.root()
     base = _branch_base(root) if base is None else base
@@ -227,7 +261,32 @@ def fix(base: str | None, path: str, check_only: bool) -> None:
     fixed, fixes = fix_appended(base_bytes, head_bytes)
     verb = "would fix" if check_only else "fixed"
     changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
-    _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
+    masters = None
+    if fixed != base_bytes:
+        with contextlib.suppress(UsageError):  # no master configs: keys are not checked
+            masters = load_masters(root, None, config_globs)
+    remaining = _gate(base_bytes, fixed, _fix_policy(root), masters, config_globs)
+    if remaining.ok:
+        _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
+        return
+    if changes and not check_only:
+        _write_changes(root / path, fixed, changes, check_only, "")
+    else:
+        for line in changes:
+            click.echo(line)
+    for v in remaining.violations:
+        click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
+    click.echo(f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair")
+    sys.exit(1)
+
+
+def _fix_policy(root: Path) -> LinkPolicy | None:
+    """The link rules of a branch, when the repository can be told; else none (fix still
+    names every other problem)."""
+    try:
+        return _policy(None, None, root, branch=True)
+    except UsageError:
+        return None
 
 
 main_side_option = click.option(

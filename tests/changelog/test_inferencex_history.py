@@ -83,7 +83,10 @@ def test_a_plain_correction_of_real_history_passes(history: bytes) -> None:
 
 def test_whole_history_reads_as_one_append(history: bytes) -> None:
     """From the empty tree all 772 entries are appended and read, within every limit; what
-    fails is only the historic separators that later appends never see."""
+    fails is only what later appends never see: the historic separators, and the one
+    historic pr-link whose value sits on the line below its key (a new entry must write
+    it on its own line)."""
     result = check(None, history, None)
     assert len(result.entries) == 772
-    assert {v.rule for v in result.violations} == {"separator"}
+    assert {v.rule for v in result.violations} == {"separator", "pr-link"}
+    assert [v.line for v in result.violations if v.rule == "pr-link"] == [3595]
