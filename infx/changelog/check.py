@@ -152,6 +152,27 @@ def selection_violations(
     ]
 
 
+# A block scalar header that keeps trailing blank lines: `|+`, `>+`, `|2+`, `>+2`.
+_KEEP_HEADER = re.compile(rb"(?:^|[ :-])[|>](?:[1-9]\+|\+[1-9]?) *(?:#.*)?$", re.M)
+
+
+def keep_violations(entry: Entry) -> list[Violation]:
+    """A value that keeps trailing blank lines would swallow the empty line before the next
+    entry: a later append would change it while history stays a byte prefix."""
+    found = _KEEP_HEADER.search(entry.text)
+    if found is None:
+        return []
+    return [
+        Violation(
+            entry.line + entry.text.count(b"\n", 0, found.start() + 1),
+            "yaml",
+            "a block scalar that keeps trailing blank lines ('+') would take in the empty "
+            "line before the next entry",
+            "use '|' or '|-' (or '>' / '>-')",
+        )
+    ]
+
+
 def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> list[Violation]:
     return [
         Violation(
@@ -248,6 +269,7 @@ def check(
                 bad_link = link_violation(entry, policy)
             if bad_link:
                 found.append(bad_link)
+            found.extend(keep_violations(entry))
             unknown = (
                 key_violations(entry, config_keys, keys_source) if config_keys is not None else []
             )

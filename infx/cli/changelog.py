@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -29,6 +31,9 @@ from infx.matrix.load import MasterConfigs
 from infx.matrix.sources import load_masters, masters_from, read_change
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
+
+if TYPE_CHECKING:
+    from infx.changelog.merge import MainSide
 
 file_option = changelog_file
 repo_option = click.option(
@@ -292,10 +297,19 @@ def _fix_policy(root: Path) -> LinkPolicy | None:
 main_side_option = click.option(
     "--main-side",
     type=click.Choice(["theirs", "ours"]),
-    default="theirs",
-    show_default=True,
-    help="Which side of the merge is main: 'theirs' when merging main into a PR branch.",
+    default=None,
+    help="Which side of the merge is main. Default: found from the merge: ours when HEAD is "
+    "the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged "
+    "in is a main tip or otherwise.",
 )
+
+
+def _main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
+    from infx.changelog.conflict import find_main_side
+
+    if given is not None:
+        return "ours" if given == "ours" else "theirs"
+    return find_main_side(root, load_settings(root).main_branch, theirs)
 
 
 @changelog.command("resolve-conflict", epilog=EXIT_CODES)
@@ -303,13 +317,15 @@ main_side_option = click.option(
 @repo_option
 @file_option
 @main_side_option
-def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str) -> None:
+def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str | None) -> None:
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
     root = git.root()
     policy = _policy(repo, pr, root) if pr else None
     from infx.changelog.conflict import resolve_index
 
-    merged = resolve_index(root, path, "theirs" if main_side == "theirs" else "ours", policy)
+    merging = list(git.commits(["MERGE_HEAD"], root).values())
+    side = _main_side(root, main_side, merging)
+    merged = resolve_index(root, path, side, policy)
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
@@ -334,16 +350,19 @@ def merge_driver(
     pathname: str | None,
     pr: int | None,
     repo: str | None,
-    main_side: str,
+    main_side: str | None,
 ) -> None:
     """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A).
 
-    When there is no automatic answer it exits 1 and leaves both sides between
-    conflict markers in %A, so git reports a normal conflict and nothing is lost.
+    Main's entries come first, whichever side is ours. When there is no automatic answer
+    it exits 1 and leaves both sides between conflict markers in %A, so git reports a
+    normal conflict and nothing is lost.
     """
-    policy = _policy(repo, pr, git.root()) if pr else None
-    side = "theirs" if main_side == "theirs" else "ours"
-    from infx.changelog.conflict import run_driver
+    root = git.root()
+    policy = _policy(repo, pr, root) if pr else None
+    from infx.changelog.conflict import merging_in, run_driver
+
+    side = _main_side(root, main_side, merging_in(os.environ))
 
     refused = run_driver(ancestor, current, other, side, policy)
     if refused is not None:

@@ -347,6 +347,19 @@ def test_pr_link_must_be_written_on_its_line(repo: GitRepo, value: str) -> None:
     assert "fix: write `pr-link: XXX` on one line" in result.output
 
 
+def test_the_gate_refuses_a_value_that_keeps_trailing_blank_lines(repo: GitRepo) -> None:
+    """Any later append would change it, though history stays a byte prefix."""
+    keeps = entry(extra="  all-evals: false\n").replace(
+        '    - "Tune flags"', "    - |+\n      Tune flags"
+    )
+    append(repo, "\n" + keeps)
+    result = run_check(repo)
+    assert result.exit_code == 1
+    line = HISTORY.count("\n") + 5
+    assert f"perf-changelog.yaml:{line}: yaml: " in result.output
+    assert "keeps trailing blank lines" in result.output
+
+
 # --- on the real InferenceX layout ---------------------------------------------------------
 
 NOTHING_SELECTED = {

@@ -108,7 +108,10 @@ ODD_LINES = {
 def test_a_link_with_trailing_spaces_can_be_corrected(history: bytes, number: int) -> None:
     old = _line(history, number)
     assert old == ODD_LINES[number]
-    for new in (old.rstrip(b" "), b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/7"):
+    for new in (
+        old.rstrip(b" "),
+        b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/7",
+    ):
         head = history.replace(old + b"\n", new + b"\n")
         result = check(history, head, POLICY)
         assert result.ok, result.violations
@@ -162,7 +165,9 @@ def test_the_cli_accepts_the_correction_on_a_branch(inferencex) -> None:
     old = b"  pr-link: \n    https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
     inferencex.write(
         "perf-changelog.yaml",
-        history.replace(old, b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"),
+        history.replace(
+            old, b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+        ),
     )
     result = inferencex.infx("changelog", "check")
     assert result.exit_code == 0, result.output
