@@ -16,7 +16,7 @@ from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entrie
 from infx.changelog.check import check
 from infx.changelog.diff import blank_lines_at_end
 from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry
+from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import Chunk, parse_chunk, parse_region, split_entries
 from infx.errors import ChangelogError
 
@@ -49,11 +49,11 @@ def _landed_copy(
     return _strip_blank_tail(own) == _strip_blank_tail(main_text)
 
 
-def _new_on_main(ancestor: bytes, main: bytes) -> list[tuple[Chunk, Entry]]:
-    """The entries main holds after the ancestor's, with their text."""
+def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
+    """The entries `side` holds after the ancestor's, with their text."""
     known = len(split_entries(ancestor)[0])
     found = []
-    for chunk in split_entries(main)[0][known:]:
+    for chunk in split_entries(side)[0][known:]:
         entry, _ = parse_chunk(chunk)
         if entry is not None:
             found.append((chunk, entry))
@@ -79,7 +79,7 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
             "the PR side of perf-changelog.yaml is not its base plus whole new entries "
             f"(line {first.line or 1}: {first.text()}); resolve this conflict by hand"
         )
-    held = _new_on_main(ancestor, main)
+    held = _new_since(ancestor, main)
     chunks, _ = split_entries(pr_result.diff.appended)
     new_text = []
     kept = []
@@ -116,6 +116,27 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
         return merged
     rewritten, _, _ = canonicalize(prefix, merged, policy)
     return rewritten
+
+
+def dropped_entries(ancestor: bytes, side: bytes, result: bytes, name: str) -> list[Violation]:
+    """The entries `side` (named `name`) added since `ancestor` that a merge `result` no longer
+    holds; an entry whose link was canonicalized meanwhile is still held."""
+    held = [entry.content() for _, entry in _new_since(ancestor, result)]
+    found = []
+    for chunk, entry in _new_since(ancestor, side):
+        if entry.content() in held:
+            held.remove(entry.content())
+            continue
+        found.append(
+            Violation(
+                None,
+                "merge",
+                f"this merge drops the entry {name} added at its line {chunk.line}",
+                "bring both sides back with `git checkout --merge -- perf-changelog.yaml`, "
+                "then run `infx changelog resolve-conflict`",
+            )
+        )
+    return found
 
 
 def resolve(

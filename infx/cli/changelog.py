@@ -14,7 +14,7 @@ from infx import git
 from infx.changelog.check import CheckResult
 from infx.changelog.check import check as check_bytes
 from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry
+from infx.changelog.model import Entry, Violation
 from infx.changelog.report import (
     as_failure,
     as_github,
@@ -94,6 +94,41 @@ def _gate(
     )
 
 
+def _merge_sides(root: Path) -> tuple[str, str, str] | None:
+    """During a merge: the commit of main's side, of the other side, and the other side's
+    name; None when no merge is in progress."""
+    if not git.in_progress("MERGE_HEAD", root):
+        return None
+    found = git.commits(["HEAD", "MERGE_HEAD"], root)
+    if len(found) != 2:
+        return None
+    theirs = found["MERGE_HEAD"]
+    side = _main_side(root, None, [theirs])
+    if side == "theirs":
+        return theirs, found["HEAD"], "the branch"
+    return found["HEAD"], theirs, "the branch merged in"
+
+
+def _merge_losses(
+    root: Path, path: str, merging: tuple[str, str, str], result: bytes
+) -> list[Violation]:
+    """The entries main or the other side added that the merge result no longer holds."""
+    from infx.changelog.merge import dropped_entries
+
+    main, other, name = merging
+    ancestor = git.merge_base(main, other, root)
+    if ancestor is None:
+        return []
+    files = git.read_many([(ancestor, path), (main, path), (other, path)], root)
+    old = files[(ancestor, path)] or b""
+    found = []
+    for side, who in ((main, "main"), (other, name)):
+        data = files[(side, path)]
+        if data is not None:
+            found += dropped_entries(old, data, result, who)
+    return found
+
+
 def _write_changes(
     target: Path, data: bytes, changes: list[str], check_only: bool, nothing: str
 ) -> None:
@@ -164,6 +199,9 @@ def check(
     try:
         root = git.root()
         branch = base is None
+        merging = _merge_sides(root) if base is None and head is None else None
+        if merging is not None:
+            base = merging[0]
         base = _branch_base(root) if base is None else base
         change = read_change(root, base, head, path, config_globs)
         policy = _policy(repo, pr, root, branch)
@@ -180,6 +218,8 @@ def check(
         click.echo(as_failure(fmt, path, str(exc)))
         sys.exit(EXIT_USAGE)
     result = _gate(base_bytes, head_bytes, policy, masters, config_globs)
+    if merging is not None and head_bytes is not None:
+        result.violations[:0] = _merge_losses(root, path, merging, head_bytes)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
     click.echo(render(path, result))

@@ -58,3 +58,51 @@ def test_without_a_main_to_compare_with_the_fix_is_named(repo: GitRepo) -> None:
     result = repo.infx("changelog", "check")
     assert result.exit_code == 2
     assert "git fetch origin main" in result.output and "--base" in result.output
+
+
+def _diverged(repo: GitRepo) -> tuple[str, str]:
+    """A branch and main that both appended an entry since the branch left main."""
+    _branch(repo)
+    ours = HISTORY + "\n" + entry(description="branch change")
+    repo.commit("branch work", **{"perf-changelog.yaml": ours})
+    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="main's own change")
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves", **{"perf-changelog.yaml": theirs})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "feature")
+    return ours, theirs
+
+
+def test_a_merge_that_drops_mains_entry_fails(repo: GitRepo) -> None:
+    """The contributor took their own side of the conflict: main's entry would be lost."""
+    ours, theirs = _diverged(repo)
+    repo.git("merge", "--no-edit", "origin/main", check=False)
+    repo.git("checkout", "--ours", "perf-changelog.yaml")
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry main added at its line 13" in result.output
+    both = theirs + "\n" + entry(description="branch change")
+    repo.write("perf-changelog.yaml", both)
+    assert repo.infx("changelog", "check").exit_code == 0
+
+
+def test_a_merge_that_drops_the_branchs_entry_fails(repo: GitRepo) -> None:
+    ours, theirs = _diverged(repo)
+    repo.git("merge", "--no-edit", "origin/main", check=False)
+    repo.write("perf-changelog.yaml", theirs)
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry the branch added at its line 13" in result.output
+
+
+def test_merging_a_branch_into_main_is_checked_against_main(repo: GitRepo) -> None:
+    ours, theirs = _diverged(repo)
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "--no-edit", "feature", check=False)
+    repo.git("checkout", "--theirs", "perf-changelog.yaml")
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry main added at its line 13" in result.output
