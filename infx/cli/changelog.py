@@ -23,8 +23,8 @@ from infx.changelog.report import (
     location,
     summary_markdown,
 )
-from infx.cli.options import changelog_file, master_configs
-from infx.context import REMOTES, repository
+from infx.cli.options import base_option, branch_base, changelog_file, master_configs
+from infx.context import repository
 from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix.load import MasterConfigs
@@ -50,22 +50,6 @@ def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) 
             err=True,
         )
     return LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
-
-
-def _branch_base(root: Path) -> str:
-    """Where this branch left main: the merge base of HEAD with upstream's or origin's main."""
-    main = load_settings(root).main_branch
-    for remote in REMOTES:
-        ref = f"{remote}/{main}"
-        if git.has_ref(ref, root):
-            found = git.merge_base("HEAD", ref, root)
-            if found is None:
-                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
-            return found
-    raise UsageError(
-        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
-        f"with: run `git fetch origin {main}` or pass --base REF"
-    )
 
 
 def _gate(
@@ -158,11 +142,7 @@ def changelog() -> None:
 
 
 @changelog.command(epilog=EXIT_CODES)
-@click.option(
-    "--base",
-    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
-    "left main (merge base with upstream/main or origin/main), with placeholders allowed.",
-)
+@base_option
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
 @click.option(
     "--pr",
@@ -202,7 +182,7 @@ def check(
         merging = _merge_sides(root) if base is None and head is None else None
         if merging is not None:
             base = merging[0]
-        base = _branch_base(root) if base is None else base
+        base = branch_base(root) if base is None else base
         change = read_change(root, base, head, path, config_globs)
         policy = _policy(repo, pr, root, branch)
         base_bytes, head_bytes = change.changelog_base, change.changelog_head
@@ -246,7 +226,7 @@ def lint(path: str) -> None:
 
 
 @changelog.command(epilog=EXIT_CODES)
-@click.option("--base", required=True, help="Ref the PR branched from (e.g. origin/main).")
+@base_option
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
 @repo_option
 @file_option
@@ -256,13 +236,14 @@ def lint(path: str) -> None:
     is_flag=True,
     help="Report what would change; write nothing (exit 1 if a rewrite is due).",
 )
-def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
+def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_only: bool) -> None:
     """Rewrite the placeholder pr-links of appended entries to this PR's canonical link.
 
     Both placeholder forms are rewritten: XXX and https://github.com/OWNER/REPO/pull/XXX
     (the host is GITHUB_SERVER_URL's). History and every other byte stay as they are.
     """
     root = git.root()
+    base = branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
@@ -274,11 +255,7 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
 
 
 @changelog.command(epilog=EXIT_CODES)
-@click.option(
-    "--base",
-    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
-    "left main, as for `check`.",
-)
+@base_option
 @file_option
 @master_configs
 @click.option(
@@ -298,7 +275,7 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
     gate runs on the result: exit 1 names each problem a person must fix.
     """
     root = git.root()
-    base = _branch_base(root) if base is None else base
+    base = branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.fix import fix_appended

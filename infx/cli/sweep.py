@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import changelog_file, master_configs, runners_file
+from infx.cli.options import base_option, branch_base, changelog_file, master_configs, runners_file
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.options import PlanOptions
@@ -69,7 +69,7 @@ def _head_message(sha: str | None) -> str:
 
 
 @sweep.command()
-@click.option("--base", help="Ref before the change (e.g. origin/main).")
+@base_option
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
@@ -131,7 +131,7 @@ def plan(
         base, head = _event_refs(name, payload)
         options, split_canary = decision.plan, decision.canary
     if base is None:
-        raise UsageError("pass --base REF (or --from-event inside Actions)")
+        base = branch_base(root)
     change = read_change(root, base, head, path, config_globs, runners_path)
     runners = runners_from(change.runners, runners_path)
     inputs = SweepInputs(

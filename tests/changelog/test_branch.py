@@ -3,6 +3,7 @@ left main, with placeholders allowed (the pre-commit hook runs exactly this)."""
 
 from __future__ import annotations
 
+from tests.changelog.conftest import REAL_KEY, UPSTREAM_LINK, real_entry
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 
@@ -106,3 +107,43 @@ def test_merging_a_branch_into_main_is_checked_against_main(repo: GitRepo) -> No
     result = repo.infx("changelog", "check")
     assert result.exit_code == 1, result.output
     assert "this merge drops the entry main added at its line 13" in result.output
+
+
+# --- one default for --base (on the real InferenceX layout) --------------------------------
+
+
+def test_every_command_defaults_to_where_the_branch_left_main(inferencex: GitRepo) -> None:
+    """check, fix, canonicalize and sweep plan, each with no --base, on a contributor's
+    branch: all compare with the merge base of HEAD and origin/main."""
+    history = inferencex.read().decode()
+    inferencex.commit("aiter", **{"perf-changelog.yaml": history + real_entry(link="TBD")})
+    # main moves on after the branch left it; the branch is still compared where it left
+    inferencex.git("checkout", "-q", "main")
+    later = history + real_entry(key="dsv4-fp4-mi355x-sglang", link=f"{UPSTREAM_LINK}3001")
+    inferencex.commit("main moves", **{"perf-changelog.yaml": later})
+    inferencex.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    inferencex.git("checkout", "-q", "feature")
+
+    assert "'TBD' is not accepted" in inferencex.infx("changelog", "check").output
+    fixed = inferencex.infx("changelog", "fix")
+    assert fixed.exit_code == 0 and "pr-link 'TBD' -> XXX" in fixed.output
+    assert inferencex.infx("changelog", "check").exit_code == 0
+    planned = inferencex.infx("sweep", "plan", "--format", "summary")
+    assert planned.exit_code == 0, planned.output
+    assert f"| {REAL_KEY} |" in planned.stdout and "dsv4-fp4-mi355x-sglang |" not in planned.stdout
+    done = inferencex.infx("changelog", "canonicalize", "--pr", "3058")
+    assert done.exit_code == 0, done.output
+    assert inferencex.read().decode() == history + real_entry(link=f"{UPSTREAM_LINK}3058")
+
+
+def test_the_base_option_reads_the_same_everywhere() -> None:
+    from infx.cli.changelog import changelog
+    from infx.cli.sweep import sweep
+
+    commands = [changelog.commands[n] for n in ("check", "fix", "canonicalize")]
+    helps = {
+        p.help for c in [*commands, sweep.commands["plan"]] for p in c.params if p.name == "base"
+    }
+    assert len(helps) == 1, helps
+    (text,) = helps
+    assert "merge base of HEAD and upstream/main, else origin/main" in str(text)
