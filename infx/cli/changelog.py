@@ -453,8 +453,7 @@ def new(
         {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
     )
     updated = append_entry(current, entry)
-    keys = load_masters(root, None, config_globs).keys()
-    result = check_bytes(current, updated, None, keys, keys_source=", ".join(config_globs))
+    result = _gate(current, updated, None, load_masters(root, None, config_globs), config_globs)
     if not result.ok:
         raise ChangelogError("; ".join(v.text() for v in result.violations))
     atomic_write(root / path, updated)

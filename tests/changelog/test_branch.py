@@ -76,7 +76,7 @@ def _diverged(repo: GitRepo) -> tuple[str, str]:
 
 def test_a_merge_that_drops_mains_entry_fails(repo: GitRepo) -> None:
     """The contributor took their own side of the conflict: main's entry would be lost."""
-    ours, theirs = _diverged(repo)
+    _, theirs = _diverged(repo)
     repo.git("merge", "--no-edit", "origin/main", check=False)
     repo.git("checkout", "--ours", "perf-changelog.yaml")
     repo.git("add", "perf-changelog.yaml")
@@ -89,7 +89,7 @@ def test_a_merge_that_drops_mains_entry_fails(repo: GitRepo) -> None:
 
 
 def test_a_merge_that_drops_the_branchs_entry_fails(repo: GitRepo) -> None:
-    ours, theirs = _diverged(repo)
+    _, theirs = _diverged(repo)
     repo.git("merge", "--no-edit", "origin/main", check=False)
     repo.write("perf-changelog.yaml", theirs)
     repo.git("add", "perf-changelog.yaml")
@@ -99,7 +99,7 @@ def test_a_merge_that_drops_the_branchs_entry_fails(repo: GitRepo) -> None:
 
 
 def test_merging_a_branch_into_main_is_checked_against_main(repo: GitRepo) -> None:
-    ours, theirs = _diverged(repo)
+    _diverged(repo)
     repo.git("checkout", "-q", "main")
     repo.git("merge", "--no-edit", "feature", check=False)
     repo.git("checkout", "--theirs", "perf-changelog.yaml")

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -295,3 +299,48 @@ def test_driver_refuses_a_merge_that_would_change_mains_last_entry(repo: GitRepo
     assert "would read differently" in merge.stderr
     text = repo.read().decode()
     assert "<<<<<<< " in text and KEEPS_BLANKS in text and '"PR change"' in text
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_driver_setup() -> str:
+    """The README's merge-driver block (step 4 of the adoption), verbatim."""
+    (block,) = [
+        b
+        for b in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S)
+        if "merge.infx-changelog.driver" in b
+    ]
+    return block
+
+
+def test_the_readme_driver_keeps_both_sides_when_infx_is_not_on_path(repo: GitRepo) -> None:
+    """A shell without the virtualenv: git must not keep the branch's side alone."""
+    bare = "/usr/bin:/bin"
+    if shutil.which("infx", path=bare):
+        pytest.skip("infx is installed system-wide")
+    subprocess.run(["bash", "-e", "-c", readme_driver_setup()], cwd=repo.path, check=True)
+    repo.git("add", ".gitattributes")
+    repo.git("commit", "-q", "-m", "driver")
+    repo.git("tag", "-f", "base")
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main", env={**os.environ, "PATH": bare})
+    assert merge.returncode != 0
+    assert "merge-driver did not run (exit 127)" in merge.stderr
+    text = repo.read().decode()
+    assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text
+    assert MAIN_ENTRY in text and PR_ENTRY in text
+    assert "perf-changelog.yaml" in repo.git("diff", "--name-only", "--diff-filter=U")
+
+
+def test_the_readme_driver_merges_when_infx_is_on_path(repo: GitRepo) -> None:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path}
+    subprocess.run(["bash", "-e", "-c", readme_driver_setup()], cwd=repo.path, check=True, env=env)
+    repo.git("add", ".gitattributes")
+    repo.git("commit", "-q", "-m", "driver")
+    repo.git("tag", "-f", "base")
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main", env=env)
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY

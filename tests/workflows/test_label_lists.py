@@ -31,7 +31,7 @@ def test_a_renamed_label_names_each_workflow_line_that_still_spells_the_old_one(
     result = repo.infx("workflows", "check")
     assert result.exit_code == 1, result.output
     lines = (repo.path / ".github/workflows/run-sweep.yml").read_text().splitlines()
-    listed = [n for n, text in enumerate(lines, 1) if "fromJSON('[\"sweep-enabled\"" in text]
+    listed = [n for n, text in enumerate(lines, 1) if 'fromJSON(\'["sweep-enabled"' in text]
     tested = [n for n, text in enumerate(lines, 1) if "name, 'sweep-enabled')" in text]
     assert listed and tested
     for number in listed:
@@ -49,9 +49,7 @@ def test_a_renamed_label_names_each_workflow_line_that_still_spells_the_old_one(
     run_sweep = repo.path / ".github/workflows/run-sweep.yml"
     text = run_sweep.read_text()
     run_sweep.write_text(
-        text.replace("'sweep-enabled'", "'quick-sweep'").replace(
-            '"sweep-enabled"', '"quick-sweep"'
-        )
+        text.replace("'sweep-enabled'", "'quick-sweep'").replace('"sweep-enabled"', '"quick-sweep"')
     )
     fixed = repo.infx("workflows", "check")
     assert fixed.exit_code == 0, fixed.output
