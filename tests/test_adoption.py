@@ -101,7 +101,11 @@ def test_the_readme_adoption_works_end_to_end(
     repo, key = clone
     # No infx but the one step 0 installed; git, bash and sh from the system.
     path = f"{installed}{os.pathsep}/usr/bin{os.pathsep}/bin"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL", "PYTHON"))
+    }
     env.update(PATH=path, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
 
     def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:

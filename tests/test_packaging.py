@@ -4,6 +4,7 @@ this checkout, `infx --help` and a gate run work."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import sysconfig
@@ -63,19 +64,20 @@ def test_the_wheel_works_installed_on_its_own(dist: Path, tmp_path: Path) -> Non
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (Path(site) / "borrowed_deps.pth").write_text("\n".join(sorted(borrowed)) + "\n")
 
+    alone = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     where = subprocess.run(
         [str(python), "-c", "import infx; print(infx.__file__)"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
+        capture_output=True, text=True, check=True, cwd=tmp_path, env=alone,
     ).stdout.strip()  # fmt: skip
     assert where.startswith(str(venv)), where
     infx = str(venv / "bin" / "infx")
-    assert subprocess.run([infx, "--help"], capture_output=True).returncode == 0
+    assert subprocess.run([infx, "--help"], capture_output=True, env=alone).returncode == 0
 
     repo = make_repo(tmp_path / "bench")
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
     gate = subprocess.run(
         [infx, "changelog", "check", "--base", "base", "--pr", "5"],
-        cwd=repo.path, capture_output=True, text=True,
+        cwd=repo.path, capture_output=True, text=True, env=alone,
     )  # fmt: skip
     assert gate.returncode == 0, gate.stdout + gate.stderr
     assert "ok (1 appended entry)" in gate.stdout
@@ -83,7 +85,7 @@ def test_the_wheel_works_installed_on_its_own(dist: Path, tmp_path: Path) -> Non
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(extra="  evals-only: yes\n"))
     bad = subprocess.run(
         [infx, "changelog", "check", "--base", "base", "--pr", "5"],
-        cwd=repo.path, capture_output=True, text=True,
+        cwd=repo.path, capture_output=True, text=True, env=alone,
     )  # fmt: skip
     assert bad.returncode == 1
     assert "evals-only: 'yes' is not of type 'boolean'" in bad.stdout

@@ -30,21 +30,22 @@ def _labels(main_side: MainSide) -> tuple[str, str]:
 
 def find_main_side(root: Path, main_branch: str, theirs: Iterable[str] = ()) -> MainSide:
     """Which side of the merge in progress is main, so main's entries come first whichever
-    side is "ours": ours in a rebase (commits are replayed onto main) and when HEAD is the
-    main branch; theirs when `theirs` (the commits being merged in) holds a main tip; ours
-    when a detached HEAD sits at a main tip (a CI checkout of main); else theirs (a branch
-    merging main in, the usual case)."""
+    side is "ours": ours in a rebase (commits are replayed onto main); theirs when `theirs`
+    (the commits being merged in) holds the tip of main, upstream/main or origin/main (a
+    fork's own `main` merging upstream's too); ours when HEAD is the main branch, or a
+    detached HEAD sits at a main tip (a CI checkout of main); else theirs (a branch merging
+    main in, the usual case)."""
     from infx.context import REMOTES
 
     if git.in_progress("rebase-merge", root) or git.in_progress("rebase-apply", root):
-        return "ours"
-    branch = git.current_branch(root)
-    if branch == f"refs/heads/{main_branch}":
         return "ours"
     refs = [f"refs/heads/{main_branch}", *(f"refs/remotes/{r}/{main_branch}" for r in REMOTES)]
     tips = set(git.commits(refs, root).values())
     if tips & set(theirs):
         return "theirs"
+    branch = git.current_branch(root)
+    if branch == f"refs/heads/{main_branch}":
+        return "ours"
     if branch is None and git.commits(["HEAD"], root).get("HEAD") in tips:
         return "ours"
     return "theirs"

@@ -344,3 +344,17 @@ def test_the_readme_driver_merges_when_infx_is_on_path(repo: GitRepo) -> None:
     merge = git_merge(repo, "main", env=env)
     assert merge.returncode == 0, merge.stderr
     assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+def test_a_forks_own_main_merging_upstream_keeps_upstreams_entries_first(repo: GitRepo) -> None:
+    """A contributor works on their fork's `main` and merges upstream's: the branch name
+    says main, but the commit merged in is upstream's main tip, so that side is main."""
+    use_driver(repo)
+    repo.git("checkout", "-q", "-b", "upstream-main")
+    repo.commit("upstream", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    repo.git("update-ref", "refs/remotes/upstream/main", "HEAD")
+    repo.git("checkout", "-q", "main")
+    repo.commit("fork work", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    merge = git_merge(repo, "upstream/main")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
