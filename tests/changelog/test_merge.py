@@ -358,3 +358,17 @@ def test_a_forks_own_main_merging_upstream_keeps_upstreams_entries_first(repo: G
     merge = git_merge(repo, "upstream/main")
     assert merge.returncode == 0, merge.stderr
     assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+@pytest.mark.parametrize("value", ["|-\n    XXX", ">-\n    XXX", '"XX\\\n    X"'])
+def test_driver_never_splices_a_link_into_a_spread_pr_link(repo: GitRepo, value: str) -> None:
+    """Writing the link on the `pr-link:` line would leave `    XXX` below it: the value
+    would read `.../pull/31 XXX`. The PR side breaks the gate's one-line rule: conflict."""
+    use_driver(repo, "--pr", "31")
+    spread = entry(description="PR change", link=value)
+    branches(repo, HISTORY + "\n" + spread, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0
+    assert "write `pr-link: XXX` on one line" in merge.stderr
+    text = repo.read().decode()
+    assert spread in text and MAIN_ENTRY in text and f"{LINK}31" not in text
