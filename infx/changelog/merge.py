@@ -106,11 +106,10 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     # What is about to be written reads as both sides did: main's last entry unchanged by
     # what follows it, then the PR's entries exactly as they read on its side.
     main_chunks, _ = split_entries(prefix)
-    last = [parse_chunk(main_chunks[-1])[0]] if main_chunks else []
-    if None in last:
-        last = []
-    tail = (main_chunks[-1].text if last else b"") + merged[len(prefix) :]
-    before = [e for e in last if e is not None] + kept
+    last = parse_chunk(main_chunks[-1])[0] if main_chunks else None
+    lead = [last] if last is not None else []
+    tail = (main_chunks[-1].text if lead else b"") + merged[len(prefix) :]
+    before = [*lead, *kept]
     same_entries(before, tail, [e.pr_link for e in before])
     if policy is None or policy.pr is None:
         return merged
@@ -118,9 +117,12 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     return rewritten
 
 
-def dropped_entries(ancestor: bytes, side: bytes, result: bytes, name: str) -> list[Violation]:
-    """The entries `side` (named `name`) added since `ancestor` that a merge `result` no longer
-    holds; an entry whose link was canonicalized meanwhile is still held."""
+def dropped_entries(
+    ancestor: bytes, side: bytes, result: bytes, name: str, path: str = "perf-changelog.yaml"
+) -> list[Violation]:
+    """The entries `side` (named `name`) added since `ancestor` that a merge `result` (the
+    file at `path`) no longer holds; an entry whose link was canonicalized meanwhile is
+    still held."""
     held = [entry.content() for _, entry in _new_since(ancestor, result)]
     found = []
     for chunk, entry in _new_since(ancestor, side):
@@ -132,7 +134,7 @@ def dropped_entries(ancestor: bytes, side: bytes, result: bytes, name: str) -> l
                 None,
                 "merge",
                 f"this merge drops the entry {name} added at its line {chunk.line}",
-                "bring both sides back with `git checkout --merge -- perf-changelog.yaml`, "
+                f"bring both sides back with `git checkout --merge -- {path}`, "
                 "then run `infx changelog resolve-conflict`",
             )
         )

@@ -109,7 +109,7 @@ def _merge_losses(
     for side, who in ((main, "main"), (other, name)):
         data = files[(side, path)]
         if data is not None:
-            found += dropped_entries(old, data, result, who)
+            found += dropped_entries(old, data, result, who, path)
     return found
 
 
