@@ -172,6 +172,10 @@ def check(
 ) -> None:
     """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
+    Each appended entry must select a benchmark job. Without --base and --head during a
+    merge (MERGE_HEAD), the working tree is checked against main's side of the merge and
+    every entry the merge drops from either side is named.
+
     Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
     no such file, unreadable master configs, no repository slug). With --format json or
     github a failure to run is reported in that format too.
