@@ -60,6 +60,7 @@ class Pull:
     base_ref: str
     labels: tuple[str, ...]
     created_at: datetime
+    merge_commit_sha: str | None = None  # once merged: the commit the merge put on the base
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,16 @@ class Run:
     run_attempt: int
     html_url: str
     created_at: datetime
+    head_repo: str | None = None  # the repository the run's commit came from (a fork's)
+
+
+@dataclass(frozen=True)
+class Status:
+    """A commit status: one context's state on a commit."""
+
+    context: str
+    state: str  # error | failure | pending | success
+    description: str
 
 
 @dataclass(frozen=True)
@@ -232,6 +243,9 @@ def _pull(item: _Json) -> Pull:
         base_ref=item.obj("base").text("ref"),
         labels=tuple(label.text("name") for label in item.items("labels")),
         created_at=item.time("created_at"),
+        merge_commit_sha=item.sha("merge_commit_sha")
+        if item.maybe_text("merge_commit_sha")
+        else None,
     )
 
 
@@ -246,6 +260,7 @@ def _run(item: _Json) -> Run:
         run_attempt=item.maybe_number("run_attempt") or 1,
         html_url=item.text("html_url"),
         created_at=item.time("created_at"),
+        head_repo=head.text("full_name") if (head := item.maybe_obj("head_repository")) else None,
     )
 
 
@@ -414,6 +429,13 @@ class GitHub:
     def pull(self, number: int) -> Pull:
         return _pull(self._object(f"reading PR #{number}", f"{self._base}/pulls/{number}"))
 
+    def open_pulls(self, base: str) -> list[Pull]:
+        """The newest 100 open PRs into `base` (one page)."""
+        what = f"listing open PRs into {base}"
+        params = {"state": "open", "base": base, "sort": "created", "direction": "desc"}
+        answer = self._get(what, f"{self._base}/pulls", {**params, "per_page": 100})[1]
+        return [_pull(item) for item in _list_of(answer, what, None)]
+
     def pulls_for_commit(self, sha: str) -> list[Pull]:
         what = f"listing PRs of commit {sha[:12]}"
         return [_pull(item) for item in self._pages(what, f"{self._base}/commits/{sha}/pulls")]
@@ -522,6 +544,15 @@ class GitHub:
             raise _unexpected(blob_what, "content that is not base64")
         return _decoded(blob)
 
+    def statuses(self, sha: str) -> list[Status]:
+        """The commit statuses of a commit, newest first (one page: the newest 100)."""
+        what = f"reading statuses of {sha[:12]}"
+        answer = self._get(what, f"{self._base}/commits/{sha}/statuses", {"per_page": 100})[1]
+        return [
+            Status(i.text("context"), i.text("state"), i.maybe_text("description") or "")
+            for i in _list_of(answer, what, None)
+        ]
+
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
         """(name, status, conclusion) of every check run on a commit."""
         what = f"reading checks of {sha[:12]}"
@@ -551,6 +582,19 @@ class GitHub:
             self._call(
                 what, lambda: requester.requestJsonAndCheck("POST", url, input={"content": content})
             )
+
+    def set_status(self, sha: str, status: Status, target_url: str | None = None) -> None:
+        """Set one context's commit status on a commit (GitHub keeps the newest per context)."""
+        body: dict[str, Any] = {
+            "state": status.state,
+            "context": status.context,
+            "description": status.description,
+        }
+        if target_url:
+            body["target_url"] = target_url
+        self._write(
+            f"setting {status.context} on {sha[:12]}", "POST", f"{self._base}/statuses/{sha}", body
+        )
 
     def post_comment(self, number: int, body: str) -> None:
         self._call(
@@ -631,6 +675,26 @@ class GitHub:
             return size
 
         return self._call(what, fetch)
+
+    def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes:
+        """One file of an artifact's zip, at most `max_bytes` unpacked."""
+        import tempfile
+        import zipfile
+
+        what = f"reading {member} from artifact {artifact_id}"
+        with tempfile.TemporaryDirectory(prefix="infx-artifact-") as tmp:
+            archive = os.path.join(tmp, "artifact.zip")
+            self.download_artifact(artifact_id, archive, max_bytes)
+            try:
+                with zipfile.ZipFile(archive) as zf:
+                    info = zf.getinfo(member)
+                    if info.file_size > max_bytes:
+                        raise _unexpected(what, f"{info.file_size} bytes unpacked")
+                    return zf.read(info)
+            except KeyError:
+                raise _unexpected(what, f"no {member} in the archive") from None
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise _unexpected(what, f"an unreadable archive ({exc})") from None
 
     def create_comment(self, number: int, body: str) -> Comment:
         what = f"commenting on #{number}"

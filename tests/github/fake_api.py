@@ -61,6 +61,7 @@ class State:
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     check_runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # sha -> newest first
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +71,8 @@ class State:
     page_links: dict[str, str] = field(default_factory=dict)
     released: threading.Event = field(default_factory=threading.Event)
     default_checks: list[dict[str, Any]] = field(default_factory=list)
+    # Statuses of a commit nobody set any on (what CI would have set on a pushed head).
+    default_statuses: list[dict[str, Any]] = field(default_factory=list)
     git_remote: str | None = None  # a bare repository whose branches are the PRs' heads
     workdir: Path | None = None  # where a test may build that repository
     token_user: tuple[str, str] = ("github-actions[bot]", "NONE")
@@ -99,6 +102,8 @@ class State:
         state: str = "open",
         fork: bool = False,
         commits: list[str] = (),
+        base: str = "main",
+        merge_commit_sha: str | None = None,
     ):
         self.pulls[number] = {
             "url": f"/repos/{REPO}/pulls/{number}",
@@ -111,12 +116,13 @@ class State:
             "labels": [{"name": name, "id": i} for i, name in enumerate(labels)],
             "created_at": stamp(0),
             "merged_at": stamp(500) if merged else None,
+            "merge_commit_sha": merge_commit_sha,
             "head": {
                 "ref": head_ref,
                 "sha": head_sha,
                 "repo": {"full_name": "someone/bench" if fork else REPO},
             },
-            "base": {"ref": "main", "sha": "b" * 40, "repo": {"full_name": REPO}},
+            "base": {"ref": base, "sha": "b" * 40, "repo": {"full_name": REPO}},
         }
         self.issues[number] = {
             "number": number,
@@ -160,6 +166,7 @@ class State:
         path: str = ".github/workflows/run-sweep.yml",
         artifacts: list[str] = ("results_bmk",),
         expired: bool = False,
+        head_repo: str = REPO,
     ) -> dict[str, Any]:
         run = {
             "id": run_id,
@@ -175,6 +182,8 @@ class State:
             "created_at": stamp(minute),
             "url": f"/repos/{REPO}/actions/runs/{run_id}",
             "artifacts_url": f"/repos/{REPO}/actions/runs/{run_id}/artifacts",
+            "head_repository": {"full_name": head_repo},
+            "repository": {"full_name": REPO},
         }
         self.runs.append(run)
         self.artifacts[run_id] = [
@@ -390,6 +399,25 @@ class Handler(BaseHTTPRequestHandler):
             ),
             (
                 "GET",
+                r"/pulls",
+                lambda m: self._page(
+                    [
+                        p
+                        for p in s.pulls.values()
+                        if p["state"] == query.get("state", ["open"])[0]
+                        and p["base"]["ref"] == query.get("base", [p["base"]["ref"]])[0]
+                    ],
+                    query,
+                ),
+            ),
+            (
+                "GET",
+                r"/commits/([0-9a-f]+)/statuses",
+                lambda m: self._page(s.statuses.get(m[1], s.default_statuses), query),
+            ),
+            ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._status(m[1])),
+            (
+                "GET",
                 r"/commits/([0-9a-f]+)/check-runs",
                 lambda m: self._page(
                     s.check_runs.get(m[1], s.default_checks), query, wrap="check_runs"
@@ -531,6 +559,21 @@ class Handler(BaseHTTPRequestHandler):
                 pull["head"]["sha"] = sha
                 log = self._git("rev-list", "--reverse", f"{pull['base']['ref']}..{sha}")
                 self.state.pull_commits[pull["number"]] = log.stdout.decode().split()
+
+    def _status(self, sha: str) -> None:
+        body = self._body()
+        self.state.next_id += 1
+        status = {
+            "id": self.state.next_id,
+            "state": body["state"],
+            "context": body.get("context", "default"),
+            "description": body.get("description"),
+            "target_url": body.get("target_url"),
+            "created_at": stamp(1100),
+            "creator": self.state.user(self.state.token_user[0]),
+        }
+        self.state.statuses.setdefault(sha, []).insert(0, status)
+        self._send(201, status)
 
     def _comment(self, comment_id: int) -> None:
         for comment in self.state.comments:
