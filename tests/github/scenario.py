@@ -117,11 +117,15 @@ def seeded_origin(tmp: Path) -> tuple[Path, PrBranch]:
     return seed_origin(tmp)
 
 
-def manifest_zip(manifest: dict) -> bytes:
+def zipped(name: str, data: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        zf.writestr("sweep-manifest.json", json.dumps(manifest))
+        zf.writestr(name, data)
     return buffer.getvalue()
+
+
+def manifest_zip(manifest: dict) -> bytes:
+    return zipped("sweep-manifest.json", json.dumps(manifest))
 
 
 @dataclass
@@ -197,6 +201,8 @@ class Green:
         for artifact in self.state.artifacts[run_id]:
             if artifact["name"] == "sweep-manifest":
                 self.state.blobs[artifact["id"]] = manifest_zip(manifest)
+            else:
+                self.state.blobs[artifact["id"]] = zipped(f"{artifact['name']}.json", "{}")
         self.manifests[run_id] = manifest
         return manifest
 
@@ -247,6 +253,9 @@ class Green:
         checkout with full history)."""
         self._sync()
         self.runner.git("checkout", "-q", "--detach", "origin/main")
+        # Its own branches too, so that a clone of it (the workflow harness's checkout)
+        # holds every branch as origin/*, as actions/checkout with fetch-depth 0 does.
+        self.runner.git("fetch", "-q", "origin", "+refs/heads/*:refs/heads/*")
         return self.runner
 
 
