@@ -20,9 +20,10 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
-# What every benchmark job reads besides its recipe script: the job template. A sweep's
-# manifest records their bytes, so a reused run must have run the same ones.
-JOB_FILES = (".github/workflows/benchmark-tmpl.yml",)
+# What every benchmark job reads besides its recipe script: the sweep workflow, which
+# passes each job its inputs, and the job template. A sweep's manifest records their
+# bytes, so a reused run must have run the same ones.
+JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from infx.workflows.handoff import (
     parse_decision,
     parse_status,
 )
+from infx.workflows.labels import PRIMARY
 from infx.workflows.reuse import (
     STATUS_CONTEXT,
     GateEvent,
@@ -272,7 +273,13 @@ def status_cmd(
     if numbers:
         pulls = [reader.pull(n) for n in numbers]
     else:
-        pulls = [p for p in reader.open_pulls(settings.main_branch) if p.head_repo == gh.slug]
+        # A PR with no primary sweep label never ran a sweep its labels asked for; a fork's
+        # PR is never reused. Neither costs a request more.
+        pulls = [
+            p
+            for p in reader.open_pulls(settings.main_branch)
+            if p.head_repo == gh.slug and any(label in PRIMARY for label in p.labels)
+        ]
     asked = 0
     for pull in pulls:
         if asked == max_prs:
