@@ -13,8 +13,6 @@ themselves so a page cap and a repeated link end them; a decision's reads run un
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import os
@@ -35,8 +33,6 @@ from infx.github.budget import Limits, Meter, within
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
-# GitHub's compare lists at most 300 files; a full list is shorter.
-COMPARE_FILE_CAP = 300
 
 
 @dataclass(frozen=True)
@@ -102,15 +98,6 @@ class LabelEvent:
     action: str  # labeled | unlabeled
     label: str
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class BranchDiff:
-    """`base...head`: what head changes relative to its merge base with base."""
-
-    merge_base: str
-    files: dict[str, str]  # filename -> "status blob-sha [previous name]"
-    complete: bool  # False: GitHub cut the file list at COMPARE_FILE_CAP
 
 
 class _Json:
@@ -283,17 +270,6 @@ def _across_runs(item: _Json) -> Artifact:
     if artifact.run_id is None or artifact.created_at is None:
         raise _unexpected(item.what, "an artifact without its workflow_run or created_at")
     return artifact
-
-
-def _decoded(item: _Json) -> bytes:
-    try:
-        data = base64.b64decode(item.text("content"), validate=False)
-    except (binascii.Error, ValueError):
-        raise _unexpected(item.what, "content that is not base64") from None
-    size = item.data.get("size")
-    if isinstance(size, int) and size != len(data):
-        raise _unexpected(item.what, f"{len(data)} bytes, not the {size} announced")
-    return data
 
 
 class GitHub:
@@ -508,41 +484,6 @@ class GitHub:
                     LabelEvent(item.text("event"), label.text("name"), item.time("created_at"))
                 )
         return events
-
-    def branch_diff(self, base: str, head: str) -> BranchDiff:
-        what = f"comparing {base[:12]}...{head[:12]}"
-        answer = self._object(what, f"{self._base}/compare/{base}...{head}")
-        files: dict[str, str] = {}
-        listed = answer.items("files")
-        for item in listed:
-            identity = f"{item.text('status')} {item.text('sha')}"
-            previous = item.maybe_text("previous_filename")
-            files[item.text("filename")] = f"{identity} {previous}" if previous else identity
-        return BranchDiff(
-            merge_base=answer.obj("merge_base_commit").sha("sha"),
-            files=files,
-            complete=len(listed) < COMPARE_FILE_CAP,
-        )
-
-    def file_at(self, ref: str, path: str) -> bytes | None:
-        """A file's bytes at a commit, or None when it does not exist there."""
-        what = f"reading {path} at {ref[:12]}"
-        try:
-            answer = self._object(what, f"{self._base}/contents/{path}", {"ref": ref})
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        if answer.text("type") != "file":
-            raise _unexpected(what, f"a {answer.text('type')}, not a file")
-        if answer.maybe_text("encoding") == "base64":
-            return _decoded(answer)
-        # Files over 1 MB come without content; the blob API serves them up to 100 MB.
-        blob_what = f"reading {path} at {ref[:12]} as a blob"
-        blob = self._object(blob_what, f"{self._base}/git/blobs/{answer.sha('sha')}")
-        if blob.text("encoding") != "base64":
-            raise _unexpected(blob_what, "content that is not base64")
-        return _decoded(blob)
 
     def statuses(self, sha: str) -> list[Status]:
         """The commit statuses of a commit, newest first (one page: the newest 100)."""

@@ -2,14 +2,13 @@
 
 State lives in plain dicts a test fills in; every request is recorded, faults can be
 injected per path: an error status, a body that is not JSON (HTML, empty, truncated), a
-connection that never answers, page links that loop or never end. Compare, contents and
-blob requests are answered from a real git repository (`State.git_remote`). PyGithub
-reaches the server through GITHUB_API_URL, as it would in Actions.
+connection that never answers, page links that loop or never end. A PR's head and commits
+follow its branch in a real git repository (`State.git_remote`). PyGithub reaches the
+server through GITHUB_API_URL, as it would in Actions.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import subprocess
@@ -423,9 +422,6 @@ class Handler(BaseHTTPRequestHandler):
                     s.check_runs.get(m[1], s.default_checks), query, wrap="check_runs"
                 ),
             ),
-            ("GET", r"/compare/([^/.]+)\.\.\.([^/.]+)", lambda m: self._compare(m[1], m[2])),
-            ("GET", r"/contents/(.+)", lambda m: self._contents(m[1], query)),
-            ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._git_blob(m[1])),
             ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
             ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
             (
@@ -453,87 +449,6 @@ class Handler(BaseHTTPRequestHandler):
     def _rev(self, ref: str) -> str | None:
         proc = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return proc.stdout.decode().strip() or None
-
-    def _compare(self, base_ref: str, head_ref: str) -> None:
-        """base...head as GitHub answers it: from the merge base to head."""
-        base, head = self._rev(base_ref), self._rev(head_ref)
-        if not base or not head:
-            return self._send(404, {"message": "Not Found"})
-        merge_base = self._git("merge-base", base, head).stdout.decode().strip()
-        log = self._git("rev-list", "--reverse", "--parents", f"{merge_base}..{head}")
-        commits = [
-            {"sha": shas[0], "parents": [{"sha": p} for p in shas[1:]]}
-            for shas in (line.split() for line in log.stdout.decode().splitlines())
-        ]
-        raw = self._git("diff", "--raw", "--no-renames", "-z", merge_base, head).stdout.decode()
-        fields = raw.split("\0")
-        files = []
-        statuses = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
-        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
-            _, _, old_blob, new_blob, letter = meta.lstrip(":").split(" ")
-            diff = self._git("diff", merge_base, head, "--", name).stdout.decode()
-            hunks = diff[diff.find("@@") :] if "@@" in diff else ""
-            files.append(
-                {
-                    "sha": old_blob if letter == "D" else new_blob,
-                    "filename": name,
-                    "status": statuses[letter[0]],
-                    "additions": 1,
-                    "deletions": 1,
-                    "changes": 2,
-                    "patch": hunks.rstrip("\n"),  # GitHub's patch: hunks without file headers
-                }
-            )
-        behind = self._git("rev-list", "--count", f"{merge_base}..{base}").stdout.decode().strip()
-        self._send(
-            200,
-            {
-                "status": "identical" if base == head else "diverged",
-                "ahead_by": len(commits),
-                "behind_by": int(behind),
-                "total_commits": len(commits),
-                "base_commit": {"sha": base},
-                "merge_base_commit": {"sha": merge_base},
-                "commits": commits,
-                "files": files,
-            },
-        )
-
-    def _contents(self, path: str, query: dict[str, list[str]]) -> None:
-        ref = self._rev(query.get("ref", ["main"])[0])
-        blob = (
-            self._git("rev-parse", "--verify", "--quiet", f"{ref}:{path}").stdout.decode().strip()
-        )
-        if not ref or not blob:
-            return self._send(404, {"message": "Not Found"})
-        data = self._git("cat-file", "blob", blob).stdout
-        too_big = len(data) > 1024 * 1024  # GitHub leaves larger files to the blob API
-        self._send(
-            200,
-            {
-                "type": "file",
-                "name": path.rsplit("/", 1)[-1],
-                "path": path,
-                "sha": blob,
-                "size": len(data),
-                "encoding": "none" if too_big else "base64",
-                "content": "" if too_big else base64.encodebytes(data).decode(),
-            },
-        )
-
-    def _git_blob(self, sha: str) -> None:
-        proc = self._git("cat-file", "blob", sha)
-        if proc.returncode != 0:
-            return self._send(404, {"message": "Not Found"})
-        self._send(
-            200,
-            {
-                "sha": sha,
-                "size": len(proc.stdout),
-                "encoding": "base64",
-                "content": base64.encodebytes(proc.stdout).decode(),
-            },
-        )
 
     def _results_route(self, method: str, path: str, query: dict[str, list[str]]) -> bool:
         return False
