@@ -20,6 +20,10 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
+# What every benchmark job reads besides its recipe script: the sweep workflow, which
+# passes each job its inputs, and the job template. A sweep's manifest records their
+# bytes, so a reused run must have run the same ones.
+JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,7 @@ class Settings:
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
+    job_files: tuple[str, ...] = JOB_FILES
     source: str | None = None
 
     def label(self, role: str) -> str:
@@ -71,6 +76,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
+        job_files=tuple(table.get("job-files", JOB_FILES)),
         source=source,
     )
 
