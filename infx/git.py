@@ -129,6 +129,31 @@ def has_ref(ref: str, cwd: Path | None = None) -> bool:
     return proc.returncode == 0
 
 
+def current_branch(cwd: Path | None = None) -> str | None:
+    """The branch HEAD is on (`refs/heads/...`), None when HEAD is detached."""
+    proc = _run(["symbolic-ref", "--quiet", "HEAD"], cwd, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def commits(refs: list[str], cwd: Path | None = None) -> dict[str, str]:
+    """The commit id of each ref that names one (refs naming nothing are left out)."""
+    found = {}
+    for ref in refs:
+        commit = _peel(ref, "commit", cwd)
+        if commit is not None:
+            found[ref] = commit
+    return found
+
+
+def in_progress(state: str, cwd: Path | None = None) -> bool:
+    """Whether git's state file or folder `state` (MERGE_HEAD, rebase-merge, ...) exists."""
+    proc = _run(["rev-parse", "--git-path", state], cwd, check=False)
+    path = Path(proc.stdout.decode().strip())
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    return proc.returncode == 0 and path.exists()
+
+
 def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
     """A file's bytes at a commit, or None when the file does not exist there."""
     proc = _run(["cat-file", "blob", f"{commit}:{path}"], cwd, check=False)

@@ -9,7 +9,14 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import changelog_file, master_configs, runners_file, settings
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    master_configs,
+    runners_file,
+    settings,
+)
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.options import PlanOptions
@@ -63,7 +70,7 @@ def _head_message(sha: str | None) -> str:
 
 
 @sweep.command()
-@click.option("--base", help="Ref before the change (e.g. origin/main).")
+@base_option
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
@@ -131,7 +138,7 @@ def plan(
             return
         base, head = _event_refs(event_name, payload)
     if base is None:
-        raise UsageError("pass --base REF (or --from-event inside Actions)")
+        base = branch_base(root)
     planned = plan_change(root, base, head, path, config_globs, runners_path, decision.plan, strict)
     result = planned.result
     for warning in result.warnings:
