@@ -21,8 +21,10 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
-# What a rerun treats as the recipe unless [rerun] recipe-paths says otherwise.
-RECIPE_PATHS = ("recipes/", ".github/workflows/benchmark-tmpl.yml")
+# What every benchmark job reads besides its recipe script: the sweep workflow, which
+# passes each job its inputs, and the job template. A sweep's manifest records their
+# bytes, so a reused run must have run the same ones.
+JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)
@@ -34,12 +36,12 @@ class Settings:
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
+    job_files: tuple[str, ...] = JOB_FILES
     source: str | None = None
     # GPU-hours per sweep category (primary label role, or "push"); none: no limit.
     budget: Mapping[str, float] = field(default_factory=dict)
     # A path to an InferenceX thresholds file, or its table ({default, models}); None: no floors.
     accuracy_floors: str | Mapping[str, Any] | None = None
-    recipe_paths: tuple[str, ...] = RECIPE_PATHS
     rerun_other_node: bool = True
 
     def label(self, role: str) -> str:
@@ -87,10 +89,10 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
+        job_files=tuple(table.get("job-files", JOB_FILES)),
         source=source,
         budget=dict(table.get("budget", {})),
         accuracy_floors=table.get("accuracy-floors"),
-        recipe_paths=tuple(table.get("rerun", {}).get("recipe-paths", RECIPE_PATHS)),
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
     )
 

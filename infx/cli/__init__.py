@@ -41,6 +41,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "results",
         "Turn benchmark output into result rows; collect and compare them.",
     ),
+    "workflows": (
+        "infx.cli.workflows",
+        "workflows",
+        "Check the workflow files against the settings (sweep label names).",
+    ),
 }
 
 

@@ -7,11 +7,13 @@ files without each one resolving settings on its own.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from infx import git
+from infx.errors import UsageError
 from infx.settings import Settings
 from infx.settings import load as load_settings
 
@@ -59,3 +61,30 @@ master_configs = _setting_option(
 runners_file = _setting_option(
     "--runners", "runners_path", "runners", "Runner labels and hardware file."
 )
+
+
+base_option = click.option(
+    "--base",
+    help="Ref the change is compared against. Default: where this branch left main, the "
+    "merge base of HEAD and upstream/main, else origin/main (main-branch in infx.toml "
+    "names main).",
+)
+
+
+def branch_base(root: Path) -> str:
+    """Where this branch left main: the merge base of HEAD with upstream's main, else
+    origin's; the one default of every command that takes --base."""
+    from infx.context import REMOTES
+
+    main = load_settings(root).main_branch
+    for remote in REMOTES:
+        ref = f"{remote}/{main}"
+        if git.has_ref(ref, root):
+            found = git.merge_base("HEAD", ref, root)
+            if found is None:
+                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
+            return found
+    raise UsageError(
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
+        f"with: run `git fetch origin {main}` or pass --base REF"
+    )

@@ -5,27 +5,26 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from infx import git
-from infx.cli.options import changelog_file, master_configs, runners_file
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    master_configs,
+    runners_file,
+    settings,
+)
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
-from infx.matrix.cost import PUSH, BudgetVerdict, JobCost
+from infx.matrix.cost import PUSH
 from infx.matrix.options import PlanOptions
-from infx.matrix.pipeline import SweepInputs, SweepPlan, plan_sweep
-from infx.matrix.plan import Plan, Revision, canary
-from infx.matrix.sources import (
-    RunnerInfo,
-    load_masters,
-    load_runners,
-    masters_from,
-    read_change,
-    runners_from,
-)
+from infx.matrix.plan import canary
+from infx.matrix.sources import load_masters, load_runners, manifest_of, plan_change
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
@@ -34,6 +33,11 @@ from infx.settings import load_at as load_settings_at
 from infx.workflows.labels import Decision, decide_event
 from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
+
+if TYPE_CHECKING:
+    from infx.matrix.cost import BudgetVerdict, JobCost
+    from infx.matrix.plan import Plan
+    from infx.matrix.sources import RunnerInfo
 
 
 @click.group()
@@ -44,11 +48,6 @@ def sweep() -> None:
 strict_option = click.option(
     "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
 )
-
-
-def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path: str) -> Revision:
-    runners = load_runners(root, tree, runners_path)
-    return Revision(load_masters(root, tree, globs), runners.hardware)
 
 
 def _event_decision(root: Path) -> tuple[Decision, str, dict]:
@@ -80,7 +79,7 @@ def _head_message(sha: str | None) -> str:
 
 
 @sweep.command()
-@click.option("--base", help="Ref before the change (e.g. origin/main).")
+@base_option
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
@@ -106,6 +105,12 @@ def _head_message(sha: str | None) -> str:
     help="Write the JSON plan to this file and print the summary table instead.",
 )
 @click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the sweep's manifest (what its jobs measure: options, plan digest, "
+    "configs as parsed, runner labels, recipe and template bytes) to this file.",
+)
+@click.option(
     "--durations",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A job-timings file (`infx sweep timings`): estimate each job from the recorded "
@@ -127,8 +132,8 @@ def _head_message(sha: str | None) -> str:
 @click.option(
     "--rerun-record",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write what a later rerun of this run needs (rerun.json: labels' flags, commit, "
-    "recipe fingerprint).",
+    help="Write what a later rerun of this run needs (rerun.json: the labels' flags, the "
+    "run, the PR).",
 )
 @changelog_file
 @master_configs
@@ -143,6 +148,7 @@ def plan(
     from_event: bool,
     fmt: str,
     output: Path | None,
+    manifest: Path | None,
     durations: Path | None,
     category: str | None,
     estimate_file: Path | None,
@@ -159,112 +165,74 @@ def plan(
     or deletes history lines does not.
     """
     root = git.root()
-    options = PlanOptions(trim_conc, all_evals, evals_only)
-    split_canary = agentx_fast = False
+    decision = Decision(True, "options", plan=PlanOptions(trim_conc, all_evals, evals_only))
+    event_name = "cli"
+    payload: dict = {}
     if from_event:
         if base or head or trim_conc or all_evals or evals_only or category:
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
-        decision, name, payload = _event_decision(root)
+        decision, event_name, payload = _event_decision(root)
         if not decision.run:
             click.echo(f"nothing to plan: {decision.reason}")
             return
-        base, head = _event_refs(name, payload)
-        options, split_canary = decision.plan, decision.canary
-        agentx_fast = decision.agentx_fast
+        base, head = _event_refs(event_name, payload)
         category = decision.label or PUSH
     if base is None:
-        raise UsageError("pass --base REF (or --from-event inside Actions)")
-    planning = plan_refs(root, base, head, options, (path, config_globs, runners_path), strict)
-    result, inputs, runners = planning.result, planning.inputs, planning.runners
+        base = branch_base(root)
+    planned = plan_change(root, base, head, path, config_globs, runners_path, decision.plan, strict)
+    result = planned.result
     for warning in result.warnings:
         click.echo(f"infx: warning: {warning}", err=True)
-    planned = result.plan.as_json()
-    if split_canary:
-        row, remaining = canary(planned)
-        planned = {"canary": [row] if row else [], "remaining": remaining}
-    payload = json.dumps(planned, indent=2)
+    if manifest is not None:
+        job_files = settings(click.get_current_context()).job_files
+        record = manifest_of(planned, decision.sweep_options(event_name), job_files)
+        atomic_write(manifest, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    planned_json = result.plan.as_json()
+    if decision.canary:
+        row, remaining = canary(planned_json)
+        planned_json = {"canary": [row] if row else [], "remaining": remaining}
+    text = json.dumps(planned_json, indent=2)
     budgets = load_settings_at(root, base).budget
-    costs, wall, verdict = _costs(result.plan, durations, agentx_fast, runners, category, budgets)
+    costs, wall, verdict = _costs(
+        result.plan, durations, decision.agentx_fast, planned.runner_info, category, budgets
+    )
     if from_event or estimate_file is not None:
         _write_estimate(estimate_file, costs, verdict, wall, from_event)
     if rerun_record is not None:
-        _write_record(root, rerun_record, options, split_canary, category or PUSH, from_event)
+        _write_record(root, rerun_record, decision, category or PUSH, event_name, payload)
     if fmt == "json" and output is None:
-        click.echo(payload)
+        click.echo(text)
         return
     if output is not None:
-        atomic_write(output, (payload + "\n").encode("utf-8"))
+        atomic_write(output, (text + "\n").encode("utf-8"))
     table = summary_table(
-        result.plan, inputs.head.masters, costs, wall, verdict if category else None
+        result.plan, planned.inputs.head.masters, costs, wall, verdict if category else None
     )
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
 
 
-@dataclass
-class Planning:
-    result: SweepPlan
-    inputs: SweepInputs
-    runners: RunnerInfo
-
-
-def plan_refs(
-    root: Path,
-    base: str,
-    head: str | None,
-    options: PlanOptions,
-    files: tuple[str, tuple[str, ...], str],
-    strict: bool = False,
-) -> Planning:
-    """The plan of the changelog entries added between two refs (files: the changelog,
-    the master-config globs and the runners file)."""
-    path, config_globs, runners_path = files
-    change = read_change(root, base, head, path, config_globs, runners_path)
-    runners = runners_from(change.runners, runners_path)
-    inputs = SweepInputs(
-        changelog_base=change.changelog_base,
-        changelog_head=change.changelog_head,
-        head=Revision(
-            masters_from(change.masters, config_globs, change.head_tree), runners.hardware
-        ),
-        runners=runners.runners,
-        base=lambda: _revision(root, change.base_tree, config_globs, runners_path),
-        refs=(base, head or "WORKTREE"),
-        notes=runners.problems,
-    )
-    return Planning(plan_sweep(inputs, options, strict), inputs, runners)
-
-
 def _write_record(
-    root: Path,
-    target: Path,
-    options: PlanOptions,
-    split_canary: bool,
-    category: str,
-    from_event: bool,
+    root: Path, target: Path, decision: Decision, category: str, event_name: str, payload: dict
 ) -> None:
     """rerun.json: what a rerun of this run needs to know (infx.workflows.rerun.RunRecord)."""
     import os
 
     from infx.workflows.rerun import RunRecord
-    from infx.workflows.rerun_io import recipe_fingerprint, write_json
+    from infx.workflows.rerun_io import write_json
 
     run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
-    name, payload = event() if from_event else ("local", {})
-    decision = _event_decision(root)[0] if from_event else None
     pr = (payload.get("pull_request") or {}).get("number")
-    settings = load_settings(root)
     record = RunRecord(
         run_id=run_id,
-        event=name,
+        event=event_name,
         sha=git.git(["rev-parse", "HEAD"], root).strip(),
         pr=pr if isinstance(pr, int) else None,
         category=category,
-        options=options,
-        canary=split_canary,
-        fail_fast=bool(decision and decision.fail_fast),
-        agentx_fast=bool(decision and decision.agentx_fast),
-        recipe=recipe_fingerprint(root, settings.recipe_paths),
+        options=decision.plan,
+        canary=decision.canary,
+        fail_fast=decision.fail_fast,
+        agentx_fast=decision.agentx_fast,
         root=run_id,
     )
     write_json(target, record.as_json())
@@ -400,9 +368,8 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
         }
     )
     pinned = sum(1 for node in nodes if node)
-    click.echo(
-        f"{bucket} chunk {index}: {len(rows)} row(s)" + (f", {pinned} pinned" if pinned else "")
-    )
+    suffix = f", {pinned} pinned to a node" if pinned else ""
+    click.echo(f"{bucket} chunk {index}: {len(rows)} row(s){suffix}")
 
 
 @sweep.command("row-env")

@@ -210,7 +210,10 @@ def status(
         state, text = "success", f"approved in {ENVIRONMENT}: {verdict}"
     else:
         state, text = "success", verdict
-    _client(repo).set_status(sha, state, STATUS_CONTEXT, text, target_url)
+    from infx.github.client import Status
+
+    # GitHub refuses a description over 140 characters.
+    _client(repo).set_status(sha, Status(STATUS_CONTEXT, state, text[:140]), target_url or None)
     click.echo(f"{STATUS_CONTEXT}: {state}: {text}")
 
 
@@ -534,6 +537,13 @@ def register(group: click.Group) -> None:
     "results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
 )
 @click.option(
+    "--manifest",
+    "manifest_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The source run's sweep-manifest.json: what it measured, which the rerun carries.",
+)
+@click.option(
     "--output-dir",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
@@ -548,6 +558,7 @@ def register(group: click.Group) -> None:
 def rerun_plan(
     source_run: str,
     source_dir: Path,
+    manifest_file: Path,
     output_dir: Path,
     scope: str,
     pr_text: str,
@@ -557,9 +568,9 @@ def rerun_plan(
     repo: str | None,
 ) -> None:
     """Plan a rerun run: the source run's rows without a valid result (the canary first when
-    the recipe changed since), pinned to other nodes after infra failures; write this run's
-    sweep.json, source-plan.json, rerun.json, runs-on.json and estimate.json, and the job
-    outputs the workflow reads (run, fail-fast, agentx-fast, over-budget)."""
+    a file its jobs read changed since), pinned to other nodes after infra failures; write
+    this run's sweep.json, source-plan.json, rerun.json, runs-on.json and estimate.json, and
+    the job outputs the workflow reads (run, fail-fast, agentx-fast, over-budget)."""
     from infx.matrix.cost import estimate, verdict, wall_minutes
     from infx.matrix.sources import load_runners
     from infx.results.floors import load_floors
@@ -583,11 +594,11 @@ def rerun_plan(
         ESTIMATE_FILE,
         PLAN_FILE,
         TIMINGS_FILE,
+        changed_files,
         folder_files,
         job_logs,
         newer_sweeps,
         plan_files,
-        recipe_fingerprint,
         results_below,
         write_json,
     )
@@ -621,11 +632,12 @@ def rerun_plan(
     if why is not None or record is None:
         raise ConfigError(f"no rerun: {why}")
     whole = files.whole
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
     if record.pr is not None:
-        changed = _plan_changed(root, whole, record, settings)
+        changed = _plan_changed(root, manifest, record, settings)
         if changed:
             raise ConfigError(f"no rerun: {changed}")
-    recipe = recipe_fingerprint(root, settings.recipe_paths)
+    recipe_changes = changed_files(root, manifest)
     floors = load_floors(settings.accuracy_floors, root)
     docs, skipped = results_below([source_dir / "results"])
     for text in skipped:
@@ -635,13 +647,13 @@ def rerun_plan(
     missing_at = missing(plan_jobs, valid_points(docs, floors))
     chosen = select(plan_jobs, missing_at, files.plan, seen, scope)
     todo = plan_rerun(
-        whole, chosen, recipe_changed=recipe != record.recipe, source_canary=record.canary
+        whole, chosen, recipe_changed=bool(recipe_changes), source_canary=record.canary
     )
     if settings.rerun_other_node:
         runners = load_runners(root, None, settings.runners).runners
         pools = runners.labels if runners is not None else {}
         todo.pins, todo.notes = pin_nodes([r for r, _ in todo.jobs], seen, pools)
-    mine = record.rerun(this_run, git.git(["rev-parse", "HEAD"], root).strip(), recipe, scope)
+    mine = record.rerun(this_run, git.git(["rev-parse", "HEAD"], root).strip(), scope)
     costs = estimate(todo.jobs, files.timings.durations(), record.agentx_fast)
     budget_ref = "HEAD^1" if record.pr is not None else "HEAD"
     budget = verdict(costs, record.category, load_at(root, budget_ref).budget)
@@ -673,7 +685,11 @@ def rerun_plan(
     else:
         canary_note = ""
         if todo.canary is not None:
-            reason = "the recipe changed since" if recipe != record.recipe else "it had failed"
+            reason = "it had failed"
+            if recipe_changes:
+                shown = ", ".join(recipe_changes[:3])
+                more = f" and {len(recipe_changes) - 3} more" if len(recipe_changes) > 3 else ""
+                reason = f"the recipe changed since: {shown}{more}"
             canary_note = f" The canary runs first ({reason})."
         lines.append(
             f"{len(todo.jobs)} of {len(plan_jobs)} planned jobs run again.{canary_note} "
@@ -705,21 +721,34 @@ def _what(pr: int | None) -> str:
     return f"PR #{pr}" if pr is not None else "the main branch"
 
 
-def _plan_changed(root: Path, whole: dict, record: RunRecord, settings: Any) -> str | None:
-    """Why the PR no longer plans the sweep its source run measured (None: it still does)."""
-    from collections import Counter
+def _plan_changed(
+    root: Path, manifest: dict[str, Any], record: RunRecord, settings: Any
+) -> str | None:
+    """Why the PR no longer plans the sweep its source run measured (None: it still does):
+    the manifest of what the PR plans now, against the source's, files aside (a changed
+    recipe is what a rerun after a fix is for; it runs the canary first)."""
+    from infx.matrix.manifest import SweepOptions, differences, summarize
+    from infx.matrix.sources import manifest_of, plan_change
 
-    from infx.cli.sweep import plan_refs
-    from infx.workflows.rerun import jobs_of, row_id
-
-    files = (settings.changelog, settings.master_configs, settings.runners)
-    now = plan_refs(root, "HEAD^1", "HEAD", record.options, files).result.plan.as_json()
-    before = Counter(row_id(r) for r, _ in jobs_of(whole))
-    after = Counter(row_id(r) for r, _ in jobs_of(now))
-    if before == after:
+    sweep, options = manifest["sweep"], manifest["measured"]["options"]
+    sweep_options = SweepOptions(
+        event=sweep["event"],
+        label=sweep["label"],
+        trim_conc=options["trim-conc"],
+        all_evals=options["all-evals"],
+        evals_only=options["evals-only"],
+        agentx_fast=options["agentx-fast"],
+        reusable=sweep["reusable"],
+    )
+    planned = plan_change(
+        root, "HEAD^1", "HEAD", settings.changelog, settings.master_configs, settings.runners,
+        record.options,
+    )  # fmt: skip
+    now = manifest_of(planned, sweep_options, settings.job_files)
+    found = [d for d in differences(manifest, now) if not d.startswith("file ")]
+    if not found:
         return None
-    differ = sum(((before - after) + (after - before)).values())
     return (
         f"PR #{record.pr} now plans another sweep than run {record.run_id} measured "
-        f"({differ} row(s) differ); run a new sweep instead"
+        f"({summarize(found)}); run a new sweep instead"
     )

@@ -56,7 +56,6 @@ class RunRecord:
     canary: bool
     fail_fast: bool
     agentx_fast: bool
-    recipe: str  # fingerprint of the recipe files at `sha`
     root: int  # the original sweep of the lineage
     source: int | None = None  # the run this one reran
     scope: str | None = None  # None: an original sweep
@@ -81,7 +80,7 @@ class RunRecord:
             raise UsageError(f"{name} is not an infx rerun record")
         return record
 
-    def rerun(self, run_id: int, sha: str, recipe: str, scope: str) -> RunRecord:
+    def rerun(self, run_id: int, sha: str, scope: str) -> RunRecord:
         """The record of a rerun of this run."""
         return RunRecord(
             run_id=run_id,
@@ -93,7 +92,6 @@ class RunRecord:
             canary=self.canary,
             fail_fast=self.fail_fast,
             agentx_fast=self.agentx_fast,
-            recipe=recipe,
             root=self.root,
             source=self.run_id,
             scope=scope,

@@ -154,12 +154,15 @@ def newer_sweeps(gh: GitHub, run: Run) -> list[int]:
 # --- files of the checkout ----------------------------------------------------------------------
 
 
-def recipe_fingerprint(root: Path, paths: Sequence[str], ref: str = "HEAD") -> str:
-    """sha256 over the blobs of the recipe files at `ref` (mode, object and path of each)."""
-    import hashlib
+def changed_files(root: Path, manifest: Mapping[str, Any], ref: str = "HEAD") -> list[str]:
+    """The files a sweep's jobs read (its manifest's recipes and job files) whose bytes at
+    `ref` differ from what the sweep read."""
+    from infx.matrix.manifest import file_digest
 
-    listing = git.git(["ls-tree", "-r", "--full-tree", ref, "--", *paths], root) if paths else ""
-    return hashlib.sha256(listing.encode()).hexdigest()
+    recorded = manifest.get("measured", {}).get("files", {})
+    names = sorted(recorded)
+    now = git.read_many([(ref, name) for name in names], root) if names else {}
+    return [name for name in names if file_digest(now.get((ref, name))) != recorded[name]]
 
 
 def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[str]]:

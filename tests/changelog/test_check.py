@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.changelog.conftest import real_entry
 from tests.conftest import HISTORY, LINK, REPO, GitRepo, entry
 
 
@@ -323,3 +324,86 @@ def test_unquoted_leading_wildcard_gets_a_hint(repo: GitRepo) -> None:
     append(repo, "\n" + entry(keys=["*-mi355x-vllm"]))
     result = run_check(repo)
     assert result.exit_code == 1 and "quote values that start with '*'" in result.output
+
+
+# A pr-link a rewrite cannot splice: block scalars, a quoted or plain value continued on the
+# next line, a value below its key. Each reads as a placeholder or a link to YAML.
+SPREAD_LINKS = {
+    "literal block": "|-\n    XXX",
+    "folded block": ">-\n    XXX",
+    "quoted, continued": '"XX\\\n    X"',
+    "plain, continued": f"{LINK}\n    7",
+    "below its key": "\n    XXX",
+}
+
+
+@pytest.mark.parametrize("value", SPREAD_LINKS.values(), ids=SPREAD_LINKS.keys())
+def test_pr_link_must_be_written_on_its_line(repo: GitRepo, value: str) -> None:
+    append(repo, "\n" + entry(link=value))
+    result = run_check(repo)
+    assert result.exit_code == 1, result.output
+    line = HISTORY.count("\n") + 6
+    assert f"perf-changelog.yaml:{line}: pr-link: " in result.output
+    assert "fix: write `pr-link: XXX` on one line" in result.output
+
+
+def test_the_gate_refuses_a_value_that_keeps_trailing_blank_lines(repo: GitRepo) -> None:
+    """Any later append would change it, though history stays a byte prefix."""
+    keeps = entry(extra="  all-evals: false\n").replace(
+        '    - "Tune flags"', "    - |+\n      Tune flags"
+    )
+    append(repo, "\n" + keeps)
+    result = run_check(repo)
+    assert result.exit_code == 1
+    line = HISTORY.count("\n") + 5
+    assert f"perf-changelog.yaml:{line}: yaml: " in result.output
+    assert "keeps trailing blank lines" in result.output
+
+
+# --- on the real InferenceX layout ---------------------------------------------------------
+
+NOTHING_SELECTED = {
+    "agentic scenario of a fixed-seq-len config": (
+        "dsv4-fp4-mi355x-vllm",
+        "  scenario-type:\n    - agentic-coding\n",
+        "scenario-type agentic-coding: dsv4-fp4-mi355x-vllm has only fixed-seq-len",
+    ),
+    "prefill ep above every eval point": (
+        "dsv4-fp4-mi355x-sglang-disagg",
+        "  evals-only: true\n  eval-min-prefill-ep: 1000\n",
+        "eval-min-prefill-ep 1000 is above the prefill ep of every eval point (highest: ",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "extra", "why"), NOTHING_SELECTED.values(), ids=NOTHING_SELECTED.keys()
+)
+def test_an_entry_that_selects_no_job_fails(
+    inferencex: GitRepo, key: str, extra: str, why: str
+) -> None:
+    """The plan would print "Nothing to run" and the sweep go green having run nothing."""
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(key=key, extra=extra))
+    result = inferencex.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    line = history.count("\n") + 2
+    assert f"perf-changelog.yaml:{line}: selection: this entry selects no benchmark job" in (
+        result.output
+    )
+    assert why in result.output
+
+
+@pytest.mark.parametrize(
+    ("key", "extra"),
+    [
+        ("dsv4-fp4-mi355x-*", "  scenario-type:\n    - agentic-coding\n"),
+        ("dsv4-fp4-mi355x-sglang-disagg", "  evals-only: true\n  eval-min-prefill-ep: 1\n"),
+        ("dsv4-fp4-mi355x-vllm", "  evals-only: true\n"),
+    ],
+)
+def test_an_entry_that_selects_jobs_passes(inferencex: GitRepo, key: str, extra: str) -> None:
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(key=key, extra=extra))
+    result = inferencex.infx("changelog", "check")
+    assert result.exit_code == 0, result.output

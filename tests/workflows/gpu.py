@@ -151,13 +151,11 @@ def publish(
     branch: str = "feature",
     minute: float = 60,
 ) -> None:
-    """A finished run as GitHub keeps it: its artifacts for the next run's download-artifact
-    steps, and the run, its artifacts (zips), jobs and logs for the API."""
+    """A finished run as GitHub keeps it: the run, its artifacts (zips, which the next run's
+    download-artifact steps fetch), jobs and logs, in the API."""
     keep = world.tmp / f"published-{run_id}"
-    world.runs[run_id] = {}
     for name, folder in run.artifacts.items():
         shutil.copytree(folder, keep / name, dirs_exist_ok=True)
-        world.runs[run_id][name] = keep / name
     api.state.add_run(
         run_id, head_sha=head_sha, minute=minute, branch=branch, conclusion=conclusion,
         event=event, artifacts=sorted(run.artifacts),

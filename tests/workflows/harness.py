@@ -8,16 +8,17 @@ environment, in a clone of a real git repository; `infx` is on PATH only after t
 installed it through this repository's action (`uses: ./`), and the GitHub API is the fake
 server of tests/github. What cannot run here is recorded instead: a job on a self-hosted
 (GPU) runner becomes a `Dispatch` (a test may play the GPU runner: `gpu=` decides each
-job's outcome and writes what its upload step would), another run's artifacts come from
-`World.runs`, other actions are no-ops. A job with an `environment:` waits for its
-required reviewers: `approvals` says whether they approved, rejected, or have not acted
-yet (then it and every job that needs it never start, as in a run left waiting). A matrix
-with `fail-fast` cancels its entries after the first failure.
+job's outcome and writes what its upload step would), other actions are no-ops. Another
+run's artifacts come through the fake API. A job with an `environment:` waits for its
+required reviewers: `approvals` says whether they approved, rejected, or have not acted yet
+(then it and every job that needs it never start, as in a run left waiting). A matrix with
+`fail-fast` cancels its entries after the first failure.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
 import itertools
 import json
 import os
@@ -25,6 +26,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +95,6 @@ class World:
     api_requests: list[tuple[str, str]] | None = None
     repository: str = "acme/bench"
     token: str = "test-token"
-    runs: dict[int, dict[str, Path]] = field(default_factory=dict)  # other runs' artifacts
 
 
 @dataclass
@@ -520,7 +523,8 @@ class _Simulator:
     def _upload(self, given: dict[str, Any], job: _JobState) -> bool:
         source = job.workspace / str(given["path"])
         target = self.home / "artifacts" / str(given["name"])
-        if not source.exists():
+        empty = source.is_dir() and not any(p.is_file() for p in source.rglob("*"))
+        if not source.exists() or empty:
             if given.get("if-no-files-found", "warn") == "error":
                 job.log += f"upload-artifact: no files at {source}\n"
                 return False
@@ -541,8 +545,7 @@ class _Simulator:
     def _download(self, given: dict[str, Any], job: _JobState) -> bool:
         artifacts = self.run.artifacts
         if "run-id" in given:
-            # Another run's artifacts: those a test published in World.runs, else none.
-            artifacts = self.world.runs.get(int(given["run-id"]), {})
+            return self._download_run(given, job)
         dest = job.workspace / str(given.get("path") or ".")
         if "name" in given:
             source = artifacts.get(str(given["name"]))
@@ -554,6 +557,37 @@ class _Simulator:
         for name, source in artifacts.items():
             if fnmatch.fnmatchcase(name, str(given.get("pattern", "*"))):
                 shutil.copytree(source, dest / name, dirs_exist_ok=True)
+        return True
+
+    def _download_run(self, given: dict[str, Any], job: _JobState) -> bool:
+        """Another run's artifacts, as download-artifact fetches them: listed and downloaded
+        through the API (a 302 to storage), each unzipped into a folder of its name."""
+        if self.world.api_url == NO_API:
+            job.log += "download-artifact: another run's artifacts need the fake API\n"
+            return False
+        base = f"{self.world.api_url}/repos/{self.world.repository}/actions"
+        listing = f"{base}/runs/{given['run-id']}/artifacts?per_page=100"
+        with urllib.request.urlopen(listing, timeout=30) as answer:
+            artifacts = json.loads(answer.read())["artifacts"]
+        dest = job.workspace / str(given.get("path") or ".")
+        if "name" in given and given["name"] not in {a["name"] for a in artifacts}:
+            job.log += f"download-artifact: run {given['run-id']} has no {given['name']}\n"
+            return False
+        for artifact in artifacts:
+            if "name" in given and artifact["name"] != given["name"]:
+                continue
+            if not fnmatch.fnmatchcase(artifact["name"], str(given.get("pattern", "*"))):
+                continue
+            try:
+                with urllib.request.urlopen(f"{base}/artifacts/{artifact['id']}/zip") as zipped:
+                    data = zipped.read()
+            except urllib.error.HTTPError as exc:
+                job.log += f"download-artifact: {artifact['name']}: {exc.code}\n"
+                return False
+            target = dest if "name" in given else dest / artifact["name"]
+            target.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                zf.extractall(target)
         return True
 
     def _bash(self, step: dict[str, Any], ctx: dict[str, Any], job: _JobState, index: int):

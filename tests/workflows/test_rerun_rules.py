@@ -178,7 +178,7 @@ def run(rid: int = 5, status: str = "completed", conclusion: str = "failure", mi
 
 def record(scope: str | None = None, depth: int = 0) -> RunRecord:
     return RunRecord(5, "pull_request", "a" * 40, 17, "full-sweep-enabled", PlanOptions(),
-                     True, False, False, "r" * 64, 5, None, scope, depth)  # fmt: skip
+                     True, False, False, 5, None, scope, depth)  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_records_round_trip_and_refuse_garbage() -> None:
     original = record()
     again = RunRecord.from_json(json.loads(json.dumps(original.as_json())), "rerun.json")
     assert again == original
-    child = original.rerun(7, "b" * 40, "s" * 64, "infra")
+    child = original.rerun(7, "b" * 40, "infra")
     assert (child.root, child.source, child.depth, child.scope) == (5, 5, 1, "infra")
     for bad in ({}, {"format": "infx-rerun-record/1"}, [], {**original.as_json(), "scope": "all"}):
         with pytest.raises(Exception, match="not an infx rerun record"):
