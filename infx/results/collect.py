@@ -31,8 +31,10 @@ def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
 
 
 def point_key(row: dict[str, Any]) -> str:
-    """A point: what it measures (kind and identity), whatever produced it."""
-    return json.dumps([row["kind"], row["identity"]], sort_keys=True)
+    """A point as one job measures it: what it measures (kind and identity) and how (its
+    recipe). Two attempts of one row share it; two configs that measure the same point with
+    different images do not, and both stay."""
+    return json.dumps([row["kind"], row["identity"], row["recipe"]], sort_keys=True)
 
 
 @dataclass

@@ -159,42 +159,42 @@ def subset(plan: Mapping[str, Any], keep: Sequence[str]) -> dict[str, Any]:
 # --- valid results ----------------------------------------------------------------------------
 
 
-def _point(kind: str, identity: Mapping[str, Any]) -> str:
+def _point(kind: str, identity: Mapping[str, Any], recipe: Any) -> str:
+    """A point measured with one recipe (two configs may measure the same point with
+    different images; each needs its own result)."""
     ident = {k: v for k, v in identity.items() if k != "hardware"}
-    return json.dumps([kind, ident], sort_keys=True)
+    return json.dumps([kind, ident, recipe], sort_keys=True)
 
 
 def expected(row: Row, is_eval: bool) -> list[str]:
-    """The points a row's job measures."""
-    from infx.results.process import eval_concurrency, expected_outputs, identity
+    """The points a row's job measures, with its recipe."""
+    from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
 
+    how = recipe(row)
     if is_eval or row.get("run-eval"):
-        return [_point("accuracy", identity(row, eval_concurrency(row)))]
-    return [_point("throughput", identity(row, conc)) for conc, _ in expected_outputs(row)]
+        return [_point("accuracy", identity(row, eval_concurrency(row)), how)]
+    return [_point("throughput", identity(row, conc), how) for conc, _ in expected_outputs(row)]
 
 
-def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> dict[str, Any]:
-    """Point -> its recipe, for every result row that counts: an accuracy row below a floor
-    does not. Later documents win."""
-    found: dict[str, Any] = {}
+def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> set[str]:
+    """Every point, with its recipe, that a result row counts for: an accuracy row below a
+    floor does not."""
+    found: set[str] = set()
     for doc in docs:
         for result in doc.get("rows", []):
             if result.get("kind") == "accuracy" and floors is not None:
                 single = {"rows": [result]}
                 if any(not check.passed for check in checks(single, floors)):
                     continue
-            found[_point(result["kind"], result["identity"])] = result.get("recipe")
+            found.add(_point(result["kind"], result["identity"], result.get("recipe")))
     return found
 
 
-def has_result(row: Row, is_eval: bool, points: Mapping[str, Any]) -> bool:
-    from infx.results.process import recipe
-
-    wanted = recipe(row)
-    return all(points.get(point) == wanted for point in expected(row, is_eval))
+def has_result(row: Row, is_eval: bool, points: set[str]) -> bool:
+    return all(point in points for point in expected(row, is_eval))
 
 
-def missing(plan_jobs: Sequence[tuple[Row, bool]], points: Mapping[str, Any]) -> list[int]:
+def missing(plan_jobs: Sequence[tuple[Row, bool]], points: set[str]) -> list[int]:
     """Positions of the jobs without a valid result."""
     return [i for i, (row, is_eval) in enumerate(plan_jobs) if not has_result(row, is_eval, points)]
 

@@ -82,7 +82,6 @@ class State:
     jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run id -> jobs
     logs: dict[int, bytes] = field(default_factory=dict)  # job id -> log text (absent: 404)
     workflow_dispatches: list[dict[str, Any]] = field(default_factory=list)
-    statuses: list[dict[str, Any]] = field(default_factory=list)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -448,7 +447,6 @@ class Handler(BaseHTTPRequestHandler):
                     self._send(204),
                 ),
             ),
-            ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._status(m[1])),
         ]
         for verb, pattern, action in routes:
             match = re.fullmatch(pattern, rest)
@@ -542,11 +540,6 @@ class Handler(BaseHTTPRequestHandler):
             if run["id"] == run_id:
                 return self._send(200, run)
         return self._send(404, {"message": "Not Found"})
-
-    def _status(self, sha: str) -> None:
-        body = self._body()
-        self.state.statuses.append({"sha": sha, **body})
-        self._send(201, {"id": len(self.state.statuses), **body})
 
     def _jobs(self, run_id: int, query: dict[str, list[str]]) -> None:
         """A run's jobs, the latest attempt's unless filter=all, as GitHub lists them."""

@@ -199,3 +199,18 @@ def test_previous_results_that_break_the_schema_are_refused(tmp_path: Path) -> N
     )
     assert outcome.exit_code == 1 and "not an infx results file" in outcome.stderr
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_the_same_point_measured_with_two_recipes_keeps_both(tmp_path: Path) -> None:
+    bmk = tmp_path / "results_bmk"
+    _point(bmk, "bmk_single_llama70b_1k1k_0_0", 4, 1000)
+    job(bmk, "bmk_single_llama70b_1k1k_0_1", fixed_row(conc=4, image="vllm:next"),
+        vllm_result(conc=4, total=1200, output=600, ttft_ms=50, tpot_ms=10, itl_ms=10,
+                    e2el_ms=2000), "llama70b_1k1k.json")  # fmt: skip
+    outcome = collect(str(bmk), "--out-dir", str(tmp_path / "out"))
+    assert outcome.exit_code == 0 and "measured by" not in outcome.stderr
+    rows = json.loads((tmp_path / "out/results.json").read_text())["rows"]
+    assert sorted(r["recipe"]["image"] for r in rows) == [
+        "vllm/vllm-openai-rocm:v0.11.0",
+        "vllm:next",
+    ]

@@ -219,3 +219,16 @@ def test_records_round_trip_and_refuse_garbage() -> None:
     for bad in ({}, {"format": "infx-rerun-record/1"}, [], {**original.as_json(), "scope": "all"}):
         with pytest.raises(Exception, match="not an infx rerun record"):
             RunRecord.from_json(bad, "rerun.json")
+
+
+def test_two_configs_measuring_the_same_point_with_other_images_each_need_a_result(
+    tmp_path: Path,
+) -> None:
+    """Real InferenceX configs do this (an sglang image and its .post1 on the same
+    hardware and parallelism): one of them failing must not pass for measured."""
+    plan = plan_of(concs=(4,), evals=False)
+    other = {**plan["single_node"]["1k1k"][0], "image": "vllm:next", "recipe-fingerprint": "c" * 64}
+    plan["single_node"]["1k1k"].append(other)
+    jobs = jobs_of(plan)
+    docs = [measured(tmp_path, jobs[0][0])]
+    assert missing(jobs, valid_points(docs, None)) == [1]
