@@ -36,24 +36,13 @@ from infx.results.process import eval_concurrency, expected_outputs, identity, r
 from infx.workflows.rerun import jobs_of, missing, rerun_plan, row_id, select, valid_points
 from infx.workflows.timings import Timings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_plan import synthetic  # the same synthetic configs as the plan benchmark
+
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex"
 SEED = 19
 ENTRY = b'\n- config-keys:\n    - "*"\n  description:\n    - "every config"\n  pr-link: XXX\n'
 HISTORY = b'- config-keys:\n    - seed\n  description:\n    - "seed"\n  pr-link: https://github.com/a/b/pull/1\n'
-
-
-def synthetic_masters(count: int = 300) -> bytes:
-    parts = []
-    for i in range(count):
-        parts.append(
-            f"model{i}-fp8-mi355x-vllm:\n  image: vllm/vllm-openai-rocm:v0.{i % 20}.0\n"
-            f"  model: org/model-{i}\n  model-prefix: m{i}\n  runner: mi355x\n  precision: fp8\n"
-            f"  framework: vllm\n  multinode: false\n  scenarios:\n    fixed-seq-len:\n"
-            f"    - isl: 1024\n      osl: 1024\n      search-space:\n"
-            f"      - {{ tp: 8, conc-start: 4, conc-end: 64 }}\n"
-            f"    - isl: 8192\n      osl: 1024\n      search-space:\n      - {{ tp: 8, conc-list: [4, 16, 64] }}\n"
-        )
-    return "\n".join(parts).encode()
 
 
 def full_plan() -> tuple[dict[str, Any], str]:
@@ -63,7 +52,7 @@ def full_plan() -> tuple[dict[str, Any], str]:
         hardware = hardware_table(runners.get("hardware") or {})
         where = "the InferenceX configs (../shared/inferencex)"
     else:
-        files, hardware = {"amd-master.yaml": synthetic_masters()}, {}
+        files, hardware = {"amd-master.yaml": synthetic(300)}, {}
         where = "a synthetic 300-config master file (../shared absent)"
     masters = parse_masters(files)
     first = masters.keys()[0]

@@ -343,8 +343,10 @@ def rerun(
     Dispatches the sweep workflow on the run's branch with `rerun-of`; that run carries
     the original plan, runs the canary first when the recipe changed since, and merges
     its results with the source run's."""
+    source = _run_id(run_id, "RUN_ID")
     gh = _client(repo)
-    decision = decide_rerun(gh, _run_id(run_id, "RUN_ID"), workflow, scope, automatic)
+    # An infra-scope rerun is a retry: the rerun run checks it by the retry's rules.
+    decision = decide_rerun(gh, source, workflow, scope, automatic or scope == "infra")
     _report(decision, "Rerun")
     if decide_only:
         set_outputs({"dispatch": json.dumps(decision.dispatch) if decision.dispatch else ""})
