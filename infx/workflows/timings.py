@@ -11,6 +11,7 @@ next sweep's planning job reads the newest such artifacts (`infx sweep timings`)
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -106,7 +107,10 @@ def parse_timings(data: bytes, name: str) -> Timings:
     problems = schemas.errors("job-timings", doc)
     if problems:
         raise UsageError(f"{name}: not a job-timings file: {problems[0].message}")
-    return Timings({k: [(float(s), int(r)) for s, r in v] for k, v in doc["jobs"].items()})
+    jobs = {k: [(float(s), int(r)) for s, r in v] for k, v in doc["jobs"].items()}
+    if any(not math.isfinite(s) for samples in jobs.values() for s, _ in samples):
+        raise UsageError(f"{name}: not a job-timings file: a duration is not a finite number")
+    return Timings(jobs)
 
 
 def samples_of(
