@@ -138,6 +138,7 @@ def triage(
         folder_files,
         job_logs,
         plan_files,
+        read_attempts,
         write_json,
     )
     from infx.workflows.timings import samples_of
@@ -166,7 +167,7 @@ def triage(
     ]
     earlier: list[dict[str, Any]] = []
     if previous is not None and (previous / TRIAGE_FILE).is_file():
-        earlier = json.loads((previous / TRIAGE_FILE).read_text()).get("attempts", [])
+        earlier = read_attempts(previous / TRIAGE_FILE)
     every = [a for a in earlier if a.get("run") != this_run] + attempts
     write_json(out_dir / TRIAGE_FILE, {"format": "infx-sweep-triage/1", "attempts": every})
     recorded = files.timings
@@ -200,9 +201,14 @@ def status(
     estimate_file: Path, sha: str, approved: bool, target_url: str, repo: str | None
 ) -> None:
     """Show the estimate against the budget on the commit (status `infx/gpu-budget`)."""
-    doc = json.loads(estimate_file.read_text())
     if not re.fullmatch(r"[0-9a-f]{40}", sha):
         raise UsageError(f"--sha must be a full commit sha, not {sha!r}")
+    try:
+        doc = json.loads(estimate_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{estimate_file} is not an estimate: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != "infx-sweep-estimate/1":
+        raise UsageError(f"{estimate_file} is not an estimate written by `infx sweep plan`")
     verdict = str(doc.get("verdict", ""))
     if doc.get("over-budget") is True and not approved:
         state, text = "pending", f"{verdict}; waiting for approval in {ENVIRONMENT}"

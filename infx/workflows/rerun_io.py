@@ -187,6 +187,23 @@ def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[s
     return tables + jobs, skipped
 
 
+_ATTEMPT = {"run": int, "attempt": int, "pool": str, "node": str}
+
+
+def read_attempts(path: Path) -> list[dict[str, Any]]:
+    """The attempts a source run's triage.json recorded; a file of another shape is refused."""
+    doc = _json(path.read_bytes(), str(path))
+    attempts = doc.get("attempts") if isinstance(doc, dict) else None
+    if not isinstance(attempts, list) or doc.get("format") != "infx-sweep-triage/1":
+        raise UsageError(f"{path} is not a triage file")
+    for item in attempts:
+        if not isinstance(item, dict) or not all(
+            isinstance(item.get(k), kind) for k, kind in _ATTEMPT.items()
+        ):
+            raise UsageError(f"{path} is not a triage file: an attempt lacks run, pool or node")
+    return attempts
+
+
 def write_json(path: Path, value: Any) -> None:
     from infx.yamlio import atomic_write
 

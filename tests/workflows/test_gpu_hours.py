@@ -580,3 +580,13 @@ def test_timings_come_from_sweep_runs_only(api: FakeGitHub, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["jobs"] == {"a" * 20: [[900.0, 1]]}
     assert "from run(s) 1" in result.output
+
+
+def test_status_refuses_what_is_not_an_estimate(api: FakeGitHub, tmp_path: Path) -> None:
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    bad = tmp_path / "estimate.json"
+    for text in ("{", '{"over-budget": false}'):
+        bad.write_text(text)
+        result = _infx(env, "sweep", "status", "--estimate", str(bad), "--sha", "a" * 40)
+        assert result.exit_code == 2 and "is not an estimate" in result.stderr
+    assert api.state.statuses == {}

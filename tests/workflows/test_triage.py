@@ -117,3 +117,17 @@ def test_success_rate_counts_every_attempt_but_not_cancelled_ones() -> None:
     assert "| out-of-memory | mi355x-amds_05 | 1 | no |" in text
     assert "| mi355x | 2 | 3 | 67% |" in text
     assert "1 job(s) cancelled" in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[]", "{", '{"format": "infx-sweep-triage/1", "attempts": [{"run": 1}]}', '{"attempts": []}'],
+)
+def test_a_source_runs_triage_of_another_shape_is_refused(tmp_path, text: str) -> None:
+    from infx.errors import UsageError
+    from infx.workflows.rerun_io import read_attempts
+
+    path = tmp_path / "triage.json"
+    path.write_text(text)
+    with pytest.raises(UsageError):
+        read_attempts(path)
