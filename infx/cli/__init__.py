@@ -74,6 +74,12 @@ class InfxGroup(click.Group):
                 f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
             )
             ctx.exit(2)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            from infx.cli.crash import report
+
+            ctx.exit(report(exc))
 
 
 @click.group(
