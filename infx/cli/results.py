@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from infx.cli.options import api_repo_option
 from infx.errors import UsageError
 
 
@@ -137,7 +138,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
     help="A results table or folder to compare with, instead of searching main's runs.",
 )
 @click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",

@@ -27,7 +27,7 @@ from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
 from infx.workflows.labels import Decision, decide_event
-from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
+from infx.workflows.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
 
 
@@ -199,7 +199,12 @@ def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> 
 
 @sweep.command()
 def mode() -> None:
-    """Decide from the Actions event (GITHUB_EVENT_PATH) whether and how to sweep; write outputs."""
+    """Decide from the event's sweep labels whether and how this run sweeps.
+
+    Reads the Actions event (GITHUB_EVENT_PATH): a push to main, or a pull request with its
+    labels, draft and fork state. Writes the decision as step outputs (GITHUB_OUTPUT):
+    `run`, `reason`, `label`, `canary`, `fail-fast`, `agentx-fast`, `reusable`, `trim-conc`,
+    `all-evals` and `evals-only`; prints them as JSON; exits 1 on contradicting labels."""
     decision, _, _ = _event_decision(git.root())
     set_outputs(decision.outputs())
     append_summary(
@@ -229,7 +234,9 @@ def outputs(plan_file: Path) -> None:
 
 @sweep.command()
 @click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--bucket", required=True, help="Job family, e.g. single or multinode-evals.")
+@click.option(
+    "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
+)
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`."""
