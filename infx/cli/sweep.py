@@ -170,6 +170,8 @@ def canary_cmd() -> None:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"stdin is not a JSON plan: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise UsageError("stdin is not a JSON plan: nested too deeply") from None
     problems = schema_errors("sweep-matrix", payload)
     if problems:
         raise UsageError(f"stdin is not a sweep plan: {problems[0].message}")
@@ -218,6 +220,8 @@ def _read_plan(plan_file: Path) -> dict:
         payload = json.loads(plan_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{plan_file} is not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{plan_file} is not JSON: nested too deeply") from None
     if not isinstance(payload, dict):
         raise UsageError(f"{plan_file} is not a sweep plan or canary output")
     return payload

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from click.testing import CliRunner
+
+from infx.cli import cli
 from tests.conftest import GitRepo
 from tests.workflows.harness import pr_payload
 
@@ -155,3 +158,17 @@ def test_renamed_labels_from_settings(repo: GitRepo, tmp_path) -> None:
     # counts where it is not renamed.
     code, outputs, _ = mode(repo, pr_payload("synchronize", ["full-sweep-enabled"]), tmp_path)
     assert code == 0 and outputs["run"] == "true"
+
+
+def test_plans_nested_beyond_what_json_reads_are_usage_errors(repo: GitRepo, tmp_path) -> None:
+    """Python's JSON reader gives up on deep nesting with a RecursionError, not a
+    JSONDecodeError: still bad input, said in one line."""
+    deep = "[" * 100_000 + "]" * 100_000
+    canary = CliRunner().invoke(cli, ["sweep", "canary"], input=deep)
+    assert canary.exit_code == 2, canary.output
+    assert canary.output.strip() == "infx: error: stdin is not a JSON plan: nested too deeply"
+    path = tmp_path / "plan.json"
+    path.write_text(deep)
+    outputs = repo.infx("sweep", "outputs", str(path))
+    assert outputs.exit_code == 2, outputs.output
+    assert outputs.output.strip() == f"infx: error: {path} is not JSON: nested too deeply"
