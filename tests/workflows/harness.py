@@ -592,6 +592,7 @@ def pr_payload(
     number: int = 17,
     head_sha: str = "0" * 40,
     base_sha: str = "1" * 40,
+    state: str = "open",
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "action": action,
@@ -599,6 +600,7 @@ def pr_payload(
         "repository": {"full_name": "acme/bench"},
         "pull_request": {
             "number": number,
+            "state": state,
             "draft": draft,
             "labels": [{"name": label} for label in labels],
             "head": {
