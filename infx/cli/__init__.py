@@ -40,6 +40,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "results",
         "Turn benchmark output into result rows; collect and compare them.",
     ),
+    "security": (
+        "infx.cli.security",
+        "security",
+        "Check the settings that keep fork code off the GPU runners (via the API).",
+    ),
     "workflows": (
         "infx.cli.workflows",
         "workflows",
