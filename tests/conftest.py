@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -138,6 +139,21 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
     repo.git("remote", "add", "origin", f"git@github.com:{REPO}.git")
     repo.commit("base", **{"perf-changelog.yaml": history, "configs__amd-master.yaml": master})
     repo.git("tag", "base")
+    return repo
+
+
+def real_repo(path: Path, data: Path = SHARED) -> GitRepo:
+    """A repository laid out as InferenceX is: `data`'s perf-changelog.yaml and everything
+    under its configs/ (runners.yaml and deprecated configs too), committed on main and
+    tagged `base`. Skips the test when ../shared is absent and `data` is its default."""
+    if not (data / "configs").is_dir():
+        pytest.skip(f"{data} is not present")
+    repo = make_repo(path, history="", master="")
+    shutil.rmtree(repo.path / "configs")
+    shutil.copytree(data / "configs", repo.path / "configs")
+    shutil.copy(data / "perf-changelog.yaml", repo.path / "perf-changelog.yaml")
+    repo.commit("InferenceX as it is")
+    repo.git("tag", "-f", "base")
     return repo
 
 

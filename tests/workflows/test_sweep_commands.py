@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from infx.cli import cli
 from tests.conftest import GitRepo
+from tests.step_files import read_step_file
 from tests.workflows.harness import pr_payload
 
 
@@ -25,11 +26,10 @@ def mode(repo: GitRepo, payload: dict, tmp_path) -> tuple[int, dict, str]:
             "GITHUB_OUTPUT": str(out),
         },
     )
-    return (
-        result.exit_code,
-        (json.loads(result.stdout) if result.exit_code == 0 else {}),
-        result.output,
-    )
+    written = read_step_file(out)
+    if result.exit_code == 0:
+        assert written == json.loads(result.stdout)
+    return result.exit_code, written, result.output
 
 
 def test_skip_sweep_in_head_commit_message(repo: GitRepo, tmp_path) -> None:
@@ -139,7 +139,7 @@ def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> No
         env={"GITHUB_OUTPUT": str(out)},
     )
     assert ok.exit_code == 0 and "3 row(s)" in ok.stdout
-    assert json.dumps(rows, separators=(",", ":")) in out.read_text()
+    assert read_step_file(out) == {"rows": json.dumps(rows, separators=(",", ":"))}
     unknown = repo.infx("sweep", "chunk", str(path), "--bucket", "gpu", "--index", "0")
     assert unknown.exit_code == 2 and "no bucket 'gpu'" in unknown.output
     beyond = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "1")
