@@ -77,12 +77,14 @@ def process(
     click.echo(f"wrote {target}: {kinds} ({doc['rows'][0]['client']})")
 
 
-def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
+def _run_metadata(run_id: str, sha: str, ref: str, attempt: str = "") -> dict[str, Any]:
     from infx.context import server_url
 
     run: dict[str, Any] = {}
-    if run_id.isdigit():
+    if run_id.isdigit() and int(run_id) > 0:
         run["id"] = int(run_id)
+        if attempt.isdigit() and int(attempt) > 0:
+            run["attempt"] = int(attempt)
         repo = os.environ.get("GITHUB_REPOSITORY")
         if repo:
             run["url"] = f"{server_url()}/{repo}/actions/runs/{run_id}"
@@ -104,7 +106,10 @@ def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
-def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str) -> None:
+@click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
+def collect(
+    roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str, run_attempt: str
+) -> None:
     """Gather every job's infx-result.json below ROOTS into one results table."""
     from infx.github.actions import append_summary
     from infx.results.collect import csv_text, merge
@@ -117,7 +122,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
         click.echo(
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
-    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref))
+    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref, run_attempt))
     csv_data = csv_text(table)
     markdown = summary(table)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,188 @@
+"""Results tables <-> history records, with no database: what a table must hold to be
+stored, how a row splits into config and point, and how they become a row again."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from infx.errors import ResultsError
+from infx.results.compare import config_key, config_label
+from infx.results.process import FORMAT, result_errors
+
+# Recipe fields kept in columns of their own (what a change under test alters).
+_COLUMNS = {"image": "image", "exp-name": "exp_name", "recipe-fingerprint": "fingerprint"}
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    id: int
+    attempt: int
+    sha: str
+    ref: str
+    url: str
+    created_at: datetime  # UTC, naive
+    reused_from: int | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The `run` object of a results document."""
+        facts: dict[str, Any] = {
+            "id": self.id,
+            "attempt": self.attempt,
+            "sha": self.sha,
+            "ref": self.ref,
+            "url": self.url,
+            "created_at": self.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+            if not self.created_at.microsecond
+            else self.created_at.isoformat() + "Z",
+        }
+        if self.reused_from is not None:
+            facts["reused_from"] = self.reused_from
+        return facts
+
+
+@dataclass(frozen=True)
+class Point:
+    config: str  # config_key of the identity
+    kind: str
+    conc: int
+    values: dict[str, Any]  # the points table's columns other than run, config, attempt
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.config, self.kind, self.conc)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A results table checked for storing: its run, its configs, its points."""
+
+    run: RunFacts
+    configs: dict[str, dict[str, Any]]  # key -> identity without conc
+    points: list[Point]
+
+
+def utc(text: str) -> datetime:
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def _not_finite(value: Any, where: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_finite(item, f"{where}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_finite(item, f"{where}.{index}")
+            if found:
+                return found
+    return None
+
+
+def _facts(doc: dict[str, Any]) -> RunFacts:
+    run = doc.get("run") or {}
+    if not isinstance(run.get("id"), int):
+        raise ResultsError(
+            "the results table names no run: store a table that `infx results collect` "
+            "wrote in a workflow run, or name the run with --run ID"
+        )
+    if not run.get("sha"):
+        raise ResultsError(f"run {run['id']} names no commit (sha)")
+    created = run.get("created_at")
+    return RunFacts(
+        id=run["id"],
+        attempt=run.get("attempt", 1),
+        sha=run["sha"],
+        ref=run.get("ref", ""),
+        url=run.get("url", ""),
+        created_at=utc(created) if created else now(),
+        reused_from=run.get("reused_from"),
+    )
+
+
+def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
+    """A row as (config key, identity without conc, point)."""
+    identity = {k: v for k, v in row["identity"].items() if k != "conc"}
+    recipe = {k: v for k, v in row["recipe"].items() if k not in _COLUMNS}
+    values: dict[str, Any] = {
+        "client": row["client"],
+        "source": row.get("source"),
+        **{column: row["recipe"].get(field) for field, column in _COLUMNS.items()},
+        "recipe": recipe,
+        "gpus": row["gpus"],
+        "metrics": row.get("metrics"),
+        "accuracy": row.get("accuracy"),
+    }
+    key = config_key(identity)
+    return key, identity, Point(key, row["kind"], row["identity"]["conc"], values)
+
+
+def check(doc: Any) -> Table:
+    """The table to store, or a ResultsError saying in one line why it cannot be stored."""
+    if not isinstance(doc, dict):
+        raise ResultsError("not an infx results table: not a JSON object")
+    problems = result_errors(doc)
+    if problems:
+        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
+        raise ResultsError(f"not an infx results table: {where}: {problems[0].message}")
+    facts = _facts(doc)
+    configs: dict[str, dict[str, Any]] = {}
+    points: list[Point] = []
+    seen: dict[tuple[str, str, int], int] = {}
+    for index, row in enumerate(doc["rows"]):
+        bad = _not_finite(row.get("metrics"), f"rows.{index}.metrics") or _not_finite(
+            row.get("accuracy"), f"rows.{index}.accuracy"
+        )
+        if bad:
+            raise ResultsError(f"not an infx results table: {bad} is not finite")
+        key, identity, found = point(row)
+        if found.key in seen:
+            raise ResultsError(
+                f"rows {seen[found.key]} and {index} measure one point twice ({found.kind}, "
+                f"conc {found.conc} of {config_label(identity)})"
+            )
+        seen[found.key] = index
+        configs[key] = identity
+        points.append(found)
+    return Table(facts, configs, points)
+
+
+def row(identity: dict[str, Any], kind: str, conc: int, values: dict[str, Any]) -> dict[str, Any]:
+    """A stored point as a results row again."""
+    recipe = {
+        field: values[column]
+        for field, column in _COLUMNS.items()
+        if values.get(column) is not None
+    }
+    recipe.update(values["recipe"])
+    out: dict[str, Any] = {"kind": kind, "client": values["client"]}
+    if values.get("source") is not None:
+        out["source"] = values["source"]
+    out["identity"] = {k: dict(v) if isinstance(v, dict) else v for k, v in identity.items()}
+    out["identity"]["conc"] = conc
+    out["recipe"] = recipe
+    out["gpus"] = values["gpus"]
+    if values.get("metrics") is not None:
+        out["metrics"] = values["metrics"]
+    if values.get("accuracy") is not None:
+        out["accuracy"] = values["accuracy"]
+    return out
+
+
+def document(run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]) -> dict:
+    """A results document of one stored run: rows in collect's order (kind, config, conc),
+    given with their (kind, config key, conc)."""
+    keyed.sort(key=lambda item: item[0])
+    return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}
