@@ -73,6 +73,7 @@ class Run:
     run_attempt: int
     html_url: str
     created_at: datetime
+    head_branch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,7 @@ def _run(item: _Json) -> Run:
         run_attempt=item.maybe_number("run_attempt") or 1,
         html_url=item.text("html_url"),
         created_at=item.time("created_at"),
+        head_branch=item.maybe_text("head_branch"),
     )
 
 

@@ -108,9 +108,7 @@ def test_a_rerun_replaces_the_points_it_measured_again(api, history_url: str) ->
 
 def test_a_reused_sweep_counts_as_the_main_run(api, history_url: str) -> None:
     """A main run that reused a PR's sweep republishes the PR run's table."""
-    api.state.add_run(
-        5000, head_sha=f"{5000:040x}", minute=0, branch="main", event="push"
-    )
+    api.state.add_run(5000, head_sha=f"{5000:040x}", minute=0, branch="main", event="push")
     pr_table = table(1039, curve(1000), ref="refs/pull/17/merge", sha="d" * 40)
     api.state.blobs[500000] = zipped_table(pr_table)
     assert backfill(history_url, "--runs", "1").exit_code == 0

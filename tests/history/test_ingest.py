@@ -43,7 +43,7 @@ def test_collect_then_ingest_with_default_options(repo: GitRepo) -> None:
     assert table_doc["run"]["attempt"] == 2
     outcome = repo.infx("results", "ingest", "out")
     assert outcome.exit_code == 0, outcome.output
-    assert "run 777 attempt 2 (fffffff): 4 point(s) added" in outcome.output
+    assert "run 777 attempt 2 (fffffff), 4 point(s): 4 added" in outcome.output
     url = f"sqlite:///{repo.path / '.infx/history.sqlite'}"
     assert str(repo.path / ".infx/history.sqlite") in outcome.output
     (back,) = runs_in(url)
@@ -73,7 +73,7 @@ def test_on_postgresql(repo: GitRepo, tmp_path: Path, history_url: str) -> None:
     env = {"INFX_HISTORY_URL": history_url}
     outcome = repo.infx("results", "ingest", str(results), env=env)
     assert outcome.exit_code == 0, outcome.output
-    assert "9 point(s) added" in outcome.output
+    assert "9 point(s): 9 added" in outcome.output
     assert len(runs_in(history_url)[0]["rows"]) == 9
 
 
@@ -115,16 +115,16 @@ def test_missing_and_unusable_places(repo: GitRepo, tmp_path: Path) -> None:
     bad = repo.infx("results", "ingest", str(results), "--history", "mysql://u@h/d")
     assert bad.exit_code == 2 and "mysql" in bad.output and "Traceback" not in bad.output
     (tmp_path / "text.sqlite").write_text("hello " * 200)
-    broken = repo.infx("results", "ingest", str(results), "--history", str(tmp_path / "text.sqlite"))
+    broken = repo.infx(
+        "results", "ingest", str(results), "--history", str(tmp_path / "text.sqlite")
+    )
     assert broken.exit_code == 2 and "not a database" in broken.output
 
 
 def test_the_run_facts_from_the_api(api, repo: GitRepo, tmp_path: Path) -> None:
     """In the workflow the run's facts come from GitHub: a reused sweep's table names the
     pull request's run, and its rows go in as this main run's."""
-    api.state.add_run(
-        4242, head_sha="e" * 40, minute=60, branch="main", event="push", artifacts=[]
-    )
+    api.state.add_run(4242, head_sha="e" * 40, minute=60, branch="main", event="push", artifacts=[])
     api.state.runs[-1]["run_attempt"] = 3
     pr_table = table(1039, curve(1000), ref="refs/pull/17/merge", sha="d" * 40)
     results = write(tmp_path / "results.json", pr_table)

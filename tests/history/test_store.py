@@ -146,15 +146,14 @@ def test_a_failure_half_way_leaves_no_trace(history_url: str) -> None:
     dialect = history_url.split(":", 1)[0]
     statements = {
         "sqlite": [
-                    "CREATE TRIGGER refuse BEFORE INSERT ON points WHEN NEW.conc = 64 "
+            "CREATE TRIGGER refuse BEFORE INSERT ON points WHEN NEW.conc = 64 "
             "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END"
         ],
         "postgresql": [
             "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN "
             "IF NEW.conc = 64 THEN RAISE EXCEPTION 'disk on fire'; END IF; "
             "RETURN NEW; END $$ LANGUAGE plpgsql",
-            "CREATE TRIGGER refuse BEFORE INSERT ON points FOR EACH ROW "
-            "EXECUTE FUNCTION refuse()",
+            "CREATE TRIGGER refuse BEFORE INSERT ON points FOR EACH ROW EXECUTE FUNCTION refuse()",
         ],
     }
     with open_history(history_url) as history:
