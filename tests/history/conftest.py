@@ -1,30 +1,20 @@
 """Every history test runs twice: on an SQLite file and on a real PostgreSQL server that a
-session fixture starts (tests/history/postgres.py). The PostgreSQL half skips only where it
+session fixture starts (`postgres` in tests/conftest.py). The PostgreSQL half skips only where it
 cannot run: not root and no PostgreSQL binaries. As root (CI: `.ci/run` installs Debian's
 package) a missing server fails the tests instead."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.github.conftest import api
-from tests.history.postgres import create_database, server, unavailable
+from tests.history.postgres import create_database
 
 __all__ = ["api"]
 _names = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[str]:
-    reason = unavailable()
-    if reason:
-        pytest.skip(reason)
-    with server() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
