@@ -3,6 +3,7 @@ stored, how a row splits into config and point, and how they become a row again.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,9 +12,6 @@ from typing import Any
 from infx.errors import ResultsError
 from infx.results.compare import config_key, config_label
 from infx.results.process import FORMAT, result_errors
-
-# Recipe fields kept in columns of their own (what a change under test alters).
-_COLUMNS = {"image": "image", "exp-name": "exp_name", "recipe-fingerprint": "fingerprint"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +46,9 @@ class Point:
     config: str  # config_key of the identity
     kind: str
     conc: int
-    values: dict[str, Any]  # the points table's columns other than run, config, attempt
+    image: str
+    fingerprint: str | None
+    data: str  # the row less its identity, compact JSON
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -115,18 +115,19 @@ def _facts(doc: dict[str, Any]) -> RunFacts:
 def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
     """A row as (config key, identity without conc, point)."""
     identity = {k: v for k, v in row["identity"].items() if k != "conc"}
-    recipe = {k: v for k, v in row["recipe"].items() if k not in _COLUMNS}
-    values: dict[str, Any] = {
-        "client": row["client"],
-        "source": row.get("source"),
-        **{column: row["recipe"].get(field) for field, column in _COLUMNS.items()},
-        "recipe": recipe,
-        "gpus": row["gpus"],
-        "metrics": row.get("metrics"),
-        "accuracy": row.get("accuracy"),
-    }
+    body = {k: v for k, v in row.items() if k != "identity"}
     key = config_key(identity)
-    return key, identity, Point(key, row["kind"], row["identity"]["conc"], values)
+    data = json.dumps(body, separators=(",", ":"), allow_nan=False)
+    recipe = row["recipe"]
+    found = Point(
+        key,
+        row["kind"],
+        row["identity"]["conc"],
+        recipe["image"],
+        recipe.get("recipe-fingerprint"),
+        data,
+    )
+    return key, identity, found
 
 
 def check(doc: Any) -> Table:
@@ -142,12 +143,11 @@ def check(doc: Any) -> Table:
     points: list[Point] = []
     seen: dict[tuple[str, str, int], int] = {}
     for index, row in enumerate(doc["rows"]):
-        bad = _not_finite(row.get("metrics"), f"rows.{index}.metrics") or _not_finite(
-            row.get("accuracy"), f"rows.{index}.accuracy"
-        )
-        if bad:
-            raise ResultsError(f"not an infx results table: {bad} is not finite")
-        key, identity, found = point(row)
+        try:
+            key, identity, found = point(row)
+        except ValueError:  # JSON has no NaN or infinity; say where it is
+            bad = _not_finite(row, f"rows.{index}") or f"rows.{index}"
+            raise ResultsError(f"not an infx results table: {bad} is not finite") from None
         if found.key in seen:
             raise ResultsError(
                 f"rows {seen[found.key]} and {index} measure one point twice ({found.kind}, "
@@ -159,25 +159,11 @@ def check(doc: Any) -> Table:
     return Table(facts, configs, points)
 
 
-def row(identity: dict[str, Any], kind: str, conc: int, values: dict[str, Any]) -> dict[str, Any]:
+def row(identity: dict[str, Any], conc: int, data: str) -> dict[str, Any]:
     """A stored point as a results row again."""
-    recipe = {
-        field: values[column]
-        for field, column in _COLUMNS.items()
-        if values.get(column) is not None
-    }
-    recipe.update(values["recipe"])
-    out: dict[str, Any] = {"kind": kind, "client": values["client"]}
-    if values.get("source") is not None:
-        out["source"] = values["source"]
+    out = json.loads(data)
     out["identity"] = {k: dict(v) if isinstance(v, dict) else v for k, v in identity.items()}
     out["identity"]["conc"] = conc
-    out["recipe"] = recipe
-    out["gpus"] = values["gpus"]
-    if values.get("metrics") is not None:
-        out["metrics"] = values["metrics"]
-    if values.get("accuracy") is not None:
-        out["accuracy"] = values["accuracy"]
     return out
 
 

@@ -17,17 +17,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
 _CHUNK = 500  # keys per IN (...): well under SQLite's and PostgreSQL's parameter limits
-_VALUES = (
-    "client",
-    "source",
-    "image",
-    "exp_name",
-    "fingerprint",
-    "recipe",
-    "gpus",
-    "metrics",
-    "accuracy",
-)
 
 
 @dataclass(frozen=True)
@@ -136,37 +125,39 @@ class History:
             run_updated = True
         ids = self._config_ids(conn, table.configs)
         existing = {
-            (r.config_id, r.kind, r.conc): r
-            for r in conn.execute(
-                select(points.c.config_id, points.c.kind, points.c.conc, points.c.attempt)
-                .add_columns(*(points.c[name] for name in _VALUES))
-                .where(points.c.run_id == facts.id)
+            (config_id, kind, conc): (attempt, data)
+            for config_id, kind, conc, attempt, data in conn.execute(
+                select(
+                    points.c.config_id,
+                    points.c.kind,
+                    points.c.conc,
+                    points.c.attempt,
+                    points.c.data,
+                ).where(points.c.run_id == facts.id)
             )
         }
         new, changed = [], []
         unchanged = kept = 0
         for found in table.points:
-            values = {"attempt": facts.attempt, **found.values}
+            values = {
+                "attempt": facts.attempt,
+                "image": found.image,
+                "fingerprint": found.fingerprint,
+                "data": found.data,
+            }
             key = (ids[found.config], found.kind, found.conc)
             old = existing.get(key)
             if old is None:
                 new.append(
-                    {
-                        "run_id": facts.id,
-                        "config_id": key[0],
-                        "kind": found.kind,
-                        "conc": found.conc,
-                        **values,
-                    }
+                    {"run_id": facts.id, "config_id": key[0], "kind": key[1], "conc": key[2]}
+                    | values
                 )
-            elif old.attempt > facts.attempt:
+            elif old[0] > facts.attempt:
                 kept += 1
-            elif all(getattr(old, name) == found.values[name] for name in _VALUES):
+            elif old[1] == found.data:
                 unchanged += 1
             else:
-                changed.append(
-                    {"b_config": key[0], "b_kind": found.kind, "b_conc": found.conc, **values}
-                )
+                changed.append({"b_config": key[0], "b_kind": key[1], "b_conc": key[2]} | values)
         if new:
             conn.execute(points.insert(), new)
         if changed:
@@ -263,26 +254,23 @@ class History:
             )
             for r in found
         }
-        columns = [points.c.run_id, points.c.config_id, points.c.kind, points.c.conc]
-        columns += [points.c[name] for name in _VALUES]
-        query = select(*columns).where(points.c.run_id.in_(list(facts)))
+        query = select(
+            points.c.run_id, points.c.config_id, points.c.kind, points.c.conc, points.c.data
+        ).where(points.c.run_id.in_(list(facts)))
         if config_ids is not None:
             query = query.where(points.c.config_id.in_(config_ids))
         stored = conn.execute(query).all()
         identities = {
-            r.id: (r.key, r.identity)
-            for ids in _chunks(sorted({p.config_id for p in stored}))
-            for r in conn.execute(
+            config_id: (key, identity)
+            for ids in _chunks(sorted({p[1] for p in stored}))
+            for config_id, key, identity in conn.execute(
                 select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
             )
         }
         keyed: dict[int, list] = {run_id: [] for run_id in facts}
-        for p in stored:
-            key, identity = identities[p.config_id]
-            values = {name: getattr(p, name) for name in _VALUES}
-            keyed[p.run_id].append(
-                ((p.kind, key, p.conc), records.row(identity, p.kind, p.conc, values))
-            )
+        for run_id, config_id, kind, conc, data in stored:
+            key, identity = identities[config_id]
+            keyed[run_id].append(((kind, key, conc), records.row(identity, conc, data)))
         return [records.document(facts[r.id], keyed[r.id]) for r in reversed(found)]
 
 
