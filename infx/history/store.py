@@ -267,10 +267,10 @@ class History:
                 select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
             )
         }
+        rows = records.rows([(identities[p[1]][1], p[3], p[4]) for p in stored])
         keyed: dict[int, list] = {run_id: [] for run_id in facts}
-        for run_id, config_id, kind, conc, data in stored:
-            key, identity = identities[config_id]
-            keyed[run_id].append(((kind, key, conc), records.row(identity, conc, data)))
+        for (run_id, config_id, kind, conc, _), row in zip(stored, rows, strict=True):
+            keyed[run_id].append(((kind, identities[config_id][0], conc), row))
         return [records.document(facts[r.id], keyed[r.id]) for r in reversed(found)]
 
 
