@@ -89,9 +89,7 @@ def bench(name: str, url: str, runs: int, configs: int, folder: Path) -> None:
         again, report = timed(lambda: history.ingest(last), 3)
         assert not report.changed
         print(f"  the newest run again (nothing changes): median {again:.2f} s")
-        wanted = [
-            {k: v for k, v in row["identity"].items() if k != "conc"} for row in last["rows"]
-        ]
+        wanted = [{k: v for k, v in row["identity"].items() if k != "conc"} for row in last["rows"]]
         spent, docs = timed(lambda: history.main_runs(limit=30, configs=wanted))
         assert len(docs) == 30 and sum(len(d["rows"]) for d in docs) == 30 * configs * 8
         print(

@@ -118,7 +118,11 @@ def main_results(
     if not search.spend():
         return
     runs = client.successful_runs(workflow, branch, "push", PAGE)
-    runs = [r for r in runs if r.conclusion == "success" and r.event == "push"][:limit]
+    runs = [
+        r
+        for r in runs
+        if r.conclusion == "success" and r.event == "push" and r.head_branch == branch
+    ][:limit]
     search.listed = len(runs)
     if not runs:
         search.stopped = f"no successful push run of {workflow} on {branch}"

@@ -171,6 +171,23 @@ def test_api_trouble_is_exit_2_and_one_line(api, history_url: str, fault: Fault)
     assert stored(history_url) == []
 
 
+def test_only_what_github_calls_a_successful_push_to_main(api, history_url: str) -> None:
+    """The listing is asked for successful pushes to main; a run it answers with anyway
+    that is not one (another branch, another event, not successful) is not stored."""
+    main_run(api, 5000, curve(1000), minute=0)
+    main_run(api, 5001, curve(1), minute=10)
+    main_run(api, 5002, curve(2), minute=20)
+    main_run(api, 5003, curve(3), minute=30)
+    api.state.runs[1]["head_branch"] = "feature"
+    api.state.runs[2]["event"] = "workflow_dispatch"
+    listing = {"total_count": 4, "workflow_runs": list(reversed(api.state.runs))}
+    listing["workflow_runs"][0] = {**listing["workflow_runs"][0], "conclusion": "failure"}
+    api.state.faults.append(Fault(r"/actions/workflows/run-sweep.yml/runs", body=listing))
+    outcome = backfill(history_url, "--runs", "4")
+    assert outcome.exit_code == 0, outcome.output
+    assert [d["run"]["id"] for d in stored(history_url)] == [5000]
+
+
 def test_usage(api, tmp_path) -> None:
     url = f"sqlite:///{tmp_path / 'h.sqlite'}"
     assert backfill(url, "--runs", "0").exit_code == 2
