@@ -90,3 +90,20 @@ def test_a_file_that_is_no_database(tmp_path: Path) -> None:
     path.write_text("not a database, just text " * 100)
     with pytest.raises(HistoryError, match="not a database"):
         open_history(f"sqlite:///{path}")
+
+
+def test_no_database_library_loads_at_start_up() -> None:
+    """The gate, the planner and `infx --help` never pay for SQLAlchemy, Alembic or psycopg:
+    only opening a history loads them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import infx.cli, infx.cli.results, infx.history, infx.history.rows\n"
+        "from infx.cli import cli\n"
+        "cli.get_command(None, 'results').get_command(None, 'ingest')\n"
+        "print(sorted(m for m in ('sqlalchemy', 'alembic', 'psycopg') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
