@@ -20,6 +20,10 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
+# What every benchmark job reads besides its recipe script: the sweep workflow, which
+# passes each job its inputs, and the job template. A sweep's manifest records their
+# bytes, so a reused run must have run the same ones.
+JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Settings:
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
     history: str | None = None
+    job_files: tuple[str, ...] = JOB_FILES
     source: str | None = None
 
     def label(self, role: str) -> str:
@@ -73,6 +78,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
         history=table.get("history"),
+        job_files=tuple(table.get("job-files", JOB_FILES)),
         source=source,
     )
 

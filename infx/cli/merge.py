@@ -7,6 +7,7 @@ import click
 from infx import git
 from infx.context import repo_slug, server_url
 from infx.github.client import GitHub
+from infx.settings import load as load_settings
 from infx.workflows.merge import MergeOptions, merge_pr
 
 
@@ -54,21 +55,25 @@ def merge(
     poll_interval: float,
 ) -> None:
     """Canonicalize, reuse the sweep, wait for checks, merge: PR's changelog placeholders
-    become its link, its green sweep is reused, and it merges once every check passes."""
+    become its link, its green sweep is reused when it measured exactly what merges, and it
+    merges once every check passes and the infx/reuse status says ready."""
     root = git.root()
+    settings = load_settings(root)
     options = MergeOptions(
         method=method,
         dry_run=dry_run,
         remote=remote,
+        base_branch=settings.main_branch,
         workflow=workflow,
         timeout=timeout,
         poll=poll_interval,
-        server=server_url(),
+        server=server_url(settings),
     )
     merge_pr(
         GitHub(repo_slug(repo, root)),
         root,
         number,
         options,
+        settings,
         say=lambda text: click.echo(f"- {text}"),
     )

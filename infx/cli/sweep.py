@@ -9,13 +9,12 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import changelog_file, master_configs, runners_file
+from infx.cli.options import changelog_file, master_configs, runners_file, settings
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.options import PlanOptions
-from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import Revision, canary
-from infx.matrix.sources import load_masters, load_runners, masters_from, read_change, runners_from
+from infx.matrix.plan import canary
+from infx.matrix.sources import load_masters, load_runners, manifest_of, plan_change
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
@@ -33,11 +32,6 @@ def sweep() -> None:
 strict_option = click.option(
     "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
 )
-
-
-def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path: str) -> Revision:
-    runners = load_runners(root, tree, runners_path)
-    return Revision(load_masters(root, tree, globs), runners.hardware)
 
 
 def _event_decision(root: Path) -> tuple[Decision, str, dict]:
@@ -94,6 +88,12 @@ def _head_message(sha: str | None) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSON plan to this file and print the summary table instead.",
 )
+@click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the sweep's manifest (what its jobs measure: options, plan digest, "
+    "configs as parsed, runner labels, recipe and template bytes) to this file.",
+)
 @changelog_file
 @master_configs
 @runners_file
@@ -107,6 +107,7 @@ def plan(
     from_event: bool,
     fmt: str,
     output: Path | None,
+    manifest: Path | None,
     path: str,
     config_globs: tuple[str, ...],
     runners_path: str,
@@ -119,46 +120,37 @@ def plan(
     or deletes history lines does not.
     """
     root = git.root()
-    options = PlanOptions(trim_conc, all_evals, evals_only)
-    split_canary = False
+    decision = Decision(True, "options", plan=PlanOptions(trim_conc, all_evals, evals_only))
+    event_name = "cli"
     if from_event:
         if base or head or trim_conc or all_evals or evals_only:
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
-        decision, name, payload = _event_decision(root)
+        decision, event_name, payload = _event_decision(root)
         if not decision.run:
             click.echo(f"nothing to plan: {decision.reason}")
             return
-        base, head = _event_refs(name, payload)
-        options, split_canary = decision.plan, decision.canary
+        base, head = _event_refs(event_name, payload)
     if base is None:
         raise UsageError("pass --base REF (or --from-event inside Actions)")
-    change = read_change(root, base, head, path, config_globs, runners_path)
-    runners = runners_from(change.runners, runners_path)
-    inputs = SweepInputs(
-        changelog_base=change.changelog_base,
-        changelog_head=change.changelog_head,
-        head=Revision(
-            masters_from(change.masters, config_globs, change.head_tree), runners.hardware
-        ),
-        runners=runners.runners,
-        base=lambda: _revision(root, change.base_tree, config_globs, runners_path),
-        refs=(base, head or "WORKTREE"),
-        notes=runners.problems,
-    )
-    result = plan_sweep(inputs, options, strict)
+    planned = plan_change(root, base, head, path, config_globs, runners_path, decision.plan, strict)
+    result = planned.result
     for warning in result.warnings:
         click.echo(f"infx: warning: {warning}", err=True)
-    planned = result.plan.as_json()
-    if split_canary:
-        row, remaining = canary(planned)
-        planned = {"canary": [row] if row else [], "remaining": remaining}
-    payload = json.dumps(planned, indent=2)
+    if manifest is not None:
+        job_files = settings(click.get_current_context()).job_files
+        record = manifest_of(planned, decision.sweep_options(event_name), job_files)
+        atomic_write(manifest, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    planned_json = result.plan.as_json()
+    if decision.canary:
+        row, remaining = canary(planned_json)
+        planned_json = {"canary": [row] if row else [], "remaining": remaining}
+    payload = json.dumps(planned_json, indent=2)
     if fmt == "json" and output is None:
         click.echo(payload)
         return
     if output is not None:
         atomic_write(output, (payload + "\n").encode("utf-8"))
-    table = summary_table(result.plan, inputs.head.masters)
+    table = summary_table(result.plan, planned.inputs.head.masters)
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
 

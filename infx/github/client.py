@@ -13,8 +13,6 @@ themselves so a page cap and a repeated link end them; a decision's reads run un
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import os
@@ -35,8 +33,6 @@ from infx.github.budget import Limits, Meter, within
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
-# GitHub's compare lists at most 300 files; a full list is shorter.
-COMPARE_FILE_CAP = 300
 
 
 @dataclass(frozen=True)
@@ -60,6 +56,7 @@ class Pull:
     base_ref: str
     labels: tuple[str, ...]
     created_at: datetime
+    merge_commit_sha: str | None = None  # once merged: the commit the merge put on the base
 
 
 @dataclass(frozen=True)
@@ -74,6 +71,16 @@ class Run:
     html_url: str
     created_at: datetime
     head_branch: str | None = None
+    head_repo: str | None = None  # the repository the run's commit came from (a fork's)
+
+
+@dataclass(frozen=True)
+class Status:
+    """A commit status: one context's state on a commit."""
+
+    context: str
+    state: str  # error | failure | pending | success
+    description: str
 
 
 @dataclass(frozen=True)
@@ -92,15 +99,6 @@ class LabelEvent:
     action: str  # labeled | unlabeled
     label: str
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class BranchDiff:
-    """`base...head`: what head changes relative to its merge base with base."""
-
-    merge_base: str
-    files: dict[str, str]  # filename -> "status blob-sha [previous name]"
-    complete: bool  # False: GitHub cut the file list at COMPARE_FILE_CAP
 
 
 class _Json:
@@ -233,6 +231,9 @@ def _pull(item: _Json) -> Pull:
         base_ref=item.obj("base").text("ref"),
         labels=tuple(label.text("name") for label in item.items("labels")),
         created_at=item.time("created_at"),
+        merge_commit_sha=item.sha("merge_commit_sha")
+        if item.maybe_text("merge_commit_sha")
+        else None,
     )
 
 
@@ -248,6 +249,7 @@ def _run(item: _Json) -> Run:
         html_url=item.text("html_url"),
         created_at=item.time("created_at"),
         head_branch=item.maybe_text("head_branch"),
+        head_repo=head.text("full_name") if (head := item.maybe_obj("head_repository")) else None,
     )
 
 
@@ -270,17 +272,6 @@ def _across_runs(item: _Json) -> Artifact:
     if artifact.run_id is None or artifact.created_at is None:
         raise _unexpected(item.what, "an artifact without its workflow_run or created_at")
     return artifact
-
-
-def _decoded(item: _Json) -> bytes:
-    try:
-        data = base64.b64decode(item.text("content"), validate=False)
-    except (binascii.Error, ValueError):
-        raise _unexpected(item.what, "content that is not base64") from None
-    size = item.data.get("size")
-    if isinstance(size, int) and size != len(data):
-        raise _unexpected(item.what, f"{len(data)} bytes, not the {size} announced")
-    return data
 
 
 class GitHub:
@@ -416,6 +407,13 @@ class GitHub:
     def pull(self, number: int) -> Pull:
         return _pull(self._object(f"reading PR #{number}", f"{self._base}/pulls/{number}"))
 
+    def open_pulls(self, base: str) -> list[Pull]:
+        """The newest 100 open PRs into `base` (one page)."""
+        what = f"listing open PRs into {base}"
+        params = {"state": "open", "base": base, "sort": "created", "direction": "desc"}
+        answer = self._get(what, f"{self._base}/pulls", {**params, "per_page": 100})[1]
+        return [_pull(item) for item in _list_of(answer, what, None)]
+
     def pulls_for_commit(self, sha: str) -> list[Pull]:
         what = f"listing PRs of commit {sha[:12]}"
         return [_pull(item) for item in self._pages(what, f"{self._base}/commits/{sha}/pulls")]
@@ -489,40 +487,14 @@ class GitHub:
                 )
         return events
 
-    def branch_diff(self, base: str, head: str) -> BranchDiff:
-        what = f"comparing {base[:12]}...{head[:12]}"
-        answer = self._object(what, f"{self._base}/compare/{base}...{head}")
-        files: dict[str, str] = {}
-        listed = answer.items("files")
-        for item in listed:
-            identity = f"{item.text('status')} {item.text('sha')}"
-            previous = item.maybe_text("previous_filename")
-            files[item.text("filename")] = f"{identity} {previous}" if previous else identity
-        return BranchDiff(
-            merge_base=answer.obj("merge_base_commit").sha("sha"),
-            files=files,
-            complete=len(listed) < COMPARE_FILE_CAP,
-        )
-
-    def file_at(self, ref: str, path: str) -> bytes | None:
-        """A file's bytes at a commit, or None when it does not exist there."""
-        what = f"reading {path} at {ref[:12]}"
-        try:
-            answer = self._object(what, f"{self._base}/contents/{path}", {"ref": ref})
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        if answer.text("type") != "file":
-            raise _unexpected(what, f"a {answer.text('type')}, not a file")
-        if answer.maybe_text("encoding") == "base64":
-            return _decoded(answer)
-        # Files over 1 MB come without content; the blob API serves them up to 100 MB.
-        blob_what = f"reading {path} at {ref[:12]} as a blob"
-        blob = self._object(blob_what, f"{self._base}/git/blobs/{answer.sha('sha')}")
-        if blob.text("encoding") != "base64":
-            raise _unexpected(blob_what, "content that is not base64")
-        return _decoded(blob)
+    def statuses(self, sha: str) -> list[Status]:
+        """The commit statuses of a commit, newest first (one page: the newest 100)."""
+        what = f"reading statuses of {sha[:12]}"
+        answer = self._get(what, f"{self._base}/commits/{sha}/statuses", {"per_page": 100})[1]
+        return [
+            Status(i.text("context"), i.text("state"), i.maybe_text("description") or "")
+            for i in _list_of(answer, what, None)
+        ]
 
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
         """(name, status, conclusion) of every check run on a commit."""
@@ -553,6 +525,19 @@ class GitHub:
             self._call(
                 what, lambda: requester.requestJsonAndCheck("POST", url, input={"content": content})
             )
+
+    def set_status(self, sha: str, status: Status, target_url: str | None = None) -> None:
+        """Set one context's commit status on a commit (GitHub keeps the newest per context)."""
+        body: dict[str, Any] = {
+            "state": status.state,
+            "context": status.context,
+            "description": status.description,
+        }
+        if target_url:
+            body["target_url"] = target_url
+        self._write(
+            f"setting {status.context} on {sha[:12]}", "POST", f"{self._base}/statuses/{sha}", body
+        )
 
     def post_comment(self, number: int, body: str) -> None:
         self._call(
@@ -633,6 +618,26 @@ class GitHub:
             return size
 
         return self._call(what, fetch)
+
+    def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes:
+        """One file of an artifact's zip, at most `max_bytes` unpacked."""
+        import tempfile
+        import zipfile
+
+        what = f"reading {member} from artifact {artifact_id}"
+        with tempfile.TemporaryDirectory(prefix="infx-artifact-") as tmp:
+            archive = os.path.join(tmp, "artifact.zip")
+            self.download_artifact(artifact_id, archive, max_bytes)
+            try:
+                with zipfile.ZipFile(archive) as zf:
+                    info = zf.getinfo(member)
+                    if info.file_size > max_bytes:
+                        raise _unexpected(what, f"{info.file_size} bytes unpacked")
+                    return zf.read(info)
+            except KeyError:
+                raise _unexpected(what, f"no {member} in the archive") from None
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise _unexpected(what, f"an unreadable archive ({exc})") from None
 
     def create_comment(self, number: int, body: str) -> Comment:
         what = f"commenting on #{number}"

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from infx.errors import LabelError
+from infx.matrix.manifest import SweepOptions
 from infx.matrix.options import PlanOptions
 
 
@@ -52,6 +53,18 @@ class Decision:
     fail_fast: bool = False
     agentx_fast: bool = False
     reusable: bool = False
+
+    def sweep_options(self, event: str) -> SweepOptions:
+        """The options a sweep of this decision runs with, as its manifest records them."""
+        return SweepOptions(
+            event=event,
+            label=self.label,
+            trim_conc=self.plan.trim_conc,
+            all_evals=self.plan.all_evals,
+            evals_only=self.plan.evals_only,
+            agentx_fast=self.agentx_fast,
+            reusable=self.reusable,
+        )
 
     def outputs(self) -> dict[str, str]:
         """Step outputs, one per flag (the plan's flags flattened in)."""
@@ -142,6 +155,9 @@ def decide_event(
         head_message,
     )
 
+
+# What a push to main sweeps: the sweep a reused run must have measured.
+PUSH = decide("push", "", [])
 
 # --- which labels make a PR's sweep usable after the fact (reuse, /stage-results, merge) ---
 

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.history import open_history
 from tests.github.fake_api import Fault, stamp
+from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, run_facts, table
 from tests.results.test_compare_api import zipped
 
@@ -26,18 +27,6 @@ def main_run(api, run_id: int, rows: list[dict] | None, minute: float, **kwargs)
     )
     if rows is not None:
         api.state.blobs[run_id * 100] = zipped_table(table(run_id, rows, minute=minute))
-
-
-def zipped_table(doc: dict) -> bytes:
-    import io
-    import json
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as zf:
-        zf.writestr("results.json", json.dumps(doc))
-        zf.writestr("results.csv", "kind\n")
-    return buffer.getvalue()
 
 
 def backfill(url: str, *args: str):

@@ -14,6 +14,7 @@ no-ops.
 from __future__ import annotations
 
 import fnmatch
+import io
 import itertools
 import json
 import os
@@ -21,6 +22,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -424,7 +428,8 @@ class _Simulator:
     def _upload(self, given: dict[str, Any], job: _JobState) -> bool:
         source = job.workspace / str(given["path"])
         target = self.home / "artifacts" / str(given["name"])
-        if not source.exists():
+        empty = source.is_dir() and not any(p.is_file() for p in source.rglob("*"))
+        if not source.exists() or empty:
             if given.get("if-no-files-found", "warn") == "error":
                 job.log += f"upload-artifact: no files at {source}\n"
                 return False
@@ -442,7 +447,7 @@ class _Simulator:
 
     def _download(self, given: dict[str, Any], job: _JobState) -> bool:
         if "run-id" in given:
-            return True  # another run's artifacts are not part of this simulation
+            return self._download_run(given, job)
         dest = job.workspace / str(given.get("path") or ".")
         if "name" in given:
             source = self.run.artifacts.get(str(given["name"]))
@@ -454,6 +459,32 @@ class _Simulator:
         for name, source in self.run.artifacts.items():
             if fnmatch.fnmatchcase(name, str(given.get("pattern", "*"))):
                 shutil.copytree(source, dest / name, dirs_exist_ok=True)
+        return True
+
+    def _download_run(self, given: dict[str, Any], job: _JobState) -> bool:
+        """Another run's artifacts, as download-artifact fetches them: listed and downloaded
+        through the API (a 302 to storage), each unzipped into a folder of its name."""
+        if self.world.api_url == NO_API:
+            job.log += "download-artifact: another run's artifacts need the fake API\n"
+            return False
+        base = f"{self.world.api_url}/repos/{self.world.repository}/actions"
+        listing = f"{base}/runs/{given['run-id']}/artifacts?per_page=100"
+        with urllib.request.urlopen(listing, timeout=30) as answer:
+            artifacts = json.loads(answer.read())["artifacts"]
+        dest = job.workspace / str(given.get("path") or ".")
+        for artifact in artifacts:
+            if "name" in given and artifact["name"] != given["name"]:
+                continue
+            try:
+                with urllib.request.urlopen(f"{base}/artifacts/{artifact['id']}/zip") as zipped:
+                    data = zipped.read()
+            except urllib.error.HTTPError as exc:
+                job.log += f"download-artifact: {artifact['name']}: {exc.code}\n"
+                return False
+            target = dest if "name" in given else dest / artifact["name"]
+            target.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                zf.extractall(target)
         return True
 
     def _bash(self, step: dict[str, Any], ctx: dict[str, Any], job: _JobState, index: int):

@@ -44,17 +44,52 @@ def test_the_job_reading_the_comment_holds_read_only_tokens(workflow, decide, ac
     assert "github.event.comment" not in json.dumps(jobs[act])
 
 
-def test_reuse_request_reacted_by_the_second_job_only(world: World, api: FakeGitHub) -> None:
-    staged_pr(api)
+def pr_world(api: FakeGitHub, tmp_path: Path):
+    """The PR of green_pr and a world whose checkout is main with every branch: the
+    comment workflows' checkout (the default branch, full history)."""
+    pr = green_pr(api.state)
+    return pr, World(pr.at_main().path, tmp_path, api.url, api.state.requests)
+
+
+def test_reuse_request_reacted_by_the_second_job_only(api: FakeGitHub, tmp_path: Path) -> None:
+    pr, world = pr_world(api, tmp_path)
     comment = api.state.comments[-1]
     payload = comment_payload(comment)
     assert triggered(load("reuse-sweep-run.yml"), "issue_comment", payload, [])
     run = simulate(world, "reuse-sweep-run.yml", "issue_comment", payload)
     assert run.ran("decide") and run.ran("react"), run.logs
-    assert run.outputs["decide"] == {"reaction": "+1"}
+    assert run.outputs["decide"]["reaction"] == "+1"
+    assert json.loads(run.outputs["decide"]["status"]) == {
+        "sha": pr.sha1,
+        "state": "success",
+        "description": f"ready: run {RUN} measured exactly this",
+    }
     assert run.writes["decide"] == []
-    assert [m for m, _ in run.writes["react"]] == ["POST"]
+    assert run.writes["react"] == [
+        ("POST", f"/repos/acme/bench/issues/comments/{comment['id']}/reactions"),
+        ("POST", f"/repos/acme/bench/statuses/{pr.sha1}"),
+    ]
     assert reactions(api, comment) == ["+1"]
+    assert api.state.statuses[pr.sha1][0]["state"] == "success"
+
+
+def test_a_request_main_has_overtaken_is_not_ready(api: FakeGitHub, tmp_path: Path) -> None:
+    """Main retunes the PR's config after its sweep: the comment gets -1 and the PR head
+    says why, so the maintainer learns it before merging."""
+    from tests.conftest import MASTER
+
+    pr = green_pr(api.state)
+    pr.branch.on_main(
+        "retune", **{"configs__amd-master.yaml": MASTER.replace("conc-end: 32", "conc-end: 16")}
+    )
+    world = World(pr.at_main().path, tmp_path, api.url, api.state.requests)
+    comment = api.state.comments[-1]
+    run = simulate(world, "reuse-sweep-run.yml", "issue_comment", comment_payload(comment))
+    assert run.outputs["decide"]["reaction"] == "-1"
+    (status,) = api.state.statuses[pr.sha1]
+    assert status["state"] == "failure"
+    assert status["description"].startswith(f"not ready: run {RUN} did not measure what merges")
+    assert "config llama-fp8-mi355x-vllm: scenarios.fixed-seq-len[0]" in status["description"]
 
 
 @pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE"])
@@ -73,7 +108,8 @@ def test_member_without_write_permission_gets_minus_one(world: World, api: FakeG
     staged_pr(api)
     comment = api.state.add_comment(7, "reader0", "/reuse-sweep-run", 300, "MEMBER")
     run = simulate(world, "reuse-sweep-run.yml", "issue_comment", comment_payload(comment))
-    assert run.outputs["decide"] == {"reaction": "-1"} and run.writes["decide"] == []
+    assert run.outputs["decide"]["reaction"] == "-1" and run.writes["decide"] == []
+    assert run.outputs["decide"]["status"] == ""  # not a request: the PR's status is not its
     assert reactions(api, comment) == ["-1"]
 
 
@@ -103,7 +139,7 @@ def test_no_decision_no_acting_job(world: World, api: FakeGitHub) -> None:
     staged_pr(api)
     comment = api.state.add_comment(7, "maintainer", "we could /use 12 later, inline", 300)
     run = simulate(world, "reuse-sweep-run.yml", "issue_comment", comment_payload(comment))
-    assert run.ran("decide") and run.outputs["decide"] == {"reaction": ""}
+    assert run.ran("decide") and run.outputs["decide"] == {"reaction": "", "status": ""}
     assert run.jobs["react"] == "skipped" and api.state.count("POST") == 0
 
 

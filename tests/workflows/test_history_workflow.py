@@ -128,3 +128,36 @@ def test_with_the_secret_the_history_is_postgresql(
     with open_history(url) as history:
         (doc,) = history.main_runs()
     assert doc["run"]["id"] == 4242 and len(doc["rows"]) == 4
+
+
+def test_a_reused_sweep_goes_in_as_the_main_run(api, tmp_path: Path) -> None:
+    """A push that reuses a PR's sweep republishes that run's table; the ingest stores it as
+    this main run (GitHub's facts for run 4242), naming the run that measured it."""
+    from tests.github.scenario import RUN, green_pr
+    from tests.history.artifacts import zipped_table
+    from tests.history.tables import curve, table
+
+    pr = green_pr(api.state)
+    (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
+    api.state.blobs[bmk["id"]] = zipped_table(
+        table(RUN, curve(1000), ref="refs/pull/7/merge", sha="d" * 40)
+    )
+    merged = pr.merge()
+    api.state.add_run(
+        4242,
+        head_sha=merged,
+        minute=900,
+        branch="main",
+        event="push",
+        status="in_progress",
+        conclusion=None,
+        artifacts=[],
+    )
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.ran("republish") and run.ran("ingest"), run.logs
+    (stored,) = tmp_path.glob("run-*/job-*/workspace/.infx/history.sqlite")
+    with open_history(f"sqlite:///{stored}") as history:
+        (doc,) = history.main_runs()
+    assert doc["run"]["id"] == 4242 and doc["run"]["sha"] == merged
+    assert doc["run"]["reused_from"] == RUN and len(doc["rows"]) == 3

@@ -21,7 +21,7 @@ from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
 from infx.workflows.labels import decide
 from tests.conftest import entry, make_repo
 from tests.github.fake_api import FakeGitHub, Fault
-from tests.github.scenario import MERGE_SHA, RUN, green_pr
+from tests.github.scenario import RUN, green_pr
 from tests.matrix.conftest import AMD as MATRIX_AMD
 from tests.matrix.conftest import RUNNERS as MATRIX_RUNNERS
 from tests.workflows.conftest import SweepRepo
@@ -339,7 +339,7 @@ def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
     workflow = load(name)
     assert workflow["permissions"] == {"contents": "read"}
     text = (WORKFLOWS / name).read_text()
-    for uses in re.findall(r"uses:\s*(\S+)", text):
+    for uses in re.findall(r"(?m)^\s*(?:-\s*)?uses:\s*(\S+)", text):
         if uses == "./":
             continue
         if uses.startswith("$/"):
@@ -355,22 +355,46 @@ def test_benchmark_template_runs_on_the_row_runner() -> None:
     assert template["jobs"]["benchmark"]["runs-on"] == "${{ matrix.row.runner }}"
 
 
-def test_push_with_reuse_republishes_instead_of_sweeping(world: World, api) -> None:
-    green_pr(api.state)
-    run = simulate(world, "run-sweep.yml", "push", push_payload(after=MERGE_SHA))
-    assert run.outputs["reuse-gate"]["reuse-source-run-id"] == str(RUN)
-    assert run.ran("republish")
+def test_push_with_reuse_republishes_instead_of_sweeping(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    merged = pr.merge()  # the runner's checkout is now the pushed merge commit
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.outputs["reuse-gate"]["reuse-source-run-id"] == str(RUN), run.logs["reuse-gate"]
+    assert run.ran("republish"), run.logs["republish"]
     assert run.jobs["setup"] == "skipped" and run.dispatches == []
+    # This run carries the reused run's results and its record of what it measured.
+    assert {"results_bmk", "sweep-manifest", "changelog-metadata"} <= set(run.artifacts)
+    manifest = json.loads((run.artifacts["sweep-manifest"] / "sweep-manifest.json").read_text())
+    assert manifest == pr.manifests[RUN]
 
 
-def test_synchronize_with_reuse_request_skips_the_pr_sweep(world: World, api) -> None:
-    green_pr(api.state)
-    api.state.pulls[7]["merged_at"] = None
-    payload = pr_payload("synchronize", ["full-sweep-fail-fast"], number=7, head_sha="a1" * 20)
+def test_republish_fails_when_the_source_run_has_nothing_to_publish(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    merged = pr.merge()
+    results = next(a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk")
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    # The gate saw results_bmk listed; what republish downloads holds no file at all.
+    api.state.blobs[results["id"]] = b"PK\x05\x06" + b"\0" * 18  # an empty zip
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.outputs["reuse-gate"]["reuse-enabled"] == "true"
+    assert run.jobs["republish"] == "failure" and "results_bmk" not in run.artifacts
+    assert "no files" in run.logs["republish"]
+
+
+def test_synchronize_with_reuse_request_skips_the_pr_sweep(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    pr.runner.git("checkout", "-q", "--detach", pr.merge_commit(pr.sha1))
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    payload = pr_payload("synchronize", ["full-sweep-fail-fast"], number=7, head_sha=pr.sha1)
     run = simulate(world, "run-sweep.yml", "pull_request", payload)
-    assert run.outputs["reuse-gate"]["skip-pr-sweep"] == "true"
+    assert run.outputs["reuse-gate"]["skip-pr-sweep"] == "true", run.logs["reuse-gate"]
     assert run.jobs["setup"] == "skipped" and not run.ran("republish")
     assert run.dispatches == []
+    # The PR head says what the maintainer will get at merge.
+    assert run.writes["reuse-gate"] == [("POST", f"/repos/acme/bench/statuses/{pr.sha1}")]
+    (status,) = api.state.statuses[pr.sha1]
+    assert status["state"] == "success" and status["context"] == "infx/reuse"
 
 
 def test_status_functions_follow_the_whole_needs_chain() -> None:
