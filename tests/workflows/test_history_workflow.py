@@ -161,3 +161,16 @@ def test_a_reused_sweep_goes_in_as_the_main_run(api, tmp_path: Path) -> None:
         (doc,) = history.main_runs()
     assert doc["run"]["id"] == 4242 and doc["run"]["sha"] == merged
     assert doc["run"]["reused_from"] == RUN and len(doc["rows"]) == 3
+
+
+def test_a_history_that_refuses_the_run_warns_and_leaves_main_green(
+    world: World, api, sweep_repo
+) -> None:
+    """An unreachable database must not turn main's sweep red (later baselines search
+    successful runs only): the job stays green and says what it missed."""
+    world.secrets["INFX_HISTORY_URL"] = "postgresql://infx:secret@127.0.0.1:9/history"
+    run = push(world, api, sweep_repo)
+    assert run.ran("collect") and run.jobs["ingest"] == "success", run.logs
+    log = run.log("ingest")
+    assert "::warning title=results history::this run's results were not stored" in log
+    assert "secret" not in log  # the password never reaches the log
