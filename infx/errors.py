@@ -61,6 +61,10 @@ class ResultsError(InfxError):
             self.exit_code = 3
 
 
+class HistoryError(InfxError):
+    """The results history database cannot be opened, migrated or written (environment)."""
+
+
 class ReuseError(InfxError):
     """A reuse request that cannot be decided safely (e.g. several PRs claim one commit)."""
 

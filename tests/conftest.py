@@ -180,3 +180,16 @@ def outside_actions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The URL of a throw-away PostgreSQL server for the whole session (see
+    tests/history/postgres.py); skips only where none can run: not root and no binaries."""
+    from tests.history.postgres import server, unavailable
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    with server() as url:
+        yield url

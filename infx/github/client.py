@@ -71,6 +71,7 @@ class Run:
     run_attempt: int
     html_url: str
     created_at: datetime
+    head_branch: str | None = None
     head_repo: str | None = None  # the repository the run's commit came from (a fork's)
 
 
@@ -248,6 +249,7 @@ def _run(item: _Json) -> Run:
         run_attempt=item.maybe_number("run_attempt") or 1,
         html_url=item.text("html_url"),
         created_at=item.time("created_at"),
+        head_branch=item.maybe_text("head_branch"),
         head_repo=head.text("full_name") if (head := item.maybe_obj("head_repository")) else None,
     )
 

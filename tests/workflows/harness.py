@@ -85,6 +85,7 @@ class World:
     api_requests: list[tuple[str, str]] | None = None
     repository: str = "acme/bench"
     token: str = "test-token"
+    secrets: dict[str, str] = field(default_factory=dict)  # the repository's secrets
 
 
 @dataclass
@@ -165,6 +166,7 @@ def _context(world: World, event_name: str, payload: dict[str, Any], head: str) 
             "actor": "someone",
         },
         "vars": {},
+        "secrets": {"GITHUB_TOKEN": world.token, **world.secrets},
     }
 
 
@@ -529,11 +531,17 @@ def simulate(
     payload: dict[str, Any],
     outcome: dict[str, str] | None = None,
     cancel_after: str | None = None,
+    artifacts: dict[str, Path] | None = None,
 ) -> Run:
     """One run of `workflow` for the event. `outcome` forces the result of jobs that would
     run (e.g. {"canary": "failure"}); `cancel_after` cancels the run once that job is done
-    (a newer push, or a maintainer pressing Cancel)."""
+    (a newer push, or a maintainer pressing Cancel); `artifacts` (name -> folder) are
+    uploaded before any job starts, as the GPU jobs that cannot run here would upload them."""
     simulator = _Simulator(world, event_name, payload, outcome or {}, cancel_after)
+    for name, folder in (artifacts or {}).items():
+        target = simulator.home / "artifacts" / name
+        shutil.copytree(folder, target)
+        simulator.run.artifacts[name] = target
     simulator.workflow(load(workflow), None, "")
     return simulator.run
 
