@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from infx.cli.options import api_repo_option
 from infx.errors import UsageError
 
 
@@ -142,7 +143,7 @@ def collect(
     help="A results table or folder to compare with, instead of searching main's runs.",
 )
 @click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",
@@ -309,7 +310,7 @@ def _history_url(explicit: str | None) -> tuple[str, Any]:
     "(commit, attempt, time); it must be a push to the main branch. The workflow passes its "
     "own run: a reused sweep's table names the pull request's run.",
 )
-@click.option("--repo", default=None, help="OWNER/NAME for --run; default GITHUB_REPOSITORY.")
+@api_repo_option
 def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
     """Store a main run's results table (results_bmk/results.json) in the results history.
 
@@ -358,7 +359,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
     help="How many of main's newest successful push runs to read (one page of the API).",
 )
 @click.option("--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP)
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import load_yaml12
+from tests.step_files import read_step_file as _env_file
 from tests.workflows.expressions import Status, condition, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,30 +141,6 @@ def _as_output(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value)
     return str(value)
-
-
-def _env_file(path: Path) -> dict[str, str]:
-    """GITHUB_OUTPUT / GITHUB_ENV: `key=value` lines and `key<<DELIM` heredocs."""
-    values: dict[str, str] = {}
-    if not path.exists():
-        return values
-    lines = path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delimiter = line.split("<<", 1)
-            body = []
-            while lines[i] != delimiter:
-                body.append(lines[i])
-                i += 1
-            i += 1
-            values[key] = "\n".join(body)
-        elif "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value
-    return values
 
 
 def _context(world: World, event_name: str, payload: dict[str, Any], head: str) -> dict[str, Any]:
@@ -600,6 +577,7 @@ def pr_payload(
     number: int = 17,
     head_sha: str = "0" * 40,
     base_sha: str = "1" * 40,
+    state: str = "open",
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "action": action,
@@ -607,6 +585,7 @@ def pr_payload(
         "repository": {"full_name": "acme/bench"},
         "pull_request": {
             "number": number,
+            "state": state,
             "draft": draft,
             "labels": [{"name": label} for label in labels],
             "head": {
