@@ -36,6 +36,7 @@ class Settings:
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
+    history: str | None = None
     job_files: tuple[str, ...] = JOB_FILES
     source: str | None = None
     # GPU-hours per sweep category (primary label role, or "push"); none: no limit.
@@ -89,6 +90,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
+        history=table.get("history"),
         job_files=tuple(table.get("job-files", JOB_FILES)),
         source=source,
         budget=dict(table.get("budget", {})),

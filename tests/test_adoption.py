@@ -16,21 +16,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SHARED, GitRepo, make_repo
+from tests.conftest import SHARED, GitRepo, real_repo
+from tests.readme import readme_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 ENTRY = '\n- config-keys:\n    - {key}\n  description:\n    - "{text}"\n  pr-link: {link}\n'
 
 
-def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Adopt it in your repository")
-    return text[start : text.index("\n## ", start + 3)]
-
-
 def blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", section(), flags=re.S)
+    return readme_blocks(kind, section="Adopt it in your repository")
 
 
 def tool(name: str) -> str:
@@ -79,11 +74,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def clone(tmp_path: Path) -> tuple[GitRepo, str]:
     """A contributor's clone of InferenceX's data (this project's own without ../shared)."""
     data = SHARED if (SHARED / "configs").is_dir() else ROOT
-    upstream = make_repo(tmp_path / "upstream", history="", master="")
-    shutil.rmtree(upstream.path / "configs")
-    shutil.copytree(data / "configs", upstream.path / "configs")
-    shutil.copy(data / "perf-changelog.yaml", upstream.path / "perf-changelog.yaml")
-    upstream.commit("the benchmark data")
+    upstream = real_repo(tmp_path / "upstream", data)
     bare = tmp_path / "InferenceX.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(upstream.path), str(bare)], check=True)
     subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "bench")], check=True)

@@ -5,7 +5,6 @@ refuses a merge commit that dropped main's entries."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -15,20 +14,13 @@ import pytest
 import yaml
 
 from tests.conftest import HISTORY, LINK, GitRepo, entry
+from tests.readme import readme_block, use_readme_driver
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 _BESIDE = BIN / "pre-commit"
 PRE_COMMIT = str(_BESIDE) if _BESIDE.exists() else shutil.which("pre-commit")
 needs_pre_commit = pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
-
-
-def readme_block(kind: str, marker: str) -> str:
-    """The README's one `kind` code block holding `marker`, verbatim."""
-    text = (ROOT / "README.md").read_text()
-    blocks = [b for b in re.findall(rf"```{kind}\n(.*?)```", text, flags=re.S) if marker in b]
-    assert len(blocks) == 1, f"the README holds one {kind} block with {marker!r}"
-    return blocks[0]
 
 
 def hook_config() -> str:
@@ -90,8 +82,7 @@ def test_the_hook_refuses_a_merge_commit_that_dropped_mains_entry(
     if shutil.which("infx", path=bare):
         pytest.skip("infx is installed system-wide")
     with_infx = _env(tmp_path, f"{BIN}{os.pathsep}{os.environ['PATH']}")
-    subprocess.run(["bash", "-e", "-c", readme_block("sh", "merge.infx-changelog.driver")],
-                   cwd=repo.path, check=True, env=with_infx)  # fmt: skip
+    use_readme_driver(repo, with_infx)
     repo.commit("adopt", **{".pre-commit-config.yaml": hook_config()})
     installed = _run([PRE_COMMIT, "install"], repo.path, with_infx)
     assert installed.returncode == 0, installed.stdout + installed.stderr

@@ -23,9 +23,15 @@ from infx.changelog.report import (
     location,
     summary_markdown,
 )
-from infx.cli.options import base_option, branch_base, changelog_file, master_configs
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    links_repo_option,
+    master_configs,
+)
 from infx.context import repository
-from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
+from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
 from infx.matrix.load import MasterConfigs
 from infx.matrix.sources import load_masters, masters_from, read_change
@@ -36,9 +42,7 @@ if TYPE_CHECKING:
     from infx.changelog.merge import MainSide
 
 file_option = changelog_file
-repo_option = click.option(
-    "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
-)
+repo_option = links_repo_option
 
 
 def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) -> LinkPolicy:
@@ -136,12 +140,12 @@ def _existing(data: bytes | None, path: str) -> bytes:
     return data
 
 
-@click.group(epilog=EXIT_CODES)
+@click.group()
 def changelog() -> None:
     """Check and rewrite perf-changelog.yaml."""
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @base_option
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
 @click.option(
@@ -176,9 +180,9 @@ def check(
     merge (MERGE_HEAD), the working tree is checked against main's side of the merge and
     every entry the merge drops from either side is named.
 
-    Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
-    no such file, unreadable master configs, no repository slug). With --format json or
-    github a failure to run is reported in that format too.
+    A gate that cannot run (an unknown ref, no such file, unreadable master configs, no
+    repository slug) is a usage or environment error; with --format json or github it is
+    reported in that format too.
     """
     try:
         root = git.root()
@@ -211,7 +215,7 @@ def check(
     sys.exit(0 if result.ok else 1)
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @file_option
 def lint(path: str) -> None:
     """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
@@ -229,7 +233,7 @@ def lint(path: str) -> None:
     click.echo(f"{path}: ok")
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @base_option
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
 @repo_option
@@ -258,7 +262,7 @@ def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_o
     _write_changes(root / path, new, changes, check_only, f"{path}: already canonical")
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @base_option
 @file_option
 @master_configs
@@ -333,7 +337,7 @@ def _main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
     return find_main_side(root, load_settings(root).main_branch, theirs)
 
 
-@changelog.command("resolve-conflict", epilog=EXIT_CODES)
+@changelog.command("resolve-conflict")
 @click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
 @repo_option
 @file_option
@@ -351,7 +355,7 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
 
-@changelog.command("merge-driver", epilog=EXIT_CODES)
+@changelog.command("merge-driver")
 @click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
@@ -373,9 +377,10 @@ def merge_driver(
     repo: str | None,
     main_side: str | None,
 ) -> None:
-    """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A).
+    """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
-    Main's entries come first, whichever side is ours. When there is no automatic answer
+    It writes the merge of both sides' new entries to %A; nothing here talks to GitHub
+    (`infx merge` merges a pull request there). Main's entries come first, whichever side is ours. When there is no automatic answer
     it exits 1 and leaves both sides between conflict markers in %A, so git reports a
     normal conflict and nothing is lost.
     """
@@ -392,7 +397,7 @@ def merge_driver(
         sys.exit(1)
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @click.option(
     "--config-key",
     "config_keys",

@@ -63,6 +63,20 @@ runners_file = _setting_option(
 )
 
 
+# --repo, by the two precedences of infx.context: where pr-links point, and which
+# repository the API talks to (inside Actions, the one the run belongs to).
+links_repo_option = click.option(
+    "--repo",
+    help="OWNER/NAME the pr-links point at. Default: repository in infx.toml, else "
+    "GITHUB_REPOSITORY, else the upstream or origin remote.",
+)
+api_repo_option = click.option(
+    "--repo",
+    help="OWNER/NAME to talk to on GitHub. Default: GITHUB_REPOSITORY, else repository in "
+    "infx.toml, else the upstream or origin remote.",
+)
+
+
 base_option = click.option(
     "--base",
     help="Ref the change is compared against. Default: where this branch left main, the "

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from infx.cli.options import api_repo_option
 from infx.errors import UsageError
 
 
@@ -77,12 +78,14 @@ def process(
     click.echo(f"wrote {target}: {kinds} ({doc['rows'][0]['client']})")
 
 
-def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
+def _run_metadata(run_id: str, sha: str, ref: str, attempt: str = "") -> dict[str, Any]:
     from infx.context import server_url
 
     run: dict[str, Any] = {}
-    if run_id.isdigit():
+    if run_id.isdigit() and int(run_id) > 0:
         run["id"] = int(run_id)
+        if attempt.isdigit() and int(attempt) > 0:
+            run["attempt"] = int(attempt)
         repo = os.environ.get("GITHUB_REPOSITORY")
         if repo:
             run["url"] = f"{server_url()}/{repo}/actions/runs/{run_id}"
@@ -111,6 +114,7 @@ def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
+@click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
 def collect(
     roots: tuple[Path, ...],
     out_dir: Path,
@@ -118,6 +122,7 @@ def collect(
     run_id: str,
     sha: str,
     ref: str,
+    run_attempt: str,
 ) -> None:
     """Gather every job's infx-result.json below ROOTS into one results table, each point
     once."""
@@ -133,7 +138,8 @@ def collect(
         click.echo(
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
-    merged = merge_runs(read_job_files(files), _run_metadata(run_id, sha, ref), earlier)
+    run = _run_metadata(run_id, sha, ref, run_attempt)
+    merged = merge_runs(read_job_files(files), run, earlier)
     for point, names in merged.duplicates.items():
         click.echo(
             f"infx: warning: point {point} was measured by {len(names)} job files; "
@@ -165,7 +171,7 @@ def collect(
     help="A results table or folder to compare with, instead of searching main's runs.",
 )
 @click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",
@@ -302,6 +308,131 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
         return "kept"
     client.edit_comment(found.id, body)
     return "updated"
+
+
+_HISTORY_HELP = (
+    "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
+    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite."
+)
+
+
+def _history_url(explicit: str | None) -> tuple[str, Any]:
+    """The history's URL and the repository settings (read from the current folder)."""
+    from infx import settings
+    from infx.history.database import location
+
+    root = Path.cwd()
+    found = settings.load(root)
+    return location(explicit, os.environ, found, root), found
+
+
+@results.command()
+@click.argument("table", type=click.Path(path_type=Path))
+@click.option("--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP)
+@click.option(
+    "--run",
+    "run_id",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Store the table as this workflow run, with the facts the GitHub API gives for it "
+    "(commit, attempt, time); it must be a push to the main branch. The workflow passes its "
+    "own run: a reused sweep's table names the pull request's run.",
+)
+@api_repo_option
+def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
+    """Store a main run's results table (results_bmk/results.json) in the results history.
+
+    Storing a run again changes nothing; a re-run attempt's values replace the points it
+    measured again. Only the main branch's runs are accepted.
+    """
+    from infx.errors import ResultsError
+    from infx.history import open_history
+    from infx.history.database import shown
+    from infx.history.rows import check
+    from infx.results.files import load_results
+
+    url, found = _history_url(history_url)
+    branch = found.main_branch
+    doc = load_results(table)
+    if run_id is not None:
+        from infx.context import repo_slug
+        from infx.github.client import GitHub
+        from infx.history.backfill import check_main_push, stamp
+
+        run = GitHub(repo_slug(repo)).run(run_id)
+        check_main_push(run, branch)
+        try:
+            doc = stamp(doc, run, branch)
+        except ValueError as exc:
+            raise ResultsError(str(exc)) from None
+    checked = check(doc)
+    if checked.run.ref != f"refs/heads/{branch}":
+        raise ResultsError(
+            f"run {checked.run.id} ran on {checked.run.ref or 'an unknown ref'}, not "
+            f"refs/heads/{branch}: only main's runs go into the history"
+        )
+    if not checked.points:
+        click.echo(f"{table} holds no results: nothing to store", err=True)
+        return
+    with open_history(url) as history:
+        report = history.store(checked)
+    click.echo(f"{report.describe()} -> {shown(url)}")
+
+
+@results.command()
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 100),
+    required=True,
+    help="How many of main's newest successful push runs to read (one page of the API).",
+)
+@click.option("--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP)
+@api_repo_option
+@click.option(
+    "--workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow whose main runs to read.",
+)
+@click.option("--branch", default=None, help="The main branch; default: settings, else main.")
+@click.option(
+    "--budget",
+    type=click.IntRange(2, 1000),
+    default=None,
+    help="Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup "
+    "and a download).",
+)
+def backfill(
+    runs: int,
+    history_url: str | None,
+    repo: str | None,
+    workflow: str,
+    branch: str | None,
+    budget: int | None,
+) -> None:
+    """Fill the results history from main's recent runs' results_bmk artifacts.
+
+    Runs already stored (at GitHub's newest attempt) are not downloaded again; expired,
+    unreadable or contradictory tables are skipped and named.
+    """
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+    from infx.history import open_history
+    from infx.history.backfill import backfill as fill
+    from infx.history.database import shown
+
+    url, found = _history_url(history_url)
+    client = GitHub(repo_slug(repo))
+    with open_history(url) as history:
+        done = fill(
+            client,
+            history,
+            runs=runs,
+            workflow=workflow,
+            branch=branch or found.main_branch,
+            budget=budget or 2 + 2 * runs,
+        )
+    click.echo(f"{done.describe()} -> {shown(url)}")
 
 
 @results.command()

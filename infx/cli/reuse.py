@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from infx import git
+from infx.cli.options import api_repo_option
 from infx.context import repo_slug
 from infx.errors import InfxError, UsageError
 from infx.github.actions import append_summary, comment_event, event, set_outputs
@@ -46,7 +47,7 @@ workflow_option = click.option(
     show_default=True,
     help="File name of the sweep workflow.",
 )
-repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
+repo_option = api_repo_option
 decide_only_option = click.option(
     "--decide-only",
     is_flag=True,
@@ -350,8 +351,14 @@ def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     help="The decided infx/reuse status as JSON {sha, state, description} (env STATUS).",
 )
 def apply_decision(repo: str | None, reaction: str, dispatch: str, status: str) -> None:
-    """Carry out what `--decide-only` decided for this comment event: dispatch, react, and
-    set the PR head's infx/reuse status (only while that commit is still the head)."""
+    """React, dispatch and set the status that a comment command decided read-only.
+
+    The second job of the comment workflows: `infx reuse ack --decide-only` and `infx
+    stage-results --decide-only` read the comment with a read-only token and hand their
+    decision on as step outputs; this command, in the job holding the write permissions,
+    checks that decision's shape, dispatches the staging event (for this event's PR only),
+    reacts to this event's comment, and sets the PR head's infx/reuse status while that
+    commit is still the head."""
     name, payload = event()
     if name != "issue_comment":
         raise UsageError("apply-decision runs on an issue_comment event")

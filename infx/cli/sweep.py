@@ -31,7 +31,7 @@ from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
 from infx.settings import load_at as load_settings_at
 from infx.workflows.labels import Decision, decide_event
-from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
+from infx.workflows.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
 
 if TYPE_CHECKING:
@@ -290,6 +290,8 @@ def canary_cmd() -> None:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"stdin is not a JSON plan: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise UsageError("stdin is not a JSON plan: nested too deeply") from None
     problems = schema_errors("sweep-matrix", payload)
     if problems:
         raise UsageError(f"stdin is not a sweep plan: {problems[0].message}")
@@ -319,7 +321,12 @@ def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> 
 
 @sweep.command()
 def mode() -> None:
-    """Decide from the Actions event (GITHUB_EVENT_PATH) whether and how to sweep; write outputs."""
+    """Decide from the event's sweep labels whether and how this run sweeps.
+
+    Reads the Actions event (GITHUB_EVENT_PATH): a push to main, or a pull request with its
+    labels, draft and fork state. Writes the decision as step outputs (GITHUB_OUTPUT):
+    `run`, `reason`, `label`, `canary`, `fail-fast`, `agentx-fast`, `reusable`, `trim-conc`,
+    `all-evals` and `evals-only`; prints them as JSON; exits 1 on contradicting labels."""
     decision, _, _ = _event_decision(git.root())
     set_outputs(decision.outputs())
     append_summary(
@@ -333,6 +340,8 @@ def _read_plan(plan_file: Path) -> dict:
         payload = json.loads(plan_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{plan_file} is not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{plan_file} is not JSON: nested too deeply") from None
     if not isinstance(payload, dict):
         raise UsageError(f"{plan_file} is not a sweep plan or canary output")
     return payload
@@ -349,7 +358,9 @@ def outputs(plan_file: Path) -> None:
 
 @sweep.command()
 @click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--bucket", required=True, help="Job family, e.g. single or multinode-evals.")
+@click.option(
+    "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
+)
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, and the

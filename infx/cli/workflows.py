@@ -7,16 +7,15 @@ import sys
 import click
 
 from infx import git
-from infx.errors import EXIT_CODES
 from infx.settings import load as load_settings
 
 
-@click.group(epilog=EXIT_CODES)
+@click.group()
 def workflows() -> None:
     """Check the repository's workflow files against its settings."""
 
 
-@workflows.command(epilog=EXIT_CODES)
+@workflows.command()
 @click.option(
     "--workflows",
     "pattern",

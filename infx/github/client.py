@@ -29,6 +29,7 @@ from github.GithubException import RateLimitExceededExceedsMaxWait
 
 from infx.errors import GitHubError
 from infx.github.budget import Limits, Meter, within
+from infx.security import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
 
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
@@ -611,6 +612,74 @@ class GitHub:
             return tail.decode("utf-8", "replace")
 
         return self._call(what, fetch)
+
+    # --- repository and organization settings (`infx security check`) ------------
+    # Most need a token that may administer the repository (or the organization's
+    # runners): GitHub answers 403 or 404 otherwise.
+
+    def repository_owner(self) -> tuple[bool, str, str]:
+        """(private, owner login, owner type: User or Organization)."""
+        item = self._object(f"reading {self.slug}", self._base)
+        owner = item.obj("owner")
+        return item.flag("private"), owner.text("login"), owner.text("type")
+
+    def fork_approval_policy(self) -> str:
+        """Which outside contributors' fork PR runs wait for approval (public repositories)."""
+        what = "reading the fork pull request approval policy"
+        url = f"{self._base}/actions/permissions/fork-pr-contributor-approval"
+        return self._object(what, url).text("approval_policy")
+
+    def private_fork_policy(self) -> PrivateForkPolicy:
+        what = "reading the fork pull request policy of a private repository"
+        item = self._object(
+            what, f"{self._base}/actions/permissions/fork-pr-workflows-private-repos"
+        )
+        return PrivateForkPolicy(
+            run_workflows=item.flag("run_workflows_from_fork_pull_requests"),
+            send_write_tokens=item.flag("send_write_tokens_to_workflows"),
+            send_secrets=item.flag("send_secrets_and_variables"),
+            require_approval=item.flag("require_approval_for_fork_pr_workflows"),
+        )
+
+    def workflow_token_permissions(self) -> tuple[str, bool]:
+        """The workflow token's default permissions (read or write), and whether workflows
+        may approve pull requests."""
+        what = "reading the default workflow permissions"
+        item = self._object(what, f"{self._base}/actions/permissions/workflow")
+        return item.text("default_workflow_permissions"), item.flag(
+            "can_approve_pull_request_reviews"
+        )
+
+    def self_hosted_runners(self, organization: str | None = None) -> list[SelfHostedRunner]:
+        """The repository's self-hosted runners, or the organization's."""
+        where = f"/orgs/{organization}" if organization else self._base
+        what = f"listing the self-hosted runners of {organization or self.slug}"
+        return [
+            SelfHostedRunner(
+                name=item.text("name"),
+                labels=tuple(label.text("name") for label in item.items("labels")),
+                ephemeral=None if item.data.get("ephemeral") is None else item.flag("ephemeral"),
+                group_id=item.maybe_number("runner_group_id"),
+            )
+            for item in self._pages(what, f"{where}/actions/runners", key="runners")
+        ]
+
+    def runner_groups(self, organization: str) -> list[RunnerGroup]:
+        what = f"listing the runner groups of {organization}"
+
+        def group(item: _Json) -> RunnerGroup:
+            workflows = item.data.get("selected_workflows") or []
+            if not isinstance(workflows, list) or not all(isinstance(w, str) for w in workflows):
+                raise _unexpected(what, "selected_workflows is not a list of names")
+            return RunnerGroup(
+                id=item.number("id"),
+                name=item.text("name"),
+                restricted_to_workflows=item.flag("restricted_to_workflows"),
+                selected_workflows=tuple(workflows),
+            )
+
+        url = f"/orgs/{organization}/actions/runner-groups"
+        return [group(item) for item in self._pages(what, url, key="runner_groups")]
 
     # --- writes ------------------------------------------------------------
 

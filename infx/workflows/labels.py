@@ -84,6 +84,7 @@ def decide(
     draft: bool = False,
     fork: bool = False,
     head_message: str = "",
+    closed: bool = False,
 ) -> Decision:
     """The sweep a workflow run should perform (run=False: nothing but this decision).
 
@@ -98,6 +99,8 @@ def decide(
         return Decision(False, "draft pull requests never reach the GPU runners")
     if fork:
         return Decision(False, "pull requests from forks never reach the self-hosted runners")
+    if closed:
+        return Decision(False, "the pull request is closed: its labels start no sweep")
     if action in ("labeled", "unlabeled") and event_label not in SWEEP_LABELS:
         return Decision(False, f"label {event_label!r} does not concern sweeps")
     primaries = sorted(label for label in labels if label in PRIMARY)
@@ -153,6 +156,7 @@ def decide_event(
         bool(pr.get("draft", False)),
         bool(pr) and head_repo != repository,
         head_message,
+        closed=pr.get("state", "open") != "open",
     )
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED, GitRepo, make_repo
+from tests.conftest import GitRepo, real_repo
 
 UPSTREAM = "SemiAnalysisAI/InferenceX"
 UPSTREAM_LINK = f"https://github.com/{UPSTREAM}/pull/"
@@ -26,15 +25,9 @@ def real_entry(key: str = REAL_KEY, link: str = "XXX", extra: str = "") -> str:
 def inferencex(tmp_path: Path) -> GitRepo:
     """A clone of InferenceX as a contributor has it: the real history and configs at
     origin/main, settings naming upstream, and a branch `feature` that left main there."""
-    if not (SHARED / "configs").is_dir():
-        pytest.skip("../shared/inferencex is not present")
-    repo = make_repo(tmp_path / "InferenceX", history="", master="")
-    shutil.rmtree(repo.path / "configs")
-    shutil.copytree(SHARED / "configs", repo.path / "configs")
-    shutil.copy(SHARED / "perf-changelog.yaml", repo.path / "perf-changelog.yaml")
-    repo.write("infx.toml", f'repository = "{UPSTREAM}"\n')
+    repo = real_repo(tmp_path / "InferenceX")
     repo.git("remote", "set-url", "origin", "https://github.com/alice/InferenceX.git")
-    repo.commit("InferenceX as it is")
+    repo.commit("settings", **{"infx.toml": f'repository = "{UPSTREAM}"\n'})
     repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
     repo.git("checkout", "-q", "-b", "feature")
     return repo

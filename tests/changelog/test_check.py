@@ -21,6 +21,13 @@ def run_check(repo: GitRepo, *extra: str, pr: int | None = 7):
     return repo.infx(*args, *extra)
 
 
+def violated(repo: GitRepo, *extra: str, pr: int | None = 7) -> list[str]:
+    """The rules the gate names, from its JSON verdict; the gate must have failed."""
+    result = run_check(repo, "--format", "json", *extra, pr=pr)
+    assert result.exit_code == 1, result.output
+    return sorted(v["rule"] for v in json.loads(result.stdout)["violations"])
+
+
 def test_placeholder_entry_passes(repo: GitRepo) -> None:
     append(repo, "\n" + entry())
     result = run_check(repo)
@@ -58,7 +65,7 @@ def test_rejected_links_name_line_value_and_forms(repo: GitRepo, link: str) -> N
 
 def test_without_pr_only_canonical_links_pass(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link="XXX"))
-    assert run_check(repo, pr=None).exit_code == 1
+    assert violated(repo, pr=None) == ["pr-link"]
     append(repo, "\n" + entry(link=f"{LINK}12"))
     assert run_check(repo, pr=None).exit_code == 0
 
@@ -84,7 +91,7 @@ def test_repo_flag_beats_environment_and_remote(repo: GitRepo) -> None:
         ).exit_code
         == 0
     )
-    assert run_check(repo).exit_code == 1
+    assert violated(repo) == ["pr-link"]
 
 
 def test_unknown_config_key_suggests_closest(repo: GitRepo) -> None:
@@ -125,18 +132,20 @@ def test_history_edit_is_rejected(repo: GitRepo) -> None:
     result = run_check(repo)
     assert result.exit_code == 1
     assert "perf-changelog.yaml:4: history:" in result.output
+    assert violated(repo) == ["history"]
 
 
 def test_history_deletion_is_rejected(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": HISTORY.split("\n\n")[0] + "\n"})
     result = run_check(repo)
     assert result.exit_code == 1 and "removed" in result.output
+    assert violated(repo) == ["history"]
 
 
 def test_reordering_is_rejected(repo: GitRepo) -> None:
     first, second = HISTORY.split("\n\n")
     repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
-    assert run_check(repo).exit_code == 1
+    assert violated(repo) == ["history"]
 
 
 def test_pr_link_correction_alone_passes(repo: GitRepo) -> None:
@@ -181,9 +190,11 @@ def test_separator_between_new_entries(repo: GitRepo) -> None:
 
 def test_file_must_end_with_one_newline(repo: GitRepo) -> None:
     append(repo, "\n" + entry().rstrip("\n"))
+    assert violated(repo) == ["file-ending"]
     assert "does not end with a newline" in run_check(repo).output
     append(repo, "\n" + entry() + "\n")
     assert "ends with blank lines" in run_check(repo).output
+    assert violated(repo) == ["file-ending"]
 
 
 @pytest.mark.parametrize(
@@ -226,7 +237,9 @@ def test_every_entry_starts_with_config_keys(repo: GitRepo) -> None:
 
 def test_root_must_be_a_list(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": "entries: []\n"})
-    assert repo.infx("changelog", "lint").exit_code == 1
+    result = repo.infx("changelog", "lint")
+    assert result.exit_code == 1
+    assert "perf-changelog.yaml:1: root: the changelog must be a YAML list" in result.output
 
 
 def test_duplicate_keys_rejected(repo: GitRepo) -> None:
@@ -292,7 +305,9 @@ def test_json_verdict_lists_entries(repo: GitRepo) -> None:
 
 def test_working_tree_is_default_head(repo: GitRepo) -> None:
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link="TBD"))
-    assert repo.infx("changelog", "check", "--base", "base", "--pr", "7").exit_code == 1
+    result = repo.infx("changelog", "check", "--base", "base", "--pr", "7", "--format", "json")
+    assert result.exit_code == 1
+    assert [v["rule"] for v in json.loads(result.stdout)["violations"]] == ["pr-link"]
 
 
 def test_unknown_ref_is_usage_error(repo: GitRepo) -> None:

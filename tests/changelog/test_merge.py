@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HISTORY, LINK, GitRepo, entry
+from tests.readme import use_readme_driver
 
 MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
 PR_ENTRY = entry(description="PR change")
@@ -58,20 +58,7 @@ def test_resolve_conflict_without_conflict_is_usage_error(repo: GitRepo) -> None
 
 
 def test_merge_driver_lets_git_merge_cleanly(repo: GitRepo) -> None:
-    repo.write(".gitattributes", "perf-changelog.yaml merge=infx-changelog\n")
-    repo.git("add", ".gitattributes")
-    repo.git("commit", "-q", "-m", "attributes")
-    repo.git("tag", "-f", "base")
-    import shutil
-    import sys
-
-    infx_cmd = shutil.which("infx") or f"{sys.executable} -m infx"
-    repo.git("config", "merge.infx-changelog.name", "perf-changelog.yaml append merge")
-    repo.git(
-        "config",
-        "merge.infx-changelog.driver",
-        f"{infx_cmd} changelog merge-driver --pr 31 --repo acme/bench %O %A %B %P",
-    )
+    use_driver(repo, "--pr", "31")
     diverge(repo)
     out = repo.git("merge", "-q", "--no-edit", "main")
     assert "CONFLICT" not in out
@@ -301,28 +288,12 @@ def test_driver_refuses_a_merge_that_would_change_mains_last_entry(repo: GitRepo
     assert "<<<<<<< " in text and KEEPS_BLANKS in text and '"PR change"' in text
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
-def readme_driver_setup() -> str:
-    """The README's merge-driver block (step 4 of the adoption), verbatim."""
-    (block,) = [
-        b
-        for b in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S)
-        if "merge.infx-changelog.driver" in b
-    ]
-    return block
-
-
 def test_the_readme_driver_keeps_both_sides_when_infx_is_not_on_path(repo: GitRepo) -> None:
     """A shell without the virtualenv: git must not keep the branch's side alone."""
     bare = "/usr/bin:/bin"
     if shutil.which("infx", path=bare):
         pytest.skip("infx is installed system-wide")
-    subprocess.run(["bash", "-e", "-c", readme_driver_setup()], cwd=repo.path, check=True)
-    repo.git("add", ".gitattributes")
-    repo.git("commit", "-q", "-m", "driver")
-    repo.git("tag", "-f", "base")
+    use_readme_driver(repo)
     branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
     merge = git_merge(repo, "main", env={**os.environ, "PATH": bare})
     assert merge.returncode != 0
@@ -336,10 +307,7 @@ def test_the_readme_driver_keeps_both_sides_when_infx_is_not_on_path(repo: GitRe
 def test_the_readme_driver_merges_when_infx_is_on_path(repo: GitRepo) -> None:
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     env = {**os.environ, "PATH": path}
-    subprocess.run(["bash", "-e", "-c", readme_driver_setup()], cwd=repo.path, check=True, env=env)
-    repo.git("add", ".gitattributes")
-    repo.git("commit", "-q", "-m", "driver")
-    repo.git("tag", "-f", "base")
+    use_readme_driver(repo, env)
     branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
     merge = git_merge(repo, "main", env=env)
     assert merge.returncode == 0, merge.stderr

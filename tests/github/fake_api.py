@@ -64,6 +64,9 @@ class State:
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
+    # Settings read by `infx security check`, by full path: a JSON answer, or (key, items)
+    # for a listing that wraps its items in `key`.
+    admin: dict[str, Any] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     # Listings whose path matches: "loop" links every page to the same next page, "endless"
     # always links one page further (the items repeat).
@@ -221,6 +224,42 @@ class State:
             }
         )
 
+    def runner(
+        self, name: str, labels: list[str], *, ephemeral: bool = True, group: int | None = None
+    ) -> dict[str, Any]:
+        """A self-hosted runner as the runners listings show it (group: an organization's)."""
+        self.next_id += 1
+        found = {
+            "id": self.next_id,
+            "name": name,
+            "os": "Linux",
+            "status": "online",
+            "busy": False,
+            "ephemeral": ephemeral,
+            "labels": [
+                {"id": i, "name": label, "type": "read-only" if i < 2 else "custom"}
+                for i, label in enumerate(["self-hosted", "Linux", *labels])
+            ],
+        }
+        if group is not None:
+            found["runner_group_id"] = group
+        return found
+
+    def runner_group(self, group_id: int, name: str, workflows: list[str] | None) -> dict[str, Any]:
+        """An organization runner group; `workflows` None lets every workflow use it."""
+        return {
+            "id": group_id,
+            "name": name,
+            "visibility": "selected",
+            "default": group_id == 1,
+            "runners_url": f"/orgs/acme/actions/runner-groups/{group_id}/runners",
+            "inherited": False,
+            "allows_public_repositories": True,
+            "restricted_to_workflows": workflows is not None,
+            "selected_workflows": workflows or [],
+            "workflow_restrictions_read_only": False,
+        }
+
     def api_requests(self) -> int:
         """Requests to the API proper, not to artifact storage."""
         return sum(1 for _, p in self.requests if not p.startswith("/_blobs/"))
@@ -324,6 +363,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self._results_route(method, path, query):
             return
+        if method == "GET" and path in s.admin:
+            answer = s.admin[path]
+            if isinstance(answer, tuple):
+                return self._page(answer[1], query, wrap=answer[0])
+            return self._send(200, answer)
         prefix = f"/repos/{REPO}"
         if not path.startswith(prefix):
             return self._send(404, {"message": "Not Found"})

@@ -112,11 +112,6 @@ def seed_origin(tmp: Path, files: dict[str, str | bytes] | None = None) -> tuple
     return origin, PrBranch(origin)
 
 
-@functools.cache
-def seeded_origin(tmp: Path) -> tuple[Path, PrBranch]:
-    return seed_origin(tmp)
-
-
 def zipped(name: str, data: str) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
@@ -264,7 +259,7 @@ def _green_origin() -> tuple[Path, str, str]:
     """green_pr's repository, built once per test session and copied for each test."""
     tmp = Path(tempfile.mkdtemp(prefix="infx-green-pr-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    origin, branch = seeded_origin(tmp)
+    origin, branch = seed_origin(tmp)
     sha0 = branch.commit("entry", **{"perf-changelog.yaml": changelog(PR_ENTRY)})
     sha1 = branch.commit("link", **{"perf-changelog.yaml": changelog(PR_ENTRY, link=f"{LINK}7")})
     return origin, sha0, sha1

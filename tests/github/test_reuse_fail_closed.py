@@ -14,28 +14,14 @@ import pytest
 from tests.conftest import LINK
 from tests.github.fake_api import HTML, Fault
 from tests.github.scenario import MAIN_ENTRY, PR_ENTRY, RUN, changelog, green_pr
-
-
-def outputs(target) -> dict[str, str]:
-    """GITHUB_OUTPUT's heredoc entries as a dict."""
-    found: dict[str, str] = {}
-    lines = iter(target.read_text().splitlines())
-    for line in lines:
-        key, delimiter = line.split("<<", 1)
-        value = []
-        for inner in lines:
-            if inner == delimiter:
-                break
-            value.append(inner)
-        found[key] = "\n".join(value)
-    return found
+from tests.step_files import read_step_file
 
 
 @pytest.fixture
 def gate_outputs(tmp_path, monkeypatch):
     target = tmp_path / "github_output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(target))
-    return lambda: outputs(target)
+    return lambda: read_step_file(target)
 
 
 def assert_one_line_no_reuse(result, read_outputs, *, says: str) -> None:

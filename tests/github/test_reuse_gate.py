@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.conftest import LINK, MASTER
 from tests.github.fake_api import Fault
 from tests.github.scenario import MAIN_ENTRY, OTHER_SHA, PR_ENTRY, RUN, changelog, green_pr
+from tests.step_files import read_step_file
 
 AMD = "configs__amd-master.yaml"
 RECIPE = "recipes__llama70b_fp8_mi355x_vllm.sh"
@@ -24,9 +25,9 @@ def test_outputs_written_to_github_output(api, tmp_path, monkeypatch) -> None:
     pr = green_pr(api.state)
     target = tmp_path / "out"
     monkeypatch.setenv("GITHUB_OUTPUT", str(target))
-    pr.gate()
-    text = target.read_text()
-    assert "reuse-enabled<<" in text and f"\n{RUN}\n" in text
+    _, printed = pr.gate()
+    written = read_step_file(target)
+    assert written == printed and written["reuse-source-run-id"] == str(RUN)
 
 
 def test_unauthorized_authors_are_ignored(api) -> None:

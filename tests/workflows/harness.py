@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import load_yaml12
+from tests.step_files import read_step_file as _env_file
 from tests.workflows.expressions import Status, condition, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,6 +96,7 @@ class World:
     api_requests: list[tuple[str, str]] | None = None
     repository: str = "acme/bench"
     token: str = "test-token"
+    secrets: dict[str, str] = field(default_factory=dict)  # the repository's secrets
 
 
 @dataclass
@@ -162,30 +164,6 @@ def _as_output(value: Any) -> str:
     return str(value)
 
 
-def _env_file(path: Path) -> dict[str, str]:
-    """GITHUB_OUTPUT / GITHUB_ENV: `key=value` lines and `key<<DELIM` heredocs."""
-    values: dict[str, str] = {}
-    if not path.exists():
-        return values
-    lines = path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delimiter = line.split("<<", 1)
-            body = []
-            while lines[i] != delimiter:
-                body.append(lines[i])
-                i += 1
-            i += 1
-            values[key] = "\n".join(body)
-        elif "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value
-    return values
-
-
 def _context(
     world: World, event_name: str, payload: dict[str, Any], head: str, run_id: int
 ) -> dict[str, Any]:
@@ -213,6 +191,7 @@ def _context(
         },
         "inputs": payload.get("inputs", {}) if event_name == "workflow_dispatch" else {},
         "vars": {},
+        "secrets": {"GITHUB_TOKEN": world.token, **world.secrets},
     }
 
 
@@ -661,6 +640,7 @@ def simulate(
     payload: dict[str, Any],
     outcome: dict[str, str] | None = None,
     cancel_after: str | None = None,
+    artifacts: dict[str, Path] | None = None,
     *,
     gpu: GpuRunner | None = None,
     approvals: dict[str, bool | None] | None = None,
@@ -668,11 +648,17 @@ def simulate(
 ) -> Run:
     """One run of `workflow` for the event. `outcome` forces the result of jobs that would
     run (e.g. {"canary": "failure"}); `cancel_after` cancels the run once that job is done
-    (a newer push, or a maintainer pressing Cancel); `gpu` plays the GPU runners;
-    `approvals` answers environments' required reviewers (True, False, None: not yet)."""
+    (a newer push, or a maintainer pressing Cancel); `artifacts` (name -> folder) are
+    uploaded before any job starts, as the GPU jobs that cannot run here would upload them;
+    `gpu` plays the GPU runners instead; `approvals` answers environments' required
+    reviewers (True, False, None: not yet)."""
     simulator = _Simulator(
         world, event_name, payload, outcome or {}, cancel_after, gpu, approvals, run_id
     )
+    for name, folder in (artifacts or {}).items():
+        target = simulator.home / "artifacts" / name
+        shutil.copytree(folder, target)
+        simulator.run.artifacts[name] = target
     simulator.workflow(load(workflow), None, "")
     return simulator.run
 
@@ -708,6 +694,7 @@ def pr_payload(
     number: int = 17,
     head_sha: str = "0" * 40,
     base_sha: str = "1" * 40,
+    state: str = "open",
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "action": action,
@@ -715,6 +702,7 @@ def pr_payload(
         "repository": {"full_name": "acme/bench"},
         "pull_request": {
             "number": number,
+            "state": state,
             "draft": draft,
             "labels": [{"name": label} for label in labels],
             "head": {

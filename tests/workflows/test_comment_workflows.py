@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import GitRepo
-from tests.github.fake_api import FakeGitHub
+from tests.github.fake_api import REPO, FakeGitHub
 from tests.github.scenario import RUN, green_pr
+from tests.workflows.expressions import condition, render
 from tests.workflows.harness import World, comment_payload, load, simulate, triggered
 
 WRITE = {"write"}
@@ -197,3 +198,68 @@ def test_apply_decision_refuses_what_was_not_decided_that_way(
     )
     assert result.exit_code == 2 and message in result.output, result.output
     assert api.state.requests == []
+
+
+COMMANDS = {"reuse-sweep-run.yml": "/reuse-sweep-run", "stage-results.yml": "/stage-results"}
+
+
+def comment(body: str, association: str = "MEMBER", on_pr: bool = True) -> dict:
+    found = {
+        "id": 4001,
+        "body": body,
+        "author_association": association,
+        "user": {"login": "someone"},
+        "created_at": "2026-11-30T12:00:00Z",
+        "updated_at": "2026-11-30T12:00:00Z",
+    }
+    return comment_payload(found, number=7, on_pr=on_pr)
+
+
+def slots(workflow: str, payload: dict) -> list[str]:
+    """The concurrency groups a run of `workflow` for this event takes a place in, as GitHub
+    queues them: a workflow-level group for every run, whatever its jobs' `if:` say; a
+    job's group only when the job starts (`decide` is the first; the acting job needs it).
+    With cancel-in-progress off a group keeps one pending run, and a newer one replaces it."""
+    found = load(workflow)
+    ctx = {"github": {"event_name": "issue_comment", "event": payload, "repository": REPO}}
+    taken = []
+    if "concurrency" in found:
+        taken.append(render(found["concurrency"]["group"], ctx))
+    decide = found["jobs"]["decide"]
+    if condition(decide["if"], ctx) and "concurrency" in decide:
+        taken.append(render(decide["concurrency"]["group"], ctx))
+    return taken
+
+
+FILTERED_OUT = {
+    "an outsider's command": ("{command}", "NONE", True),
+    "a contributor's command": ("{command} 1039", "CONTRIBUTOR", True),
+    "a member's remark": ("looks good", "MEMBER", True),
+    "a command on an issue": ("{command}", "MEMBER", False),
+}
+
+
+@pytest.mark.parametrize("workflow", COMMANDS)
+@pytest.mark.parametrize(("body", "association", "on_pr"), FILTERED_OUT.values(), ids=FILTERED_OUT)
+def test_a_comment_the_jobs_filter_out_takes_no_concurrency_slot(
+    workflow: str, body: str, association: str, on_pr: bool
+) -> None:
+    """Otherwise anyone's comment would replace a member's pending command, which then
+    never runs."""
+    payload = comment(body.format(command=COMMANDS[workflow]), association, on_pr)
+    assert triggered(load(workflow), "issue_comment", payload, [])
+    assert slots(workflow, payload) == []
+
+
+@pytest.mark.parametrize("workflow", COMMANDS)
+def test_a_members_command_queues_behind_the_prs_others(workflow: str) -> None:
+    jobs = load(workflow)["jobs"]
+    (acting,) = [name for name in jobs if name != "decide"]
+    payload = comment(f"{COMMANDS[workflow]} 1039")
+    ctx = {"github": {"event_name": "issue_comment", "event": payload, "repository": REPO}}
+    prefix = workflow.removesuffix(".yml")
+    assert slots(workflow, payload) == [f"{prefix}-7"]
+    # The acting job queues on its own: a newer command's `decide` never replaces it.
+    assert render(jobs[acting]["concurrency"]["group"], ctx) == f"{prefix}-apply-7"
+    for job in jobs.values():
+        assert job["concurrency"]["cancel-in-progress"] is False

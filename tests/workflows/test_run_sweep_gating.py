@@ -18,7 +18,7 @@ import pytest
 
 from infx.errors import InfxError
 from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
-from infx.workflows.labels import decide
+from infx.workflows.labels import decide, decide_event
 from tests.conftest import entry, make_repo
 from tests.github.fake_api import FakeGitHub, Fault
 from tests.github.scenario import RUN, green_pr
@@ -354,7 +354,8 @@ def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
         if uses.startswith("$/"):
             assert (WORKFLOWS.parents[1] / uses[2:]).is_file(), uses
             continue
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+        # owner/repo or owner/repo/path (actions/cache/restore), pinned by a commit
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", uses), uses
 
 
 def test_benchmark_template_runs_on_the_row_runner() -> None:
@@ -422,3 +423,28 @@ def test_status_functions_follow_the_whole_needs_chain() -> None:
     canary_if = "needs.setup.outputs.has-canary == 'true'"
     assert not condition(canary_if, ctx, Status(success=False))
     assert condition(WORKFLOW["jobs"]["canary"]["if"], ctx, Status(success=False))
+
+
+LABEL_EVENTS_ON_CLOSED = [
+    (action, labels, event_label)
+    for action, labels, event_label, draft, fork in CASES
+    if action in ("labeled", "unlabeled") and not draft and not fork
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "labels", "event_label"),
+    LABEL_EVENTS_ON_CLOSED,
+    ids=[f"{a}-{'+'.join(lb) or 'none'}-{e}" for a, lb, e in LABEL_EVENTS_ON_CLOSED],
+)
+def test_sweep_labels_on_a_closed_pr_start_nothing(
+    world: World, sweep_repo: SweepRepo, action, labels, event_label
+) -> None:
+    """GitHub sends label events for closed (and merged) PRs too: a label added after the
+    merge, or a bot relabelling old PRs, must not spend GPU time."""
+    payload = pr(sweep_repo, action, labels, event_label, state="closed")
+    assert triggered(WORKFLOW, "pull_request", payload, ["perf-changelog.yaml"])
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
+    assert run.jobs["setup"] == "skipped" and run.jobs["labels"] == "skipped"
+    assert run.dispatches == []
+    assert not decide_event("pull_request", payload).run
