@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from infx import git
+from infx.cli.options import api_repo_option
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 
@@ -35,7 +36,7 @@ workflow_option = click.option(
     show_default=True,
     help="File name of the sweep workflow.",
 )
-repo_option = click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY.")
+repo_option = api_repo_option
 scope_option = click.option(
     "--scope",
     type=click.Choice(["missing", "infra"]),
@@ -418,9 +419,10 @@ def checked_dispatch(text: str, workflow: str) -> dict[str, Any]:
 @workflow_option
 @repo_option
 def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None) -> None:
-    """Carry out a rerun decision: check its shape and that it reruns a run of this workflow
-    on that run's own branch (for a comment, of the comment's own PR), then dispatch; react
-    to the comment when the event is one."""
+    """Carry out the rerun that `infx sweep rerun --decide-only` or `infx rerun-failed
+    --decide-only` decided: check its shape and that it reruns a run of this workflow on
+    that run's own branch (for a comment, of the comment's own PR), then dispatch; react to
+    the comment when the event is one."""
     from infx.github.actions import comment_event
 
     if reaction not in ("", "+1", "-1"):
