@@ -1,0 +1,694 @@
+"""A pull request's results against main's history: a verdict per check, point, config and
+run, and whether the gate passes.
+
+Pure: rows and results documents in, values out. `history` is main's runs as results
+documents (format infx-results/1, `doc["run"]` naming the run), oldest first.
+
+- A **check** is one metric of one point (CHECKS: throughput per GPU, TTFT p50 and p99,
+  TPOT p50 and p99). Main's level and scatter come from `infx.results.noise`; the change
+  is within noise while it stays inside the band (the larger of `threshold` percent and the
+  prediction interval); a change exactly on the band's edge is within noise.
+- A **point** (config, concurrency) is regressed when any of its checks regressed, else
+  improved when any improved, else within noise; `new` when main never measured it,
+  `missing` when main's newest run of the config measured it and the PR did not.
+- A **curve** compares throughput per GPU at matched interactivity: each PR point against
+  main's Pareto frontier (through main's levels) interpolated at the point's interactivity,
+  averaged over the points inside the frontier's range; main's own runs measured the same
+  way give that average's history, hence its level and scatter.
+- A **config** is regressed (a point, its curve or an accuracy score regressed), else
+  coverage lost (a point or score missing, or a config of the same family that main
+  measured and the PR did not), else improved, else within noise; `new` without history.
+- The **run** takes the worst config in that order; the gate fails on regressed or
+  coverage lost unless acknowledged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from infx.results import noise
+from infx.results.compare import (
+    CHECKS,
+    COMPARED,
+    COVERAGE_LOST,
+    DEFAULT_THRESHOLD,
+    IMPROVED,
+    MISSING,
+    NEW,
+    NOISE,
+    REGRESSED,
+    UNKNOWN,
+    Metric,
+    config_label,
+    family_key,
+    index,
+    interactivity,
+    judge_score,
+)
+
+FORMAT = "infx-verdict/1"
+# Order of severity: the run and a config take the first that applies.
+SEVERITY = (REGRESSED, COVERAGE_LOST, IMPROVED, NOISE, NEW)
+_EDGE = 1e-9  # percent: a change on the band's edge (give or take float error) is noise
+
+
+@dataclass(frozen=True)
+class Check:
+    metric: Metric
+    before: float | None  # main's level (stored units)
+    after: float | None
+    change_pct: float | None
+    band_pct: float | None
+    noise_pct: float | None  # main's relative scatter, percent
+    history: int  # main's runs behind the level (newest segment)
+    assumed: bool  # scatter assumed (DEFAULT_NOISE): history too short
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Point:
+    conc: int
+    status: str  # compared | new | missing
+    verdict: str
+    checks: tuple[Check, ...] = ()
+    main: dict[str, Any] | None = None  # main's newest row (missing points: its numbers)
+    pr: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    matched: int  # PR points inside main's interactivity range
+    change_pct: float | None
+    band_pct: float | None
+    noise_pct: float | None
+    history: int
+    assumed: bool
+    verdict: str
+    frontier: tuple[tuple[float, float], ...] = ()  # main's (interactivity, tput/GPU)
+
+
+@dataclass(frozen=True)
+class Score:
+    conc: int
+    task: str
+    metric: str
+    filter: str
+    status: str
+    before: float | None
+    before_stderr: float | None
+    after: float | None
+    after_stderr: float | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Config:
+    key: str
+    kind: str
+    label: str
+    identity: dict[str, Any]
+    verdict: str
+    points: tuple[Point, ...] = ()
+    scores: tuple[Score, ...] = ()
+    curve: Curve | None = None
+    runs: int = 0  # main runs in the window that measured this config
+    baseline: dict[str, Any] | None = None  # the newest of them: doc["run"]
+    only_main: bool = False  # main measured it; the PR did not
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for p in self.points if p.verdict == verdict)
+
+
+@dataclass(frozen=True)
+class Ack:
+    by: str  # "label" or "comment"
+    who: str  # the label's name or the commenter
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    configs: tuple[Config, ...]
+    verdict: str
+    threshold: float
+    runs: int  # main runs in the history
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    ack: Ack | None = None
+
+    @property
+    def failing(self) -> bool:
+        """Regressed or coverage lost: the gate fails unless acknowledged."""
+        return self.verdict in (REGRESSED, COVERAGE_LOST)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing or self.ack is not None
+
+    def points(self, verdict: str) -> int:
+        """Points (not metric cells) with this verdict; accuracy scores count as points."""
+        return sum(c.count(verdict) for c in self.configs) + sum(
+            1 for c in self.configs for s in c.scores if _score_verdict(s) == verdict
+        )
+
+    def configs_with(self, verdict: str) -> int:
+        return sum(1 for c in self.configs if c.verdict == verdict)
+
+
+def _score_verdict(score: Score) -> str:
+    if score.status != COMPARED:
+        return score.status
+    return score.verdict if score.verdict != UNKNOWN else NOISE
+
+
+def worst(verdicts: Sequence[str]) -> str:
+    for verdict in SEVERITY:
+        if verdict in verdicts:
+            return verdict
+    return NEW
+
+
+# --- one check ---------------------------------------------------------------------
+
+
+def judge(
+    metric: Metric,
+    level: noise.Level | None,
+    after: float | None,
+    pool: tuple[float | None, int],
+    threshold: float,
+) -> Check:
+    if level is None or after is None or after <= 0:
+        before = level.value if level is not None else None
+        return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
+    band = noise.band(level, pool, threshold)
+    before = level.value
+    change = (after / before - 1.0) * 100.0
+    if abs(change) <= band.pct + _EDGE:
+        verdict = NOISE
+    elif (change > 0) == metric.higher_is_better:
+        verdict = IMPROVED
+    else:
+        verdict = REGRESSED
+    return Check(
+        metric, before, after, change, band.pct, band.sigma * 100, level.k, band.assumed, verdict
+    )
+
+
+# --- history ---------------------------------------------------------------------------
+
+
+@dataclass
+class _History:
+    """Main's runs indexed once: per run (oldest first), (kind|config) -> conc -> row."""
+
+    runs: list[dict[str, Any]]
+    points: list[dict[str, dict[int, dict[str, Any]]]]
+    families: list[dict[str, list[str]]]
+
+    @classmethod
+    def of(cls, docs: Sequence[dict[str, Any]]) -> _History:
+        runs, points, families = [], [], []
+        for doc in docs:
+            indexed = index(doc.get("rows", []))
+            runs.append(dict(doc.get("run") or {}))
+            points.append(indexed)
+            fam: dict[str, list[str]] = {}
+            for key, by_conc in indexed.items():
+                row = next(iter(by_conc.values()))
+                fam.setdefault(family_key(row["kind"], row["identity"]), []).append(key)
+            families.append(fam)
+        return cls(runs, points, families)
+
+    def holding(self, key: str) -> list[int]:
+        return [i for i, p in enumerate(self.points) if key in p]
+
+
+def _value(row: dict[str, Any], key: str) -> float | None:
+    value = row.get("metrics", {}).get(key)
+    return value if isinstance(value, int | float) and value > 0 else None
+
+
+def _series(
+    history: _History, runs: list[int], key: str, conc: int, metric: str
+) -> tuple[np.ndarray, list[int]] | None:
+    """A metric's log values over the runs that measured the point, and their positions
+    in `runs`."""
+    values, where = [], []
+    for pos, i in enumerate(runs):
+        row = history.points[i][key].get(conc)
+        if row is None:
+            continue
+        v = _value(row, metric) if metric != "intvty" else interactivity(row.get("metrics", {}))
+        if v is not None and v > 0:
+            values.append(v)
+            where.append(pos)
+    return (noise.logs(values), where) if values else None
+
+
+def _levels(
+    series: list[np.ndarray], where: list[list[int]], pending: list[_Pending]
+) -> list[noise.Level]:
+    """Each series' level, cut at its own change points and at its config's joint ones."""
+    own = noise.break_points(series)
+    merged = [set(b) for b in own]
+    for job in pending:
+        slots = [i for (_, m), i in job.slots.items() if m != "intvty"]
+        complete = [i for i in slots if len(where[i]) == len(job.runs)]
+        joint = noise.joint_breaks([series[i] for i in complete]) if complete else ()
+        for i in job.slots.values():
+            for b in joint:
+                position = next((p for p, run in enumerate(where[i]) if run >= b), None)
+                if position:
+                    merged[i].add(position)
+    return [noise.level(x, tuple(sorted(m))) for x, m in zip(series, merged, strict=True)]
+
+
+# --- curves -------------------------------------------------------------------------------
+
+
+def frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both axes, by rising interactivity."""
+    best: list[tuple[float, float]] = []
+    for point in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if not best or point[1] > best[-1][1]:
+            best.append(point)
+    return sorted(best)
+
+
+def _gap(
+    edge: list[tuple[float, float]], points: Sequence[tuple[float, float]]
+) -> tuple[list[float], list[float]]:
+    """log(throughput / main's frontier at the same interactivity) of each point in range,
+    and the frontier's elasticity there (d log throughput / d log interactivity), which
+    carries the noise of interactivity into the gap."""
+    if len(edge) < 2:
+        return [], []
+    xs = np.array([p[0] for p in edge])
+    ys = np.log([p[1] for p in edge])
+    gaps, slopes = [], []
+    for x, y in points:
+        if xs[0] <= x <= xs[-1] and y > 0:
+            gaps.append(math.log(y) - float(np.interp(x, xs, ys)))
+            i = min(max(int(np.searchsorted(xs, x)), 1), len(xs) - 1)
+            run = math.log(xs[i] / xs[i - 1])
+            slopes.append(float((ys[i] - ys[i - 1]) / run) if run > 0 else 0.0)
+    return gaps, slopes
+
+
+def _xy(row: dict[str, Any]) -> tuple[float, float] | None:
+    x, y = interactivity(row.get("metrics", {})), _value(row, "tput_per_gpu")
+    return (x, y) if x and y else None
+
+
+# --- the comparison -------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    """A throughput config under way: its series are estimated for all configs at once."""
+
+    key: str
+    identity: dict[str, Any]
+    mine: dict[int, dict[str, Any]]
+    runs: list[int]
+    expected: set[int]
+    slots: dict[tuple[int, str], int] = field(default_factory=dict)  # (conc, metric) -> series
+
+
+def compare(
+    rows: Sequence[dict[str, Any]],
+    history: Sequence[dict[str, Any]],
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Report:
+    """Judge `rows` (this run) against `history` (main's runs, oldest first)."""
+    notes: list[str] = []
+    mine = index(rows, notes, "this run")
+    hist = _History.of(history)
+    series: list[np.ndarray] = []
+    where: list[list[int]] = []
+    pending: list[_Pending] = []
+    configs: list[Config] = []
+
+    for key, points in mine.items():
+        kind = key.split("|", 1)[0]
+        ident = {k: v for k, v in next(iter(points.values()))["identity"].items() if k != "conc"}
+        runs = hist.holding(key)
+        if kind == "accuracy":
+            configs.append(_accuracy(key, ident, points, hist, runs))
+            continue
+        expected = set(hist.points[runs[-1]][key]) if runs else set()
+        job = _Pending(key, ident, points, runs, expected)
+        for conc in sorted(set(points) | expected):
+            if conc not in points or not runs:
+                continue
+            for metric in (*(c.key for c in CHECKS), "intvty"):
+                found = _series(hist, runs, key, conc, metric)
+                if found is not None:
+                    job.slots[(conc, metric)] = len(series)
+                    series.append(found[0])
+                    where.append(found[1])
+        pending.append(job)
+
+    levels = _levels(series, where, pending)
+    curves = _curves(pending, levels, hist, threshold)
+    for job, curve in zip(pending, curves, strict=True):
+        configs.append(_throughput(job, levels, hist, curve, threshold))
+    configs.extend(_lost_configs(mine, hist))
+    configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
+    overall = worst([c.verdict for c in configs]) if configs else NEW
+    return Report(tuple(configs), overall, threshold, len(history), tuple(dict.fromkeys(notes)))
+
+
+def _throughput(
+    job: _Pending,
+    levels: list[noise.Level],
+    hist: _History,
+    curve: Curve | None,
+    threshold: float,
+) -> Config:
+    pools = {
+        c.key: noise.pooled(
+            [levels[i] for (conc, m), i in job.slots.items() if m == c.key and conc in job.mine]
+        )
+        for c in CHECKS
+    }
+    newest = hist.points[job.runs[-1]][job.key] if job.runs else {}
+    points = []
+    for conc in sorted(set(job.mine) | job.expected):
+        pr, main = job.mine.get(conc), newest.get(conc)
+        if pr is None:
+            points.append(Point(conc, MISSING, MISSING, main=main))
+            continue
+        if not any((conc, c.key) in job.slots for c in CHECKS):
+            points.append(Point(conc, NEW, NEW, pr=pr, main=main))
+            continue
+        checks = tuple(
+            judge(
+                c,
+                levels[job.slots[(conc, c.key)]] if (conc, c.key) in job.slots else None,
+                _value(pr, c.key),
+                pools[c.key],
+                threshold,
+            )
+            for c in CHECKS
+        )
+        verdict = worst([c.verdict for c in checks if c.verdict != UNKNOWN] or [NOISE])
+        points.append(Point(conc, COMPARED, verdict, checks, main, pr))
+    parts = [COVERAGE_LOST if p.status == MISSING else p.verdict for p in points]
+    if curve is not None and curve.verdict != UNKNOWN:
+        parts.append(curve.verdict)
+    verdict = worst(parts) if job.runs else NEW
+    return Config(
+        key=job.key,
+        kind="throughput",
+        label=config_label({**job.identity, "conc": 0}),
+        identity=job.identity,
+        verdict=verdict,
+        points=tuple(points),
+        curve=curve,
+        runs=len(job.runs),
+        baseline=hist.runs[job.runs[-1]] if job.runs else None,
+    )
+
+
+def _curves(
+    pending: list[_Pending], levels: list[noise.Level], hist: _History, threshold: float
+) -> list[Curve | None]:
+    """Each config's curve change and the history of the same measure, estimated together."""
+    gaps: list[np.ndarray] = []
+    staged: list[tuple[list[tuple[float, float]], list[float], list[float], int] | None] = []
+    for job in pending:
+        ref = []
+        for conc in sorted(job.expected | set(job.mine)):
+            xi, yi = job.slots.get((conc, "intvty")), job.slots.get((conc, "tput_per_gpu"))
+            if xi is not None and yi is not None:
+                ref.append((levels[xi].value, levels[yi].value))
+        edge = frontier(ref)
+        mine, slopes = _gap(edge, [xy for xy in map(_xy, job.mine.values()) if xy])
+        if len(mine) < 2:
+            staged.append(None)
+            continue
+        past = []
+        for i in job.runs:
+            found, _ = _gap(edge, [xy for xy in map(_xy, hist.points[i][job.key].values()) if xy])
+            if len(found) >= 2:
+                past.append(float(np.mean(found)))
+        if not past:
+            staged.append(None)
+            continue
+        staged.append((edge, mine, slopes, len(gaps)))
+        gaps.append(np.array(past))
+    gap_levels = noise.levels(gaps)
+    out: list[Curve | None] = []
+    for entry in staged:
+        if entry is None:
+            out.append(None)
+            continue
+        edge, mine, slopes, slot = entry
+        lv = gap_levels[slot]
+        change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
+        if lv.sigma is None:
+            # No scatter of the curve measure itself: the assumed per-point noise, averaged
+            # over the matched points.
+            sigma = noise.DEFAULT_NOISE * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
+            width = 100.0 * noise.critical(None) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
+            band = noise.Band(max(threshold, width), sigma, True)
+        else:
+            band = noise.band(lv, (None, 0), threshold)
+        if abs(change) <= band.pct + _EDGE:
+            verdict = NOISE
+        else:
+            verdict = IMPROVED if change > 0 else REGRESSED
+        out.append(
+            Curve(
+                len(mine),
+                change,
+                band.pct,
+                band.sigma * 100,
+                lv.k,
+                band.assumed,
+                verdict,
+                tuple(edge),
+            )
+        )
+    return out
+
+
+def _accuracy(
+    key: str,
+    ident: dict[str, Any],
+    points: dict[int, dict[str, Any]],
+    hist: _History,
+    runs: list[int],
+) -> Config:
+    newest = hist.points[runs[-1]][key] if runs else {}
+    scores = []
+    for conc in sorted(set(points) | set(newest)):
+        a = {
+            (s["task"], s["metric"], s["filter"]): s
+            for s in points.get(conc, {}).get("accuracy", [])
+        }
+        b = {
+            (s["task"], s["metric"], s["filter"]): s
+            for s in newest.get(conc, {}).get("accuracy", [])
+        }
+        for k in sorted(set(a) | set(b)):
+            sa, sb = a.get(k), b.get(k)
+            status = COMPARED if sa and sb else (NEW if sa else MISSING)
+            verdict = (
+                judge_score(sb["value"], sb.get("stderr"), sa["value"], sa.get("stderr"))
+                if sa and sb
+                else status
+            )
+            scores.append(
+                Score(
+                    conc,
+                    *k,
+                    status,
+                    sb["value"] if sb else None,
+                    sb.get("stderr") if sb else None,
+                    sa["value"] if sa else None,
+                    sa.get("stderr") if sa else None,
+                    verdict,
+                )
+            )
+    parts = [_score_verdict(s) for s in scores]
+    parts = [COVERAGE_LOST if p == MISSING else p for p in parts]
+    return Config(
+        key=key,
+        kind="accuracy",
+        label=config_label({**ident, "conc": 0}),
+        identity=ident,
+        verdict=worst(parts) if runs else NEW,
+        scores=tuple(scores),
+        runs=len(runs),
+        baseline=hist.runs[runs[-1]] if runs else None,
+    )
+
+
+def _lost_configs(mine: dict[str, dict[int, dict[str, Any]]], hist: _History) -> list[Config]:
+    """Configs of a family this run measured that main's newest run of that family has
+    and this run lacks: publishing this run would drop their curves."""
+    families: dict[str, set[str]] = {}
+    for key, points in mine.items():
+        row = next(iter(points.values()))
+        families.setdefault(family_key(row["kind"], row["identity"]), set()).add(key)
+    out = []
+    for family, keys in families.items():
+        newest = next(
+            (i for i in reversed(range(len(hist.points))) if family in hist.families[i]), None
+        )
+        if newest is None:
+            continue
+        for key in hist.families[newest][family]:
+            if key in keys:
+                continue
+            by_conc = hist.points[newest][key]
+            row = next(iter(by_conc.values()))
+            ident = {k: v for k, v in row["identity"].items() if k != "conc"}
+            if row["kind"] == "accuracy":
+                scores = tuple(
+                    Score(
+                        c,
+                        s["task"],
+                        s["metric"],
+                        s["filter"],
+                        MISSING,
+                        s["value"],
+                        s.get("stderr"),
+                        None,
+                        None,
+                        MISSING,
+                    )
+                    for c, r in sorted(by_conc.items())
+                    for s in r.get("accuracy", [])
+                )
+                points: tuple[Point, ...] = ()
+            else:
+                scores = ()
+                points = tuple(
+                    Point(c, MISSING, MISSING, main=r) for c, r in sorted(by_conc.items())
+                )
+            out.append(
+                Config(
+                    key=key,
+                    kind=row["kind"],
+                    label=config_label(row["identity"]),
+                    identity=ident,
+                    verdict=COVERAGE_LOST,
+                    points=points,
+                    scores=scores,
+                    runs=len(hist.holding(key)),
+                    baseline=hist.runs[newest],
+                    only_main=True,
+                )
+            )
+    return out
+
+
+def acknowledged(report: Report, ack: Ack | None) -> Report:
+    return replace(report, ack=ack) if report.failing and ack is not None else report
+
+
+# --- JSON ---------------------------------------------------------------------------------
+
+
+def _check_json(check: Check) -> dict[str, Any]:
+    return {
+        "metric": check.metric.key,
+        "before": check.before,
+        "after": check.after,
+        "change_pct": check.change_pct,
+        "band_pct": check.band_pct,
+        "noise_pct": check.noise_pct,
+        "history": check.history,
+        "noise_assumed": check.assumed,
+        "verdict": check.verdict,
+    }
+
+
+def _metrics(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    keys = [c.key for c in CHECKS] + ["median_intvty", "mean_intvty"]
+    return {k: row["metrics"][k] for k in keys if k in row.get("metrics", {})}
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The verdict as schemas/results-verdict.schema.json describes it."""
+    counts = {v: report.points(v) for v in (IMPROVED, REGRESSED, NOISE, NEW, MISSING)}
+    configs = []
+    for c in report.configs:
+        entry: dict[str, Any] = {
+            "key": c.key,
+            "kind": c.kind,
+            "label": c.label,
+            "identity": c.identity,
+            "verdict": c.verdict,
+            "only_main": c.only_main,
+            "history_runs": c.runs,
+            "baseline": c.baseline,
+            "points": [
+                {
+                    "conc": p.conc,
+                    "status": p.status,
+                    "verdict": p.verdict,
+                    "checks": [_check_json(ch) for ch in p.checks],
+                    "main": _metrics(p.main),
+                    "pr": _metrics(p.pr),
+                }
+                for p in c.points
+            ],
+            "scores": [
+                {
+                    "conc": s.conc,
+                    "task": s.task,
+                    "metric": s.metric,
+                    "filter": s.filter,
+                    "status": s.status,
+                    "before": s.before,
+                    "before_stderr": s.before_stderr,
+                    "after": s.after,
+                    "after_stderr": s.after_stderr,
+                    "verdict": s.verdict,
+                }
+                for s in c.scores
+            ],
+            "curve": None,
+        }
+        if c.curve is not None:
+            entry["curve"] = {
+                "matched": c.curve.matched,
+                "change_pct": c.curve.change_pct,
+                "band_pct": c.curve.band_pct,
+                "noise_pct": c.curve.noise_pct,
+                "history": c.curve.history,
+                "noise_assumed": c.curve.assumed,
+                "verdict": c.curve.verdict,
+            }
+        configs.append(entry)
+    ack = None
+    if report.ack is not None:
+        ack = {"by": report.ack.by, "who": report.ack.who, "url": report.ack.url}
+    return {
+        "format": FORMAT,
+        "verdict": report.verdict,
+        "gate": {"passed": report.passed, "failing": report.failing, "acknowledged": ack},
+        "points": counts,
+        "configs_by_verdict": {v: report.configs_with(v) for v in SEVERITY},
+        "method": {
+            "threshold_pct": report.threshold,
+            "alpha": noise.ALPHA,
+            "min_history": noise.MIN_HISTORY,
+            "default_noise_pct": noise.DEFAULT_NOISE * 100,
+            "history_runs": report.runs,
+            "checks": [c.key for c in CHECKS],
+        },
+        "notes": list(report.notes),
+        "configs": configs,
+    }
