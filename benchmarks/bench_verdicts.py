@@ -93,9 +93,7 @@ def trial(seed: int, noise: float) -> dict[str, int]:
         else:
             wanted = COVERAGE_LOST if name == "coverage" else REGRESSED
             out[name] = int(verdicts[target] == wanted)
-            out[f"{name}_others"] = sum(
-                v == REGRESSED for i, v in verdicts.items() if i != target
-            )
+            out[f"{name}_others"] = sum(v == REGRESSED for i, v in verdicts.items() if i != target)
     return out
 
 

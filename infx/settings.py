@@ -23,6 +23,16 @@ SETTINGS_FILE = "infx.toml"
 
 
 @dataclass(frozen=True)
+class ResultsSettings:
+    """`[results]`: how `infx results compare` and `changes` gate and report."""
+
+    acknowledge_label: str = "regression-acknowledged"
+    change_issues: bool = False
+    change_issue_label: str = "performance-change"
+    history_runs: int = 10
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -31,6 +41,7 @@ class Settings:
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
+    results: ResultsSettings = field(default_factory=ResultsSettings)
     source: str | None = None
 
     def label(self, role: str) -> str:
@@ -71,7 +82,18 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
+        results=_results(table.get("results", {})),
         source=source,
+    )
+
+
+def _results(table: Mapping[str, Any]) -> ResultsSettings:
+    default = ResultsSettings()
+    return ResultsSettings(
+        acknowledge_label=table.get("acknowledge-label", default.acknowledge_label),
+        change_issues=table.get("change-issues", default.change_issues),
+        change_issue_label=table.get("change-issue-label", default.change_issue_label),
+        history_runs=table.get("history-runs", default.history_runs),
     )
 
 

@@ -1,5 +1,6 @@
-"""Find the baseline of a comparison on main: the newest successful push-to-main sweep runs
-whose `results_bmk` tables hold this run's configs, within a fixed request budget.
+"""Find main's history for a comparison: the newest successful push-to-main sweep runs
+whose `results_bmk` tables hold this run's configs (up to `runs` of them), within a fixed
+request budget.
 
 The cost is known before the search starts: one request lists the newest 100 successful
 push runs, one lists the repository's newest `results_bmk` artifacts (each names its run),
@@ -54,6 +55,21 @@ class Baseline:
     def name(self) -> str:
         return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
 
+    def document(self) -> dict[str, Any]:
+        """The table as a history entry: rows plus the run that made them."""
+        run = self.run
+        return {
+            "format": "infx-results/1",
+            "run": {
+                "id": run.id,
+                "attempt": run.run_attempt,
+                "sha": run.head_sha,
+                "url": run.html_url,
+                "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
+            },
+            "rows": self.rows,
+        }
+
 
 @dataclass
 class Search:
@@ -97,9 +113,13 @@ def find(
     branch: str = "main",
     budget: int = DEFAULT_BUDGET,
     run_id: int | None = None,
+    runs: int = 1,
 ) -> Search:
-    """Baselines for the configs of `rows`, newest run first. API errors propagate."""
+    """Main runs holding the configs of `rows`, newest first: with `runs` 1, the newest run
+    for each config; above that, up to `runs` runs holding any of them (main's history).
+    API errors propagate."""
     wanted = configs_of(rows)
+    asked = set(wanted)
     search = Search()
     with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
         folder = Path(tmp)
@@ -128,12 +148,15 @@ def find(
                 return
             finally:
                 target.unlink(missing_ok=True)
-            covered = wanted & configs_of(table)
+            covered = (wanted if runs <= 1 else asked) & configs_of(table)
             if not covered:
                 search.skipped.append(f"{label} (none of these configs)")
                 return
             search.baselines.append(Baseline(run, table))
             wanted -= covered
+
+        def done() -> bool:
+            return not wanted if runs <= 1 else len(search.baselines) >= runs
 
         if run_id is not None:
             spend()
@@ -148,9 +171,9 @@ def find(
             return search
 
         spend()
-        runs = client.successful_runs(workflow, branch, "push", PAGE)
-        runs = [r for r in runs if r.conclusion == "success" and r.event == "push"]
-        if not runs:
+        found_runs = client.successful_runs(workflow, branch, "push", PAGE)
+        found_runs = [r for r in found_runs if r.conclusion == "success" and r.event == "push"]
+        if not found_runs:
             search.stopped = f"no successful push run of {workflow} on {branch}"
             return search
         spend()
@@ -161,8 +184,8 @@ def find(
         for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
             if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
                 by_run.setdefault(artifact.run_id, artifact)
-        for run in runs:
-            if not wanted or search.stopped:
+        for run in found_runs:
+            if done() or search.stopped:
                 break
             artifact = by_run.get(run.id)
             if artifact is None:
@@ -178,7 +201,7 @@ def find(
         else:
             if wanted:
                 search.stopped = (
-                    f"{len(wanted)} config(s) have no results in the newest {len(runs)} "
+                    f"{len(wanted)} config(s) have no results in the newest {len(found_runs)} "
                     f"successful {branch} run(s)"
                 )
     return search

@@ -44,7 +44,7 @@ CHECKS = (
 )
 # Interactivity of a point: the x axis of the Pareto curve (median, else mean).
 INTERACTIVITY = ("median_intvty", "mean_intvty")
-INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity p50", "tok/s/user", True)
+INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity", "tok/s/user", True)
 
 
 def config_key(identity: dict[str, Any]) -> str:

@@ -39,7 +39,7 @@ PENALTY = 5.0
 MIN_SEGMENT = 2
 MIN_JOINT_SEGMENT = 1
 # Chance that noise alone cuts a config's joint series (see joint_breaks).
-JOINT_ALPHA = 0.01
+JOINT_ALPHA = 0.001
 OUTLIER = 5.0
 _MADN = 1.4826  # MAD -> standard deviation for normal data
 _TINY = 1e-6

@@ -13,8 +13,9 @@ documents (format infx-results/1, `doc["run"]` naming the run), oldest first.
   `missing` when main's newest run of the config measured it and the PR did not.
 - A **curve** compares throughput per GPU at matched interactivity: each PR point against
   main's Pareto frontier (through main's levels) interpolated at the point's interactivity,
-  averaged over the points inside the frontier's range; main's own runs measured the same
-  way give that average's history, hence its level and scatter.
+  averaged over the points inside the frontier's range; and at equal concurrency: each PR
+  point against its own level, averaged. Main's own runs measured the same way give each
+  average's history, hence its level and scatter.
 - A **config** is regressed (a point, its curve or an accuracy score regressed), else
   coverage lost (a point or score missing, or a config of the same family that main
   measured and the PR did not), else improved, else within noise; `new` without history.
@@ -38,6 +39,7 @@ from infx.results.compare import (
     COVERAGE_LOST,
     DEFAULT_THRESHOLD,
     IMPROVED,
+    INTERACTIVITY_METRIC,
     MISSING,
     NEW,
     NOISE,
@@ -77,6 +79,7 @@ class Point:
     verdict: str
     checks: tuple[Check, ...] = ()
     main: dict[str, Any] | None = None  # main's newest row (missing points: its numbers)
+    # checks: CHECKS, then interactivity, shown only (it is TPOT p50 again, never counted)
     pr: dict[str, Any] | None = None
 
 
@@ -115,13 +118,17 @@ class Config:
     verdict: str
     points: tuple[Point, ...] = ()
     scores: tuple[Score, ...] = ()
-    curve: Curve | None = None
+    curve: Curve | None = None  # throughput per GPU at matched interactivity
+    level: Curve | None = None  # throughput per GPU at equal concurrency, over the points
     runs: int = 0  # main runs in the window that measured this config
     baseline: dict[str, Any] | None = None  # the newest of them: doc["run"]
     only_main: bool = False  # main measured it; the PR did not
 
     def count(self, verdict: str) -> int:
-        return sum(1 for p in self.points if p.verdict == verdict)
+        """Points with this verdict; accuracy scores count as points."""
+        return sum(1 for p in self.points if p.verdict == verdict) + sum(
+            1 for s in self.scores if _score_verdict(s) == verdict
+        )
 
 
 @dataclass(frozen=True)
@@ -151,9 +158,7 @@ class Report:
 
     def points(self, verdict: str) -> int:
         """Points (not metric cells) with this verdict; accuracy scores count as points."""
-        return sum(c.count(verdict) for c in self.configs) + sum(
-            1 for c in self.configs for s in c.scores if _score_verdict(s) == verdict
-        )
+        return sum(c.count(verdict) for c in self.configs)
 
     def configs_with(self, verdict: str) -> int:
         return sum(1 for c in self.configs if c.verdict == verdict)
@@ -175,6 +180,13 @@ def worst(verdicts: Sequence[str]) -> str:
 # --- one check ---------------------------------------------------------------------
 
 
+def direction(change_pct: float, band_pct: float, higher_is_better: bool) -> str:
+    """Within the band (its edge included, give or take float error) is noise."""
+    if abs(change_pct) <= band_pct + _EDGE:
+        return NOISE
+    return IMPROVED if (change_pct > 0) == higher_is_better else REGRESSED
+
+
 def judge(
     metric: Metric,
     level: noise.Level | None,
@@ -188,12 +200,7 @@ def judge(
     band = noise.band(level, pool, threshold)
     before = level.value
     change = (after / before - 1.0) * 100.0
-    if abs(change) <= band.pct + _EDGE:
-        verdict = NOISE
-    elif (change > 0) == metric.higher_is_better:
-        verdict = IMPROVED
-    else:
-        verdict = REGRESSED
+    verdict = direction(change, band.pct, metric.higher_is_better)
     return Check(
         metric, before, after, change, band.pct, band.sigma * 100, level.k, band.assumed, verdict
     )
@@ -259,13 +266,20 @@ def _levels(
     for job in pending:
         slots = [i for (_, m), i in job.slots.items() if m != "intvty"]
         complete = [i for i in slots if len(where[i]) == len(job.runs)]
-        joint = noise.joint_breaks([series[i] for i in complete]) if complete else ()
+        job.joint = noise.joint_breaks([series[i] for i in complete]) if complete else ()
         for i in job.slots.values():
-            for b in joint:
-                position = next((p for p, run in enumerate(where[i]) if run >= b), None)
-                if position:
-                    merged[i].add(position)
+            merged[i] |= _mapped(job.joint, where[i])
     return [noise.level(x, tuple(sorted(m))) for x, m in zip(series, merged, strict=True)]
+
+
+def _mapped(breaks: tuple[int, ...], where: list[int]) -> set[int]:
+    """Change points at run positions, as indexes into a series measured at `where`."""
+    out = set()
+    for b in breaks:
+        position = next((p for p, run in enumerate(where) if run >= b), None)
+        if position:
+            out.add(position)
+    return out
 
 
 # --- curves -------------------------------------------------------------------------------
@@ -318,6 +332,7 @@ class _Pending:
     runs: list[int]
     expected: set[int]
     slots: dict[tuple[int, str], int] = field(default_factory=dict)  # (conc, metric) -> series
+    joint: tuple[int, ...] = ()  # the config's shared change points (positions in runs)
 
 
 def compare(
@@ -355,9 +370,9 @@ def compare(
         pending.append(job)
 
     levels = _levels(series, where, pending)
-    curves = _curves(pending, levels, hist, threshold)
-    for job, curve in zip(pending, curves, strict=True):
-        configs.append(_throughput(job, levels, hist, curve, threshold))
+    aggregates = _aggregates(pending, levels, hist, threshold)
+    for job, (curve, level) in zip(pending, aggregates, strict=True):
+        configs.append(_throughput(job, levels, hist, curve, level, threshold))
     configs.extend(_lost_configs(mine, hist))
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
     overall = worst([c.verdict for c in configs]) if configs else NEW
@@ -369,6 +384,7 @@ def _throughput(
     levels: list[noise.Level],
     hist: _History,
     curve: Curve | None,
+    level: Curve | None,
     threshold: float,
 ) -> Config:
     pools = {
@@ -398,10 +414,18 @@ def _throughput(
             for c in CHECKS
         )
         verdict = worst([c.verdict for c in checks if c.verdict != UNKNOWN] or [NOISE])
+        x = job.slots.get((conc, "intvty"))
+        shown = judge(
+            INTERACTIVITY_METRIC,
+            levels[x] if x is not None else None,
+            interactivity(pr.get("metrics", {})),
+            (None, 0),
+            threshold,
+        )
+        checks = (*checks, replace(shown, verdict=UNKNOWN))
         points.append(Point(conc, COMPARED, verdict, checks, main, pr))
     parts = [COVERAGE_LOST if p.status == MISSING else p.verdict for p in points]
-    if curve is not None and curve.verdict != UNKNOWN:
-        parts.append(curve.verdict)
+    parts += [m.verdict for m in (curve, level) if m is not None]
     verdict = worst(parts) if job.runs else NEW
     return Config(
         key=job.key,
@@ -411,18 +435,23 @@ def _throughput(
         verdict=verdict,
         points=tuple(points),
         curve=curve,
+        level=level,
         runs=len(job.runs),
         baseline=hist.runs[job.runs[-1]] if job.runs else None,
     )
 
 
-def _curves(
+def _aggregates(
     pending: list[_Pending], levels: list[noise.Level], hist: _History, threshold: float
-) -> list[Curve | None]:
-    """Each config's curve change and the history of the same measure, estimated together."""
-    gaps: list[np.ndarray] = []
-    staged: list[tuple[list[tuple[float, float]], list[float], list[float], int] | None] = []
-    for job in pending:
+) -> list[tuple[Curve | None, Curve | None]]:
+    """Each config's two curve measures and their histories, estimated together:
+    throughput per GPU at matched interactivity (against main's frontier) and at equal
+    concurrency (against each point's level), each a mean over the config's points."""
+    measures: list[np.ndarray] = []
+    staged: list[tuple[int, list[float], list[float], tuple[tuple[float, float], ...]]] = []
+    owners: list[tuple[int, int]] = []  # (job, 0 curve | 1 equal concurrency)
+    joints: list[set[int]] = []
+    for j, job in enumerate(pending):
         ref = []
         for conc in sorted(job.expected | set(job.mine)):
             xi, yi = job.slots.get((conc, "intvty")), job.slots.get((conc, "tput_per_gpu"))
@@ -430,53 +459,70 @@ def _curves(
                 ref.append((levels[xi].value, levels[yi].value))
         edge = frontier(ref)
         mine, slopes = _gap(edge, [xy for xy in map(_xy, job.mine.values()) if xy])
-        if len(mine) < 2:
-            staged.append(None)
-            continue
-        past = []
-        for i in job.runs:
+        past, at = [], []
+        for pos, i in enumerate(job.runs):
             found, _ = _gap(edge, [xy for xy in map(_xy, hist.points[i][job.key].values()) if xy])
             if len(found) >= 2:
                 past.append(float(np.mean(found)))
-        if not past:
-            staged.append(None)
-            continue
-        staged.append((edge, mine, slopes, len(gaps)))
-        gaps.append(np.array(past))
-    gap_levels = noise.levels(gaps)
-    out: list[Curve | None] = []
-    for entry in staged:
-        if entry is None:
-            out.append(None)
-            continue
-        edge, mine, slopes, slot = entry
-        lv = gap_levels[slot]
-        change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
-        if lv.sigma is None:
-            # No scatter of the curve measure itself: the assumed per-point noise, averaged
-            # over the matched points.
-            sigma = noise.DEFAULT_NOISE * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
-            width = 100.0 * noise.critical(None) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
-            band = noise.Band(max(threshold, width), sigma, True)
-        else:
-            band = noise.band(lv, (None, 0), threshold)
-        if abs(change) <= band.pct + _EDGE:
-            verdict = NOISE
-        else:
-            verdict = IMPROVED if change > 0 else REGRESSED
-        out.append(
-            Curve(
-                len(mine),
-                change,
-                band.pct,
-                band.sigma * 100,
-                lv.k,
-                band.assumed,
-                verdict,
-                tuple(edge),
-            )
-        )
+                at.append(pos)
+        if len(mine) >= 2 and past:
+            owners.append((j, 0))
+            staged.append((len(measures), mine, slopes, tuple(edge)))
+            measures.append(np.array(past))
+            joints.append(_mapped(job.joint, at))
+        centers = {
+            conc: levels[i].center for (conc, m), i in job.slots.items() if m == "tput_per_gpu"
+        }
+        same = _offsets(job.mine, centers)
+        past, at = [], []
+        for pos, i in enumerate(job.runs):
+            found = _offsets(hist.points[i][job.key], centers)
+            if len(found) >= 2:
+                past.append(float(np.mean(found)))
+                at.append(pos)
+        if len(same) >= 2 and past:
+            owners.append((j, 1))
+            staged.append((len(measures), same, [0.0] * len(same), ()))
+            measures.append(np.array(past))
+            joints.append(_mapped(job.joint, at))
+    found_levels = [
+        noise.level(x, tuple(sorted(set(own) | joint)))
+        for x, own, joint in zip(measures, noise.break_points(measures), joints, strict=True)
+    ]
+    out: list[list[Curve | None]] = [[None, None] for _ in pending]
+    for (j, which), (slot, mine, slopes, edge) in zip(owners, staged, strict=True):
+        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold)
+    return [(a, b) for a, b in out]
+
+
+def _offsets(points: dict[int, dict[str, Any]], centers: dict[int, float]) -> list[float]:
+    """log(throughput / main's level at the same concurrency) of each point with a level."""
+    out = []
+    for conc, row in points.items():
+        value = _value(row, "tput_per_gpu")
+        if conc in centers and value is not None:
+            out.append(math.log(value) - centers[conc])
     return out
+
+
+def _measure(
+    lv: noise.Level,
+    mine: list[float],
+    slopes: list[float],
+    edge: tuple[tuple[float, float], ...],
+    threshold: float,
+) -> Curve:
+    change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
+    if lv.sigma is None:
+        # No scatter of the measure itself: the assumed per-point noise, carried through the
+        # frontier's slope (interactivity is measured too) and averaged over the points.
+        sigma = noise.DEFAULT_NOISE * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
+        width = 100.0 * noise.critical(None) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
+        band = noise.Band(max(threshold, width), sigma, True)
+    else:
+        band = noise.band(lv, (None, 0), threshold)
+    verdict = direction(change, band.pct, higher_is_better=True)
+    return Curve(len(mine), change, band.pct, band.sigma * 100, lv.k, band.assumed, verdict, edge)
 
 
 def _accuracy(
@@ -619,6 +665,20 @@ def _metrics(row: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: row["metrics"][k] for k in keys if k in row.get("metrics", {})}
 
 
+def _curve_json(curve: Curve | None) -> dict[str, Any] | None:
+    if curve is None:
+        return None
+    return {
+        "matched": curve.matched,
+        "change_pct": curve.change_pct,
+        "band_pct": curve.band_pct,
+        "noise_pct": curve.noise_pct,
+        "history": curve.history,
+        "noise_assumed": curve.assumed,
+        "verdict": curve.verdict,
+    }
+
+
 def to_json(report: Report) -> dict[str, Any]:
     """The verdict as schemas/results-verdict.schema.json describes it."""
     counts = {v: report.points(v) for v in (IMPROVED, REGRESSED, NOISE, NEW, MISSING)}
@@ -659,18 +719,9 @@ def to_json(report: Report) -> dict[str, Any]:
                 }
                 for s in c.scores
             ],
-            "curve": None,
+            "curve": _curve_json(c.curve),
+            "equal_concurrency": _curve_json(c.level),
         }
-        if c.curve is not None:
-            entry["curve"] = {
-                "matched": c.curve.matched,
-                "change_pct": c.curve.change_pct,
-                "band_pct": c.curve.band_pct,
-                "noise_pct": c.curve.noise_pct,
-                "history": c.curve.history,
-                "noise_assumed": c.curve.assumed,
-                "verdict": c.curve.verdict,
-            }
         configs.append(entry)
     ack = None
     if report.ack is not None:
