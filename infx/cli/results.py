@@ -363,3 +363,133 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
         return "kept"
     client.edit_comment(found.id, body)
     return "updated"
+
+
+@results.command()
+@click.option(
+    "--history",
+    "history_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A folder of main's results.json tables; default: main's runs through the API.",
+)
+@click.option(
+    "--history-runs",
+    type=click.IntRange(3, 50),
+    default=20,
+    show_default=True,
+    help="Main runs read through the API.",
+)
+@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@click.option(
+    "--workflow", default="run-sweep.yml", show_default=True, help="The sweep workflow's file."
+)
+@click.option("--branch", default="main", show_default=True, help="The branch to watch.")
+@click.option(
+    "--recent",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Report steps whose first changed run is among this many newest runs.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 100),
+    default=2.0,
+    show_default=True,
+    help="Smallest level change, in percent, worth reporting.",
+)
+@click.option(
+    "--issue/--no-issue",
+    default=None,
+    help="Open an issue per new step range. Default: change-issues in infx.toml [results].",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="stdout: Markdown or JSON.",
+)
+def changes(
+    history_dir: Path | None,
+    history_runs: int,
+    repo: str | None,
+    workflow: str,
+    branch: str,
+    recent: int,
+    threshold: float,
+    issue: bool | None,
+    output_format: str,
+) -> None:
+    """After a main run: report series of main's history that stepped in the newest runs,
+    with the commits between the last good and the first changed run."""
+    from infx.context import server_url
+    from infx.github.actions import append_summary
+    from infx.results.changes import detect, marker, ranges
+    from infx.results.files import history_folder
+    from infx.results.render import changes_report
+
+    config = _results_settings()
+    issue = config.change_issues if issue is None else issue
+    client = None
+    if history_dir is not None:
+        history = history_folder(history_dir)
+    else:
+        client = _client(repo)
+        history = _main_history(client, workflow, branch, history_runs)
+    steps = detect(history, recent, threshold)
+    groups = ranges(steps)
+    commits: dict[Any, Any] = {}
+    if groups and (client is not None or issue):
+        client = client or _client(repo)
+        for key, found in groups.items():
+            good, bad = found[0].good.get("sha"), found[0].bad.get("sha")
+            if isinstance(good, str) and isinstance(bad, str):
+                commits[key] = client.commits_between(good, bad)
+    slug = client.slug if client is not None else ""
+    markdown = changes_report(groups, commits, server_url() if slug else "", slug)
+    append_summary(markdown)
+    if output_format == "json":
+        click.echo(json.dumps([_step_json(s) for s in steps], indent=2))
+    else:
+        click.echo(markdown)
+    if issue and groups:
+        label = config.change_issue_label
+        existing = "\n".join(body for _, _, body in client.open_issues(label))
+        for key, found in groups.items():
+            bad = found[0].bad
+            if marker(bad) in existing:
+                click.echo(f"issue for run {bad.get('id')} already open", err=True)
+                continue
+            body = marker(bad) + "\n" + changes_report({key: found}, commits, server_url(), slug)
+            worse = sum(s.verdict == "regressed" for s in found)
+            title = (
+                f"Performance change on {branch} at run {bad.get('id')}: "
+                f"{worse} series regressed, {len(found) - worse} improved"
+            )
+            number = client.create_issue(title, body, [label])
+            click.echo(f"opened issue #{number} for run {bad.get('id')}", err=True)
+
+
+def _main_history(client: Any, workflow: str, branch: str, runs: int) -> list[dict[str, Any]]:
+    """Main's newest `runs` successful sweep tables, oldest first, whatever configs they hold."""
+    from infx.results.baseline import all_configs
+
+    return all_configs(client, workflow=workflow, branch=branch, runs=runs)
+
+
+def _step_json(step: Any) -> dict[str, Any]:
+    return {
+        "config": step.label,
+        "key": step.key,
+        "conc": step.conc,
+        "metric": step.metric.key,
+        "before": step.before,
+        "after": step.after,
+        "change_pct": step.change_pct,
+        "verdict": step.verdict,
+        "last_good": step.good,
+        "first_changed": step.bad,
+    }

@@ -26,6 +26,7 @@ from infx.results.files import TABLE_FILE
 from infx.results.process import result_errors
 
 RESULTS_ARTIFACT = "results_bmk"
+ANY = "*"  # stands for every config: main's history whatever it holds
 DEFAULT_BUDGET = 6
 MAX_ARTIFACT_BYTES = 2 << 30
 MAX_TABLE_BYTES = 256 << 20
@@ -107,7 +108,7 @@ def read_table(archive: Path, label: str) -> list[dict[str, Any]]:
 
 def find(
     client: Client,
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, Any]] | None,
     *,
     workflow: str,
     branch: str = "main",
@@ -118,7 +119,7 @@ def find(
     """Main runs holding the configs of `rows`, newest first: with `runs` 1, the newest run
     for each config; above that, up to `runs` runs holding any of them (main's history).
     API errors propagate."""
-    wanted = configs_of(rows)
+    wanted = configs_of(rows) if rows is not None else {ANY}
     asked = set(wanted)
     search = Search()
     with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
@@ -148,7 +149,8 @@ def find(
                 return
             finally:
                 target.unlink(missing_ok=True)
-            covered = (wanted if runs <= 1 else asked) & configs_of(table)
+            held = configs_of(table)
+            covered = (wanted if runs <= 1 else asked) & (held | {ANY} if held else held)
             if not covered:
                 search.skipped.append(f"{label} (none of these configs)")
                 return
@@ -205,3 +207,9 @@ def find(
                     f"successful {branch} run(s)"
                 )
     return search
+
+
+def all_configs(client: Client, *, workflow: str, branch: str, runs: int) -> list[dict[str, Any]]:
+    """Main's newest `runs` results tables holding anything, oldest first, as history."""
+    search = find(client, None, workflow=workflow, branch=branch, budget=runs + 6, runs=runs)
+    return [b.document() for b in reversed(search.baselines)]

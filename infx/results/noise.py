@@ -154,14 +154,16 @@ def levels(series: Sequence[np.ndarray]) -> list[Level]:
 
 
 @cache
-def critical(df: int | None) -> float:
-    """One-sided critical value at ALPHA: Student's t with `df` degrees of freedom (a
-    prediction interval for one new run), the normal quantile when the scatter is assumed."""
+def critical(df: int | None, alpha: float | None = None) -> float:
+    """One-sided critical value at `alpha` (default ALPHA): Student's t with `df` degrees of
+    freedom (a prediction interval for one new run), the normal quantile when the scatter
+    is assumed."""
+    alpha = ALPHA if alpha is None else alpha
     if df is None or df > 10_000:
-        return NormalDist().inv_cdf(1 - ALPHA)
+        return NormalDist().inv_cdf(1 - alpha)
     from scipy.special import stdtrit
 
-    return float(stdtrit(max(df, 1), 1 - ALPHA))
+    return float(stdtrit(max(df, 1), 1 - alpha))
 
 
 def pooled(found: Sequence[Level]) -> tuple[float | None, int]:

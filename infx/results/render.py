@@ -406,3 +406,50 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
                 f"| {_score_cell(s['value'], s.get('stderr'))} |\n"
             )
     return "".join(out) + "\n"
+
+
+# --- steps on main (changes) --------------------------------------------------------------
+
+
+def _sha(run: dict[str, Any]) -> str:
+    sha = run.get("sha")
+    return f"`{text(sha[:7])}`" if isinstance(sha, str) and sha else "?"
+
+
+def changes_report(
+    groups: dict[tuple[Any, Any], list[Any]],
+    commits: dict[tuple[Any, Any], list[tuple[str, str]] | None],
+    server: str = "",
+    repo: str = "",
+) -> str:
+    """Markdown of the steps found on main, one section per suspect commit range."""
+    if not groups:
+        return "## Steps on main\n\nNo series changed level in main's newest runs.\n"
+    lines = ["## Steps on main\n\n"]
+    for key, steps in groups.items():
+        good, bad = steps[0].good, steps[0].bad
+        lines.append(
+            f"### Between run {_run_link(good)} (last good) and run {_run_link(bad)} "
+            f"(first changed)\n\n"
+        )
+        good_sha, bad_sha = good.get("sha"), bad.get("sha")
+        if server and repo and isinstance(good_sha, str) and isinstance(bad_sha, str):
+            lines.append(f"Commits: <{server}/{repo}/compare/{good_sha}...{bad_sha}>\n\n")
+        listed = commits.get(key)
+        if listed:
+            for sha, subject in listed[:50]:
+                lines.append(f"- `{sha[:7]}` {text(subject)}\n")
+            if len(listed) > 50:
+                lines.append(f"- … {len(listed) - 50} more\n")
+            lines.append("\n")
+        lines.append(
+            "| Config | Conc | Metric | Before | After | Change |\n|:--|---:|:--|--:|--:|:--|\n"
+        )
+        for s in sorted(steps, key=lambda s: (s.verdict != "regressed", s.label, s.conc)):
+            scale = s.metric.scale
+            lines.append(
+                f"| {text(s.label)} | {s.conc} | {s.metric.label} | {number(s.before * scale)} "
+                f"| {number(s.after * scale)} | {s.change_pct:+.1f}% {_verdict(s.verdict)} |\n"
+            )
+        lines.append("\n")
+    return "".join(lines)
