@@ -243,6 +243,7 @@ def compare(
 ) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""
+    _needs_stats()
     from infx.github.actions import append_summary
     from infx.results.files import history_folder, load_results
     from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
@@ -320,6 +321,17 @@ def compare(
 CHECK_NAME = "infx/results"
 
 
+def _needs_stats() -> None:
+    """The noise model needs NumPy (and, with a history, ruptures and SciPy)."""
+    import importlib.util
+
+    missing = [m for m in ("numpy", "scipy", "ruptures") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"comparing results needs {', '.join(missing)}: pip install 'infx[compare]'"
+        )
+
+
 def _client(repo: str | None) -> Any:
     from infx.context import repo_slug
     from infx.github.client import GitHub
@@ -374,6 +386,12 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
     help="A folder of main's results.json tables; default: main's runs through the API.",
 )
 @click.option(
+    "--current",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="This run's results table, the newest point (a run still going is not listed yet).",
+)
+@click.option(
     "--history-runs",
     type=click.IntRange(3, 50),
     default=20,
@@ -414,6 +432,7 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
 )
 def changes(
     history_dir: Path | None,
+    current: Path | None,
     history_runs: int,
     repo: str | None,
     workflow: str,
@@ -425,6 +444,7 @@ def changes(
 ) -> None:
     """After a main run: report series of main's history that stepped in the newest runs,
     with the commits between the last good and the first changed run."""
+    _needs_stats()
     from infx.context import server_url
     from infx.github.actions import append_summary
     from infx.results.changes import detect, marker, ranges
@@ -439,6 +459,12 @@ def changes(
     else:
         client = _client(repo)
         history = _main_history(client, workflow, branch, history_runs)
+    if current is not None:
+        from infx.results.files import load_results
+
+        newest = load_results(current)
+        seen = (newest.get("run") or {}).get("id")
+        history = [d for d in history if (d.get("run") or {}).get("id") != seen] + [newest]
     steps = detect(history, recent, threshold)
     groups = ranges(steps)
     commits: dict[Any, Any] = {}

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infx.results import noise
 from infx.results.compare import (
+    CHECKS,
     COMPARED,
     COVERAGE_LOST,
     IMPROVED,
@@ -25,7 +25,9 @@ from infx.results.compare import (
     config_key,
     config_label,
 )
-from infx.results.verdict import CHECKS, Check, Config, Point, Report, Score
+
+if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
+    from infx.results.verdict import Check, Config, Point, Report, Score
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
@@ -265,6 +267,8 @@ def gate_line(report: Report, context: Context) -> str:
 
 
 def _method(report: Report) -> str:
+    from infx.results import noise
+
     return (
         f"Each point is judged against main's level (the newest segment of its history, cut "
         f"at change points) with a band of the larger of ±{report.threshold:g}% and a "

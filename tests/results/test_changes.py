@@ -120,3 +120,15 @@ def test_no_issue_unless_asked(api, tmp_path: Path) -> None:
     outcome = CliRunner().invoke(cli, ["results", "changes", "--history", str(folder)])
     assert outcome.exit_code == 0, outcome.output
     assert api.state.issues == {} and api.state.requests == []
+
+
+def test_the_current_run_is_the_newest_point(tmp_path: Path) -> None:
+    docs = history()
+    folder = write(tmp_path / "h", docs[:-1])
+    current = tmp_path / "results.json"
+    current.write_text(json.dumps(docs[-1]))
+    outcome = CliRunner().invoke(
+        cli,
+        ["results", "changes", "--history", str(folder), "--current", str(current), "--no-issue"],
+    )
+    assert outcome.exit_code == 0 and "(last good) and run [1011]" in outcome.output
