@@ -229,7 +229,7 @@ def headline(report: Report) -> str:
     """One line: the run's verdict and what it rests on, points counted once."""
     total = sum(len(c.points) + len(c.scores) for c in report.configs)
     regressed = report.points(REGRESSED)
-    lost = [c for c in report.configs if c.verdict == COVERAGE_LOST]
+    lost = [c for c in report.configs if c.count(MISSING)]  # also when a config regressed
     parts = [f"**{_verdict(report.verdict)}**"]
     if report.verdict == REGRESSED:
         parts.append(
