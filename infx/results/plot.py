@@ -76,15 +76,18 @@ def _pyplot():
     return plt
 
 
-def _label_offsets(points: Curve, ax) -> list[tuple[float, float]]:
-    """Offsets in points for each label, stepped down while two labels would overlap."""
-    placed: list[tuple[float, float]] = []
+def _label_offsets(
+    points: Curve, ax, placed: list[tuple[float, float]], below: bool = False
+) -> list[tuple[float, float]]:
+    """Offsets in points for each label (above right, or below right for main's), stepped
+    away while it would overlap a label already `placed` (display coordinates)."""
     offsets = []
+    step = -11.0 if below else 11.0
     for x, y, _ in points:
         px, py = ax.transData.transform((x, y))
-        dy = 5.0
-        while any(abs(px - qx) < 28 and abs(py + dy - qy) < 9 for qx, qy in placed):
-            dy -= 10.0
+        dy = -12.0 if below else 5.0
+        while any(abs(px - qx) < 30 and abs(py + dy - qy) < 10 for qx, qy in placed):
+            dy += step
         placed.append((px, py + dy))
         offsets.append((5.0, dy))
     return offsets
@@ -106,9 +109,25 @@ def draw(report: Report, folder: Path) -> list[Path]:
         ):
             if not points:
                 continue
+            ordered = sorted(points, key=lambda p: p[2])  # the measured curve, by concurrency
+            ax.plot(
+                [p[0] for p in ordered],
+                [p[1] for p in ordered],
+                style,
+                color=color,
+                label=label,
+                alpha=0.8,
+            )
             edge = frontier([(x, y) for x, y, _ in points])
-            ax.plot([p[0] for p in edge], [p[1] for p in edge], style, color=color, label=label)
-            ax.scatter([p[0] for p in points], [p[1] for p in points], color=color, alpha=0.5)
+            if len(edge) > 1:
+                ax.plot(
+                    [p[0] for p in edge],
+                    [p[1] for p in edge],
+                    "-",
+                    color=color,
+                    linewidth=3,
+                    alpha=0.25,
+                )
         status = {p.conc: p for p in config.points}
         lost = [(x, y) for x, y, c in main if status[c].status == MISSING]
         if lost:
@@ -130,21 +149,23 @@ def draw(report: Report, folder: Path) -> list[Path]:
                 linewidths=2,
                 label="regressed",
             )
-        ax.set_xlim(left=0)
-        ax.set_ylim(bottom=0)
-        ax.margins(x=0.08, y=0.12)
-        ax.set_xlim(left=0)
-        ax.set_ylim(bottom=0)
+        xs = [p[0] for p in main + mine]
+        ys = [p[1] for p in main + mine]
+        ax.set_xlim(0, max(xs) * 1.12)
+        ax.set_ylim(0, max(ys) * 1.15)
         fig.canvas.draw()
-        for (x, y, conc), offset in zip(mine, _label_offsets(mine, ax), strict=True):
-            ax.annotate(
-                f"c{conc}",
-                (x, y),
-                textcoords="offset points",
-                xytext=offset,
-                fontsize=7,
-                color="tab:blue",
-            )
+        placed: list[tuple[float, float]] = []
+        for points, color, below in ((mine, "tab:blue", False), (main, "tab:gray", True)):
+            offsets = _label_offsets(points, ax, placed, below)
+            for (x, y, conc), offset in zip(points, offsets, strict=True):
+                ax.annotate(
+                    f"c{conc}",
+                    (x, y),
+                    textcoords="offset points",
+                    xytext=offset,
+                    fontsize=7,
+                    color=color,
+                )
         title = f"{config.label}: {config.verdict.replace('-', ' ')}"
         ax.set_title("\n".join(textwrap.wrap(title, 90)), fontsize=8)
         ax.set_xlabel("interactivity (tok/s/user)")
