@@ -240,21 +240,27 @@ def _value(row: dict[str, Any], key: str) -> float | None:
     return value if isinstance(value, int | float) and value > 0 else None
 
 
-def _series(
-    history: _History, runs: list[int], key: str, conc: int, metric: str
-) -> tuple[np.ndarray, list[int]] | None:
-    """A metric's log values over the runs that measured the point, and their positions
-    in `runs`."""
-    values, where = [], []
+_METRICS = (*(c.key for c in CHECKS), "intvty")
+
+
+def _point_series(
+    history: _History, runs: list[int], key: str, conc: int
+) -> dict[str, tuple[np.ndarray, list[int]]]:
+    """Each metric's log values over the runs that measured the point, and their positions
+    in `runs` (one pass over the runs for every metric)."""
+    found: dict[str, tuple[list[float], list[int]]] = {m: ([], []) for m in _METRICS}
     for pos, i in enumerate(runs):
         row = history.points[i][key].get(conc)
         if row is None:
             continue
-        v = _value(row, metric) if metric != "intvty" else interactivity(row.get("metrics", {}))
-        if v is not None and v > 0:
-            values.append(v)
-            where.append(pos)
-    return (noise.logs(values), where) if values else None
+        metrics = row.get("metrics", {})
+        for metric in _METRICS:
+            v = interactivity(metrics) if metric == "intvty" else metrics.get(metric)
+            if isinstance(v, int | float) and v > 0:
+                values, where = found[metric]
+                values.append(v)
+                where.append(pos)
+    return {m: (noise.logs(v), w) for m, (v, w) in found.items() if v}
 
 
 def _levels(
@@ -300,18 +306,20 @@ def _gap(
     """log(throughput / main's frontier at the same interactivity) of each point in range,
     and the frontier's elasticity there (d log throughput / d log interactivity), which
     carries the noise of interactivity into the gap."""
-    if len(edge) < 2:
+    if len(edge) < 2 or not points:
         return [], []
     xs = np.array([p[0] for p in edge])
     ys = np.log([p[1] for p in edge])
-    gaps, slopes = [], []
-    for x, y in points:
-        if xs[0] <= x <= xs[-1] and y > 0:
-            gaps.append(math.log(y) - float(np.interp(x, xs, ys)))
-            i = min(max(int(np.searchsorted(xs, x)), 1), len(xs) - 1)
-            run = math.log(xs[i] / xs[i - 1])
-            slopes.append(float((ys[i] - ys[i - 1]) / run) if run > 0 else 0.0)
-    return gaps, slopes
+    px = np.array([p[0] for p in points])
+    py = np.array([p[1] for p in points])
+    inside = (px >= xs[0]) & (px <= xs[-1]) & (py > 0)
+    px, py = px[inside], py[inside]
+    gaps = np.log(py) - np.interp(px, xs, ys)
+    i = np.clip(np.searchsorted(xs, px), 1, len(xs) - 1)
+    run = np.log(xs[i] / xs[i - 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slopes = np.where(run > 0, (ys[i] - ys[i - 1]) / np.where(run > 0, run, 1), 0.0)
+    return gaps.tolist(), slopes.tolist()
 
 
 def _xy(row: dict[str, Any]) -> tuple[float, float] | None:
@@ -361,12 +369,10 @@ def compare(
         for conc in sorted(set(points) | expected):
             if conc not in points or not runs:
                 continue
-            for metric in (*(c.key for c in CHECKS), "intvty"):
-                found = _series(hist, runs, key, conc, metric)
-                if found is not None:
-                    job.slots[(conc, metric)] = len(series)
-                    series.append(found[0])
-                    where.append(found[1])
+            for metric, (values, at) in _point_series(hist, runs, key, conc).items():
+                job.slots[(conc, metric)] = len(series)
+                series.append(values)
+                where.append(at)
         pending.append(job)
 
     levels = _levels(series, where, pending)
