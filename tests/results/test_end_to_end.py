@@ -156,7 +156,7 @@ def test_measured_latencies_follow_the_server(sweeps: tuple[Path, Path]) -> None
             assert row["client"] == "aiperf" and row["gpus"] == {"total": 8}
             assert delay <= m["mean_itl"] < delay * 1.6
             assert m["mean_tpot"] == m["mean_itl"]
-            assert delay <= m["mean_ttft"] < delay * 3
+            assert delay <= m["mean_ttft"] < delay * 4  # a busy shared machine adds queueing
             assert m["mean_intvty"] == pytest.approx(1 / m["mean_tpot"])
             # conc streams each produce a token per delay: 8 GPUs share that rate.
             ceiling = row["identity"]["conc"] / delay / 8
