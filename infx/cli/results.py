@@ -446,6 +446,7 @@ def changes(
     with the commits between the last good and the first changed run."""
     _needs_stats()
     from infx.context import server_url
+    from infx.errors import GitHubError
     from infx.github.actions import append_summary
     from infx.results.changes import detect, marker, ranges
     from infx.results.files import history_folder
@@ -473,7 +474,10 @@ def changes(
         for key, found in groups.items():
             good, bad = found[0].good.get("sha"), found[0].bad.get("sha")
             if isinstance(good, str) and isinstance(bad, str):
-                commits[key] = client.commits_between(good, bad)
+                try:
+                    commits[key] = client.commits_between(good, bad)
+                except GitHubError as exc:  # the report stands without the list
+                    click.echo(f"infx: warning: commits not listed: {exc}", err=True)
     slug = client.slug if client is not None else ""
     markdown = changes_report(groups, commits, server_url() if slug else "", slug)
     append_summary(markdown)

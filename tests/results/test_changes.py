@@ -132,3 +132,25 @@ def test_the_current_run_is_the_newest_point(tmp_path: Path) -> None:
         ["results", "changes", "--history", str(folder), "--current", str(current), "--no-issue"],
     )
     assert outcome.exit_code == 0 and "(last good) and run [1011]" in outcome.output
+
+
+def test_mains_history_through_the_api_and_the_current_run(api, tmp_path: Path) -> None:
+    """The changes job: main's newest runs through the API, this run's table as the newest."""
+    from tests.results.test_compare_api import main_runs
+
+    empty = tmp_path / "empty.git"
+    git(tmp_path, "init", "-q", "--bare", str(empty))
+    api.state.git_remote = str(empty)  # the runs' commits are unknown: no commit list
+    docs = history()
+    main_runs(api.state, [d["rows"] for d in reversed(docs[:-1])], start=1000)
+    current = tmp_path / "results.json"
+    current.write_text(json.dumps(docs[-1]))
+    outcome = CliRunner().invoke(
+        cli, ["results", "changes", "--current", str(current), "--no-issue", "--format", "json"]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    steps = json.loads(outcome.stdout)
+    assert steps and {s["first_changed"]["id"] for s in steps} == {1011}
+    assert {s["last_good"]["id"] for s in steps} == {
+        1000
+    }  # newest listed run: ids run newest first
