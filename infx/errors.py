@@ -4,7 +4,10 @@ from __future__ import annotations
 
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
-EXIT_CODES = "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error."
+EXIT_CODES = (
+    "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error "
+    "(a bug in infx; the traceback goes to ~/.cache/infx/infx.log)."
+)
 
 
 class InfxError(Exception):
@@ -56,6 +59,10 @@ class ResultsError(InfxError):
         super().__init__(f"internal error: {message}" if internal else message)
         if internal:
             self.exit_code = 3
+
+
+class HistoryError(InfxError):
+    """The results history database cannot be opened, migrated or written (environment)."""
 
 
 class ReuseError(InfxError):

@@ -44,10 +44,17 @@ def _env() -> dict[str, str]:
 
 
 def _run(
-    args: list[str], cwd: Path | None = None, *, check: bool = True, stdin: bytes | None = None
+    args: list[str],
+    cwd: Path | None = None,
+    *,
+    check: bool = True,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, env=_env())
+        proc = subprocess.run(
+            ["git", *args], cwd=cwd, input=stdin, capture_output=True, env={**_env(), **(env or {})}
+        )
     except FileNotFoundError as exc:
         raise GitError("git is not installed") from exc
     if check and proc.returncode != 0:
@@ -120,6 +127,31 @@ def merge_base(first: str, second: str, cwd: Path | None = None) -> str | None:
 def has_ref(ref: str, cwd: Path | None = None) -> bool:
     proc = _run(["rev-parse", "--verify", "--quiet", "--end-of-options", ref], cwd, check=False)
     return proc.returncode == 0
+
+
+def current_branch(cwd: Path | None = None) -> str | None:
+    """The branch HEAD is on (`refs/heads/...`), None when HEAD is detached."""
+    proc = _run(["symbolic-ref", "--quiet", "HEAD"], cwd, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def commits(refs: list[str], cwd: Path | None = None) -> dict[str, str]:
+    """The commit id of each ref that names one (refs naming nothing are left out)."""
+    found = {}
+    for ref in refs:
+        commit = _peel(ref, "commit", cwd)
+        if commit is not None:
+            found[ref] = commit
+    return found
+
+
+def in_progress(state: str, cwd: Path | None = None) -> bool:
+    """Whether git's state file or folder `state` (MERGE_HEAD, rebase-merge, ...) exists."""
+    proc = _run(["rev-parse", "--git-path", state], cwd, check=False)
+    path = Path(proc.stdout.decode().strip())
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    return proc.returncode == 0 and path.exists()
 
 
 def read_file(commit: str, path: str, cwd: Path | None = None) -> bytes | None:
@@ -276,6 +308,30 @@ def merge_file(
     if proc.returncode > 127:
         raise GitError(f"git merge-file failed: {_last_line(proc)}")
     return proc.stdout, proc.returncode
+
+
+def merge_tree(ours: str, theirs: str, cwd: Path | None = None) -> tuple[str, list[str]]:
+    """The tree merging two commits gives, without touching a worktree or the index, and
+    the paths it left conflicted (their conflict markers are in that tree)."""
+    proc = _run(["merge-tree", "--write-tree", "--name-only", "-z", ours, theirs], cwd, check=False)
+    if proc.returncode not in (0, 1):
+        raise GitError(f"git merge-tree failed: {_last_line(proc)}")
+    head, _, rest = proc.stdout.partition(b"\0")
+    names = rest.split(b"\0\0", 1)[0] if proc.returncode == 1 else b""
+    conflicted = sorted({n.decode("utf-8", "replace") for n in names.split(b"\0") if n})
+    return head.decode().strip(), conflicted
+
+
+def tree_with(tree: str, path: str, data: bytes, cwd: Path | None = None) -> str:
+    """`tree` with the file at `path` replaced by `data` (a new tree; nothing checked out)."""
+    import tempfile  # only previews of a merge need it
+
+    blob = _run(["hash-object", "-w", "--stdin"], cwd, stdin=data).stdout.decode().strip()
+    with tempfile.TemporaryDirectory(prefix="infx-index-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _run(["read-tree", tree], cwd, env=index)
+        _run(["update-index", "--add", "--cacheinfo", f"100644,{blob},{path}"], cwd, env=index)
+        return _run(["write-tree"], cwd, env=index).stdout.decode().strip()
 
 
 def git(args: list[str], cwd: Path | None = None) -> str:

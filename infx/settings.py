@@ -20,6 +20,10 @@ from infx.errors import UsageError
 from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
+# What every benchmark job reads besides its recipe script: the sweep workflow, which
+# passes each job its inputs, and the job template. A sweep's manifest records their
+# bytes, so a reused run must have run the same ones.
+JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,8 @@ class Settings:
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
     labels: Mapping[str, str] = field(default_factory=dict)
+    history: str | None = None
+    job_files: tuple[str, ...] = JOB_FILES
     results: ResultsSettings = field(default_factory=ResultsSettings)
     source: str | None = None
 
@@ -82,6 +88,8 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
         labels=dict(table.get("labels", {})),
+        history=table.get("history"),
+        job_files=tuple(table.get("job-files", JOB_FILES)),
         results=_results(table.get("results", {})),
         source=source,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -141,18 +142,54 @@ def make_repo(path: Path, history: str = HISTORY, master: str = MASTER) -> GitRe
     return repo
 
 
+def real_repo(path: Path, data: Path = SHARED) -> GitRepo:
+    """A repository laid out as InferenceX is: `data`'s perf-changelog.yaml and everything
+    under its configs/ (runners.yaml and deprecated configs too), committed on main and
+    tagged `base`. Skips the test when ../shared is absent and `data` is its default."""
+    if not (data / "configs").is_dir():
+        pytest.skip(f"{data} is not present")
+    repo = make_repo(path, history="", master="")
+    shutil.rmtree(repo.path / "configs")
+    shutil.copytree(data / "configs", repo.path / "configs")
+    shutil.copy(data / "perf-changelog.yaml", repo.path / "perf-changelog.yaml")
+    repo.commit("InferenceX as it is")
+    repo.git("tag", "-f", "base")
+    return repo
+
+
+# An address where nothing answers: a test that forgets the fake API fails at once.
+NO_API = "http://127.0.0.1:9"
+
+
 @pytest.fixture(autouse=True, scope="session")
-def outside_actions() -> Iterator[None]:
+def outside_actions(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The suite runs outside GitHub Actions even when it runs inside it (ci.yml): no test
     or fixture, session-wide ones included, sees or writes the runner's files and
-    variables; what a test needs from that environment, it sets itself (monkeypatch)."""
+    variables; what a test needs from that environment, it sets itself (monkeypatch).
+    The API address is pinned where nothing answers (unset, PyGithub would go to the real
+    GitHub), and crash logs go to the session's own cache, not the user's."""
     with pytest.MonkeyPatch.context() as patch:
         for name in list(os.environ):
             if name.startswith(("GITHUB_", "RUNNER_", "INFX_")) or name == "GH_TOKEN":
                 patch.delenv(name)
+        patch.setenv("GITHUB_API_URL", NO_API)
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
         yield
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
     return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The URL of a throw-away PostgreSQL server for the whole session (see
+    tests/history/postgres.py); skips only where none can run: not root and no binaries."""
+    from tests.history.postgres import server, unavailable
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    with server() as url:
+        yield url

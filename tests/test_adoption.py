@@ -1,5 +1,7 @@
-"""A fresh benchmark repository adopts infx by following only the README's "Adopt it in
-your repository" section: settings, hook, workflow lines, merge driver."""
+"""A contributor's clone of a benchmark repository adopts infx by following only the
+README's "Adopt it in your repository" section: install, settings, hook, workflow lines,
+merge driver. Nothing reaches the network, and nothing reaches into this checkout but the
+install source: every `infx` runs from the virtualenv step 0 made, found on PATH."""
 
 from __future__ import annotations
 
@@ -8,26 +10,22 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import SHARED, GitRepo, make_repo
+from tests.conftest import SHARED, GitRepo, real_repo
+from tests.readme import readme_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 ENTRY = '\n- config-keys:\n    - {key}\n  description:\n    - "{text}"\n  pr-link: {link}\n'
 
 
-def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Adopt it in your repository")
-    return text[start : text.index("\n## ", start + 3)]
-
-
 def blocks(kind: str) -> list[str]:
-    return re.findall(rf"```{kind}\n(.*?)```", section(), flags=re.S)
+    return readme_blocks(kind, section="Adopt it in your repository")
 
 
 def tool(name: str) -> str:
@@ -35,81 +33,133 @@ def tool(name: str) -> str:
     return str(found) if found.exists() else (shutil.which(name) or pytest.skip(f"no {name}"))
 
 
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Step 0, the README's `pip install /path/to/infx`, into a virtualenv of its own. To
+    stay offline it adds `--no-deps --no-index` and borrows the dependencies of this
+    environment through a .pth file; infx itself is built from the checkout and installed,
+    not linked to it."""
+    pytest.importorskip("hatchling", reason="the build backend is not installed")
+    installs = [line.split()[:3] for b in blocks("sh") for line in b.splitlines()]
+    assert ["pip", "install", "/path/to/infx"] in installs
+    venv = tmp_path_factory.mktemp("adopter") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # `pip install DIR` builds a wheel of DIR and installs it: the same two steps, the build
+    # here, where the build backend is installed.
+    offline = ["--quiet", "--no-deps", "--no-index"]
+    wheels = venv.parent / "wheels"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", *offline, "--no-build-isolation",
+         "--wheel-dir", str(wheels), str(ROOT)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    (wheel,) = wheels.glob("infx-*.whl")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", *offline, str(wheel)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    borrowed = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    (Path(site) / "borrowed_deps.pth").write_text("\n".join(borrowed) + "\n")
+    return venv / "bin"
+
+
 @pytest.fixture
-def adopter(tmp_path: Path) -> tuple[GitRepo, str]:
-    """A repository with InferenceX's data (or this project's own, without ../shared)."""
+def clone(tmp_path: Path) -> tuple[GitRepo, str]:
+    """A contributor's clone of InferenceX's data (this project's own without ../shared)."""
     data = SHARED if (SHARED / "configs").is_dir() else ROOT
-    repo = make_repo(tmp_path / "bench", history=(data / "perf-changelog.yaml").read_text())
-    shutil.rmtree(repo.path / "configs")
-    shutil.copytree(data / "configs", repo.path / "configs")
-    repo.git("remote", "set-url", "origin", "git@github.com:alice/InferenceX.git")
+    upstream = real_repo(tmp_path / "upstream", data)
+    bare = tmp_path / "InferenceX.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream.path), str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "bench")], check=True)
+    repo = GitRepo(tmp_path / "bench")
+    repo.git("config", "user.email", "alice@example.invalid")
+    repo.git("config", "user.name", "Alice")
+    repo.git("config", "commit.gpgsign", "false")
     key = "dsv4-fp4-mi355x-vllm" if data == SHARED else "dsv41flash-fp4-mi355x-vllm-agentic-dspark"
     return repo, key
 
 
-def test_the_readme_adoption_works_end_to_end(adopter: tuple[GitRepo, str]) -> None:
-    repo, key = adopter
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+def test_the_readme_adoption_works_end_to_end(
+    installed: Path, clone: tuple[GitRepo, str], tmp_path: Path
+) -> None:
+    repo, key = clone
+    # No infx but the one step 0 installed; git, bash and sh from the system.
+    path = f"{installed}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL", "PYTHON"))
+    }
+    env.update(PATH=path, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
+
+    def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(list(args), cwd=repo.path, capture_output=True, text=True, env=env)
+        assert not ok or proc.returncode == 0, f"{args}: {proc.stdout}{proc.stderr}"
+        return proc
+
+    assert shutil.which("infx", path=path) == str(installed / "infx")
 
     # 1. settings
     (settings,) = blocks("toml")
     repository = re.search(r'repository = "(.+)"', settings).group(1)
-    repo.commit("adopt infx", **{"infx.toml": settings})
+    repo.write("infx.toml", settings)
 
-    # 2. the hook: a complete config pre-commit accepts (test_precommit.py runs it)
+    # 2. the hook, installed: from here on every commit runs it
     (hook,) = [b for b in blocks("yaml") if b.startswith("repos:")]
     repo.write(".pre-commit-config.yaml", hook)
-    check = subprocess.run(
-        [tool("pre-commit"), "validate-config", ".pre-commit-config.yaml"],
-        cwd=repo.path, capture_output=True, text=True, env=env,
-    )  # fmt: skip
-    assert check.returncode == 0, check.stdout + check.stderr
+    run(tool("pre-commit"), "validate-config", ".pre-commit-config.yaml")
+    run(tool("pre-commit"), "install")
 
-    # 3. the gate workflow, pinned by a commit as the README says, passes actionlint
+    # 3. the gate workflow, its action pinned by a commit as the README says, passes actionlint
     (workflow,) = [b for b in blocks("yaml") if b.startswith("name: changelog-gate")]
-    pinned = workflow.replace("TAG_COMMIT", "0123456789abcdef0123456789abcdef01234567")
+    pinned = workflow.replace(
+        "OWNER/infx@COMMIT", "acme/infx@0123456789abcdef0123456789abcdef01234567"
+    )
+    assert pinned != workflow
     repo.write(".github/workflows/changelog-gate.yml", pinned)
-    lint = subprocess.run(
-        [tool("actionlint"), ".github/workflows/changelog-gate.yml"],
-        cwd=repo.path, capture_output=True, text=True,
-    )  # fmt: skip
-    assert lint.returncode == 0, lint.stdout + lint.stderr
+    run(tool("actionlint"), ".github/workflows/changelog-gate.yml")
     step = yaml.safe_load(pinned)["jobs"]["check-changelog"]["steps"][1]
     assert step["with"]["command"] == "changelog check"
 
-    # 4. the merge driver, then a branch and main that both append
+    # 4. the merge driver
     (driver,) = [b for b in blocks("sh") if "merge-driver" in b]
-    subprocess.run(["bash", "-e", "-c", driver], cwd=repo.path, check=True, env=env)
-    repo.commit("merge driver", **{".gitattributes": (repo.path / ".gitattributes").read_text()})
-    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
-    repo.git("checkout", "-q", "-b", "aiter")
+    run("bash", "-e", "-c", driver)
+    run("git", "add", "-A")
+    run("git", "commit", "-q", "-m", "adopt infx")
+    run("git", "push", "-q", "origin", "HEAD:main")
+
+    # A contributor's branch: the gate with every default, then a commit through the hook.
+    run("git", "checkout", "-q", "-b", "aiter")
     history = repo.read().decode()
     ours = ENTRY.format(key=key, text="Switch the MoE backend to aiter", link="XXX")
     repo.write("perf-changelog.yaml", history + ours)
+    gate = run("infx", "changelog", "check")
+    assert "ok (1 appended entry)" in gate.stdout
+    run("git", "commit", "-q", "-am", "aiter")
 
-    gate = repo.infx("changelog", "check")
-    assert gate.exit_code == 0, gate.output
-    repo.commit("aiter")
-    repo.git("checkout", "-q", "main")
+    # main moves on upstream; merging it into the branch never stops on the changelog.
     theirs = ENTRY.format(
         key=key, text="Bump the image", link=f"https://github.com/{repository}/pull/7"
     )
-    repo.commit("main moves", **{"perf-changelog.yaml": history + theirs})
-    repo.git("checkout", "-q", "aiter")
-    merged = subprocess.run(
-        ["git", "merge", "--no-edit", "main"],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert merged.returncode == 0, merged.stdout + merged.stderr
+    run("git", "checkout", "-q", "main")
+    repo.write("perf-changelog.yaml", history + theirs)
+    run("git", "commit", "-q", "-am", "main moves")
+    run("git", "push", "-q", "origin", "main")
+    run("git", "checkout", "-q", "aiter")
+    run("git", "fetch", "-q", "origin")
+    run("git", "merge", "--no-edit", "origin/main")
     assert repo.read().decode() == history + theirs + ours
 
-    # The fork clone's links point upstream; the plan runs with every default.
-    done = repo.infx("changelog", "canonicalize", "--base", "main", "--pr", "3058")
-    assert done.exit_code == 0, done.output
+    # At merge time: the clone's links point upstream; the plan runs with every default.
+    done = run("infx", "changelog", "canonicalize", "--pr", "3058")
     assert f"pr-link: https://github.com/{repository}/pull/3058\n".encode() in repo.read()
-    planned = repo.infx("sweep", "plan", "--base", "main", "--format", "summary")
-    assert planned.exit_code == 0, planned.output
+    assert "rewrote pr-link 'XXX'" in done.stdout
+    planned = run("infx", "sweep", "plan", "--format", "summary")
     assert f"| {key} |" in planned.stdout

@@ -1,10 +1,10 @@
 """The README's .pre-commit-config.yaml block, run by pre-commit itself in a benchmark
-repository: the hook installs from this project and gates a contributor's branch."""
+repository: the `local` hook runs the installed infx, gates a contributor's branch, and
+refuses a merge commit that dropped main's entries."""
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -13,62 +13,111 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infx import __version__
-from tests.conftest import HISTORY, GitRepo, entry
+from tests.conftest import HISTORY, LINK, GitRepo, entry
+from tests.readme import readme_block, use_readme_driver
 
 ROOT = Path(__file__).resolve().parents[1]
-_BESIDE = Path(sys.executable).with_name("pre-commit")
+BIN = Path(sys.executable).parent
+_BESIDE = BIN / "pre-commit"
 PRE_COMMIT = str(_BESIDE) if _BESIDE.exists() else shutil.which("pre-commit")
+needs_pre_commit = pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
 
 
-def readme_block() -> str:
-    """The README's .pre-commit-config.yaml, verbatim."""
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```yaml\n(repos:\n.*?)```", text, flags=re.S)
-    assert len(blocks) == 1, "the README holds one .pre-commit-config.yaml block"
-    return blocks[0]
+def hook_config() -> str:
+    return readme_block("yaml", "repos:")
 
 
-def test_readme_block_pins_this_release() -> None:
-    config = yaml.safe_load(readme_block())
-    (hook_repo,) = config["repos"]
-    assert hook_repo["rev"] == f"v{__version__}"
-    assert [h["id"] for h in hook_repo["hooks"]] == ["infx-changelog-check"]
+def test_the_readme_hook_is_the_published_hook_run_locally() -> None:
+    """The local hook and .pre-commit-hooks.yaml (for a `repo:` pointing at a copy of infx)
+    run the same command on the same files."""
+    (hook_repo,) = yaml.safe_load(hook_config())["repos"]
+    assert hook_repo["repo"] == "local"
+    (local,) = hook_repo["hooks"]
+    (published,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert local["language"] == "system"
+    for key in ("id", "name", "entry", "files", "pass_filenames"):
+        assert local[key] == published[key], key
 
 
-def _run(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    assert PRE_COMMIT is not None
-    return subprocess.run(
-        [PRE_COMMIT, *args], cwd=repo, capture_output=True, text=True, env=env, timeout=900
-    )
+def _env(tmp_path: Path, path: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL"))}
+    return {**env, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"), "PATH": path}
 
 
-@pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
+def _run(cmd: list[str], repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=env, timeout=900)
+
+
+@needs_pre_commit
 def test_pre_commit_runs_the_hook_on_a_branch(repo: GitRepo, tmp_path: Path) -> None:
-    if not (ROOT / ".git").exists():
-        pytest.skip("the hook installs from this project's git repository")
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    # The README's block, pointed at this checkout's HEAD instead of the published tag.
-    config = readme_block()
-    config = re.sub(r"repo: \S+", f"repo: {ROOT.as_uri()}", config)
-    config = re.sub(r"rev: \S+", f"rev: {head}", config)
-    repo.commit("hook", **{".pre-commit-config.yaml": config})
+    assert PRE_COMMIT is not None
+    repo.commit("hook", **{".pre-commit-config.yaml": hook_config()})
     repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
     repo.git("checkout", "-q", "-b", "feature")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "VIRTUAL"))}
-    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    env = _env(tmp_path, f"{BIN}{os.pathsep}{os.environ['PATH']}")
 
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
     repo.git("add", "perf-changelog.yaml")
-    ok = _run(repo.path, "run", "--files", "perf-changelog.yaml", env=env)
+    ok = _run([PRE_COMMIT, "run", "--files", "perf-changelog.yaml"], repo.path, env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "perf-changelog gate" in ok.stdout and "Passed" in ok.stdout
 
     repo.write("perf-changelog.yaml", HISTORY.replace("Bring up", "Brought up") + "\n" + entry())
     repo.git("add", "perf-changelog.yaml")
-    bad = _run(repo.path, "run", "--files", "perf-changelog.yaml", env=env)
+    bad = _run([PRE_COMMIT, "run", "--files", "perf-changelog.yaml"], repo.path, env)
     assert bad.returncode == 1
     assert "Failed" in bad.stdout and "history" in bad.stdout
     assert "on main" not in bad.stdout
+
+
+@needs_pre_commit
+def test_the_hook_refuses_a_merge_commit_that_dropped_mains_entry(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The README's hook and driver. git merge runs where infx is not on PATH (a shell
+    without the virtualenv): the driver's guard leaves markers; the contributor keeps
+    their own side anyway, and the hook stops the merge commit, naming main's entry."""
+    assert PRE_COMMIT is not None
+    bare = "/usr/bin:/bin"
+    if shutil.which("infx", path=bare):
+        pytest.skip("infx is installed system-wide")
+    with_infx = _env(tmp_path, f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    use_readme_driver(repo, with_infx)
+    repo.commit("adopt", **{".pre-commit-config.yaml": hook_config()})
+    installed = _run([PRE_COMMIT, "install"], repo.path, with_infx)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+
+    def commit(message: str, text: str) -> None:
+        repo.write("perf-changelog.yaml", text)
+        repo.git("add", "perf-changelog.yaml")
+        made = _run(["git", "commit", "-q", "-m", message], repo.path, with_infx)
+        assert made.returncode == 0, made.stdout + made.stderr
+
+    repo.git("checkout", "-q", "-b", "feature")
+    ours = HISTORY + "\n" + entry(description="branch change")
+    commit("branch work", ours)
+    repo.git("checkout", "-q", "main")
+    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="main's own change")
+    commit("main moves", theirs)
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "feature")
+
+    merge = _run(["git", "merge", "--no-edit", "origin/main"], repo.path, _env(tmp_path, bare))
+    assert merge.returncode != 0
+    assert "<<<<<<< ours" in repo.read().decode()
+    repo.git("checkout", "--ours", "perf-changelog.yaml")
+    repo.git("add", "perf-changelog.yaml")
+    commit = _run(["git", "commit", "--no-edit"], repo.path, with_infx)
+    assert commit.returncode != 0, commit.stdout
+    assert "this merge drops the entry main added at its line 13" in commit.stdout + commit.stderr
+    assert repo.git("rev-parse", "-q", "--verify", "MERGE_HEAD", check=False)
+
+    # Both sides back, resolved as the message says: the commit goes through.
+    repo.git("checkout", "--merge", "--", "perf-changelog.yaml")
+    resolved = _run(["infx", "changelog", "resolve-conflict"], repo.path, with_infx)
+    assert resolved.returncode == 0, resolved.stdout + resolved.stderr
+    done = _run(["git", "commit", "--no-edit"], repo.path, with_infx)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.read().decode() == theirs + "\n" + entry(description="branch change")

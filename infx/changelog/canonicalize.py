@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from infx.changelog.check import CheckResult, check
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry
+from infx.changelog.parse import parse_region
 from infx.errors import ChangelogError, InternalError
 
 
@@ -38,19 +39,49 @@ def rewrite_links(
     region: bytes, entries: list[Entry], new_link: Callable[[object], str | None]
 ) -> tuple[bytes, list[Rewrite]]:
     """Replace the pr-link scalar of each entry for which `new_link` names a replacement;
-    entry positions are region-relative. Every other byte stays."""
+    entry positions are region-relative. Every other byte stays. Only a value written whole
+    on the pr-link line is spliced; the result is read back and refused (ChangelogError)
+    unless it holds the same entries reading the same, but for the new links."""
     lines = region.split(b"\n")
     done = []
+    expected = []
     for entry in entries:
         link = new_link(entry.pr_link)
-        if link is None or "pr-link" not in entry.value_pos:
+        expected.append(entry.pr_link)
+        if link is None or "pr-link" not in entry.inline:
             continue
         line_no, offset = entry.value_pos["pr-link"]
         text = lines[line_no - 1]
         start, end = _scalar_span(text, offset)
         lines[line_no - 1] = text[:start] + link.encode() + text[end:]
         done.append(Rewrite(line_no, str(entry.pr_link), link))
-    return b"\n".join(lines), done
+        expected[-1] = link
+    if not done:
+        return region, []
+    rewritten = b"\n".join(lines)
+    same_entries(entries, rewritten, expected)
+    return rewritten, done
+
+
+def same_entries(before: list[Entry], after: bytes, links: list[object]) -> None:
+    """Refuse to write `after` unless it parses to `before`'s entries, in order, each reading
+    the same but for its pr-link, which reads `links[i]` on one line."""
+    entries, _ = parse_region(after)
+    if len(entries) != len(before):
+        raise ChangelogError(
+            f"nothing was written: the rewritten text would hold {len(entries)} entries "
+            f"instead of {len(before)}"
+        )
+    for old, new, link in zip(before, entries, links, strict=True):
+        if (
+            old.content() != new.content()
+            or new.pr_link != link
+            or ("pr-link" in old.inline and "pr-link" not in new.inline)
+        ):
+            raise ChangelogError(
+                f"nothing was written: the entry at line {new.line} of the appended text "
+                "would read differently after the rewrite, not just its pr-link"
+            )
 
 
 def rewrite_region(
@@ -82,4 +113,11 @@ def canonicalize(
     new_region, rewrites = rewrite_region(result.diff.appended, result.region_entries, policy)
     offset = result.offset
     shifted = [Rewrite(r.line + offset, r.old, r.new) for r in rewrites]
-    return head[: result.diff.base_len] + new_region, shifted, result
+    rewritten = head[: result.diff.base_len] + new_region
+    after = check(base, rewritten, policy)
+    if not after.ok:
+        raise ChangelogError(
+            "nothing was rewritten: the result would break the rules:\n"
+            + "\n".join(f"  line {v.line}: {v.text()}" for v in after.violations)
+        )
+    return rewritten, shifted, result

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from infx.changelog.diff import ChangelogDiff, Correction, compare, separator_violations
+from infx.changelog.diff import (
+    ChangelogDiff,
+    Correction,
+    compare,
+    crlf_saved,
+    separator_violations,
+)
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation, summarized
 from infx.changelog.parse import (
@@ -107,6 +113,66 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
     )
 
 
+def spread_link_violation(entry: Entry) -> Violation | None:
+    """A pr-link that is not one plain or quoted scalar on its key's line: canonicalize,
+    the merge driver and `fix` splice the value on that line, so nothing else may hold it."""
+    if "pr-link" not in entry.data or "pr-link" in entry.inline:
+        return None
+    line = entry.line_of("pr-link")
+    where = (
+        "its value starts on the line below the key"
+        if entry.value_pos.get("pr-link", (line, 0))[0] != line
+        else "its value goes on past this line (a block scalar '|' or '>', or a continued value)"
+    )
+    return Violation(
+        line,
+        "pr-link",
+        f"the pr-link must be one value on the pr-link line; {where}",
+        "write `pr-link: XXX` on one line",
+    )
+
+
+def selection_violations(
+    entry: Entry, selects: Callable[[Entry], str | None], problems: list[Violation]
+) -> list[Violation]:
+    """The entry selects no job, and why; asked only of an entry that reads as valid."""
+    end = entry.line + entry.text.count(b"\n")
+    if any(v.line is not None and entry.line <= v.line < end for v in problems):
+        return []
+    why = selects(entry)
+    if why is None:
+        return []
+    return [
+        Violation(
+            entry.line,
+            "selection",
+            f"this entry selects no benchmark job: {why}",
+            "select a config and scenario that run, or drop the flag that rules them out",
+        )
+    ]
+
+
+# A block scalar header that keeps trailing blank lines: `|+`, `>+`, `|2+`, `>+2`.
+_KEEP_HEADER = re.compile(rb"(?:^|[ :-])[|>](?:[1-9]\+|\+[1-9]?) *(?:#.*)?$", re.M)
+
+
+def keep_violations(entry: Entry) -> list[Violation]:
+    """A value that keeps trailing blank lines would swallow the empty line before the next
+    entry: a later append would change it while history stays a byte prefix."""
+    found = _KEEP_HEADER.search(entry.text)
+    if found is None:
+        return []
+    return [
+        Violation(
+            entry.line + entry.text.count(b"\n", 0, found.start() + 1),
+            "yaml",
+            "a block scalar that keeps trailing blank lines ('+') would take in the empty "
+            "line before the next entry",
+            "use '|' or '|-' (or '>' / '>-')",
+        )
+    ]
+
+
 def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> list[Violation]:
     return [
         Violation(
@@ -127,12 +193,15 @@ def check(
     config_keys: Collection[str] | None = None,
     *,
     keys_source: str = DEFAULT_KEYS_SOURCE,
+    selects: Callable[[Entry], str | None] | None = None,
 ) -> CheckResult:
     """Check the change from `base` to `head`.
 
     `policy=None` skips the pr-link rules and `config_keys=None` skips key resolution,
     for callers that check those themselves or cannot know them. `keys_source` names
-    where `config_keys` came from (the glob in force), for the messages.
+    where `config_keys` came from (the glob in force), for the messages. `selects`, given
+    an appended entry that breaks no other rule, says why it selects no benchmark job
+    (None: it selects some); the planner answers it, so the gate stays free of it.
     """
     if head is None:
         diff = ChangelogDiff("rejected")
@@ -146,6 +215,24 @@ def check(
             ],
         )
     diff = compare(base, head)
+    if diff.kind == "rejected":
+        restored = crlf_saved(base, head)
+        if restored is not None:
+            lines = head.count(b"\r\n")
+            result = check(
+                base, restored, policy, config_keys, keys_source=keys_source, selects=selects
+            )
+            result.violations.insert(
+                0,
+                Violation(
+                    1,
+                    "characters",
+                    f"the file was saved with CRLF line endings ({lines:,} lines); history "
+                    "is otherwise unchanged",
+                    "save it with LF line endings (infx changelog fix does it)",
+                ),
+            )
+            return result
     result = CheckResult(diff, base)
     if diff.kind == "unchanged":
         return result
@@ -177,11 +264,18 @@ def check(
                 )
             )
         for entry in entries:
-            bad_link = link_violation(entry, policy) if policy is not None else None
+            bad_link = spread_link_violation(entry)
+            if bad_link is None and policy is not None:
+                bad_link = link_violation(entry, policy)
             if bad_link:
                 found.append(bad_link)
-            if config_keys is not None:
-                found.extend(key_violations(entry, config_keys, keys_source))
+            found.extend(keep_violations(entry))
+            unknown = (
+                key_violations(entry, config_keys, keys_source) if config_keys is not None else []
+            )
+            found.extend(unknown)
+            if selects is not None and not unknown:
+                found.extend(selection_violations(entry, selects, problems))
     if found:
         seen: set[tuple[int | None, str]] = set()
         unique = []

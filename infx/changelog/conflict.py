@@ -7,6 +7,7 @@ leaves a conflict git and people recognise.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from infx import git
@@ -25,6 +26,34 @@ def _labels(main_side: MainSide) -> tuple[str, str]:
             "theirs (main)",
         )
     )
+
+
+def find_main_side(root: Path, main_branch: str, theirs: Iterable[str] = ()) -> MainSide:
+    """Which side of the merge in progress is main, so main's entries come first whichever
+    side is "ours": ours in a rebase (commits are replayed onto main); theirs when `theirs`
+    (the commits being merged in) holds the tip of main, upstream/main or origin/main (a
+    fork's own `main` merging upstream's too); ours when HEAD is the main branch, or a
+    detached HEAD sits at a main tip (a CI checkout of main); else theirs (a branch merging
+    main in, the usual case)."""
+    from infx.context import REMOTES
+
+    if git.in_progress("rebase-merge", root) or git.in_progress("rebase-apply", root):
+        return "ours"
+    refs = [f"refs/heads/{main_branch}", *(f"refs/remotes/{r}/{main_branch}" for r in REMOTES)]
+    tips = set(git.commits(refs, root).values())
+    if tips & set(theirs):
+        return "theirs"
+    branch = git.current_branch(root)
+    if branch == f"refs/heads/{main_branch}":
+        return "ours"
+    if branch is None and git.commits(["HEAD"], root).get("HEAD") in tips:
+        return "ours"
+    return "theirs"
+
+
+def merging_in(environ: Mapping[str, str]) -> list[str]:
+    """The commits `git merge` is merging in, as it tells a merge driver (GITHEAD_<id>)."""
+    return [name.removeprefix("GITHEAD_") for name in environ if name.startswith("GITHEAD_")]
 
 
 def resolve_index(root: Path, path: str, main_side: MainSide, policy: LinkPolicy | None) -> bytes:

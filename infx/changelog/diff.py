@@ -26,6 +26,12 @@ _TAIL = 4096
 # '#', '&', '*', '!', space, tab or line break of any kind), never ending in ':'.
 _LINK_LINE = re.compile(rb"  pr-link: ([A-Za-z0-9][A-Za-z0-9._~:/%+-]*(?<!:))")
 _LINK_START = re.compile(rb"  pr-link: [A-Za-z0-9][A-Za-z0-9._~:/%+-]*")
+_LINK = rb"[A-Za-z0-9][A-Za-z0-9._~:/%+-]*(?<!:)"
+# Old lines a correction may replace besides the strict form: history holds links with
+# trailing spaces, and an empty `pr-link:` whose link sits on the lines below it.
+_OLD_LINK_LINE = re.compile(rb"  pr-link:(?: +" + _LINK + rb")? *(?:\n {3,}" + _LINK + rb" *)*")
+# A line below a pr-link line that continues its value (indented deeper than any key).
+_CONTINUED = re.compile(rb" {3,}\S")
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,15 @@ def compare(base: bytes | None, head: bytes) -> ChangelogDiff:
     if head.startswith(base):
         return ChangelogDiff("append", appended=head[len(base) :], base_len=len(base))
     return _non_append(base, head)
+
+
+def crlf_saved(base: bytes | None, head: bytes) -> bytes | None:
+    """`head` with LF restored when it is the base, plus appended text or corrections, saved
+    with CRLF line endings (an editor's whole-file save); None when it is not that."""
+    if not base or b"\r\n" not in head or b"\r" in base:
+        return None
+    restored = head.replace(b"\r\n", b"\n")
+    return restored if compare(base, restored).kind != "rejected" else None
 
 
 def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
@@ -167,17 +182,20 @@ def _chunk_around(lines: list[bytes], index: int) -> Chunk:
     return Chunk(b"\n".join(lines[start:end]) + b"\n", start + 1)
 
 
-def _correction(base_lines: list[bytes], head_lines: list[bytes], index: int) -> Correction | str:
-    """The correction at line `index`, or why it is not one."""
+def _correction(
+    base_lines: list[bytes], head_lines: list[bytes], index: int, line: int
+) -> Correction | str:
+    """The correction at item `index` (head file line `line`), or why it is not one. An item
+    is one line, or a historic pr-link line joined with the lines that continue it."""
     old, new = base_lines[index], head_lines[index]
-    old_link, new_link = _LINK_LINE.fullmatch(old), _LINK_LINE.fullmatch(new)
-    if old_link is None:
-        return f"line {index + 1} is not a plain '  pr-link: <link>' line in history"
+    new_link = _LINK_LINE.fullmatch(new)
+    if _OLD_LINK_LINE.fullmatch(old) is None:
+        return f"line {line} is not a plain '  pr-link: <link>' line in history"
     if new_link is None:
         start = _LINK_START.match(new)
         rest = new[start.end() :] if start else b""
         found = f"{clip(rest)!r} after the link" if rest else repr(clip(new))
-        return f"line {index + 1} must stay '  pr-link: <link>' with nothing else, found {found}"
+        return f"line {line} must stay '  pr-link: <link>' with nothing else, found {found}"
     link = new_link.group(1).decode()
     before, _ = parse_chunk(_chunk_around(base_lines, index))
     after, _ = parse_chunk(_chunk_around(head_lines, index))
@@ -188,13 +206,44 @@ def _correction(base_lines: list[bytes], head_lines: list[bytes], index: int) ->
         or after.line_of("pr-link") != index + 1
         or before.content() != after.content()
     ):
-        return f"the entry around line {index + 1} reads differently, not just its pr-link"
-    return Correction(index + 1, old_link.group(1).decode(), link)
+        return f"the entry around line {line} reads differently, not just its pr-link"
+    return Correction(line, str(before.pr_link), link)
+
+
+def _joined(lines: list[bytes]) -> tuple[list[bytes], list[int]]:
+    """Each pr-link line joined with the lines that continue its value, and the 0-based file
+    line each item starts at."""
+    items: list[bytes] = []
+    starts: list[int] = []
+    for number, line in enumerate(lines):
+        if items and items[-1].startswith(PR_LINK_PREFIX) and _CONTINUED.match(line):
+            items[-1] += b"\n" + line
+            continue
+        items.append(line)
+        starts.append(number)
+    return items, starts
 
 
 def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
     base_lines = base.split(b"\n")
     head_lines = head.split(b"\n")
+    found = _line_changes(base_lines, head_lines, list(range(len(head_lines))))
+    if found.kind == "rejected" and len(head_lines) < len(base_lines):
+        # A correction that puts a historic link written below its `pr-link:` line back on
+        # that line: compare pr-link values with the lines that continue them.
+        base_items, _ = _joined(base_lines)
+        head_items, starts = _joined(head_lines)
+        if len(base_items) == len(head_items):
+            joined = _line_changes(base_items, head_items, starts)
+            if joined.kind == "correction":
+                return joined
+    return found
+
+
+def _line_changes(
+    base_lines: list[bytes], head_lines: list[bytes], starts: list[int]
+) -> ChangelogDiff:
+    """Classify a change line by line; `starts[i]` is the 0-based head file line of item i."""
     if len(head_lines) > len(base_lines):
         inserted = _insertion(base_lines, head_lines)
         if inserted is not None:
@@ -227,10 +276,10 @@ def _non_append(base: bytes, head: bytes) -> ChangelogDiff:
         )
     corrections = []
     for i in link_lines:
-        found = _correction(base_lines, head_lines, i)
+        found = _correction(base_lines, head_lines, i, starts[i] + 1)
         if isinstance(found, str):
             return _rejected(
-                i + 1,
+                starts[i] + 1,
                 found,
                 "a correction changes only the link on a '  pr-link: <link>' line",
             )

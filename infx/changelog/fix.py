@@ -11,9 +11,10 @@ import re
 from dataclasses import dataclass
 
 from infx.changelog import ENTRY_START
-from infx.changelog.canonicalize import rewrite_links
-from infx.changelog.diff import blank_lines_at_end, compare
+from infx.changelog.canonicalize import rewrite_links, same_entries
+from infx.changelog.diff import blank_lines_at_end, compare, crlf_saved
 from infx.changelog.links import PLACEHOLDER
+from infx.changelog.model import Entry
 from infx.changelog.parse import MAX_CHECKED_BYTES, parse_region, size_violation
 from infx.errors import ChangelogError
 
@@ -84,8 +85,20 @@ def _gap(lines: list[bytes]) -> str:
 def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
     """`head` with the mechanical fixes applied to the text appended after `base`."""
     diff = compare(base, head)
+    fixes: list[Fix] = []
+    restored = crlf_saved(base, head) if diff.kind == "rejected" else None
+    if restored is not None:
+        lines = head.count(b"\r\n")
+        fixes.append(
+            Fix(
+                None,
+                "the whole file had been saved with CRLF line endings: restored LF on "
+                f"{lines:,} line(s)",
+            )
+        )
+        head, diff = restored, compare(base, restored)
     if diff.kind == "unchanged":
-        return head, []
+        return head, fixes
     if diff.kind != "append":
         why = diff.violations[0].text() if diff.violations else "it corrects pr-links"
         raise ChangelogError(f"nothing was fixed: the file does more than append ({why})")
@@ -95,11 +108,12 @@ def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
     if len(region) > MAX_CHECKED_BYTES:
         raise ChangelogError(size_violation(len(region), "the appended text").text())
     offset = base.count(b"\n") if base else 0
-    fixes: list[Fix] = []
     crlf = region.count(b"\r\n")
     if crlf:
         region = region.replace(b"\r\n", b"\n")
         fixes.append(Fix(None, f"converted {crlf:,} CRLF line ending(s) to LF"))
+    # What the appended text says before any repair (YAML reads CRLF as a line break).
+    said, _ = parse_region(region)
     lines = region.split(b"\n")
     stripped = [line.rstrip(b" \t") if line.strip(b" \t") else line for line in lines]
     trailing = sum(a != b for a, b in zip(lines, stripped, strict=True))
@@ -113,4 +127,13 @@ def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
         region, entries, lambda v: PLACEHOLDER if placeholder_spelling(v) else None
     )
     fixes += [Fix(offset + r.line, f"pr-link {r.old!r} -> {r.new}") for r in rewrites]
+    if fixes:
+        same_entries(said, region, [_fixed_link(e) for e in said])
     return (base or b"") + region, fixes
+
+
+def _fixed_link(entry: Entry) -> object:
+    """What an entry's pr-link reads once fixed: XXX for a placeholder spelling written on
+    the pr-link line, else what it read."""
+    spliced = "pr-link" in entry.inline and placeholder_spelling(entry.pr_link)
+    return PLACEHOLDER if spliced else entry.pr_link

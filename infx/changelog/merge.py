@@ -10,13 +10,14 @@ the gate, or there is no automatic answer and the merge must conflict.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from infx.changelog.canonicalize import canonicalize
+from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entries
 from infx.changelog.check import check
-from infx.changelog.diff import blank_lines_at_end, compare
+from infx.changelog.diff import blank_lines_at_end
 from infx.changelog.links import LinkPolicy
-from infx.changelog.parse import parse_region, split_entries
+from infx.changelog.model import Entry, Violation
+from infx.changelog.parse import Chunk, parse_chunk, parse_region, split_entries
 from infx.errors import ChangelogError
 
 MainSide = Literal["ours", "theirs"]
@@ -29,12 +30,34 @@ def _strip_blank_tail(text: bytes) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def _identity(data: dict[str, Any], policy: LinkPolicy | None) -> str:
-    """An entry's content with its link normalized, so a canonicalized copy matches its draft."""
-    link = data.get("pr-link")
-    if policy is not None and policy.pr is not None and policy.is_placeholder(link):
-        link = policy.canonical(policy.pr)
-    return repr(sorted({**data, "pr-link": link}.items()))
+def _landed_copy(
+    pr_text: bytes, pr_entry: Entry, main_text: bytes, policy: LinkPolicy | None
+) -> bool:
+    """Whether main's entry is this PR's entry already merged: main's copy carries this PR's
+    own canonical link and is, byte for byte, the PR's entry with that link."""
+    if policy is None or policy.pr is None:
+        return False
+    link = policy.canonical(policy.pr)
+    main_entries, _ = parse_region(main_text)
+    if len(main_entries) != 1 or main_entries[0].pr_link != link:
+        return False
+    own, _ = rewrite_links(
+        pr_text,
+        [pr_entry.shifted(1 - pr_entry.line)],
+        lambda v: link if policy.is_placeholder(v) else None,
+    )
+    return _strip_blank_tail(own) == _strip_blank_tail(main_text)
+
+
+def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
+    """The entries `side` holds after the ancestor's, with their text."""
+    known = len(split_entries(ancestor)[0])
+    found = []
+    for chunk in split_entries(side)[0][known:]:
+        entry, _ = parse_chunk(chunk)
+        if entry is not None:
+            found.append((chunk, entry))
+    return found
 
 
 def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) -> bytes:
@@ -56,17 +79,23 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
             "the PR side of perf-changelog.yaml is not its base plus whole new entries "
             f"(line {first.line or 1}: {first.text()}); resolve this conflict by hand"
         )
-    main_diff = compare(ancestor, main)
-    held_region = main_diff.appended if main_diff.kind == "append" else main
-    held_entries, _ = parse_region(held_region)
-    held = {_identity(e.data, policy) for e in held_entries}
-
+    held = _new_since(ancestor, main)
     chunks, _ = split_entries(pr_result.diff.appended)
-    new_text = [
-        _strip_blank_tail(chunk.text)
-        for chunk, entry in zip(chunks, pr_result.region_entries, strict=True)
-        if _identity(entry.data, policy) not in held
-    ]
+    new_text = []
+    kept = []
+    for chunk, entry in zip(chunks, pr_result.region_entries, strict=True):
+        same = [(c, e) for c, e in held if e.content() == entry.content()]
+        if any(_landed_copy(chunk.text, entry, c.text, policy) for c, _ in same):
+            continue
+        if same:
+            where = pr_result.offset + chunk.line
+            raise ChangelogError(
+                f"main already holds an entry that reads the same as the PR's entry at line "
+                f"{where} (pr-link {same[0][1].pr_link!r}); another PR's entry is never a "
+                "reason to drop this one: resolve this conflict by hand"
+            )
+        new_text.append(_strip_blank_tail(chunk.text))
+        kept.append(entry)
     if not new_text:
         return main
     prefix = main if main.endswith(b"\n") or not main else main + b"\n"
@@ -74,10 +103,42 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     merged = prefix + b"".join(
         (b"\n" if i else first_gap) + text for i, text in enumerate(new_text)
     )
+    # What is about to be written reads as both sides did: main's last entry unchanged by
+    # what follows it, then the PR's entries exactly as they read on its side.
+    main_chunks, _ = split_entries(prefix)
+    last = parse_chunk(main_chunks[-1])[0] if main_chunks else None
+    lead = [last] if last is not None else []
+    tail = (main_chunks[-1].text if lead else b"") + merged[len(prefix) :]
+    before = [*lead, *kept]
+    same_entries(before, tail, [e.pr_link for e in before])
     if policy is None or policy.pr is None:
         return merged
     rewritten, _, _ = canonicalize(prefix, merged, policy)
     return rewritten
+
+
+def dropped_entries(
+    ancestor: bytes, side: bytes, result: bytes, name: str, path: str = "perf-changelog.yaml"
+) -> list[Violation]:
+    """The entries `side` (named `name`) added since `ancestor` that a merge `result` (the
+    file at `path`) no longer holds; an entry whose link was canonicalized meanwhile is
+    still held."""
+    held = [entry.content() for _, entry in _new_since(ancestor, result)]
+    found = []
+    for chunk, entry in _new_since(ancestor, side):
+        if entry.content() in held:
+            held.remove(entry.content())
+            continue
+        found.append(
+            Violation(
+                None,
+                "merge",
+                f"this merge drops the entry {name} added at its line {chunk.line}",
+                f"bring both sides back with `git checkout --merge -- {path}`, "
+                "then run `infx changelog resolve-conflict`",
+            )
+        )
+    return found
 
 
 def resolve(

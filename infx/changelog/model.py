@@ -67,7 +67,9 @@ def summarized(violations: Iterable[Violation], limit: int = MAX_PER_RULE) -> li
 class Entry:
     """One top-level changelog entry with the positions needed to report on it and rewrite it.
 
-    `value_pos` maps a key to the line of its value and the value's byte offset in that line.
+    `value_pos` maps a key to the line of its value and the value's byte offset in that line;
+    `inline` holds the keys whose value is a plain or quoted scalar written whole on its key's
+    line, the only values a rewrite may splice.
     """
 
     data: dict[str, Any]
@@ -76,6 +78,7 @@ class Entry:
     value_pos: dict[str, tuple[int, int]] = field(default_factory=dict)
     item_lines: dict[str, list[int]] = field(default_factory=dict)
     text: bytes = b""
+    inline: frozenset[str] = frozenset()
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
@@ -93,6 +96,7 @@ class Entry:
             value_pos={k: (ln + offset, col) for k, (ln, col) in self.value_pos.items()},
             item_lines={k: [ln + offset for ln in v] for k, v in self.item_lines.items()},
             text=self.text,
+            inline=self.inline,
         )
 
     @property

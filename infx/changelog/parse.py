@@ -11,6 +11,7 @@ a merge key or deep nesting is never composed, constructed or validated.
 
 from __future__ import annotations
 
+import difflib
 import re
 import warnings
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
-from ruamel.yaml.nodes import SequenceNode
+from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
 from infx import schemas
 from infx.changelog import ENTRY_START
@@ -375,10 +376,17 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     # YAML's own line breaks (a lone CR is one too), so marks index the right line.
     lines = _YAML_BREAK.split(chunk.text)
     entry = Entry(data=_plain(doc[0]), line=chunk.line, text=chunk.text)
+    inline = set()
     for key, (key_node, value_node) in zip(doc[0], root.value[0].value, strict=True):
         name = key if isinstance(key, str) else str(key)
         entry.key_lines[name] = chunk.line + key_node.start_mark.line
         v_line = value_node.start_mark.line
+        if (
+            isinstance(value_node, ScalarNode)
+            and value_node.style in ("", None, "'", '"')
+            and key_node.start_mark.line == v_line == value_node.end_mark.line
+        ):
+            inline.add(name)
         entry.value_pos[name] = (
             chunk.line + v_line,
             _byte_offset(lines[v_line], value_node.start_mark.column),
@@ -387,6 +395,7 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
             entry.item_lines[name] = [
                 chunk.line + item.start_mark.line for item in value_node.value
             ]
+    entry.inline = frozenset(inline)
     return entry, schema_violations(entry)
 
 
@@ -403,8 +412,13 @@ def _schema_fix(error: ValidationError) -> str:
     if kind == "type":
         return _TYPE_FIX.get(str(error.validator_value), "see schemas/perf-changelog.schema.json")
     if kind == "additionalProperties":
-        allowed = ", ".join(error.schema.get("properties", {}))
-        return f"remove it; the keys of an entry are {allowed}"
+        known = list(error.schema.get("properties", {}))
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        extra = [str(k) for k in instance if k not in known]
+        close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.6) if extra else []
+        if close:
+            return f"did you mean {close[0]!r}?"
+        return f"remove it; the keys of an entry are {', '.join(known)}"
     if kind == "required":
         return "add the missing key"
     if kind == "enum":

@@ -28,15 +28,37 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "apply-decision": (
         "infx.cli.reuse",
         "apply_decision",
-        "Carry out a comment command's read-only decision (react, dispatch).",
+        "React, dispatch and set the status a `--decide-only` comment command decided.",
     ),
-    "merge": ("infx.cli.merge", "merge", "Canonicalize, reuse the sweep, wait for checks, merge."),
+    "merge": (
+        "infx.cli.merge",
+        "merge",
+        "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver).",
+    ),
     "results": (
         "infx.cli.results",
         "results",
         "Turn benchmark output into result rows; collect and compare them.",
     ),
+    "security": (
+        "infx.cli.security",
+        "security",
+        "Check the settings that keep fork code off the GPU runners (via the API).",
+    ),
+    "workflows": (
+        "infx.cli.workflows",
+        "workflows",
+        "Check the workflow files against the settings (sweep label names).",
+    ),
 }
+
+
+def _with_exit_codes(command: click.Command) -> None:
+    """Every command's help ends with the exit codes, in the same words."""
+    command.epilog = EXIT_CODES
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_exit_codes(sub)
 
 
 class InfxGroup(click.Group):
@@ -50,6 +72,7 @@ class InfxGroup(click.Group):
             return self.commands.get(name)
         module, attribute, _ = COMMANDS[name]
         command = getattr(importlib.import_module(module), attribute)
+        _with_exit_codes(command)
         self.add_command(command, name)
         return command
 
@@ -69,6 +92,12 @@ class InfxGroup(click.Group):
                 f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
             )
             ctx.exit(2)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            from infx.cli.crash import report
+
+            ctx.exit(report(exc))
 
 
 @click.group(
@@ -79,9 +108,8 @@ def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
     commands.
 
-    \b
-    Exit codes: 0 ok, 1 a rule is violated, 2 usage or environment (bad option, unknown
-    ref, unreadable file, API failure), 3 internal error (please report it).
+    A usage or environment error is a bad option, an unknown ref, an unreadable file or an
+    API failure. INFX_DEBUG=1 prints the traceback of an internal error.
     """
 
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from infx import git
+from infx.changelog.check import CheckResult
 from infx.changelog.check import check as check_bytes
 from infx.changelog.links import LinkPolicy
+from infx.changelog.model import Entry, Violation
 from infx.changelog.report import (
     as_failure,
     as_github,
@@ -18,18 +23,26 @@ from infx.changelog.report import (
     location,
     summary_markdown,
 )
-from infx.cli.options import changelog_file, master_configs
-from infx.context import REMOTES, repository
-from infx.errors import EXIT_CODES, EXIT_USAGE, ChangelogError, InfxError, UsageError
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    links_repo_option,
+    master_configs,
+)
+from infx.context import repository
+from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
 from infx.github.actions import append_summary
+from infx.matrix.load import MasterConfigs
 from infx.matrix.sources import load_masters, masters_from, read_change
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
 
+if TYPE_CHECKING:
+    from infx.changelog.merge import MainSide
+
 file_option = changelog_file
-repo_option = click.option(
-    "--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote."
-)
+repo_option = links_repo_option
 
 
 def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) -> LinkPolicy:
@@ -43,20 +56,65 @@ def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) 
     return LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
 
 
-def _branch_base(root: Path) -> str:
-    """Where this branch left main: the merge base of HEAD with upstream's or origin's main."""
-    main = load_settings(root).main_branch
-    for remote in REMOTES:
-        ref = f"{remote}/{main}"
-        if git.has_ref(ref, root):
-            found = git.merge_base("HEAD", ref, root)
-            if found is None:
-                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
-            return found
-    raise UsageError(
-        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
-        f"with: run `git fetch origin {main}` or pass --base REF"
+def _gate(
+    base: bytes | None,
+    head: bytes | None,
+    policy: LinkPolicy | None,
+    masters: MasterConfigs | None,
+    config_globs: tuple[str, ...],
+) -> CheckResult:
+    """The gate's verdict with every rule: keys resolve against `masters`, and each appended
+    entry must select a benchmark job there (the planner's own selection)."""
+    selects = None
+    if masters is not None:
+        from infx.matrix.selection import nothing_selected
+
+        def selects(entry: Entry) -> str | None:
+            return nothing_selected(entry.data, masters)
+
+    return check_bytes(
+        base,
+        head,
+        policy,
+        masters.keys() if masters is not None else None,
+        keys_source=", ".join(config_globs),
+        selects=selects,
     )
+
+
+def _merge_sides(root: Path) -> tuple[str, str, str] | None:
+    """During a merge: the commit of main's side, of the other side, and the other side's
+    name; None when no merge is in progress."""
+    if not git.in_progress("MERGE_HEAD", root):
+        return None
+    found = git.commits(["HEAD", "MERGE_HEAD"], root)
+    if len(found) != 2:
+        return None
+    theirs = found["MERGE_HEAD"]
+    side = _main_side(root, None, [theirs])
+    if side == "theirs":
+        return theirs, found["HEAD"], "the branch"
+    return found["HEAD"], theirs, "the branch merged in"
+
+
+def _merge_losses(
+    root: Path, path: str, merging: tuple[str, str, str], result: bytes
+) -> list[Violation]:
+    """The entries main or the other side added that the merge result no longer holds."""
+    from infx.changelog.merge import dropped_entries
+
+    main, other, name = merging
+    ancestor = git.merge_base(main, other, root)
+    if ancestor is None:
+        return []
+    files = git.read_many([(ancestor, path), (main, path), (other, path)], root)
+    old = files[(ancestor, path)] or b""
+    found = []
+    for side, who in ((main, "main"), (other, name)):
+        data = files[(side, path)]
+        if data is not None:
+            found += dropped_entries(old, data, result, who, path)
+    return found
 
 
 def _write_changes(
@@ -82,17 +140,13 @@ def _existing(data: bytes | None, path: str) -> bytes:
     return data
 
 
-@click.group(epilog=EXIT_CODES)
+@click.group()
 def changelog() -> None:
     """Check and rewrite perf-changelog.yaml."""
 
 
-@changelog.command(epilog=EXIT_CODES)
-@click.option(
-    "--base",
-    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
-    "left main (merge base with upstream/main or origin/main), with placeholders allowed.",
-)
+@changelog.command()
+@base_option
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
 @click.option(
     "--pr",
@@ -122,29 +176,38 @@ def check(
 ) -> None:
     """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
-    Exit 0: the edit passes; 1: it breaks a rule; 2: the gate could not run (unknown ref,
-    no such file, unreadable master configs, no repository slug). With --format json or
-    github a failure to run is reported in that format too.
+    Each appended entry must select a benchmark job. Without --base and --head during a
+    merge (MERGE_HEAD), the working tree is checked against main's side of the merge and
+    every entry the merge drops from either side is named.
+
+    A gate that cannot run (an unknown ref, no such file, unreadable master configs, no
+    repository slug) is a usage or environment error; with --format json or github it is
+    reported in that format too.
     """
     try:
         root = git.root()
         branch = base is None
-        base = _branch_base(root) if base is None else base
+        merging = _merge_sides(root) if base is None and head is None else None
+        if merging is not None:
+            base = merging[0]
+        base = branch_base(root) if base is None else base
         change = read_change(root, base, head, path, config_globs)
         policy = _policy(repo, pr, root, branch)
         base_bytes, head_bytes = change.changelog_base, change.changelog_head
         if base_bytes is None and head_bytes is None:
             where = f"at {head}" if head else "in the working tree"
             raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
-        keys = None
+        masters = None
         if head_bytes is not None and head_bytes != base_bytes:
-            keys = masters_from(change.masters, config_globs, change.head_tree).keys()
+            masters = masters_from(change.masters, config_globs, change.head_tree)
     except InfxError as exc:
         if fmt == "text":
             raise UsageError(str(exc)) from None
         click.echo(as_failure(fmt, path, str(exc)))
         sys.exit(EXIT_USAGE)
-    result = check_bytes(base_bytes, head_bytes, policy, keys, keys_source=", ".join(config_globs))
+    result = _gate(base_bytes, head_bytes, policy, masters, config_globs)
+    if merging is not None and head_bytes is not None:
+        result.violations[:0] = _merge_losses(root, path, merging, head_bytes)
 
     render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
     click.echo(render(path, result))
@@ -152,7 +215,7 @@ def check(
     sys.exit(0 if result.ok else 1)
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @file_option
 def lint(path: str) -> None:
     """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
@@ -170,8 +233,8 @@ def lint(path: str) -> None:
     click.echo(f"{path}: ok")
 
 
-@changelog.command(epilog=EXIT_CODES)
-@click.option("--base", required=True, help="Ref the PR branched from (e.g. origin/main).")
+@changelog.command()
+@base_option
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
 @repo_option
 @file_option
@@ -181,13 +244,14 @@ def lint(path: str) -> None:
     is_flag=True,
     help="Report what would change; write nothing (exit 1 if a rewrite is due).",
 )
-def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bool) -> None:
+def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_only: bool) -> None:
     """Rewrite the placeholder pr-links of appended entries to this PR's canonical link.
 
     Both placeholder forms are rewritten: XXX and https://github.com/OWNER/REPO/pull/XXX
     (the host is GITHUB_SERVER_URL's). History and every other byte stay as they are.
     """
     root = git.root()
+    base = branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
@@ -198,28 +262,28 @@ def canonicalize(base: str, pr: int, repo: str | None, path: str, check_only: bo
     _write_changes(root / path, new, changes, check_only, f"{path}: already canonical")
 
 
-@changelog.command(epilog=EXIT_CODES)
-@click.option(
-    "--base",
-    help="Ref the change is compared against (e.g. origin/main). Default: where this branch "
-    "left main, as for `check`.",
-)
+@changelog.command()
+@base_option
 @file_option
+@master_configs
 @click.option(
     "--check",
     "check_only",
     is_flag=True,
     help="Report what would change; write nothing (exit 1 if a fix is due).",
 )
-def fix(base: str | None, path: str, check_only: bool) -> None:
+def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
-    CRLF line endings, trailing spaces, one empty line before each entry, the final
+    CRLF line endings (a whole file saved with them too, when it is otherwise history plus
+    appended entries), trailing spaces, one empty line before each entry, the final
     newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
-    which become XXX. History bytes are never touched; the file is written atomically.
+    which become XXX. History bytes are never touched; the file is written atomically,
+    and only when the fixed text reads as the old one did but for those links. Then the
+    gate runs on the result: exit 1 names each problem a person must fix.
     """
     root = git.root()
-    base = _branch_base(root) if base is None else base
+    base = branch_base(root) if base is None else base
     base_bytes = git.read_at(git.resolve(base, root), path, root)
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.fix import fix_appended
@@ -227,35 +291,71 @@ def fix(base: str | None, path: str, check_only: bool) -> None:
     fixed, fixes = fix_appended(base_bytes, head_bytes)
     verb = "would fix" if check_only else "fixed"
     changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
-    _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
+    masters = None
+    if fixed != base_bytes:
+        with contextlib.suppress(UsageError):  # no master configs: keys are not checked
+            masters = load_masters(root, None, config_globs)
+    remaining = _gate(base_bytes, fixed, _fix_policy(root), masters, config_globs)
+    if remaining.ok:
+        _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
+        return
+    if changes and not check_only:
+        _write_changes(root / path, fixed, changes, check_only, "")
+    else:
+        for line in changes:
+            click.echo(line)
+    for v in remaining.violations:
+        click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
+    click.echo(f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair")
+    sys.exit(1)
+
+
+def _fix_policy(root: Path) -> LinkPolicy | None:
+    """The link rules of a branch, when the repository can be told; else none (fix still
+    names every other problem)."""
+    try:
+        return _policy(None, None, root, branch=True)
+    except UsageError:
+        return None
 
 
 main_side_option = click.option(
     "--main-side",
     type=click.Choice(["theirs", "ours"]),
-    default="theirs",
-    show_default=True,
-    help="Which side of the merge is main: 'theirs' when merging main into a PR branch.",
+    default=None,
+    help="Which side of the merge is main. Default: found from the merge: ours when HEAD is "
+    "the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged "
+    "in is a main tip or otherwise.",
 )
 
 
-@changelog.command("resolve-conflict", epilog=EXIT_CODES)
+def _main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
+    from infx.changelog.conflict import find_main_side
+
+    if given is not None:
+        return "ours" if given == "ours" else "theirs"
+    return find_main_side(root, load_settings(root).main_branch, theirs)
+
+
+@changelog.command("resolve-conflict")
 @click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
 @repo_option
 @file_option
 @main_side_option
-def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str) -> None:
+def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str | None) -> None:
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
     root = git.root()
     policy = _policy(repo, pr, root) if pr else None
     from infx.changelog.conflict import resolve_index
 
-    merged = resolve_index(root, path, "theirs" if main_side == "theirs" else "ours", policy)
+    merging = list(git.commits(["MERGE_HEAD"], root).values())
+    side = _main_side(root, main_side, merging)
+    merged = resolve_index(root, path, side, policy)
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
 
-@changelog.command("merge-driver", epilog=EXIT_CODES)
+@changelog.command("merge-driver")
 @click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
@@ -275,16 +375,20 @@ def merge_driver(
     pathname: str | None,
     pr: int | None,
     repo: str | None,
-    main_side: str,
+    main_side: str | None,
 ) -> None:
-    """git merge driver: `infx changelog merge-driver %O %A %B %P` (writes the result to %A).
+    """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
-    When there is no automatic answer it exits 1 and leaves both sides between
-    conflict markers in %A, so git reports a normal conflict and nothing is lost.
+    It writes the merge of both sides' new entries to %A; nothing here talks to GitHub
+    (`infx merge` merges a pull request there). Main's entries come first, whichever side is ours. When there is no automatic answer
+    it exits 1 and leaves both sides between conflict markers in %A, so git reports a
+    normal conflict and nothing is lost.
     """
-    policy = _policy(repo, pr, git.root()) if pr else None
-    side = "theirs" if main_side == "theirs" else "ours"
-    from infx.changelog.conflict import run_driver
+    root = git.root()
+    policy = _policy(repo, pr, root) if pr else None
+    from infx.changelog.conflict import merging_in, run_driver
+
+    side = _main_side(root, main_side, merging_in(os.environ))
 
     refused = run_driver(ancestor, current, other, side, policy)
     if refused is not None:
@@ -293,7 +397,7 @@ def merge_driver(
         sys.exit(1)
 
 
-@changelog.command(epilog=EXIT_CODES)
+@changelog.command()
 @click.option(
     "--config-key",
     "config_keys",
@@ -358,8 +462,7 @@ def new(
         {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
     )
     updated = append_entry(current, entry)
-    keys = load_masters(root, None, config_globs).keys()
-    result = check_bytes(current, updated, None, keys, keys_source=", ".join(config_globs))
+    result = _gate(current, updated, None, load_masters(root, None, config_globs), config_globs)
     if not result.ok:
         raise ChangelogError("; ".join(v.text() for v in result.violations))
     atomic_write(root / path, updated)

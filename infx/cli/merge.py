@@ -5,14 +5,16 @@ from __future__ import annotations
 import click
 
 from infx import git
+from infx.cli.options import api_repo_option
 from infx.context import repo_slug, server_url
 from infx.github.client import GitHub
+from infx.settings import load as load_settings
 from infx.workflows.merge import MergeOptions, merge_pr
 
 
 @click.command("merge")
 @click.argument("number", type=click.IntRange(min=1), metavar="PR")
-@click.option("--repo", help="OWNER/NAME; default GITHUB_REPOSITORY or the origin remote.")
+@api_repo_option
 @click.option(
     "--method",
     type=click.Choice(["squash", "merge", "rebase"]),
@@ -53,22 +55,29 @@ def merge(
     timeout: float,
     poll_interval: float,
 ) -> None:
-    """Canonicalize, reuse the sweep, wait for checks, merge: PR's changelog placeholders
-    become its link, its green sweep is reused, and it merges once every check passes."""
+    """Merge pull request PR on GitHub, as a maintainer would by hand.
+
+    Its changelog placeholders become its link, its green sweep is reused when it measured
+    exactly what merges, and it merges once every check passes and the infx/reuse status
+    says ready. Not the changelog's git merge driver (`infx changelog merge-driver`), which
+    git runs on a local `git merge`."""
     root = git.root()
+    settings = load_settings(root)
     options = MergeOptions(
         method=method,
         dry_run=dry_run,
         remote=remote,
+        base_branch=settings.main_branch,
         workflow=workflow,
         timeout=timeout,
         poll=poll_interval,
-        server=server_url(),
+        server=server_url(settings),
     )
     merge_pr(
         GitHub(repo_slug(repo, root)),
         root,
         number,
         options,
+        settings,
         say=lambda text: click.echo(f"- {text}"),
     )

@@ -7,11 +7,13 @@ files without each one resolving settings on its own.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from infx import git
+from infx.errors import UsageError
 from infx.settings import Settings
 from infx.settings import load as load_settings
 
@@ -59,3 +61,44 @@ master_configs = _setting_option(
 runners_file = _setting_option(
     "--runners", "runners_path", "runners", "Runner labels and hardware file."
 )
+
+
+# --repo, by the two precedences of infx.context: where pr-links point, and which
+# repository the API talks to (inside Actions, the one the run belongs to).
+links_repo_option = click.option(
+    "--repo",
+    help="OWNER/NAME the pr-links point at. Default: repository in infx.toml, else "
+    "GITHUB_REPOSITORY, else the upstream or origin remote.",
+)
+api_repo_option = click.option(
+    "--repo",
+    help="OWNER/NAME to talk to on GitHub. Default: GITHUB_REPOSITORY, else repository in "
+    "infx.toml, else the upstream or origin remote.",
+)
+
+
+base_option = click.option(
+    "--base",
+    help="Ref the change is compared against. Default: where this branch left main, the "
+    "merge base of HEAD and upstream/main, else origin/main (main-branch in infx.toml "
+    "names main).",
+)
+
+
+def branch_base(root: Path) -> str:
+    """Where this branch left main: the merge base of HEAD with upstream's main, else
+    origin's; the one default of every command that takes --base."""
+    from infx.context import REMOTES
+
+    main = load_settings(root).main_branch
+    for remote in REMOTES:
+        ref = f"{remote}/{main}"
+        if git.has_ref(ref, root):
+            found = git.merge_base("HEAD", ref, root)
+            if found is None:
+                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
+            return found
+    raise UsageError(
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
+        f"with: run `git fetch origin {main}` or pass --base REF"
+    )

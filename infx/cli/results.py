@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from infx.cli.options import api_repo_option
 from infx.errors import UsageError
 
 
@@ -77,12 +78,14 @@ def process(
     click.echo(f"wrote {target}: {kinds} ({doc['rows'][0]['client']})")
 
 
-def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
+def _run_metadata(run_id: str, sha: str, ref: str, attempt: str = "") -> dict[str, Any]:
     from infx.context import server_url
 
     run: dict[str, Any] = {}
-    if run_id.isdigit():
+    if run_id.isdigit() and int(run_id) > 0:
         run["id"] = int(run_id)
+        if attempt.isdigit() and int(attempt) > 0:
+            run["attempt"] = int(attempt)
         repo = os.environ.get("GITHUB_REPOSITORY")
         if repo:
             run["url"] = f"{server_url()}/{repo}/actions/runs/{run_id}"
@@ -104,7 +107,10 @@ def _run_metadata(run_id: str, sha: str, ref: str) -> dict[str, Any]:
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
-def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str) -> None:
+@click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
+def collect(
+    roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str, run_attempt: str
+) -> None:
     """Gather every job's infx-result.json below ROOTS into one results table."""
     from infx.github.actions import append_summary
     from infx.results.collect import csv_text, merge
@@ -117,7 +123,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
         click.echo(
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
-    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref))
+    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref, run_attempt))
     csv_data = csv_text(table)
     markdown = summary(table)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -140,9 +146,10 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
 @click.option(
     "--history",
     "history_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="A folder of main's results.json tables (with run metadata) to judge against.",
+    metavar="DIR|URL",
+    help="Main's history: a folder of results.json tables (with run metadata), or the "
+    "results history database (an SQLite path, sqlite:/// or postgresql:// URL).",
 )
 @click.option(
     "--history-runs",
@@ -151,7 +158,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: 
     help="Main runs read through the API as history. Default: history-runs in "
     "infx.toml [results], else 10.",
 )
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",
@@ -225,7 +232,7 @@ def compare(
     current: Path,
     baseline: Path | None,
     baseline_run: int | None,
-    history_dir: Path | None,
+    history_dir: str | None,
     history_runs: int | None,
     repo: str | None,
     workflow: str,
@@ -245,7 +252,7 @@ def compare(
     something regressed or coverage was lost and nobody acknowledged it."""
     _needs_stats()
     from infx.github.actions import append_summary
-    from infx.results.files import history_folder, load_results
+    from infx.results.files import load_results
     from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
     from infx.results.verdict import compare as judge_rows
     from infx.results.verdict import to_json
@@ -261,8 +268,7 @@ def compare(
         return
     client = None
     if history_dir is not None:
-        history = history_folder(history_dir)
-        described = f"{len(history)} run(s) from `{history_dir.name}`"
+        history, described = _read_history(history_dir, rows, history_runs or config.history_runs)
     elif baseline is not None:
         history = [load_results(baseline)]
         described = f"one table, `{baseline.name}`"
@@ -319,6 +325,26 @@ def compare(
 
 
 CHECK_NAME = "infx/results"
+
+
+def _read_history(
+    where: str, rows: list[dict[str, Any]] | None, limit: int
+) -> tuple[list[dict[str, Any]], str]:
+    """Main's history from a folder of tables, else from the results history database
+    (`infx results ingest` fills it): the newest `limit` runs holding `rows`' configs."""
+    from infx.results.files import history_folder
+
+    if Path(where).is_dir():
+        docs = history_folder(Path(where))
+        return docs, f"{len(docs)} run(s) from `{Path(where).name}`"
+    from infx.history import open_history
+    from infx.history.database import shown
+
+    url, _ = _history_url(where)
+    configs = None if rows is None else [r["identity"] for r in rows]
+    with open_history(url) as history:
+        docs = history.main_runs(limit=limit, configs=configs)
+    return docs, f"{len(docs)} main run(s) from the results history ({shown(url)})"
 
 
 def _needs_stats() -> None:
@@ -381,9 +407,10 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
 @click.option(
     "--history",
     "history_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="A folder of main's results.json tables; default: main's runs through the API.",
+    metavar="DIR|URL",
+    help="Main's history: a folder of results.json tables, or the results history database "
+    "(an SQLite path, sqlite:/// or postgresql:// URL); default: main's runs through the API.",
 )
 @click.option(
     "--current",
@@ -398,7 +425,7 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
     show_default=True,
     help="Main runs read through the API.",
 )
-@click.option("--repo", default=None, help="OWNER/NAME; default GITHUB_REPOSITORY or origin.")
+@api_repo_option
 @click.option(
     "--workflow", default="run-sweep.yml", show_default=True, help="The sweep workflow's file."
 )
@@ -431,7 +458,7 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
     help="stdout: Markdown or JSON.",
 )
 def changes(
-    history_dir: Path | None,
+    history_dir: str | None,
     current: Path | None,
     history_runs: int,
     repo: str | None,
@@ -449,14 +476,13 @@ def changes(
     from infx.errors import GitHubError
     from infx.github.actions import append_summary
     from infx.results.changes import detect, marker, ranges
-    from infx.results.files import history_folder
     from infx.results.render import changes_report
 
     config = _results_settings()
     issue = config.change_issues if issue is None else issue
     client = None
     if history_dir is not None:
-        history = history_folder(history_dir)
+        history, _ = _read_history(history_dir, None, history_runs)
     else:
         client = _client(repo)
         history = _main_history(client, workflow, branch, history_runs)
@@ -523,3 +549,128 @@ def _step_json(step: Any) -> dict[str, Any]:
         "last_good": step.good,
         "first_changed": step.bad,
     }
+
+
+_HISTORY_HELP = (
+    "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
+    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite."
+)
+
+
+def _history_url(explicit: str | None) -> tuple[str, Any]:
+    """The history's URL and the repository settings (read from the current folder)."""
+    from infx import settings
+    from infx.history.database import location
+
+    root = Path.cwd()
+    found = settings.load(root)
+    return location(explicit, os.environ, found, root), found
+
+
+@results.command()
+@click.argument("table", type=click.Path(path_type=Path))
+@click.option("--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP)
+@click.option(
+    "--run",
+    "run_id",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Store the table as this workflow run, with the facts the GitHub API gives for it "
+    "(commit, attempt, time); it must be a push to the main branch. The workflow passes its "
+    "own run: a reused sweep's table names the pull request's run.",
+)
+@api_repo_option
+def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
+    """Store a main run's results table (results_bmk/results.json) in the results history.
+
+    Storing a run again changes nothing; a re-run attempt's values replace the points it
+    measured again. Only the main branch's runs are accepted.
+    """
+    from infx.errors import ResultsError
+    from infx.history import open_history
+    from infx.history.database import shown
+    from infx.history.rows import check
+    from infx.results.files import load_results
+
+    url, found = _history_url(history_url)
+    branch = found.main_branch
+    doc = load_results(table)
+    if run_id is not None:
+        from infx.context import repo_slug
+        from infx.github.client import GitHub
+        from infx.history.backfill import check_main_push, stamp
+
+        run = GitHub(repo_slug(repo)).run(run_id)
+        check_main_push(run, branch)
+        try:
+            doc = stamp(doc, run, branch)
+        except ValueError as exc:
+            raise ResultsError(str(exc)) from None
+    checked = check(doc)
+    if checked.run.ref != f"refs/heads/{branch}":
+        raise ResultsError(
+            f"run {checked.run.id} ran on {checked.run.ref or 'an unknown ref'}, not "
+            f"refs/heads/{branch}: only main's runs go into the history"
+        )
+    if not checked.points:
+        click.echo(f"{table} holds no results: nothing to store", err=True)
+        return
+    with open_history(url) as history:
+        report = history.store(checked)
+    click.echo(f"{report.describe()} -> {shown(url)}")
+
+
+@results.command()
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 100),
+    required=True,
+    help="How many of main's newest successful push runs to read (one page of the API).",
+)
+@click.option("--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP)
+@api_repo_option
+@click.option(
+    "--workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow whose main runs to read.",
+)
+@click.option("--branch", default=None, help="The main branch; default: settings, else main.")
+@click.option(
+    "--budget",
+    type=click.IntRange(2, 1000),
+    default=None,
+    help="Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup "
+    "and a download).",
+)
+def backfill(
+    runs: int,
+    history_url: str | None,
+    repo: str | None,
+    workflow: str,
+    branch: str | None,
+    budget: int | None,
+) -> None:
+    """Fill the results history from main's recent runs' results_bmk artifacts.
+
+    Runs already stored (at GitHub's newest attempt) are not downloaded again; expired,
+    unreadable or contradictory tables are skipped and named.
+    """
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+    from infx.history import open_history
+    from infx.history.backfill import backfill as fill
+    from infx.history.database import shown
+
+    url, found = _history_url(history_url)
+    client = GitHub(repo_slug(repo))
+    with open_history(url) as history:
+        done = fill(
+            client,
+            history,
+            runs=runs,
+            workflow=workflow,
+            branch=branch or found.main_branch,
+            budget=budget or 2 + 2 * runs,
+        )
+    click.echo(f"{done.describe()} -> {shown(url)}")

@@ -9,19 +9,25 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import changelog_file, master_configs, runners_file
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    master_configs,
+    runners_file,
+    settings,
+)
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.options import PlanOptions
-from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import Revision, canary
-from infx.matrix.sources import load_masters, load_runners, masters_from, read_change, runners_from
+from infx.matrix.plan import canary
+from infx.matrix.sources import load_masters, load_runners, manifest_of, plan_change
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
 from infx.workflows.labels import Decision, decide_event
-from infx.workflows.rows import bucket_outputs, chunk_rows, recipe_path, row_env
+from infx.workflows.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
 
 
@@ -33,11 +39,6 @@ def sweep() -> None:
 strict_option = click.option(
     "--strict", is_flag=True, help="Treat warnings (unknown runner labels) as errors."
 )
-
-
-def _revision(root: Path, tree: str | None, globs: tuple[str, ...], runners_path: str) -> Revision:
-    runners = load_runners(root, tree, runners_path)
-    return Revision(load_masters(root, tree, globs), runners.hardware)
 
 
 def _event_decision(root: Path) -> tuple[Decision, str, dict]:
@@ -69,7 +70,7 @@ def _head_message(sha: str | None) -> str:
 
 
 @sweep.command()
-@click.option("--base", help="Ref before the change (e.g. origin/main).")
+@base_option
 @click.option("--head", default=None, help="Ref with the change; default: the working tree.")
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest concurrency of each curve.")
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
@@ -94,6 +95,12 @@ def _head_message(sha: str | None) -> str:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSON plan to this file and print the summary table instead.",
 )
+@click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the sweep's manifest (what its jobs measure: options, plan digest, "
+    "configs as parsed, runner labels, recipe and template bytes) to this file.",
+)
 @changelog_file
 @master_configs
 @runners_file
@@ -107,6 +114,7 @@ def plan(
     from_event: bool,
     fmt: str,
     output: Path | None,
+    manifest: Path | None,
     path: str,
     config_globs: tuple[str, ...],
     runners_path: str,
@@ -119,46 +127,37 @@ def plan(
     or deletes history lines does not.
     """
     root = git.root()
-    options = PlanOptions(trim_conc, all_evals, evals_only)
-    split_canary = False
+    decision = Decision(True, "options", plan=PlanOptions(trim_conc, all_evals, evals_only))
+    event_name = "cli"
     if from_event:
         if base or head or trim_conc or all_evals or evals_only:
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
-        decision, name, payload = _event_decision(root)
+        decision, event_name, payload = _event_decision(root)
         if not decision.run:
             click.echo(f"nothing to plan: {decision.reason}")
             return
-        base, head = _event_refs(name, payload)
-        options, split_canary = decision.plan, decision.canary
+        base, head = _event_refs(event_name, payload)
     if base is None:
-        raise UsageError("pass --base REF (or --from-event inside Actions)")
-    change = read_change(root, base, head, path, config_globs, runners_path)
-    runners = runners_from(change.runners, runners_path)
-    inputs = SweepInputs(
-        changelog_base=change.changelog_base,
-        changelog_head=change.changelog_head,
-        head=Revision(
-            masters_from(change.masters, config_globs, change.head_tree), runners.hardware
-        ),
-        runners=runners.runners,
-        base=lambda: _revision(root, change.base_tree, config_globs, runners_path),
-        refs=(base, head or "WORKTREE"),
-        notes=runners.problems,
-    )
-    result = plan_sweep(inputs, options, strict)
+        base = branch_base(root)
+    planned = plan_change(root, base, head, path, config_globs, runners_path, decision.plan, strict)
+    result = planned.result
     for warning in result.warnings:
         click.echo(f"infx: warning: {warning}", err=True)
-    planned = result.plan.as_json()
-    if split_canary:
-        row, remaining = canary(planned)
-        planned = {"canary": [row] if row else [], "remaining": remaining}
-    payload = json.dumps(planned, indent=2)
+    if manifest is not None:
+        job_files = settings(click.get_current_context()).job_files
+        record = manifest_of(planned, decision.sweep_options(event_name), job_files)
+        atomic_write(manifest, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+    planned_json = result.plan.as_json()
+    if decision.canary:
+        row, remaining = canary(planned_json)
+        planned_json = {"canary": [row] if row else [], "remaining": remaining}
+    payload = json.dumps(planned_json, indent=2)
     if fmt == "json" and output is None:
         click.echo(payload)
         return
     if output is not None:
         atomic_write(output, (payload + "\n").encode("utf-8"))
-    table = summary_table(result.plan, inputs.head.masters)
+    table = summary_table(result.plan, planned.inputs.head.masters)
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
 
@@ -171,6 +170,8 @@ def canary_cmd() -> None:
         payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"stdin is not a JSON plan: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise UsageError("stdin is not a JSON plan: nested too deeply") from None
     problems = schema_errors("sweep-matrix", payload)
     if problems:
         raise UsageError(f"stdin is not a sweep plan: {problems[0].message}")
@@ -200,7 +201,12 @@ def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> 
 
 @sweep.command()
 def mode() -> None:
-    """Decide from the Actions event (GITHUB_EVENT_PATH) whether and how to sweep; write outputs."""
+    """Decide from the event's sweep labels whether and how this run sweeps.
+
+    Reads the Actions event (GITHUB_EVENT_PATH): a push to main, or a pull request with its
+    labels, draft and fork state. Writes the decision as step outputs (GITHUB_OUTPUT):
+    `run`, `reason`, `label`, `canary`, `fail-fast`, `agentx-fast`, `reusable`, `trim-conc`,
+    `all-evals` and `evals-only`; prints them as JSON; exits 1 on contradicting labels."""
     decision, _, _ = _event_decision(git.root())
     set_outputs(decision.outputs())
     append_summary(
@@ -214,6 +220,8 @@ def _read_plan(plan_file: Path) -> dict:
         payload = json.loads(plan_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{plan_file} is not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{plan_file} is not JSON: nested too deeply") from None
     if not isinstance(payload, dict):
         raise UsageError(f"{plan_file} is not a sweep plan or canary output")
     return payload
@@ -230,7 +238,9 @@ def outputs(plan_file: Path) -> None:
 
 @sweep.command()
 @click.argument("plan_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--bucket", required=True, help="Job family, e.g. single or multinode-evals.")
+@click.option(
+    "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
+)
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`."""

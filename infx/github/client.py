@@ -13,8 +13,6 @@ themselves so a page cap and a repeated link end them; a decision's reads run un
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import json
 import os
@@ -31,12 +29,11 @@ from github.GithubException import RateLimitExceededExceedsMaxWait
 
 from infx.errors import GitHubError
 from infx.github.budget import Limits, Meter, within
+from infx.security import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
 
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
-# GitHub's compare lists at most 300 files; a full list is shorter.
-COMPARE_FILE_CAP = 300
 
 
 @dataclass(frozen=True)
@@ -60,6 +57,7 @@ class Pull:
     base_ref: str
     labels: tuple[str, ...]
     created_at: datetime
+    merge_commit_sha: str | None = None  # once merged: the commit the merge put on the base
 
 
 @dataclass(frozen=True)
@@ -73,6 +71,17 @@ class Run:
     run_attempt: int
     html_url: str
     created_at: datetime
+    head_branch: str | None = None
+    head_repo: str | None = None  # the repository the run's commit came from (a fork's)
+
+
+@dataclass(frozen=True)
+class Status:
+    """A commit status: one context's state on a commit."""
+
+    context: str
+    state: str  # error | failure | pending | success
+    description: str
 
 
 @dataclass(frozen=True)
@@ -91,15 +100,6 @@ class LabelEvent:
     action: str  # labeled | unlabeled
     label: str
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class BranchDiff:
-    """`base...head`: what head changes relative to its merge base with base."""
-
-    merge_base: str
-    files: dict[str, str]  # filename -> "status blob-sha [previous name]"
-    complete: bool  # False: GitHub cut the file list at COMPARE_FILE_CAP
 
 
 class _Json:
@@ -232,6 +232,9 @@ def _pull(item: _Json) -> Pull:
         base_ref=item.obj("base").text("ref"),
         labels=tuple(label.text("name") for label in item.items("labels")),
         created_at=item.time("created_at"),
+        merge_commit_sha=item.sha("merge_commit_sha")
+        if item.maybe_text("merge_commit_sha")
+        else None,
     )
 
 
@@ -246,6 +249,8 @@ def _run(item: _Json) -> Run:
         run_attempt=item.maybe_number("run_attempt") or 1,
         html_url=item.text("html_url"),
         created_at=item.time("created_at"),
+        head_branch=item.maybe_text("head_branch"),
+        head_repo=head.text("full_name") if (head := item.maybe_obj("head_repository")) else None,
     )
 
 
@@ -268,17 +273,6 @@ def _across_runs(item: _Json) -> Artifact:
     if artifact.run_id is None or artifact.created_at is None:
         raise _unexpected(item.what, "an artifact without its workflow_run or created_at")
     return artifact
-
-
-def _decoded(item: _Json) -> bytes:
-    try:
-        data = base64.b64decode(item.text("content"), validate=False)
-    except (binascii.Error, ValueError):
-        raise _unexpected(item.what, "content that is not base64") from None
-    size = item.data.get("size")
-    if isinstance(size, int) and size != len(data):
-        raise _unexpected(item.what, f"{len(data)} bytes, not the {size} announced")
-    return data
 
 
 class GitHub:
@@ -414,6 +408,13 @@ class GitHub:
     def pull(self, number: int) -> Pull:
         return _pull(self._object(f"reading PR #{number}", f"{self._base}/pulls/{number}"))
 
+    def open_pulls(self, base: str) -> list[Pull]:
+        """The newest 100 open PRs into `base` (one page)."""
+        what = f"listing open PRs into {base}"
+        params = {"state": "open", "base": base, "sort": "created", "direction": "desc"}
+        answer = self._get(what, f"{self._base}/pulls", {**params, "per_page": 100})[1]
+        return [_pull(item) for item in _list_of(answer, what, None)]
+
     def pulls_for_commit(self, sha: str) -> list[Pull]:
         what = f"listing PRs of commit {sha[:12]}"
         return [_pull(item) for item in self._pages(what, f"{self._base}/commits/{sha}/pulls")]
@@ -487,46 +488,88 @@ class GitHub:
                 )
         return events
 
-    def branch_diff(self, base: str, head: str) -> BranchDiff:
-        what = f"comparing {base[:12]}...{head[:12]}"
-        answer = self._object(what, f"{self._base}/compare/{base}...{head}")
-        files: dict[str, str] = {}
-        listed = answer.items("files")
-        for item in listed:
-            identity = f"{item.text('status')} {item.text('sha')}"
-            previous = item.maybe_text("previous_filename")
-            files[item.text("filename")] = f"{identity} {previous}" if previous else identity
-        return BranchDiff(
-            merge_base=answer.obj("merge_base_commit").sha("sha"),
-            files=files,
-            complete=len(listed) < COMPARE_FILE_CAP,
-        )
-
-    def file_at(self, ref: str, path: str) -> bytes | None:
-        """A file's bytes at a commit, or None when it does not exist there."""
-        what = f"reading {path} at {ref[:12]}"
-        try:
-            answer = self._object(what, f"{self._base}/contents/{path}", {"ref": ref})
-        except GitHubError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        if answer.text("type") != "file":
-            raise _unexpected(what, f"a {answer.text('type')}, not a file")
-        if answer.maybe_text("encoding") == "base64":
-            return _decoded(answer)
-        # Files over 1 MB come without content; the blob API serves them up to 100 MB.
-        blob_what = f"reading {path} at {ref[:12]} as a blob"
-        blob = self._object(blob_what, f"{self._base}/git/blobs/{answer.sha('sha')}")
-        if blob.text("encoding") != "base64":
-            raise _unexpected(blob_what, "content that is not base64")
-        return _decoded(blob)
+    def statuses(self, sha: str) -> list[Status]:
+        """The commit statuses of a commit, newest first (one page: the newest 100)."""
+        what = f"reading statuses of {sha[:12]}"
+        answer = self._get(what, f"{self._base}/commits/{sha}/statuses", {"per_page": 100})[1]
+        return [
+            Status(i.text("context"), i.text("state"), i.maybe_text("description") or "")
+            for i in _list_of(answer, what, None)
+        ]
 
     def check_runs(self, sha: str) -> list[tuple[str, str, str | None]]:
         """(name, status, conclusion) of every check run on a commit."""
         what = f"reading checks of {sha[:12]}"
         items = self._pages(what, f"{self._base}/commits/{sha}/check-runs", key="check_runs")
         return [(i.text("name"), i.text("status"), i.maybe_text("conclusion")) for i in items]
+
+    # --- repository and organization settings (`infx security check`) ------------
+    # Most need a token that may administer the repository (or the organization's
+    # runners): GitHub answers 403 or 404 otherwise.
+
+    def repository_owner(self) -> tuple[bool, str, str]:
+        """(private, owner login, owner type: User or Organization)."""
+        item = self._object(f"reading {self.slug}", self._base)
+        owner = item.obj("owner")
+        return item.flag("private"), owner.text("login"), owner.text("type")
+
+    def fork_approval_policy(self) -> str:
+        """Which outside contributors' fork PR runs wait for approval (public repositories)."""
+        what = "reading the fork pull request approval policy"
+        url = f"{self._base}/actions/permissions/fork-pr-contributor-approval"
+        return self._object(what, url).text("approval_policy")
+
+    def private_fork_policy(self) -> PrivateForkPolicy:
+        what = "reading the fork pull request policy of a private repository"
+        item = self._object(
+            what, f"{self._base}/actions/permissions/fork-pr-workflows-private-repos"
+        )
+        return PrivateForkPolicy(
+            run_workflows=item.flag("run_workflows_from_fork_pull_requests"),
+            send_write_tokens=item.flag("send_write_tokens_to_workflows"),
+            send_secrets=item.flag("send_secrets_and_variables"),
+            require_approval=item.flag("require_approval_for_fork_pr_workflows"),
+        )
+
+    def workflow_token_permissions(self) -> tuple[str, bool]:
+        """The workflow token's default permissions (read or write), and whether workflows
+        may approve pull requests."""
+        what = "reading the default workflow permissions"
+        item = self._object(what, f"{self._base}/actions/permissions/workflow")
+        return item.text("default_workflow_permissions"), item.flag(
+            "can_approve_pull_request_reviews"
+        )
+
+    def self_hosted_runners(self, organization: str | None = None) -> list[SelfHostedRunner]:
+        """The repository's self-hosted runners, or the organization's."""
+        where = f"/orgs/{organization}" if organization else self._base
+        what = f"listing the self-hosted runners of {organization or self.slug}"
+        return [
+            SelfHostedRunner(
+                name=item.text("name"),
+                labels=tuple(label.text("name") for label in item.items("labels")),
+                ephemeral=None if item.data.get("ephemeral") is None else item.flag("ephemeral"),
+                group_id=item.maybe_number("runner_group_id"),
+            )
+            for item in self._pages(what, f"{where}/actions/runners", key="runners")
+        ]
+
+    def runner_groups(self, organization: str) -> list[RunnerGroup]:
+        what = f"listing the runner groups of {organization}"
+
+        def group(item: _Json) -> RunnerGroup:
+            workflows = item.data.get("selected_workflows") or []
+            if not isinstance(workflows, list) or not all(isinstance(w, str) for w in workflows):
+                raise _unexpected(what, "selected_workflows is not a list of names")
+            return RunnerGroup(
+                id=item.number("id"),
+                name=item.text("name"),
+                restricted_to_workflows=item.flag("restricted_to_workflows"),
+                selected_workflows=tuple(workflows),
+            )
+
+        url = f"/orgs/{organization}/actions/runner-groups"
+        return [group(item) for item in self._pages(what, url, key="runner_groups")]
 
     # --- writes ------------------------------------------------------------
 
@@ -551,6 +594,19 @@ class GitHub:
             self._call(
                 what, lambda: requester.requestJsonAndCheck("POST", url, input={"content": content})
             )
+
+    def set_status(self, sha: str, status: Status, target_url: str | None = None) -> None:
+        """Set one context's commit status on a commit (GitHub keeps the newest per context)."""
+        body: dict[str, Any] = {
+            "state": status.state,
+            "context": status.context,
+            "description": status.description,
+        }
+        if target_url:
+            body["target_url"] = target_url
+        self._write(
+            f"setting {status.context} on {sha[:12]}", "POST", f"{self._base}/statuses/{sha}", body
+        )
 
     def post_comment(self, number: int, body: str) -> None:
         self._call(
@@ -631,6 +687,26 @@ class GitHub:
             return size
 
         return self._call(what, fetch)
+
+    def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes:
+        """One file of an artifact's zip, at most `max_bytes` unpacked."""
+        import tempfile
+        import zipfile
+
+        what = f"reading {member} from artifact {artifact_id}"
+        with tempfile.TemporaryDirectory(prefix="infx-artifact-") as tmp:
+            archive = os.path.join(tmp, "artifact.zip")
+            self.download_artifact(artifact_id, archive, max_bytes)
+            try:
+                with zipfile.ZipFile(archive) as zf:
+                    info = zf.getinfo(member)
+                    if info.file_size > max_bytes:
+                        raise _unexpected(what, f"{info.file_size} bytes unpacked")
+                    return zf.read(info)
+            except KeyError:
+                raise _unexpected(what, f"no {member} in the archive") from None
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise _unexpected(what, f"an unreadable archive ({exc})") from None
 
     def create_comment(self, number: int, body: str) -> Comment:
         what = f"commenting on #{number}"

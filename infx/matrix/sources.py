@@ -21,6 +21,9 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 
 if TYPE_CHECKING:
     from infx.matrix.expand import Hardware
+    from infx.matrix.manifest import SweepOptions
+    from infx.matrix.options import PlanOptions
+    from infx.matrix.pipeline import SweepInputs, SweepPlan
     from infx.matrix.validate import ConfigProblem, Runners
 
 _WILD = frozenset("*?[")
@@ -180,3 +183,68 @@ def read_change(
         masters,
         files[runners] if runners else None,
     )
+
+
+@dataclass
+class Planned:
+    """A plan with everything it was made from, for the summary and the manifest."""
+
+    root: Path
+    change: Change
+    runner_info: RunnerInfo
+    inputs: SweepInputs
+    result: SweepPlan
+
+
+def plan_change(
+    root: Path,
+    base: str,
+    head: str | None,
+    changelog: str,
+    patterns: Sequence[str],
+    runners: str,
+    options: PlanOptions,
+    strict: bool = False,
+) -> Planned:
+    """Read a diff's inputs and plan it: the one way `sweep plan` and a reuse decision plan."""
+    from infx.matrix.pipeline import SweepInputs, plan_sweep
+    from infx.matrix.plan import Revision
+
+    def revision(tree: str | None) -> Revision:
+        info = load_runners(root, tree, runners)
+        return Revision(load_masters(root, tree, patterns), info.hardware)
+
+    change = read_change(root, base, head, changelog, patterns, runners)
+    info = runners_from(change.runners, runners)
+    inputs = SweepInputs(
+        changelog_base=change.changelog_base,
+        changelog_head=change.changelog_head,
+        head=Revision(masters_from(change.masters, patterns, change.head_tree), info.hardware),
+        runners=info.runners,
+        base=lambda: revision(change.base_tree),
+        refs=(base, head or "WORKTREE"),
+        notes=info.problems,
+    )
+    return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
+
+
+def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str]) -> dict:
+    """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
+    it uses, and the bytes of every file its jobs read (recipes, `job_files` globs), all
+    read at the plan's head."""
+    from infx.matrix.manifest import build, recipe_files
+
+    plan = planned.result.plan
+    tree = planned.change.head_tree
+    runners = planned.runner_info.runners
+    nodes = runners.labels if runners is not None else {}
+    names = sorted(
+        {*recipe_files(plan.as_json(), nodes), *find_files(planned.root, tree, job_files)}
+    )
+    if tree is None:
+        files = {name: git.read_at(None, name, planned.root) for name in names}
+    else:
+        files = git.read_blobs(tree, names, planned.root)
+    masters = planned.inputs.head.masters
+    configs = {key: masters.config(key) for key in plan.selected}
+    return build(plan, configs, nodes, files, options, planned.inputs.refs)

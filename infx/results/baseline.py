@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -51,33 +52,45 @@ class Client(Protocol):
 class Baseline:
     run: Run
     rows: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)  # the table's own `run`, if any
 
     @property
     def name(self) -> str:
         return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
 
     def document(self) -> dict[str, Any]:
-        """The table as a history entry: rows plus the run that made them."""
+        """The table as a history entry: its rows and the run that made them (the API's
+        facts where the table does not say)."""
         run = self.run
-        return {
-            "format": "infx-results/1",
-            "run": {
-                "id": run.id,
-                "attempt": run.run_attempt,
-                "sha": run.head_sha,
-                "url": run.html_url,
-                "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
-            },
-            "rows": self.rows,
+        meta = {
+            "id": run.id,
+            "attempt": run.run_attempt,
+            "sha": run.head_sha,
+            "url": run.html_url,
+            "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
+            **self.meta,
         }
+        return {"format": "infx-results/1", "run": meta, "rows": self.rows}
 
 
 @dataclass
 class Search:
+    """A walk over main's runs within a request budget, and what it found and skipped."""
+
+    budget: int = DEFAULT_BUDGET
     baselines: list[Baseline] = field(default_factory=list)
     requests: int = 0
     skipped: list[str] = field(default_factory=list)
     stopped: str = ""
+    listed: int = 0  # successful push runs considered
+
+    def spend(self) -> bool:
+        """Count one more request, or say the budget is spent (and stop the walk)."""
+        if self.requests >= self.budget:
+            self.stopped = f"request budget of {self.budget} spent"
+            return False
+        self.requests += 1
+        return True
 
     def describe(self) -> str:
         text = f"{self.requests} API request(s)"
@@ -88,7 +101,7 @@ class Search:
         return text
 
 
-def read_table(archive: Path, label: str) -> list[dict[str, Any]]:
+def read_document(archive: Path, label: str) -> dict[str, Any]:
     """The results table inside an artifact zip; ValueError says why it cannot be used."""
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -103,7 +116,78 @@ def read_table(archive: Path, label: str) -> list[dict[str, Any]]:
         raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
     if result_errors(doc):
         raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
-    return doc["rows"]
+    return doc
+
+
+def main_results(
+    client: Client,
+    search: Search,
+    *,
+    workflow: str,
+    branch: str,
+    limit: int = PAGE,
+    more: Callable[[], bool] = lambda: True,
+) -> Iterator[tuple[Run, Artifact]]:
+    """The newest `limit` successful push runs on `branch`, newest first, each with its
+    newest results_bmk artifact (runs without one are passed over). Costs one request for
+    the runs, one for the repository's newest results_bmk artifacts, and one lookup per run
+    older than that artifact page; ends when the budget is spent or `more()` says so."""
+    if not search.spend():
+        return
+    runs = client.successful_runs(workflow, branch, "push", PAGE)
+    runs = [
+        r
+        for r in runs
+        if r.conclusion == "success" and r.event == "push" and r.head_branch == branch
+    ][:limit]
+    search.listed = len(runs)
+    if not runs:
+        search.stopped = f"no successful push run of {workflow} on {branch}"
+        return
+    if not search.spend():
+        return
+    page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
+    complete = len(page) < PAGE
+    oldest = min((a.created_at for a in page), default=None)
+    by_run: dict[int, Artifact] = {}
+    for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
+        if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
+            by_run.setdefault(artifact.run_id, artifact)
+    for run in runs:
+        if search.stopped or not more():
+            return
+        artifact = by_run.get(run.id)
+        if artifact is None:
+            if complete or (oldest is not None and run.created_at >= oldest):
+                continue
+            if not search.spend():
+                return
+            found = client.run_artifacts_named(run.id, RESULTS_ARTIFACT)
+            if not found:
+                continue
+            artifact = found[0]
+        yield run, artifact
+
+
+def download(
+    client: Client, search: Search, run: Run, artifact: Artifact, folder: Path
+) -> dict[str, Any] | None:
+    """The run's results table (one request), or None with the reason in `search.skipped`."""
+    label = f"run {run.id}"
+    if artifact.expired:
+        search.skipped.append(f"{label} (results expired)")
+        return None
+    if not search.spend():
+        return None
+    target = folder / f"{artifact.id}.zip"
+    client.download_artifact(artifact.id, target, MAX_ARTIFACT_BYTES)
+    try:
+        return read_document(target, label)
+    except ValueError as exc:
+        search.skipped.append(str(exc))
+        return None
+    finally:
+        target.unlink(missing_ok=True)
 
 
 def find(
@@ -116,54 +200,36 @@ def find(
     run_id: int | None = None,
     runs: int = 1,
 ) -> Search:
-    """Main runs holding the configs of `rows`, newest first: with `runs` 1, the newest run
-    for each config; above that, up to `runs` runs holding any of them (main's history).
-    API errors propagate."""
+    """Main runs holding the configs of `rows` (None: any), newest first: with `runs` 1, the
+    newest run for each config; above that, up to `runs` runs holding any of them (main's
+    history). API errors propagate."""
     wanted = configs_of(rows) if rows is not None else {ANY}
     asked = set(wanted)
-    search = Search()
+    search = Search(budget=budget)
     with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
         folder = Path(tmp)
 
-        def spend() -> bool:
-            if search.requests >= budget:
-                search.stopped = f"request budget of {budget} spent"
-                return False
-            search.requests += 1
-            return True
-
         def take(run: Run, artifact: Artifact) -> None:
             nonlocal wanted
-            label = f"run {run.id}"
-            if artifact.expired:
-                search.skipped.append(f"{label} (results expired)")
+            doc = download(client, search, run, artifact, folder)
+            if doc is None:
                 return
-            if not spend():
-                return
-            target = folder / f"{artifact.id}.zip"
-            client.download_artifact(artifact.id, target, MAX_ARTIFACT_BYTES)
-            try:
-                table = read_table(target, label)
-            except ValueError as exc:
-                search.skipped.append(str(exc))
-                return
-            finally:
-                target.unlink(missing_ok=True)
+            table = doc["rows"]
             held = configs_of(table)
             covered = (wanted if runs <= 1 else asked) & (held | {ANY} if held else held)
             if not covered:
-                search.skipped.append(f"{label} (none of these configs)")
+                search.skipped.append(f"run {run.id} (none of these configs)")
                 return
-            search.baselines.append(Baseline(run, table))
+            search.baselines.append(Baseline(run, table, dict(doc.get("run") or {})))
             wanted -= covered
 
-        def done() -> bool:
-            return not wanted if runs <= 1 else len(search.baselines) >= runs
+        def more() -> bool:
+            return bool(wanted) if runs <= 1 else len(search.baselines) < runs
 
         if run_id is not None:
-            spend()
+            search.spend()
             pinned = client.run(run_id)
-            spend()
+            search.spend()
             found = client.run_artifacts_named(run_id, RESULTS_ARTIFACT)
             if not found:
                 raise GitHubError(f"run {run_id} has no {RESULTS_ARTIFACT} artifact")
@@ -172,40 +238,14 @@ def find(
                 search.stopped = f"run {run_id} lacks {len(wanted)} of these config(s)"
             return search
 
-        spend()
-        found_runs = client.successful_runs(workflow, branch, "push", PAGE)
-        found_runs = [r for r in found_runs if r.conclusion == "success" and r.event == "push"]
-        if not found_runs:
-            search.stopped = f"no successful push run of {workflow} on {branch}"
-            return search
-        spend()
-        page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
-        complete = len(page) < PAGE
-        oldest = min((a.created_at for a in page), default=None)
-        by_run: dict[int, Artifact] = {}
-        for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
-            if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
-                by_run.setdefault(artifact.run_id, artifact)
-        for run in found_runs:
-            if done() or search.stopped:
-                break
-            artifact = by_run.get(run.id)
-            if artifact is None:
-                if complete or (oldest is not None and run.created_at >= oldest):
-                    continue
-                if not spend():
-                    break
-                found = client.run_artifacts_named(run.id, RESULTS_ARTIFACT)
-                if not found:
-                    continue
-                artifact = found[0]
+        candidates = main_results(client, search, workflow=workflow, branch=branch, more=more)
+        for run, artifact in candidates:
             take(run, artifact)
-        else:
-            if wanted:
-                search.stopped = (
-                    f"{len(wanted)} config(s) have no results in the newest {len(found_runs)} "
-                    f"successful {branch} run(s)"
-                )
+        if wanted and not search.stopped:
+            search.stopped = (
+                f"{len(wanted)} config(s) have no results in the newest {search.listed} "
+                f"successful {branch} run(s)"
+            )
     return search
 
 

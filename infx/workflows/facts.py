@@ -7,14 +7,19 @@ looking, using those same rules to know where that is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from infx.errors import GitHubError
-from infx.github.client import Artifact, BranchDiff, Comment, LabelEvent, Pull, Run
+from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
+from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
+from infx.matrix.manifest import FILE as MANIFEST_FILE
+from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
 from infx.workflows.commands import CommentEvent, stage_command
+from infx.workflows.labels import canonical_labels
 from infx.workflows.reuse import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
@@ -22,7 +27,6 @@ from infx.workflows.reuse import (
     WRITE_PERMISSIONS,
     Candidate,
     GateEvent,
-    PrChange,
     PullFacts,
     Request,
     SourceFacts,
@@ -33,7 +37,7 @@ from infx.workflows.reuse import (
     newest_request,
     pick_run,
     stale,
-    to_compare,
+    unexpired,
     usable,
 )
 from infx.workflows.stage import (
@@ -51,6 +55,7 @@ class Reader(Protocol):
     slug: str
 
     def pull(self, number: int) -> Pull: ...
+    def open_pulls(self, base: str) -> list[Pull]: ...
     def pulls_for_commit(self, sha: str) -> list[Pull]: ...
     def pull_commits(self, number: int) -> list[str]: ...
     def comments(self, number: int) -> list[Comment]: ...
@@ -61,8 +66,42 @@ class Reader(Protocol):
     def artifacts(self, run_id: int) -> list[Artifact]: ...
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
-    def branch_diff(self, base: str, head: str) -> BranchDiff: ...
-    def file_at(self, ref: str, path: str) -> bytes | None: ...
+    def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
+
+
+# A manifest holds the selected configs as parsed: an entry selecting every InferenceX
+# config makes about 1 MB.
+MAX_MANIFEST_BYTES = 32 << 20
+
+
+class Roles:
+    """A Reader whose PR labels and label events read as the roles infx knows, through the
+    repository's `[labels]` renames, so every command applies one label policy."""
+
+    def __init__(self, reader: Reader, renamed: Mapping[str, str]) -> None:
+        self._reader = reader
+        self._renamed = dict(renamed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+    def _pull(self, pull: Pull) -> Pull:
+        return replace(pull, labels=tuple(canonical_labels(list(pull.labels), self._renamed)))
+
+    def pull(self, number: int) -> Pull:
+        return self._pull(self._reader.pull(number))
+
+    def pulls_for_commit(self, sha: str) -> list[Pull]:
+        return [self._pull(p) for p in self._reader.pulls_for_commit(sha)]
+
+    def open_pulls(self, base: str) -> list[Pull]:
+        return [self._pull(p) for p in self._reader.open_pulls(base)]
+
+    def label_events(self, number: int) -> list[LabelEvent]:
+        return [
+            replace(e, label=canonical_labels([e.label], self._renamed)[0])
+            for e in self._reader.label_events(number)
+        ]
 
 
 def _pinned(reader: Reader, run_id: int) -> tuple[Candidate, ...]:
@@ -85,17 +124,6 @@ def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
         if found[comment.author] in WRITE_PERMISSIONS:
             break
     return found
-
-
-def _texts(reader: Reader, diff: BranchDiff, sha: str, names: list[str]) -> PrChange:
-    return PrChange(
-        diff.files,
-        diff.complete,
-        {
-            name: (reader.file_at(diff.merge_base, name), reader.file_at(sha, name))
-            for name in names
-        },
-    )
 
 
 def _search(
@@ -151,11 +179,34 @@ def _search(
     return tuple(read), False
 
 
+def read_manifest(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> tuple[Any, str]:
+    """The run's own sweep manifest, or None and why it cannot be read."""
+    from infx import schemas
+
+    found = unexpired(artifacts, MANIFEST_ARTIFACT)
+    if found is None:
+        return None, (
+            f"run {run.id} has no unexpired {MANIFEST_ARTIFACT} artifact, so what it measured "
+            "is unknown; run the sweep again"
+        )
+    data = reader.artifact_member(found.id, MANIFEST_FILE, MAX_MANIFEST_BYTES)
+    try:
+        record = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None, f"run {run.id}'s {MANIFEST_ARTIFACT} is not JSON"
+    if not isinstance(record, dict) or record.get("format") != MANIFEST_FORMAT:
+        return None, f"run {run.id}'s {MANIFEST_ARTIFACT} is not a {MANIFEST_FORMAT} manifest"
+    problems = schemas.errors("sweep-manifest", record)
+    if problems:
+        return None, f"run {run.id}'s {MANIFEST_ARTIFACT} breaks its schema: {problems[0].message}"
+    return record, ""
+
+
 def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) -> SourceFacts:
-    """The PR's commits, the pinned run or the candidates, the label history and, when the
-    chosen run is not the head, what the PR changes at both points."""
+    """The PR's commits, the pinned run or the candidates, and the chosen run's manifest."""
     commits = frozenset(reader.pull_commits(pull.number))
     pinned = request.command.run_id
+    repo = reader.slug
     if pinned is not None:
         candidates, exhausted = _pinned(reader, pinned), False
     else:
@@ -165,19 +216,20 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
             commits,
             workflow,
             AGGREGATE_ARTIFACTS,
-            lambda c: usable(c, commits, workflow, pinned=False),
+            lambda c: usable(c, commits, workflow, False, repo),
             listed_suffice=True,
         )
-    facts = SourceFacts(commits, candidates, exhausted, tuple(reader.label_events(pull.number)))
-    chosen, _ = pick_run(request, facts, workflow, pull.number, reader.slug)
-    if chosen is None or chosen.run.head_sha == pull.head_sha:
+    facts = SourceFacts(commits, candidates, exhausted)
+    chosen, _ = pick_run(request, facts, workflow, pull.number, repo)
+    if chosen is None:
         return facts
-    run_diff = reader.branch_diff(pull.base_ref, chosen.run.head_sha)
-    head_diff = reader.branch_diff(pull.base_ref, pull.head_sha)
-    names = to_compare(run_diff.files, head_diff.files)
-    at_run = _texts(reader, run_diff, chosen.run.head_sha, names)
-    at_head = _texts(reader, head_diff, pull.head_sha, names)
-    return replace(facts, change_at_run=at_run, change_at_head=at_head)
+    if pinned is None:
+        # The listings name only the aggregate artifacts; the manifest is the run's own.
+        full = Candidate(chosen.run, tuple(reader.artifacts(chosen.run.id)))
+        candidates = tuple(full if c.run.id == full.run.id else c for c in candidates)
+        chosen = full
+    record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
+    return replace(facts, candidates=candidates, manifest=record, manifest_problem=problem)
 
 
 def pull_facts(
@@ -192,9 +244,11 @@ def pull_facts(
     return PullFacts(pull, comments, allowed, source_facts(reader, pull, request, workflow))
 
 
-def gate_facts(reader: Reader, event: GateEvent, workflow: str) -> tuple[PullFacts, ...]:
+def gate_facts(
+    reader: Reader, event: GateEvent, workflow: str, main_branch: str = "main"
+) -> tuple[PullFacts, ...]:
     """The PRs a sweep run's reuse decision looks at."""
-    if gate_needs_nothing(event):
+    if gate_needs_nothing(event, main_branch):
         return ()
     if event.name == "pull_request" and event.pr_number is not None:
         return (pull_facts(reader, reader.pull(event.pr_number), workflow),)
@@ -252,7 +306,7 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
         commits,
         workflow,
         (METADATA_ARTIFACT,),
-        lambda c: stageable(c, commits, events, workflow)[0] is None,
+        lambda c: stageable(c, commits, events, workflow, reader.slug)[0] is None,
         listed_suffice=False,
     )
     return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)

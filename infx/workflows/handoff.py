@@ -9,13 +9,17 @@ be the staging event for the event's own pull request.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from infx.errors import UsageError
+from infx.github.client import Status
+from infx.workflows.reuse import STATUS_CONTEXT, STATUS_LENGTH
 
 REACTIONS = ("+1", "-1")
 STAGE_EVENT = "stage-results"
+STATUS_STATES = ("success", "failure")
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,17 @@ class Dispatch:
     payload: dict[str, Any]
 
 
-def decision_outputs(reaction: str | None, dispatches: list[Dispatch]) -> dict[str, str]:
+@dataclass(frozen=True)
+class StatusDecision:
+    """The `infx/reuse` commit status decided for a PR head."""
+
+    sha: str
+    status: Status
+
+
+def decision_outputs(
+    reaction: str | None, dispatches: list[Dispatch], status: StatusDecision | None = None
+) -> dict[str, str]:
     """Step outputs of the deciding job; an empty reaction means: nothing to do."""
     if len(dispatches) > 1:
         raise UsageError("a comment command dispatches at most one event")
@@ -34,7 +48,17 @@ def decision_outputs(reaction: str | None, dispatches: list[Dispatch]) -> dict[s
             {"event_type": dispatches[0].event_type, "client_payload": dispatches[0].payload},
             separators=(",", ":"),
         )
-    return {"reaction": reaction or "", "dispatch": dispatch}
+    decided = ""
+    if status is not None:
+        decided = json.dumps(
+            {
+                "sha": status.sha,
+                "state": status.status.state,
+                "description": status.status.description,
+            },
+            separators=(",", ":"),
+        )
+    return {"reaction": reaction or "", "dispatch": dispatch, "status": decided}
 
 
 def _is_int(value: Any) -> bool:
@@ -90,3 +114,24 @@ def parse_decision(
     if problem:
         raise UsageError(f"dispatch refused: {problem}")
     return reaction, Dispatch(data["event_type"], data["client_payload"])
+
+
+def parse_status(status: str) -> StatusDecision | None:
+    """The acting job's view of a decided `infx/reuse` status; anything unexpected is refused.
+    The context is always infx's own: a decision cannot name another check."""
+    if not status:
+        return None
+    try:
+        data = json.loads(status)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"status is not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or set(data) != {"sha", "state", "description"}:
+        raise UsageError("status must be {sha, state, description}")
+    if not isinstance(data["sha"], str) or not re.fullmatch(r"[0-9a-f]{40}", data["sha"]):
+        raise UsageError("status sha must be a commit id")
+    if data["state"] not in STATUS_STATES:
+        raise UsageError(f"status state must be one of {', '.join(STATUS_STATES)}")
+    text = data["description"]
+    if not isinstance(text, str) or not 0 < len(text) <= STATUS_LENGTH:
+        raise UsageError(f"status description must be 1 to {STATUS_LENGTH} characters")
+    return StatusDecision(data["sha"], Status(STATUS_CONTEXT, data["state"], text))

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from infx.errors import LabelError
+from infx.matrix.manifest import SweepOptions
 from infx.matrix.options import PlanOptions
 
 
@@ -53,6 +54,18 @@ class Decision:
     agentx_fast: bool = False
     reusable: bool = False
 
+    def sweep_options(self, event: str) -> SweepOptions:
+        """The options a sweep of this decision runs with, as its manifest records them."""
+        return SweepOptions(
+            event=event,
+            label=self.label,
+            trim_conc=self.plan.trim_conc,
+            all_evals=self.plan.all_evals,
+            evals_only=self.plan.evals_only,
+            agentx_fast=self.agentx_fast,
+            reusable=self.reusable,
+        )
+
     def outputs(self) -> dict[str, str]:
         """Step outputs, one per flag (the plan's flags flattened in)."""
         values = {k: v for k, v in asdict(self).items() if k != "plan"}
@@ -71,6 +84,7 @@ def decide(
     draft: bool = False,
     fork: bool = False,
     head_message: str = "",
+    closed: bool = False,
 ) -> Decision:
     """The sweep a workflow run should perform (run=False: nothing but this decision).
 
@@ -85,6 +99,8 @@ def decide(
         return Decision(False, "draft pull requests never reach the GPU runners")
     if fork:
         return Decision(False, "pull requests from forks never reach the self-hosted runners")
+    if closed:
+        return Decision(False, "the pull request is closed: its labels start no sweep")
     if action in ("labeled", "unlabeled") and event_label not in SWEEP_LABELS:
         return Decision(False, f"label {event_label!r} does not concern sweeps")
     primaries = sorted(label for label in labels if label in PRIMARY)
@@ -140,8 +156,12 @@ def decide_event(
         bool(pr.get("draft", False)),
         bool(pr) and head_repo != repository,
         head_message,
+        closed=pr.get("state", "open") != "open",
     )
 
+
+# What a push to main sweeps: the sweep a reused run must have measured.
+PUSH = decide("push", "", [])
 
 # --- which labels make a PR's sweep usable after the fact (reuse, /stage-results, merge) ---
 

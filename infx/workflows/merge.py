@@ -1,8 +1,11 @@
 """The maintainer's merge helper: canonicalize, ask for reuse, wait for checks, merge.
 
 Each step checks before it acts, so the helper is safe to re-run after any failure:
-an authorized request is never posted twice (nor a maintainer's pinned run
-overridden), a push never forces, and the merge names the head it checked.
+the merge of main is prepared locally and the source run must have measured exactly what
+it gives before anything is posted or pushed, an authorized request is never posted twice
+(nor a maintainer's pinned run overridden), a push never forces, the sweep workflow's
+`infx/reuse` status on the pushed head must say ready, and the merge names the head it
+checked.
 """
 
 from __future__ import annotations
@@ -19,10 +22,19 @@ from infx.changelog.conflict import resolve_index
 from infx.changelog.links import LinkPolicy
 from infx.errors import ChangelogError, MergeError
 from infx.github.client import GitHub, Pull
+from infx.settings import Settings
 from infx.workflows.commands import ReuseCommand
-from infx.workflows.facts import pull_facts
+from infx.workflows.facts import Reader, pull_facts
 from infx.workflows.labels import sweep_label_problem
-from infx.workflows.reuse import PullFacts, Request, Verdict, newest_request, verdict
+from infx.workflows.preview import merging_between
+from infx.workflows.reuse import (
+    STATUS_CONTEXT,
+    Merging,
+    Request,
+    Verdict,
+    newest_request,
+    verdict,
+)
 from infx.yamlio import atomic_write
 
 GATE_CHECK = "check-changelog"
@@ -41,42 +53,46 @@ class MergeOptions:
     server: str = "https://github.com"
 
 
-def preflight(pull: Pull, repo: str) -> str | None:
-    """Why the helper must not touch this PR (None: it may): closed, from a fork, or
-    labelled for anything but one reusable full sweep."""
+def preflight(pull: Pull, repo: str, main_branch: str = "main") -> str | None:
+    """Why the helper must not touch this PR (None: it may): closed, from a fork, not into
+    main, or labelled for anything but one reusable full sweep."""
     if pull.state != "open":
         return f"PR #{pull.number} is {pull.state}"
     if pull.head_repo != repo:
         return f"PR #{pull.number} comes from a fork; its branch cannot be updated here"
+    if pull.base_ref != main_branch:
+        return f"PR #{pull.number} merges into {pull.base_ref}, not {main_branch}"
     return sweep_label_problem(pull.number, pull.labels, reuse=True)
 
 
-def source_run(gh: GitHub, number: int, workflow: str) -> tuple[Pull, Request | None, Verdict]:
-    """Read the PR, any authorized request and its source run; decide whether it stands.
-
-    Without a request the helper's own bare /reuse-sweep-run stands in."""
-
+def source_run(
+    gh: GitHub, reader: Reader, pull: Pull, merging: Merging, options: MergeOptions
+) -> tuple[Request | None, Verdict]:
+    """Read any authorized request and its source run; decide whether it measured what
+    merges. Without a request the helper's own bare /reuse-sweep-run stands in."""
     bare = Request(comment=None, command=ReuseCommand(None))
-
-    def read() -> tuple[Pull, PullFacts | None]:
-        pull = gh.pull(number)
-        return pull, None if preflight(pull, gh.slug) else pull_facts(gh, pull, workflow, bare)
-
-    pull, facts = gh.decide(read)
-    problem = preflight(pull, gh.slug)
-    if problem or facts is None or facts.source is None:
-        raise MergeError(problem or f"PR #{number}'s runs were not read")
+    facts = gh.decide(lambda: pull_facts(reader, pull, options.workflow, bare))
+    if facts.source is None:
+        raise MergeError(f"PR #{pull.number}'s runs were not read")
     existing = newest_request(facts.comments, facts.permissions)
     found = verdict(
-        pull, existing or bare, facts.source, repo=gh.slug, workflow=workflow, require_merged=False
+        pull,
+        existing or bare,
+        facts.source,
+        merging,
+        repo=gh.slug,
+        workflow=options.workflow,
+        main_branch=options.base_branch,
+        require_merged=False,
     )
-    return pull, existing, found
+    return existing, found
 
 
-def _update_branch(
+def _prepare(
     root: Path, pull: Pull, options: MergeOptions, policy: LinkPolicy, say: Callable[[str], None]
 ) -> str:
-    """Merge main into the PR head in a throw-away worktree, canonicalize, commit; return the new sha."""
+    """Merge main into the PR head in a throw-away worktree, canonicalize, commit; return the
+    new head (a local commit: nothing is pushed here)."""
     remote, base = options.remote, options.base_branch
     git.fetch(remote, [base, pull.head_ref], root)
     head = git.rev_parse(f"{remote}/{pull.head_ref}", root)
@@ -120,10 +136,18 @@ def _update_branch(
                 work, f"Refresh checks before merging #{pull.number}", allow_empty=True
             )
             say("nothing to change; made an empty commit so the checks run on a fresh synchronize")
-        if not options.dry_run:
-            git.push(remote, f"HEAD:refs/heads/{pull.head_ref}", work)
-            say(f"pushed {new_head[:12]} to {pull.head_ref}")
         return new_head
+
+
+def _reuse_ready(gh: GitHub, sha: str) -> bool:
+    """Whether the sweep workflow's infx/reuse status on `sha` says ready (False: not yet);
+    a status that says not ready stops the helper with its reason."""
+    status = next((s for s in gh.statuses(sha) if s.context == STATUS_CONTEXT), None)
+    if status is None or status.state == "pending":
+        return False
+    if status.state != "success":
+        raise MergeError(f"{STATUS_CONTEXT} on {sha[:12]}: {status.description}")
+    return True
 
 
 def wait_for_checks(
@@ -133,6 +157,7 @@ def wait_for_checks(
     say: Callable[[str], None],
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
+    """Every check passed, the changelog gate among them, and infx/reuse says ready."""
     deadline = time.monotonic() + options.timeout
     while True:
         checks = gh.check_runs(sha)
@@ -145,41 +170,55 @@ def wait_for_checks(
             raise MergeError(f"checks failed on {sha[:12]}: {', '.join(sorted(failed))}")
         gate = [c for c in checks if c[0] == GATE_CHECK]
         pending = [name for name, status, _ in checks if status != "completed"]
-        if gate and not pending:
-            say(f"all {len(checks)} checks passed on {sha[:12]}")
+        ready = _reuse_ready(gh, sha)
+        if gate and not pending and ready:
+            say(f"all {len(checks)} checks passed and {STATUS_CONTEXT} says ready on {sha[:12]}")
             return
         if time.monotonic() >= deadline:
-            raise MergeError(
-                f"timed out waiting for checks on {sha[:12]} ({', '.join(pending) or GATE_CHECK})"
-            )
+            waiting = pending or ([] if gate else [GATE_CHECK]) or [STATUS_CONTEXT]
+            raise MergeError(f"timed out waiting for checks on {sha[:12]} ({', '.join(waiting)})")
         sleep(options.poll)
 
 
 def merge_pr(
-    gh: GitHub, root: Path, number: int, options: MergeOptions, say: Callable[[str], None] = print
+    gh: GitHub,
+    root: Path,
+    number: int,
+    options: MergeOptions,
+    settings: Settings,
+    say: Callable[[str], None] = print,
 ) -> None:
+    from infx.workflows.facts import Roles
+
+    reader = Roles(gh, settings.labels)
     say(f"PR #{number}: preflight")
-    pull, existing, found = source_run(gh, number, options.workflow)
+    pull = gh.decide(lambda: reader.pull(number))
+    problem = preflight(pull, gh.slug, options.base_branch)
+    if problem:
+        raise MergeError(problem)
+    policy = LinkPolicy(repo=gh.slug, server=options.server, pr=number)
+    new_head = _prepare(root, pull, options, policy, say)
+    merging = merging_between(root, f"{options.remote}/{options.base_branch}", new_head, settings)
+    existing, found = source_run(gh, reader, pull, merging, options)
     if not found.ok or found.run is None:
         raise MergeError(f"no reusable sweep: {found.reason}")
-    say(f"source run {found.run.id} ({found.run.html_url})")
-    if existing is None:
-        if options.dry_run:
-            say("would post /reuse-sweep-run")
-        else:
-            gh.post_comment(number, "/reuse-sweep-run")
-            say("posted /reuse-sweep-run")
-    else:
+    say(f"source run {found.run.id} ({found.run.html_url}) measured exactly what merges")
+    if existing is not None:
         pinned = existing.command.run_id
         say(
             f"an authorized request exists ({'pinned to run ' + str(pinned) if pinned else 'unpinned'}); "
             "not posting another"
         )
-    policy = LinkPolicy(repo=gh.slug, server=options.server, pr=number)
-    new_head = _update_branch(root, pull, options, policy, say)
+    elif options.dry_run:
+        say("would post /reuse-sweep-run")
+    else:
+        gh.post_comment(number, "/reuse-sweep-run")
+        say("posted /reuse-sweep-run")
     if options.dry_run:
         say(f"dry run: would push {new_head[:12]}, wait for checks and {options.method}-merge")
         return
+    git.push(options.remote, f"{new_head}:refs/heads/{pull.head_ref}", root)
+    say(f"pushed {new_head[:12]} to {pull.head_ref}")
     confirmed = gh.pull(number)
     if confirmed.head_sha != new_head:
         raise MergeError(

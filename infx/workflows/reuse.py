@@ -1,35 +1,38 @@
-"""Reusing a PR's green sweep at merge: who may ask, which run, and whether it still stands.
+"""Reusing a PR's green sweep at merge: who may ask, which run, and whether it measured
+what merges.
 
-Pure rules over facts read beforehand (`infx.workflows.facts`). Fail closed: every doubt
-ends in "no reuse" with a reason.
+Pure rules over facts read beforehand (`infx.workflows.facts`) and over the manifest of
+what merges (`infx.workflows.preview`). The rule is one sentence: what merges is what was
+measured. The run's own manifest, written by its planning job, must equal the manifest of
+what merges field for field (options, plan, configs as parsed, runner labels, recipe and
+template bytes). Fail closed: every doubt ends in "no reuse" with a reason.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from infx.changelog import CHANGELOG_FILE
-from infx.changelog.diff import compare
 from infx.errors import ReuseError
-from infx.github.client import COMPARE_FILE_CAP, Artifact, Comment, LabelEvent, Pull, Run
+from infx.github.client import Artifact, Comment, Pull, Run, Status
+from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
+from infx.matrix.manifest import differences, evaluated, summarize
 from infx.workflows.commands import CommentEvent, ReuseCommand, reuse_command
-from infx.workflows.labels import FULL_SWEEP, sweep_label_problem
+from infx.workflows.labels import sweep_label_problem
 
 PREFILTER_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
+RESULTS_ARTIFACT = "results_bmk"
+EVALS_ARTIFACT = "eval_results_all"
 # Uploaded once per sweep run, so one listing of each finds every run with results.
-AGGREGATE_ARTIFACTS = ("results_bmk", "eval_results_all")
+AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
-# Files whose content is read (4 requests each) to compare the PR's edits at the run and at
-# the head; a PR whose change differs in more files than this is not reused.
-MAX_COMPARED_FILES = 4
-# Lines of context kept around each edit: git's own default, so an edit next to one of
-# main's changes reads as a different edit.
-EDIT_CONTEXT = 3
+STATUS_CONTEXT = "infx/reuse"
+# GitHub refuses a commit status description longer than this.
+STATUS_LENGTH = 140
 
 
 @dataclass(frozen=True)
@@ -49,25 +52,14 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class PrChange:
-    """What a PR changes relative to its merge base with its base branch, at one commit."""
-
-    files: Mapping[str, str]  # filename -> status and blob (see BranchDiff)
-    complete: bool
-    # (at the merge base, at the commit) for the files read; None: absent there.
-    texts: Mapping[str, tuple[bytes | None, bytes | None]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class SourceFacts:
-    """What the API said about a PR's possible source runs."""
+    """What the API said about a PR's possible source runs and the chosen run's record."""
 
     commits: frozenset[str]
     candidates: tuple[Candidate, ...]  # pinned: the pinned run if it exists
     exhausted: bool  # more candidates existed than MAX_CANDIDATES
-    label_events: tuple[LabelEvent, ...]
-    change_at_run: PrChange | None = None  # read when the chosen run's commit is not the head
-    change_at_head: PrChange | None = None
+    manifest: Mapping[str, Any] | None = None  # the chosen run's sweep manifest, when read
+    manifest_problem: str = ""  # why it was not read
 
 
 @dataclass(frozen=True)
@@ -78,6 +70,14 @@ class PullFacts:
     comments: tuple[Comment, ...]
     permissions: Mapping[str, str]
     source: SourceFacts | None = None  # None: nobody asked, nothing more was read
+
+
+@dataclass(frozen=True)
+class Merging:
+    """What merges, as a reuse decision sees it: its manifest, or why it has none."""
+
+    manifest: Mapping[str, Any] | None
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -121,32 +121,19 @@ def newest_request(comments: Iterable[Comment], permissions: Mapping[str, str]) 
 # --- which run -------------------------------------------------------------------------
 
 
-def label_active_at(
-    events: Iterable[LabelEvent], labels: Iterable[str], when: datetime
-) -> set[str]:
-    """Which of `labels` were on the PR at `when`, replayed from labeled/unlabeled events."""
-    wanted = set(labels)
-    active: set[str] = set()
-    for event in sorted(events, key=lambda e: e.created_at):
-        if event.created_at > when:
-            break
-        if event.label in wanted:
-            (active.add if event.action == "labeled" else active.discard)(event.label)
-    return active
+def unexpired(artifacts: Iterable[Artifact], name: str) -> Artifact | None:
+    """The unexpired artifact called `name`, if any."""
+    return next((a for a in artifacts if a.name == name and not a.expired), None)
 
 
-def result_artifacts(artifacts: Iterable[Artifact]) -> list[Artifact]:
-    return [
-        a
-        for a in artifacts
-        if not a.expired and (a.name in AGGREGATE_ARTIFACTS or a.name.startswith("bmk_agentic_"))
-    ]
-
-
-def check_run(run: Run, commits: frozenset[str], workflow: str, pinned: bool) -> str | None:
+def check_run(
+    run: Run, commits: frozenset[str], workflow: str, pinned: bool, repo: str
+) -> str | None:
     """Why `run` cannot be a source run (None: it can), from the run alone."""
     if run.event != "pull_request":
         return f"run {run.id} was triggered by {run.event}, not pull_request"
+    if run.head_repo != repo:
+        return f"run {run.id} ran commits of {run.head_repo or 'an unknown repository'}, not {repo}"
     if run.status != "completed":
         return f"run {run.id} is {run.status}, not completed"
     allowed = ("success", "failure", "cancelled") if pinned else ("success",)
@@ -159,9 +146,11 @@ def check_run(run: Run, commits: frozenset[str], workflow: str, pinned: bool) ->
     return None
 
 
-def usable(candidate: Candidate, commits: frozenset[str], workflow: str, pinned: bool) -> bool:
-    return check_run(candidate.run, commits, workflow, pinned) is None and bool(
-        result_artifacts(candidate.artifacts)
+def usable(
+    candidate: Candidate, commits: frozenset[str], workflow: str, pinned: bool, repo: str
+) -> bool:
+    return check_run(candidate.run, commits, workflow, pinned, repo) is None and bool(
+        unexpired(candidate.artifacts, RESULTS_ARTIFACT)
     )
 
 
@@ -174,13 +163,13 @@ def pick_run(
         found = [c for c in facts.candidates if c.run.id == pinned]
         if not found:
             return None, f"run {pinned} does not exist in {repo}"
-        why = check_run(found[0].run, facts.commits, workflow, pinned=True)
+        why = check_run(found[0].run, facts.commits, workflow, True, repo)
         if why:
             return None, why
-        if not result_artifacts(found[0].artifacts):
-            return None, f"run {pinned} has no unexpired result artifacts"
+        if not unexpired(found[0].artifacts, RESULTS_ARTIFACT):
+            return None, f"run {pinned} has no unexpired {RESULTS_ARTIFACT} artifact"
         return found[0], ""
-    runs = [c for c in facts.candidates if usable(c, facts.commits, workflow, pinned=False)]
+    runs = [c for c in facts.candidates if usable(c, facts.commits, workflow, False, repo)]
     if runs:
         return max(runs, key=lambda c: (c.run.created_at, c.run.id)), ""
     if facts.exhausted:
@@ -190,72 +179,18 @@ def pick_run(
         )
     return None, (
         f"no completed, successful {workflow} run of PR #{number}'s commits "
-        "with unexpired result artifacts"
+        f"with an unexpired {RESULTS_ARTIFACT} artifact"
     )
 
 
-# --- does it still stand ----------------------------------------------------------------
+# --- did it measure what merges --------------------------------------------------------
 
 
-def to_compare(at_run: Mapping[str, str], at_head: Mapping[str, str]) -> list[str]:
-    """Files the PR changes at both points but not to the same blob, whose edits must be
-    read to compare them; the changelog first, at most MAX_COMPARED_FILES."""
-    names = [n for n in at_run if n in at_head and at_run[n] != at_head[n]]
-    return sorted(names, key=lambda n: (n != CHANGELOG_FILE, n))[:MAX_COMPARED_FILES]
-
-
-def edits(base: bytes | None, head: bytes | None) -> list[tuple[tuple[str, bytes, bytes], ...]]:
-    """The edits from base to head as hunks of lines with EDIT_CONTEXT lines of context and
-    no positions, so the same edit reads the same wherever the rest of the file moved."""
-    a = (base or b"").splitlines(keepends=True)
-    b = (head or b"").splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return [
-        tuple((tag, b"".join(a[i1:i2]), b"".join(b[j1:j2])) for tag, i1, i2, j1, j2 in group)
-        for group in matcher.get_grouped_opcodes(EDIT_CONTEXT)
-    ]
-
-
-def _appended(base: bytes | None, head: bytes | None) -> bytes | None:
-    diff = compare(base, head or b"")
-    if diff.kind == "append":
-        return diff.appended
-    return b"" if diff.kind == "unchanged" else None
-
-
-def same_entries(at_run: tuple[bytes | None, ...], at_head: tuple[bytes | None, ...]) -> bool:
-    """The PR appends the same changelog entries at both points, but for pr-link lines the
-    gate would accept as corrections (changelog.diff.compare, byte for byte)."""
-    before, after = _appended(*at_run), _appended(*at_head)
-    if before is None or after is None:
-        return False
-    return compare(before, after).kind in ("unchanged", "correction")
-
-
-def changes_since(at_run: PrChange, at_head: PrChange) -> list[str]:
-    """What the PR changes at its head that it did not change when the run ran, beyond
-    corrected pr-link lines in the entries it appends. Both points are measured from their
-    own merge base, so merging main changes nothing unless the merge edits more than main
-    brought; main's own edits to a file the PR also edits are main's business."""
-    if not (at_run.complete and at_head.complete):
-        return [f"more than {COMPARE_FILE_CAP} files, which GitHub does not list in full"]
-    offending = []
-    for name in sorted(set(at_run.files) | set(at_head.files)):
-        if at_run.files.get(name) == at_head.files.get(name):
-            continue
-        if name not in at_run.texts or name not in at_head.texts:
-            offending.append(name)
-        elif name == CHANGELOG_FILE:
-            if not same_entries(at_run.texts[name], at_head.texts[name]):
-                offending.append(f"{name} beyond pr-link lines")
-        elif edits(*at_run.texts[name]) != edits(*at_head.texts[name]):
-            offending.append(name)
-    return offending
-
-
-def pull_problem(pull: Pull, repo: str, require_merged: bool) -> str | None:
+def pull_problem(pull: Pull, repo: str, main_branch: str, require_merged: bool) -> str | None:
     if pull.head_repo != repo:
         return f"PR #{pull.number} comes from a fork"
+    if pull.base_ref != main_branch:
+        return f"PR #{pull.number} merges into {pull.base_ref}, not {main_branch}"
     problem = sweep_label_problem(pull.number, pull.labels, reuse=True)
     if problem:
         return problem
@@ -264,36 +199,66 @@ def pull_problem(pull: Pull, repo: str, require_merged: bool) -> str | None:
     return None
 
 
+def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
+    """Why the chosen run's results cannot stand for what merges (None: they can): its own
+    record must say it is a reusable sweep, its results must all be there, and what it
+    measured must equal what merges."""
+    run = chosen.run
+    record = facts.manifest
+    if record is None:
+        return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"
+    sweep = record["sweep"]
+    if not sweep["reusable"]:
+        options = record["measured"]["options"]
+        on = [name for name in ("evals-only", "agentx-fast") if options.get(name)]
+        label = (sweep["label"] or "no sweep label") + (f" with {', '.join(on)}" if on else "")
+        return f"run {run.id} recorded itself as not reusable: planned under {label}"
+    if evaluated(record) and not unexpired(chosen.artifacts, EVALS_ARTIFACT):
+        return f"run {run.id} planned evals but has no unexpired {EVALS_ARTIFACT} artifact"
+    if merging.manifest is None:
+        return f"what merges cannot be planned: {merging.problem}"
+    found = differences(record, merging.manifest)
+    if found:
+        return f"run {run.id} did not measure what merges: {summarize(found)}"
+    return None
+
+
 def verdict(
     pull: Pull,
     request: Request,
     facts: SourceFacts,
+    merging: Merging,
     *,
     repo: str,
     workflow: str,
+    main_branch: str = "main",
     require_merged: bool,
 ) -> Verdict:
-    """Whether `request` on `pull` names a source run whose results still stand."""
-    problem = pull_problem(pull, repo, require_merged)
+    """Whether `request` on `pull` names a source run that measured what merges."""
+    problem = pull_problem(pull, repo, main_branch, require_merged)
     if problem:
         return Verdict(False, problem, pull=pull)
     chosen, why = pick_run(request, facts, workflow, pull.number, repo)
     if chosen is None:
         return Verdict(False, why, pull=pull)
+    why = measured_problem(chosen, facts, merging)
+    if why:
+        return Verdict(False, why, pull=pull)
     run = chosen.run
-    if not label_active_at(facts.label_events, FULL_SWEEP, run.created_at):
-        return Verdict(
-            False, f"run {run.id} started without a full-sweep label on the PR", pull=pull
-        )
-    if run.head_sha != pull.head_sha:
-        if facts.change_at_run is None or facts.change_at_head is None:
-            return Verdict(False, f"what changed after run {run.id} is unknown", pull=pull)
-        changed = changes_since(facts.change_at_run, facts.change_at_head)
-        if changed:
-            return Verdict(
-                False, f"commits after run {run.id} change {', '.join(changed)}", pull=pull
-            )
-    return Verdict(True, f"reusing run {run.id} of PR #{pull.number}", run, pull)
+    return Verdict(
+        True, f"run {run.id} of PR #{pull.number} measured exactly what merges", run, pull
+    )
+
+
+def reuse_status(found: Verdict) -> Status:
+    """The `infx/reuse` commit status a PR head carries for a standing request."""
+    if found.ok and found.run is not None:
+        text, state = f"ready: run {found.run.id} measured exactly this", "success"
+    else:
+        text, state = f"not ready: {found.reason}", "failure"
+    if len(text) > STATUS_LENGTH:
+        text = text[: STATUS_LENGTH - 3] + "..."
+    return Status(STATUS_CONTEXT, state, text)
 
 
 # --- the commands ---------------------------------------------------------------------
@@ -308,6 +273,16 @@ class GateEvent:
     ref: str
     action: str | None = None
     pr_number: int | None = None
+    before: str | None = None  # a push: the branch's commit before it
+
+
+@dataclass(frozen=True)
+class Local:
+    """What the checkout of the asking run says: the pushed commit's first parent, and the
+    manifest of what merges (the push, or the PR's merge commit)."""
+
+    first_parent: str | None
+    merging: Merging
 
 
 @dataclass(frozen=True)
@@ -332,23 +307,46 @@ class GateResult:
         }
 
 
-def gate_needs_nothing(event: GateEvent) -> str | None:
+def gate_needs_nothing(event: GateEvent, main_branch: str = "main") -> str | None:
     """Why this workflow run cannot reuse anything, whatever GitHub says (None: ask it)."""
     if event.name == "pull_request":
         if event.action != "synchronize" or event.pr_number is None:
             return "only a pull_request synchronize can skip the PR sweep"
         return None
-    if event.name != "push" or event.ref != "refs/heads/main":
+    if event.name != "push" or event.ref != f"refs/heads/{main_branch}":
         return f"{event.name} to {event.ref} never reuses"
+    if not (event.before or "").strip("0"):
+        return f"the push to {event.ref} names no commit before it"
+    return None
+
+
+def push_problem(event: GateEvent, pull: Pull, local: Local) -> str | None:
+    """Why this push is not exactly PR #N's merge (None: it is): its range must hold the
+    merge commit alone, or whatever else it brings would never be swept."""
+    after = event.commit_sha
+    if pull.merge_commit_sha != after:
+        return f"commit {after[:12]} is not PR #{pull.number}'s merge commit"
+    if local.first_parent is None or local.first_parent != event.before:
+        return (
+            f"the push {(event.before or '')[:12]}..{after[:12]} holds more than PR "
+            f"#{pull.number}'s merge commit (its first parent is "
+            f"{(local.first_parent or 'unknown')[:12]}); what else it brings was never swept"
+        )
     return None
 
 
 def decide_gate(
-    event: GateEvent, pulls: tuple[PullFacts, ...], *, repo: str, workflow: str
+    event: GateEvent,
+    pulls: tuple[PullFacts, ...],
+    local: Local,
+    *,
+    repo: str,
+    workflow: str,
+    main_branch: str = "main",
 ) -> GateResult:
     """The reuse decision for one workflow run of the sweep; `pulls` are the PRs read for it
     (the PR of a pull_request event, the PRs of a pushed commit)."""
-    why = gate_needs_nothing(event)
+    why = gate_needs_nothing(event, main_branch)
     if why:
         return GateResult(reason=why)
     if event.name == "push":
@@ -374,16 +372,28 @@ def decide_gate(
         facts.pull,
         request,
         facts.source,
+        local.merging,
         repo=repo,
         workflow=workflow,
+        main_branch=main_branch,
         require_merged=event.name == "push",
     )
     if event.name == "pull_request":
+        if found.ok and facts.pull.head_sha != event.commit_sha:
+            found = Verdict(
+                False,
+                f"PR #{number}'s head moved to {facts.pull.head_sha[:12]}; a newer event decides",
+                pull=facts.pull,
+            )
         if not found.ok:
             return GateResult(reason=f"PR sweep runs: {found.reason}", verdict=found)
         return GateResult(
-            skip_pr_sweep=True, reason=f"PR sweep skipped: {found.reason} at merge", verdict=found
+            skip_pr_sweep=True, reason=f"PR sweep skipped: {found.reason}", verdict=found
         )
+    if found.ok:
+        problem = push_problem(event, facts.pull, local)
+        if problem:
+            found = Verdict(False, problem, pull=facts.pull)
     if not found.ok:
         return GateResult(reason=f"no reuse: {found.reason}", verdict=found)
     return GateResult(reuse_enabled=True, reason=found.reason, verdict=found)
@@ -393,6 +403,7 @@ def decide_gate(
 class AckResult:
     reaction: str | None  # "+1", "-1" or None (event ignored)
     reason: str
+    verdict: Verdict | None = None  # the request's verdict, when one was reached
 
 
 def ack_ignores(event: CommentEvent) -> str | None:
@@ -413,9 +424,11 @@ def decide_ack(
     event: CommentEvent,
     current: Comment | None,
     facts: PullFacts | None,
+    merging: Merging,
     *,
     repo: str,
     workflow: str,
+    main_branch: str = "main",
 ) -> AckResult:
     """The reaction to a /reuse-sweep-run comment, given the comment as the API has it now
     and its PR (None: not read, because the event is ignored or stale)."""
@@ -439,8 +452,17 @@ def decide_ack(
         return AckResult("-1", f"PR #{pull.number} is {pull.state}")
     if facts.source is None:
         return AckResult("-1", f"PR #{pull.number}'s runs were not read")
-    found = verdict(pull, request, facts.source, repo=repo, workflow=workflow, require_merged=False)
-    return AckResult("+1" if found.ok else "-1", found.reason)
+    found = verdict(
+        pull,
+        request,
+        facts.source,
+        merging,
+        repo=repo,
+        workflow=workflow,
+        main_branch=main_branch,
+        require_merged=False,
+    )
+    return AckResult("+1" if found.ok else "-1", found.reason, found)
 
 
 def _stamp(value: datetime) -> str:

@@ -19,6 +19,20 @@ MATRIX_LIMIT = 256
 OUTPUT_BUDGET = 900_000
 
 
+# The plan's job families, one benchmark job of the sweep workflow each.
+BUCKETS = (
+    "canary",
+    "single",
+    "agentic",
+    "multi",
+    "multi-agentic",
+    "evals",
+    "agentic-evals",
+    "multinode-evals",
+    "multinode-agentic-evals",
+)
+
+
 def buckets(payload: dict[str, Any]) -> dict[str, list[Row]]:
     """The rows of each workflow job family (one matrix job per bucket) of a plan or `canary` output."""
     plan = payload.get("remaining", payload)

@@ -6,19 +6,15 @@ dispatches and reacts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
 from infx.workflows.commands import STAGE_USAGE, CommentEvent, mentions_stage, stage_command
 from infx.workflows.labels import FULL_SWEEP, sweep_label_problem
-from infx.workflows.reuse import (
-    WRITE_PERMISSIONS,
-    Candidate,
-    check_run,
-    label_active_at,
-    result_artifacts,
-)
+from infx.workflows.reuse import AGGREGATE_ARTIFACTS, WRITE_PERMISSIONS, Candidate, check_run
 
 DISPATCH_EVENT = "stage-results"
 METADATA_ARTIFACT = "changelog-metadata"
@@ -45,6 +41,29 @@ class StageResult:
     dispatch: dict[str, Any] | None = None  # the repository dispatch payload to send
 
 
+def label_active_at(
+    events: Iterable[LabelEvent], labels: Iterable[str], when: datetime
+) -> set[str]:
+    """Which of `labels` were on the PR at `when`, replayed from labeled/unlabeled events."""
+    wanted = set(labels)
+    active: set[str] = set()
+    for event in sorted(events, key=lambda e: e.created_at):
+        if event.created_at > when:
+            break
+        if event.label in wanted:
+            (active.add if event.action == "labeled" else active.discard)(event.label)
+    return active
+
+
+def result_artifacts(artifacts: Iterable[Artifact]) -> list[Artifact]:
+    """What a run produced to stage: the aggregate tables, or the agentic jobs' own files."""
+    return [
+        a
+        for a in artifacts
+        if not a.expired and (a.name in AGGREGATE_ARTIFACTS or a.name.startswith("bmk_agentic_"))
+    ]
+
+
 def staged_name(pr: int, run_id: int, artifact: str) -> str:
     return f"pr{pr}-run{run_id}-{artifact}"
 
@@ -65,11 +84,15 @@ def stage_refusal(event: CommentEvent) -> str | None:
 
 
 def stageable(
-    candidate: Candidate, commits: frozenset[str], events: tuple[LabelEvent, ...], workflow: str
+    candidate: Candidate,
+    commits: frozenset[str],
+    events: tuple[LabelEvent, ...],
+    workflow: str,
+    repo: str,
 ) -> tuple[str | None, list[Artifact]]:
     """Why a run cannot be staged (None: it can), and the artifacts to stage."""
     run = candidate.run
-    why = check_run(run, commits, workflow, pinned=True)
+    why = check_run(run, commits, workflow, True, repo)
     if why:
         return why, []
     if not label_active_at(events, FULL_SWEEP, run.created_at):
@@ -81,7 +104,9 @@ def stageable(
     return None, metadata + results
 
 
-def decide_stage(event: CommentEvent, facts: StageFacts | None, workflow: str) -> StageResult:
+def decide_stage(
+    event: CommentEvent, facts: StageFacts | None, workflow: str, repo: str
+) -> StageResult:
     """What to do about a /stage-results comment; `facts` is None when nothing was read."""
     why = stage_ignores(event)
     if why:
@@ -105,14 +130,14 @@ def decide_stage(event: CommentEvent, facts: StageFacts | None, workflow: str) -
         if not found:
             return StageResult("-1", f"run {run_id} does not exist")
         chosen = found[0]
-        why, artifacts = stageable(chosen, facts.commits, facts.label_events, workflow)
+        why, artifacts = stageable(chosen, facts.commits, facts.label_events, workflow, repo)
         if why:
             return StageResult("-1", why)
     else:
         valid = [
             (c, artifacts)
             for c in facts.candidates
-            for why, artifacts in [stageable(c, facts.commits, facts.label_events, workflow)]
+            for why, artifacts in [stageable(c, facts.commits, facts.label_events, workflow, repo)]
             if why is None
         ]
         if not valid:

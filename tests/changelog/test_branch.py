@@ -3,6 +3,7 @@ left main, with placeholders allowed (the pre-commit hook runs exactly this)."""
 
 from __future__ import annotations
 
+from tests.changelog.conftest import REAL_KEY, UPSTREAM_LINK, real_entry
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 
@@ -58,3 +59,91 @@ def test_without_a_main_to_compare_with_the_fix_is_named(repo: GitRepo) -> None:
     result = repo.infx("changelog", "check")
     assert result.exit_code == 2
     assert "git fetch origin main" in result.output and "--base" in result.output
+
+
+def _diverged(repo: GitRepo) -> tuple[str, str]:
+    """A branch and main that both appended an entry since the branch left main."""
+    _branch(repo)
+    ours = HISTORY + "\n" + entry(description="branch change")
+    repo.commit("branch work", **{"perf-changelog.yaml": ours})
+    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="main's own change")
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves", **{"perf-changelog.yaml": theirs})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "feature")
+    return ours, theirs
+
+
+def test_a_merge_that_drops_mains_entry_fails(repo: GitRepo) -> None:
+    """The contributor took their own side of the conflict: main's entry would be lost."""
+    _, theirs = _diverged(repo)
+    repo.git("merge", "--no-edit", "origin/main", check=False)
+    repo.git("checkout", "--ours", "perf-changelog.yaml")
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry main added at its line 13" in result.output
+    both = theirs + "\n" + entry(description="branch change")
+    repo.write("perf-changelog.yaml", both)
+    assert repo.infx("changelog", "check").exit_code == 0
+
+
+def test_a_merge_that_drops_the_branchs_entry_fails(repo: GitRepo) -> None:
+    _, theirs = _diverged(repo)
+    repo.git("merge", "--no-edit", "origin/main", check=False)
+    repo.write("perf-changelog.yaml", theirs)
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry the branch added at its line 13" in result.output
+
+
+def test_merging_a_branch_into_main_is_checked_against_main(repo: GitRepo) -> None:
+    _diverged(repo)
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "--no-edit", "feature", check=False)
+    repo.git("checkout", "--theirs", "perf-changelog.yaml")
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    assert "this merge drops the entry main added at its line 13" in result.output
+
+
+# --- one default for --base (on the real InferenceX layout) --------------------------------
+
+
+def test_every_command_defaults_to_where_the_branch_left_main(inferencex: GitRepo) -> None:
+    """check, fix, canonicalize and sweep plan, each with no --base, on a contributor's
+    branch: all compare with the merge base of HEAD and origin/main."""
+    history = inferencex.read().decode()
+    inferencex.commit("aiter", **{"perf-changelog.yaml": history + real_entry(link="TBD")})
+    # main moves on after the branch left it; the branch is still compared where it left
+    inferencex.git("checkout", "-q", "main")
+    later = history + real_entry(key="dsv4-fp4-mi355x-sglang", link=f"{UPSTREAM_LINK}3001")
+    inferencex.commit("main moves", **{"perf-changelog.yaml": later})
+    inferencex.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    inferencex.git("checkout", "-q", "feature")
+
+    assert "'TBD' is not accepted" in inferencex.infx("changelog", "check").output
+    fixed = inferencex.infx("changelog", "fix")
+    assert fixed.exit_code == 0 and "pr-link 'TBD' -> XXX" in fixed.output
+    assert inferencex.infx("changelog", "check").exit_code == 0
+    planned = inferencex.infx("sweep", "plan", "--format", "summary")
+    assert planned.exit_code == 0, planned.output
+    assert f"| {REAL_KEY} |" in planned.stdout and "dsv4-fp4-mi355x-sglang |" not in planned.stdout
+    done = inferencex.infx("changelog", "canonicalize", "--pr", "3058")
+    assert done.exit_code == 0, done.output
+    assert inferencex.read().decode() == history + real_entry(link=f"{UPSTREAM_LINK}3058")
+
+
+def test_the_base_option_reads_the_same_everywhere() -> None:
+    from infx.cli.changelog import changelog
+    from infx.cli.sweep import sweep
+
+    commands = [changelog.commands[n] for n in ("check", "fix", "canonicalize")]
+    helps = {
+        p.help for c in [*commands, sweep.commands["plan"]] for p in c.params if p.name == "base"
+    }
+    assert len(helps) == 1, helps
+    (text,) = helps
+    assert "merge base of HEAD and upstream/main, else origin/main" in str(text)

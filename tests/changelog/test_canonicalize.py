@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
+from infx.changelog.canonicalize import rewrite_region
+from infx.changelog.links import LinkPolicy
 from infx.changelog.parse import parse_region
+from infx.errors import ChangelogError
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 
@@ -64,3 +71,26 @@ def test_value_positions_are_byte_offsets() -> None:
     region = "- config-keys:\n    - a\n  ké: XXX\n".encode()
     (entry,), _ = parse_region(region)
     assert entry.value_pos["ké"] == (3, 7)
+
+
+@pytest.mark.parametrize("value", ["|-\n    XXX", ">-\n    XXX", '"XX\\\n    X"'])
+def test_refuses_a_pr_link_spread_over_lines(repo: GitRepo, value: str) -> None:
+    """Splicing the link into the first line would leave `    XXX` behind: the value would
+    read `.../pull/41 XXX`. Nothing is written."""
+    text = HISTORY + "\n" + entry(link=value)
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 1, result.output
+    assert "write `pr-link: XXX` on one line" in result.output
+    assert repo.read().decode() == text
+
+
+def test_the_rewrite_is_read_back_before_it_is_written() -> None:
+    """A rewrite whose result would read differently (here: a position that points into
+    the description) is refused instead of written."""
+    region = entry().encode()
+    (parsed,), _ = parse_region(region)
+    wrong = replace(parsed, value_pos={**parsed.value_pos, "pr-link": (4, 7)})
+    policy = LinkPolicy(repo="acme/bench", pr=41)
+    with pytest.raises(ChangelogError, match="nothing was written"):
+        rewrite_region(region, [wrong], policy)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from tests.changelog.conftest import real_entry
 from tests.conftest import HISTORY, LINK, REPO, GitRepo, entry
 
 
@@ -18,6 +19,13 @@ def run_check(repo: GitRepo, *extra: str, pr: int | None = 7):
     if pr is not None:
         args += ["--pr", str(pr)]
     return repo.infx(*args, *extra)
+
+
+def violated(repo: GitRepo, *extra: str, pr: int | None = 7) -> list[str]:
+    """The rules the gate names, from its JSON verdict; the gate must have failed."""
+    result = run_check(repo, "--format", "json", *extra, pr=pr)
+    assert result.exit_code == 1, result.output
+    return sorted(v["rule"] for v in json.loads(result.stdout)["violations"])
 
 
 def test_placeholder_entry_passes(repo: GitRepo) -> None:
@@ -57,7 +65,7 @@ def test_rejected_links_name_line_value_and_forms(repo: GitRepo, link: str) -> N
 
 def test_without_pr_only_canonical_links_pass(repo: GitRepo) -> None:
     append(repo, "\n" + entry(link="XXX"))
-    assert run_check(repo, pr=None).exit_code == 1
+    assert violated(repo, pr=None) == ["pr-link"]
     append(repo, "\n" + entry(link=f"{LINK}12"))
     assert run_check(repo, pr=None).exit_code == 0
 
@@ -83,7 +91,7 @@ def test_repo_flag_beats_environment_and_remote(repo: GitRepo) -> None:
         ).exit_code
         == 0
     )
-    assert run_check(repo).exit_code == 1
+    assert violated(repo) == ["pr-link"]
 
 
 def test_unknown_config_key_suggests_closest(repo: GitRepo) -> None:
@@ -124,18 +132,20 @@ def test_history_edit_is_rejected(repo: GitRepo) -> None:
     result = run_check(repo)
     assert result.exit_code == 1
     assert "perf-changelog.yaml:4: history:" in result.output
+    assert violated(repo) == ["history"]
 
 
 def test_history_deletion_is_rejected(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": HISTORY.split("\n\n")[0] + "\n"})
     result = run_check(repo)
     assert result.exit_code == 1 and "removed" in result.output
+    assert violated(repo) == ["history"]
 
 
 def test_reordering_is_rejected(repo: GitRepo) -> None:
     first, second = HISTORY.split("\n\n")
     repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
-    assert run_check(repo).exit_code == 1
+    assert violated(repo) == ["history"]
 
 
 def test_pr_link_correction_alone_passes(repo: GitRepo) -> None:
@@ -180,9 +190,11 @@ def test_separator_between_new_entries(repo: GitRepo) -> None:
 
 def test_file_must_end_with_one_newline(repo: GitRepo) -> None:
     append(repo, "\n" + entry().rstrip("\n"))
+    assert violated(repo) == ["file-ending"]
     assert "does not end with a newline" in run_check(repo).output
     append(repo, "\n" + entry() + "\n")
     assert "ends with blank lines" in run_check(repo).output
+    assert violated(repo) == ["file-ending"]
 
 
 @pytest.mark.parametrize(
@@ -225,7 +237,9 @@ def test_every_entry_starts_with_config_keys(repo: GitRepo) -> None:
 
 def test_root_must_be_a_list(repo: GitRepo) -> None:
     repo.commit(**{"perf-changelog.yaml": "entries: []\n"})
-    assert repo.infx("changelog", "lint").exit_code == 1
+    result = repo.infx("changelog", "lint")
+    assert result.exit_code == 1
+    assert "perf-changelog.yaml:1: root: the changelog must be a YAML list" in result.output
 
 
 def test_duplicate_keys_rejected(repo: GitRepo) -> None:
@@ -291,7 +305,9 @@ def test_json_verdict_lists_entries(repo: GitRepo) -> None:
 
 def test_working_tree_is_default_head(repo: GitRepo) -> None:
     repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link="TBD"))
-    assert repo.infx("changelog", "check", "--base", "base", "--pr", "7").exit_code == 1
+    result = repo.infx("changelog", "check", "--base", "base", "--pr", "7", "--format", "json")
+    assert result.exit_code == 1
+    assert [v["rule"] for v in json.loads(result.stdout)["violations"]] == ["pr-link"]
 
 
 def test_unknown_ref_is_usage_error(repo: GitRepo) -> None:
@@ -323,3 +339,86 @@ def test_unquoted_leading_wildcard_gets_a_hint(repo: GitRepo) -> None:
     append(repo, "\n" + entry(keys=["*-mi355x-vllm"]))
     result = run_check(repo)
     assert result.exit_code == 1 and "quote values that start with '*'" in result.output
+
+
+# A pr-link a rewrite cannot splice: block scalars, a quoted or plain value continued on the
+# next line, a value below its key. Each reads as a placeholder or a link to YAML.
+SPREAD_LINKS = {
+    "literal block": "|-\n    XXX",
+    "folded block": ">-\n    XXX",
+    "quoted, continued": '"XX\\\n    X"',
+    "plain, continued": f"{LINK}\n    7",
+    "below its key": "\n    XXX",
+}
+
+
+@pytest.mark.parametrize("value", SPREAD_LINKS.values(), ids=SPREAD_LINKS.keys())
+def test_pr_link_must_be_written_on_its_line(repo: GitRepo, value: str) -> None:
+    append(repo, "\n" + entry(link=value))
+    result = run_check(repo)
+    assert result.exit_code == 1, result.output
+    line = HISTORY.count("\n") + 6
+    assert f"perf-changelog.yaml:{line}: pr-link: " in result.output
+    assert "fix: write `pr-link: XXX` on one line" in result.output
+
+
+def test_the_gate_refuses_a_value_that_keeps_trailing_blank_lines(repo: GitRepo) -> None:
+    """Any later append would change it, though history stays a byte prefix."""
+    keeps = entry(extra="  all-evals: false\n").replace(
+        '    - "Tune flags"', "    - |+\n      Tune flags"
+    )
+    append(repo, "\n" + keeps)
+    result = run_check(repo)
+    assert result.exit_code == 1
+    line = HISTORY.count("\n") + 5
+    assert f"perf-changelog.yaml:{line}: yaml: " in result.output
+    assert "keeps trailing blank lines" in result.output
+
+
+# --- on the real InferenceX layout ---------------------------------------------------------
+
+NOTHING_SELECTED = {
+    "agentic scenario of a fixed-seq-len config": (
+        "dsv4-fp4-mi355x-vllm",
+        "  scenario-type:\n    - agentic-coding\n",
+        "scenario-type agentic-coding: dsv4-fp4-mi355x-vllm has only fixed-seq-len",
+    ),
+    "prefill ep above every eval point": (
+        "dsv4-fp4-mi355x-sglang-disagg",
+        "  evals-only: true\n  eval-min-prefill-ep: 1000\n",
+        "eval-min-prefill-ep 1000 is above the prefill ep of every eval point (highest: ",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "extra", "why"), NOTHING_SELECTED.values(), ids=NOTHING_SELECTED.keys()
+)
+def test_an_entry_that_selects_no_job_fails(
+    inferencex: GitRepo, key: str, extra: str, why: str
+) -> None:
+    """The plan would print "Nothing to run" and the sweep go green having run nothing."""
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(key=key, extra=extra))
+    result = inferencex.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    line = history.count("\n") + 2
+    assert f"perf-changelog.yaml:{line}: selection: this entry selects no benchmark job" in (
+        result.output
+    )
+    assert why in result.output
+
+
+@pytest.mark.parametrize(
+    ("key", "extra"),
+    [
+        ("dsv4-fp4-mi355x-*", "  scenario-type:\n    - agentic-coding\n"),
+        ("dsv4-fp4-mi355x-sglang-disagg", "  evals-only: true\n  eval-min-prefill-ep: 1\n"),
+        ("dsv4-fp4-mi355x-vllm", "  evals-only: true\n"),
+    ],
+)
+def test_an_entry_that_selects_jobs_passes(inferencex: GitRepo, key: str, extra: str) -> None:
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(key=key, extra=extra))
+    result = inferencex.infx("changelog", "check")
+    assert result.exit_code == 0, result.output

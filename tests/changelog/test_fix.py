@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from infx.changelog.fix import fix_appended
+from tests.changelog.conftest import real_entry
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
 
@@ -109,3 +110,87 @@ def test_base_defaults_to_where_the_branch_left_main(repo: GitRepo) -> None:
     result = repo.infx("changelog", "fix")
     assert result.exit_code == 0 and "pr-link 'pull/PENDING' -> XXX" in result.output
     assert repo.infx("changelog", "check").exit_code == 0
+
+
+# --- on the real InferenceX layout ---------------------------------------------------------
+
+
+def test_a_file_saved_with_crlf_gets_lf_back(inferencex: GitRepo) -> None:
+    """An editor saved the whole file with Windows line endings: the gate says so in one
+    line, and fix restores LF because the result is history plus the appended entry."""
+    history = inferencex.read()
+    inferencex.write(
+        "perf-changelog.yaml", (history + real_entry().encode()).replace(b"\n", b"\r\n")
+    )
+    gate = inferencex.infx("changelog", "check")
+    assert gate.exit_code == 1
+    problems = gate.stdout.splitlines()[:-1]
+    assert len(problems) == 1, gate.output
+    assert "the file was saved with CRLF line endings" in problems[0]
+
+    fixed = inferencex.infx("changelog", "fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert "CRLF" in fixed.stdout
+    assert inferencex.read() == history + real_entry().encode()
+    assert inferencex.infx("changelog", "check").exit_code == 0
+
+
+def test_crlf_over_an_edited_history_is_still_refused(inferencex: GitRepo) -> None:
+    history = inferencex.read()
+    edited = history.replace(b"/pull/95\n", b"/pull/96\n") + real_entry().encode()
+    inferencex.write("perf-changelog.yaml", edited.replace(b"\n", b"\r\n"))
+    fixed = inferencex.infx("changelog", "fix")
+    assert fixed.exit_code == 1 and "nothing was fixed" in fixed.output
+    assert inferencex.read() == edited.replace(b"\n", b"\r\n")
+
+
+@pytest.mark.parametrize(
+    ("extra", "named", "suggestion"),
+    [
+        ("  scenario-typ:\n    - fixed-seq-len\n", "scenario-typ", "did you mean 'scenario-type'?"),
+        ("  evals-only: yes\n", "evals-only: 'yes' is not of type 'boolean'", "use true or false"),
+    ],
+)
+def test_fix_exits_1_naming_what_it_cannot_fix(
+    inferencex: GitRepo, extra: str, named: str, suggestion: str
+) -> None:
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(link="TBD", extra=extra))
+    result = inferencex.infx("changelog", "fix")
+    assert result.exit_code == 1, result.output
+    assert "fixed: pr-link 'TBD' -> XXX" in result.stdout
+    assert named in result.output and suggestion in result.output
+    # The mechanical fix is written; what remains is the person's.
+    assert inferencex.read().decode() == history + real_entry(extra=extra)
+
+
+def test_fix_names_a_mistyped_config_key_with_the_closest_one(inferencex: GitRepo) -> None:
+    history = inferencex.read().decode()
+    inferencex.write("perf-changelog.yaml", history + real_entry(key="dsv4-fp4-mi355x-vlm"))
+    result = inferencex.infx("changelog", "fix")
+    assert result.exit_code == 1, result.output
+    assert "nothing to fix" not in result.output
+    assert "did you mean 'dsv4-fp4-mi355x-vllm'?" in result.output
+
+
+@pytest.mark.parametrize("value", [">-\n    PENDING", "|-\n    TBD"])
+def test_fix_leaves_a_spread_placeholder_to_the_person(inferencex: GitRepo, value: str) -> None:
+    """Splicing XXX into the first line would leave the old word on the next one."""
+    text = inferencex.read().decode() + real_entry(link=value)
+    inferencex.write("perf-changelog.yaml", text)
+    result = inferencex.infx("changelog", "fix")
+    assert result.exit_code == 1
+    assert "write `pr-link: XXX` on one line" in result.output
+    assert inferencex.read().decode() == text
+
+
+def test_fix_never_changes_what_a_value_says(inferencex: GitRepo) -> None:
+    """Trailing spaces inside a literal block are part of the text: stripping them would
+    change the entry, so fix refuses and writes nothing."""
+    block = "- config-keys:\n    - dsv4-fp4-mi355x-vllm\n  description:\n    - |\n      spaced   \n"
+    text = inferencex.read().decode() + "\n" + block + "  pr-link: TBD\n"
+    inferencex.write("perf-changelog.yaml", text)
+    result = inferencex.infx("changelog", "fix")
+    assert result.exit_code == 1
+    assert "would read differently" in result.output
+    assert inferencex.read().decode() == text

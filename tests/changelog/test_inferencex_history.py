@@ -83,7 +83,92 @@ def test_a_plain_correction_of_real_history_passes(history: bytes) -> None:
 
 def test_whole_history_reads_as_one_append(history: bytes) -> None:
     """From the empty tree all 772 entries are appended and read, within every limit; what
-    fails is only the historic separators that later appends never see."""
+    fails is only what later appends never see: the historic separators, and the one
+    historic pr-link whose value sits on the line below its key (a new entry must write
+    it on its own line)."""
     result = check(None, history, None)
     assert len(result.entries) == 772
-    assert {v.rule for v in result.violations} == {"separator"}
+    assert {v.rule for v in result.violations} == {"separator", "pr-link"}
+    assert [v.line for v in result.violations if v.rule == "pr-link"] == [3595]
+
+
+def _line(history: bytes, number: int) -> bytes:
+    return history.split(b"\n")[number - 1]
+
+
+# Three historic pr-link lines a maintainer could not fill in: trailing spaces (2482, 4898)
+# and an empty value whose link sits on the next line (3595).
+ODD_LINES = {
+    2482: b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1311  ",
+    4898: b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/2201  ",
+}
+
+
+@pytest.mark.parametrize("number", sorted(ODD_LINES))
+def test_a_link_with_trailing_spaces_can_be_corrected(history: bytes, number: int) -> None:
+    old = _line(history, number)
+    assert old == ODD_LINES[number]
+    for new in (
+        old.rstrip(b" "),
+        b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/7",
+    ):
+        head = history.replace(old + b"\n", new + b"\n")
+        result = check(history, head, POLICY)
+        assert result.ok, result.violations
+        assert [(c.line, c.new) for c in result.corrections] == [
+            (number, new.removeprefix(b"  pr-link: ").decode())
+        ]
+
+
+def test_a_link_below_an_empty_pr_link_can_be_corrected(history: bytes) -> None:
+    old = _line(history, 3595) + b"\n" + _line(history, 3596) + b"\n"
+    assert old == b"  pr-link: \n    https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+    new = b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+    result = check(history, history.replace(old, new), POLICY)
+    assert result.ok, result.violations
+    assert [(c.line, c.old, c.new) for c in result.corrections] == [
+        (3595, new[11:-1].decode(), new[11:-1].decode())
+    ]
+    # Line numbers after the joined line are the head's: a later correction names its line.
+    later = history.replace(old, new).replace(b"/pull/2201  \n", b"/pull/2202\n")
+    assert [c.line for c in check(history, later, POLICY).corrections] == [3595, 4897]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The new line stays strict: one link, nothing after it.
+        (ODD_LINES[2482], ODD_LINES[2482].rstrip(b" ") + b" "),
+        # Filling in the empty line but keeping the link below it: the value would read
+        # "<link> <link>".
+        (
+            b"  pr-link: \n",
+            b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n",
+        ),
+        # The link below moved up, a key smuggled into its place.
+        (
+            b"  pr-link: \n    https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n",
+            b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+            b"  all-evals: true\n",
+        ),
+    ],
+)
+def test_old_forms_do_not_loosen_the_new_line(history: bytes, old: bytes, new: bytes) -> None:
+    head = history.replace(old, new, 1)
+    assert head != history
+    result = check(history, head, POLICY)
+    assert not result.ok and result.diff.kind == "rejected"
+
+
+def test_the_cli_accepts_the_correction_on_a_branch(inferencex) -> None:
+    history = inferencex.read()
+    old = b"  pr-link: \n    https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+    inferencex.write(
+        "perf-changelog.yaml",
+        history.replace(
+            old, b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/1701\n"
+        ),
+    )
+    result = inferencex.infx("changelog", "check")
+    assert result.exit_code == 0, result.output
+    assert "1 pr-link correction(s)" in result.output

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import HISTORY, LINK, GitRepo, entry
+from tests.readme import use_readme_driver
 
 MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
 PR_ENTRY = entry(description="PR change")
@@ -52,20 +58,7 @@ def test_resolve_conflict_without_conflict_is_usage_error(repo: GitRepo) -> None
 
 
 def test_merge_driver_lets_git_merge_cleanly(repo: GitRepo) -> None:
-    repo.write(".gitattributes", "perf-changelog.yaml merge=infx-changelog\n")
-    repo.git("add", ".gitattributes")
-    repo.git("commit", "-q", "-m", "attributes")
-    repo.git("tag", "-f", "base")
-    import shutil
-    import sys
-
-    infx_cmd = shutil.which("infx") or f"{sys.executable} -m infx"
-    repo.git("config", "merge.infx-changelog.name", "perf-changelog.yaml append merge")
-    repo.git(
-        "config",
-        "merge.infx-changelog.driver",
-        f"{infx_cmd} changelog merge-driver --pr 31 --repo acme/bench %O %A %B %P",
-    )
+    use_driver(repo, "--pr", "31")
     diverge(repo)
     out = repo.git("merge", "-q", "--no-edit", "main")
     assert "CONFLICT" not in out
@@ -74,6 +67,7 @@ def test_merge_driver_lets_git_merge_cleanly(repo: GitRepo) -> None:
 
 
 def test_merge_driver_refuses_history_edits(repo: GitRepo, tmp_path) -> None:
+    repo.git("checkout", "-q", "-b", "pr")  # ours is the PR branch, main is theirs
     ancestor = tmp_path / "o"
     ours = tmp_path / "a"
     theirs = tmp_path / "b"
@@ -185,3 +179,164 @@ def test_resolve_conflict_refusal_leaves_gits_conflict(repo: GitRepo) -> None:
     result = repo.infx("changelog", "resolve-conflict", "--pr", "31")
     assert result.exit_code == 1 and "not its base plus whole new entries" in result.output
     assert repo.read() == before and b"<<<<<<<" in before
+
+
+def git_merge(repo: GitRepo, ref: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        ["git", "merge", "--no-edit", ref], cwd=repo.path, capture_output=True, text=True, env=env
+    )
+
+
+SAME_AS_PR = {
+    # The README's driver line (no --pr): main landed another PR's entry that reads the same
+    # and kept the XXX placeholder (history has such entries).
+    "placeholder, no --pr": ((), entry(description="PR change")),
+    # With --pr, main's `.../pull/XXX` entry would pass for this PR's own.
+    "pull/XXX, --pr 31": (("--pr", "31"), entry(description="PR change", link=f"{LINK}XXX")),
+    # This PR's link, but main's copy is not this PR's text: someone else wrote it.
+    "this PR's link, other text": (
+        ("--pr", "31"),
+        entry(description="PR change", link=f"{LINK}31").replace('"PR change"', "'PR change'"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("options", "main_copy"), SAME_AS_PR.values(), ids=SAME_AS_PR.keys())
+def test_driver_never_drops_the_prs_entry_for_one_main_holds(
+    repo: GitRepo, options: tuple[str, ...], main_copy: str
+) -> None:
+    use_driver(repo, *options)
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY + "\n" + main_copy)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0, merge.stdout
+    assert "already holds an entry that reads the same" in merge.stderr
+    text = repo.read().decode()
+    assert "<<<<<<< " in text and ">>>>>>> " in text
+    assert text.count('"PR change"') + text.count("'PR change'") == 2
+    assert "perf-changelog.yaml" in repo.git("diff", "--name-only", "--diff-filter=U")
+
+
+def test_driver_drops_this_prs_entry_when_main_holds_it_already(repo: GitRepo) -> None:
+    """Main's copy is this PR's entry, canonicalized, byte for byte: it landed already."""
+    use_driver(repo, "--pr", "31")
+    landed = entry(description="PR change", link=f"{LINK}31")
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY + "\n" + landed)
+    merge = git_merge(repo, "main")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed
+
+
+def test_merging_the_pr_into_main_keeps_mains_entries_first(repo: GitRepo) -> None:
+    """`git merge <pr-branch>` run on main, with the README's driver (no --main-side): main
+    is ours, and its newer entry stays before the PR's."""
+    use_driver(repo)
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    repo.git("checkout", "-q", "main")
+    merge = git_merge(repo, "pr")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+    assert repo.infx("changelog", "check", "--base", "main~1", "--pr", "31").exit_code == 0
+
+
+def test_main_branch_name_comes_from_the_settings(repo: GitRepo) -> None:
+    repo.commit("settings", **{"infx.toml": 'main-branch = "trunk"\n'})
+    repo.git("branch", "-m", "main", "trunk")
+    use_driver(repo)
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.commit("pr", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    repo.git("checkout", "-q", "trunk")
+    repo.commit("trunk", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    assert git_merge(repo, "pr").returncode == 0
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+def test_rebasing_the_pr_onto_main_keeps_mains_entries_first(repo: GitRepo) -> None:
+    """In a rebase, ours is main (the commits are replayed onto it)."""
+    use_driver(repo)
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    rebase = subprocess.run(
+        ["git", "rebase", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert rebase.returncode == 0, rebase.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+def test_resolve_conflict_finds_main_without_being_told(repo: GitRepo) -> None:
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    repo.git("checkout", "-q", "main")
+    git_merge(repo, "pr")
+    result = repo.infx("changelog", "resolve-conflict")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+KEEPS_BLANKS = (
+    "- config-keys:\n    - llama-fp8-mi355x-sglang\n  pr-link: https://github.com/acme/bench/pull/30\n"
+    "  description:\n    - |+\n      Main change\n"
+)
+
+
+def test_driver_refuses_a_merge_that_would_change_mains_last_entry(repo: GitRepo) -> None:
+    """Main's last value keeps its trailing blank lines (`|+`): the empty line before the
+    PR's entry would become part of it. The driver reads back what it would write."""
+    use_driver(repo, "--pr", "31")
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + KEEPS_BLANKS)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0
+    assert "would read differently" in merge.stderr
+    text = repo.read().decode()
+    assert "<<<<<<< " in text and KEEPS_BLANKS in text and '"PR change"' in text
+
+
+def test_the_readme_driver_keeps_both_sides_when_infx_is_not_on_path(repo: GitRepo) -> None:
+    """A shell without the virtualenv: git must not keep the branch's side alone."""
+    bare = "/usr/bin:/bin"
+    if shutil.which("infx", path=bare):
+        pytest.skip("infx is installed system-wide")
+    use_readme_driver(repo)
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main", env={**os.environ, "PATH": bare})
+    assert merge.returncode != 0
+    assert "merge-driver did not run (exit 127)" in merge.stderr
+    text = repo.read().decode()
+    assert "<<<<<<< ours" in text and ">>>>>>> theirs" in text
+    assert MAIN_ENTRY in text and PR_ENTRY in text
+    assert "perf-changelog.yaml" in repo.git("diff", "--name-only", "--diff-filter=U")
+
+
+def test_the_readme_driver_merges_when_infx_is_on_path(repo: GitRepo) -> None:
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "PATH": path}
+    use_readme_driver(repo, env)
+    branches(repo, HISTORY + "\n" + PR_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main", env=env)
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+def test_a_forks_own_main_merging_upstream_keeps_upstreams_entries_first(repo: GitRepo) -> None:
+    """A contributor works on their fork's `main` and merges upstream's: the branch name
+    says main, but the commit merged in is upstream's main tip, so that side is main."""
+    use_driver(repo)
+    repo.git("checkout", "-q", "-b", "upstream-main")
+    repo.commit("upstream", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    repo.git("update-ref", "refs/remotes/upstream/main", "HEAD")
+    repo.git("checkout", "-q", "main")
+    repo.commit("fork work", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    merge = git_merge(repo, "upstream/main")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + PR_ENTRY
+
+
+@pytest.mark.parametrize("value", ["|-\n    XXX", ">-\n    XXX", '"XX\\\n    X"'])
+def test_driver_never_splices_a_link_into_a_spread_pr_link(repo: GitRepo, value: str) -> None:
+    """Writing the link on the `pr-link:` line would leave `    XXX` below it: the value
+    would read `.../pull/31 XXX`. The PR side breaks the gate's one-line rule: conflict."""
+    use_driver(repo, "--pr", "31")
+    spread = entry(description="PR change", link=value)
+    branches(repo, HISTORY + "\n" + spread, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0
+    assert "write `pr-link: XXX` on one line" in merge.stderr
+    text = repo.read().decode()
+    assert spread in text and MAIN_ENTRY in text and f"{LINK}31" not in text

@@ -90,3 +90,14 @@ def test_identical_entry_gets_a_warning(repo: GitRepo) -> None:
         "and flags already exists" in second.stderr
     )
     assert repo.read().decode().count('    - "x"\n') == 2
+
+
+def test_new_refuses_an_entry_that_selects_no_job(inferencex) -> None:
+    before = inferencex.read()
+    result = inferencex.infx(
+        "changelog", "new", "--config-key", "dsv4-fp4-mi355x-vllm",
+        "--description", "Try the agentic traces", "--scenario-type", "agentic-coding",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "selects no benchmark job" in result.output and "has only fixed-seq-len" in result.output
+    assert inferencex.read() == before

@@ -2,14 +2,13 @@
 
 State lives in plain dicts a test fills in; every request is recorded, faults can be
 injected per path: an error status, a body that is not JSON (HTML, empty, truncated), a
-connection that never answers, page links that loop or never end. Compare, contents and
-blob requests are answered from a real git repository (`State.git_remote`). PyGithub
-reaches the server through GITHUB_API_URL, as it would in Actions.
+connection that never answers, page links that loop or never end. A PR's head and commits
+follow its branch in a real git repository (`State.git_remote`). PyGithub reaches the
+server through GITHUB_API_URL, as it would in Actions.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import subprocess
@@ -61,15 +60,21 @@ class State:
     artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     check_runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    statuses: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # sha -> newest first
     reactions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     merges: list[dict[str, Any]] = field(default_factory=list)
+    # Settings read by `infx security check`, by full path: a JSON answer, or (key, items)
+    # for a listing that wraps its items in `key`.
+    admin: dict[str, Any] = field(default_factory=dict)
     faults: list[Fault] = field(default_factory=list)
     # Listings whose path matches: "loop" links every page to the same next page, "endless"
     # always links one page further (the items repeat).
     page_links: dict[str, str] = field(default_factory=dict)
     released: threading.Event = field(default_factory=threading.Event)
     default_checks: list[dict[str, Any]] = field(default_factory=list)
+    # Statuses of a commit nobody set any on (what CI would have set on a pushed head).
+    default_statuses: list[dict[str, Any]] = field(default_factory=list)
     git_remote: str | None = None  # a bare repository whose branches are the PRs' heads
     workdir: Path | None = None  # where a test may build that repository
     token_user: tuple[str, str] = ("github-actions[bot]", "NONE")
@@ -99,6 +104,8 @@ class State:
         state: str = "open",
         fork: bool = False,
         commits: list[str] = (),
+        base: str = "main",
+        merge_commit_sha: str | None = None,
     ):
         self.pulls[number] = {
             "url": f"/repos/{REPO}/pulls/{number}",
@@ -111,12 +118,13 @@ class State:
             "labels": [{"name": name, "id": i} for i, name in enumerate(labels)],
             "created_at": stamp(0),
             "merged_at": stamp(500) if merged else None,
+            "merge_commit_sha": merge_commit_sha,
             "head": {
                 "ref": head_ref,
                 "sha": head_sha,
                 "repo": {"full_name": "someone/bench" if fork else REPO},
             },
-            "base": {"ref": "main", "sha": "b" * 40, "repo": {"full_name": REPO}},
+            "base": {"ref": base, "sha": "b" * 40, "repo": {"full_name": REPO}},
         }
         self.issues[number] = {
             "number": number,
@@ -160,6 +168,7 @@ class State:
         path: str = ".github/workflows/run-sweep.yml",
         artifacts: list[str] = ("results_bmk",),
         expired: bool = False,
+        head_repo: str = REPO,
     ) -> dict[str, Any]:
         run = {
             "id": run_id,
@@ -175,6 +184,8 @@ class State:
             "created_at": stamp(minute),
             "url": f"/repos/{REPO}/actions/runs/{run_id}",
             "artifacts_url": f"/repos/{REPO}/actions/runs/{run_id}/artifacts",
+            "head_repository": {"full_name": head_repo},
+            "repository": {"full_name": REPO},
         }
         self.runs.append(run)
         self.artifacts[run_id] = [
@@ -209,6 +220,42 @@ class State:
                 "actor": self.user("maintainer"),
             }
         )
+
+    def runner(
+        self, name: str, labels: list[str], *, ephemeral: bool = True, group: int | None = None
+    ) -> dict[str, Any]:
+        """A self-hosted runner as the runners listings show it (group: an organization's)."""
+        self.next_id += 1
+        found = {
+            "id": self.next_id,
+            "name": name,
+            "os": "Linux",
+            "status": "online",
+            "busy": False,
+            "ephemeral": ephemeral,
+            "labels": [
+                {"id": i, "name": label, "type": "read-only" if i < 2 else "custom"}
+                for i, label in enumerate(["self-hosted", "Linux", *labels])
+            ],
+        }
+        if group is not None:
+            found["runner_group_id"] = group
+        return found
+
+    def runner_group(self, group_id: int, name: str, workflows: list[str] | None) -> dict[str, Any]:
+        """An organization runner group; `workflows` None lets every workflow use it."""
+        return {
+            "id": group_id,
+            "name": name,
+            "visibility": "selected",
+            "default": group_id == 1,
+            "runners_url": f"/orgs/acme/actions/runner-groups/{group_id}/runners",
+            "inherited": False,
+            "allows_public_repositories": True,
+            "restricted_to_workflows": workflows is not None,
+            "selected_workflows": workflows or [],
+            "workflow_restrictions_read_only": False,
+        }
 
     def api_requests(self) -> int:
         """Requests to the API proper, not to artifact storage."""
@@ -313,6 +360,11 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self._results_route(method, path, query):
             return
+        if method == "GET" and path in s.admin:
+            answer = s.admin[path]
+            if isinstance(answer, tuple):
+                return self._page(answer[1], query, wrap=answer[0])
+            return self._send(200, answer)
         prefix = f"/repos/{REPO}"
         if not path.startswith(prefix):
             return self._send(404, {"message": "Not Found"})
@@ -390,14 +442,30 @@ class Handler(BaseHTTPRequestHandler):
             ),
             (
                 "GET",
+                r"/pulls",
+                lambda m: self._page(
+                    [
+                        p
+                        for p in s.pulls.values()
+                        if p["state"] == query.get("state", ["open"])[0]
+                        and p["base"]["ref"] == query.get("base", [p["base"]["ref"]])[0]
+                    ],
+                    query,
+                ),
+            ),
+            (
+                "GET",
+                r"/commits/([0-9a-f]+)/statuses",
+                lambda m: self._page(s.statuses.get(m[1], s.default_statuses), query),
+            ),
+            ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._status(m[1])),
+            (
+                "GET",
                 r"/commits/([0-9a-f]+)/check-runs",
                 lambda m: self._page(
                     s.check_runs.get(m[1], s.default_checks), query, wrap="check_runs"
                 ),
             ),
-            ("GET", r"/compare/([^/.]+)\.\.\.([^/.]+)", lambda m: self._compare(m[1], m[2])),
-            ("GET", r"/contents/(.+)", lambda m: self._contents(m[1], query)),
-            ("GET", r"/git/blobs/([0-9a-f]{40})", lambda m: self._git_blob(m[1])),
             ("GET", r"/actions/workflows/([^/]+)/runs", lambda m: self._runs(m[1], query)),
             ("GET", r"/actions/runs/(\d+)", lambda m: self._run(int(m[1]))),
             (
@@ -427,7 +495,7 @@ class Handler(BaseHTTPRequestHandler):
         return proc.stdout.decode().strip() or None
 
     def _compare(self, base_ref: str, head_ref: str) -> None:
-        """base...head as GitHub answers it: from the merge base to head."""
+        """base...head as GitHub answers it, commits only: those head has and base lacks."""
         base, head = self._rev(base_ref), self._rev(head_ref)
         if not base or not head:
             return self._send(404, {"message": "Not Found"})
@@ -443,73 +511,15 @@ class Handler(BaseHTTPRequestHandler):
             }
             for shas in (line.split() for line in log.stdout.decode().splitlines())
         ]
-        raw = self._git("diff", "--raw", "--no-renames", "-z", merge_base, head).stdout.decode()
-        fields = raw.split("\0")
-        files = []
-        statuses = {"A": "added", "D": "removed", "M": "modified", "T": "changed"}
-        for meta, name in zip(fields[0::2], fields[1::2], strict=False):
-            _, _, old_blob, new_blob, letter = meta.lstrip(":").split(" ")
-            diff = self._git("diff", merge_base, head, "--", name).stdout.decode()
-            hunks = diff[diff.find("@@") :] if "@@" in diff else ""
-            files.append(
-                {
-                    "sha": old_blob if letter == "D" else new_blob,
-                    "filename": name,
-                    "status": statuses[letter[0]],
-                    "additions": 1,
-                    "deletions": 1,
-                    "changes": 2,
-                    "patch": hunks.rstrip("\n"),  # GitHub's patch: hunks without file headers
-                }
-            )
-        behind = self._git("rev-list", "--count", f"{merge_base}..{base}").stdout.decode().strip()
         self._send(
             200,
             {
                 "status": "identical" if base == head else "diverged",
                 "ahead_by": len(commits),
-                "behind_by": int(behind),
                 "total_commits": len(commits),
                 "base_commit": {"sha": base},
                 "merge_base_commit": {"sha": merge_base},
                 "commits": commits,
-                "files": files,
-            },
-        )
-
-    def _contents(self, path: str, query: dict[str, list[str]]) -> None:
-        ref = self._rev(query.get("ref", ["main"])[0])
-        blob = (
-            self._git("rev-parse", "--verify", "--quiet", f"{ref}:{path}").stdout.decode().strip()
-        )
-        if not ref or not blob:
-            return self._send(404, {"message": "Not Found"})
-        data = self._git("cat-file", "blob", blob).stdout
-        too_big = len(data) > 1024 * 1024  # GitHub leaves larger files to the blob API
-        self._send(
-            200,
-            {
-                "type": "file",
-                "name": path.rsplit("/", 1)[-1],
-                "path": path,
-                "sha": blob,
-                "size": len(data),
-                "encoding": "none" if too_big else "base64",
-                "content": "" if too_big else base64.encodebytes(data).decode(),
-            },
-        )
-
-    def _git_blob(self, sha: str) -> None:
-        proc = self._git("cat-file", "blob", sha)
-        if proc.returncode != 0:
-            return self._send(404, {"message": "Not Found"})
-        self._send(
-            200,
-            {
-                "sha": sha,
-                "size": len(proc.stdout),
-                "encoding": "base64",
-                "content": base64.encodebytes(proc.stdout).decode(),
             },
         )
 
@@ -537,6 +547,21 @@ class Handler(BaseHTTPRequestHandler):
                 pull["head"]["sha"] = sha
                 log = self._git("rev-list", "--reverse", f"{pull['base']['ref']}..{sha}")
                 self.state.pull_commits[pull["number"]] = log.stdout.decode().split()
+
+    def _status(self, sha: str) -> None:
+        body = self._body()
+        self.state.next_id += 1
+        status = {
+            "id": self.state.next_id,
+            "state": body["state"],
+            "context": body.get("context", "default"),
+            "description": body.get("description"),
+            "target_url": body.get("target_url"),
+            "created_at": stamp(1100),
+            "creator": self.state.user(self.state.token_user[0]),
+        }
+        self.state.statuses.setdefault(sha, []).insert(0, status)
+        self._send(201, status)
 
     def _comment(self, comment_id: int) -> None:
         for comment in self.state.comments:
@@ -622,6 +647,12 @@ class ResultsHandler(Handler):
             ("GET", r"/actions/artifacts/(\d+)/zip", rest, lambda m: self._zip(int(m[1]))),
             ("PATCH", r"/issues/comments/(\d+)", rest, lambda m: self._edit(int(m[1]))),
             ("POST", r"/check-runs", rest, lambda m: self._create_check()),
+            (
+                "GET",
+                r"/compare/([^/.]+)\.\.\.([^/.]+)",
+                rest,
+                lambda m: self._compare(m[1], m[2]),
+            ),
             ("GET", r"/issues", rest, lambda m: self._list_issues(query)),
             ("POST", r"/issues", rest, lambda m: self._create_issue()),
         ]

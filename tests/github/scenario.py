@@ -1,40 +1,62 @@
-"""A merged PR with a green full sweep and an authorized /reuse-sweep-run, ready to tweak."""
+"""A PR with green full sweeps and an authorized /reuse-sweep-run, ready to tweak and merge.
+
+Everything is real but GitHub itself: a bare origin repository with `main` and the PR
+branch `feature`; each sweep run is recorded as its planning job would record it (the
+PR's merge commit with main at that moment, checked out, planned by `infx sweep plan
+--from-event --manifest` under the PR's labels), its `sweep-manifest` artifact served by
+the fake API; the merge is a squash commit pushed to main; `infx reuse gate` runs in a
+checkout of the pushed commit, as the sweep workflow's reuse-gate job does.
+"""
 
 from __future__ import annotations
 
 import atexit
 import functools
+import io
 import json
+import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
 from infx.cli import cli
+from infx.matrix.manifest import evaluated
+from infx.workflows.preview import merge_preview
 from tests.conftest import HISTORY, LINK, GitRepo, entry, make_repo
-from tests.github.fake_api import FakeGitHub, State
+from tests.github.fake_api import REPO, FakeGitHub, State
 
 OTHER_SHA = "a2" * 20  # a commit that is not the PR's
-MERGE_SHA = "c" * 40
 RUN = 1039
+LABELS = ("full-sweep-fail-fast",)
 PR_ENTRY = entry(description="PR change")
 MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
 
 
-def changelog(*entries: str, link: str | None = None) -> str:
-    """The shared history plus `entries`; `link` replaces the last entry's placeholder."""
+def changelog(*entries: str, link: str | None = None, history: str = HISTORY) -> str:
+    """The history plus `entries`; `link` replaces the last entry's placeholder."""
     last = entries[-1].replace("pr-link: XXX", f"pr-link: {link}") if link else entries[-1]
-    return "\n".join([HISTORY, *entries[:-1], last])
+    return "\n".join([history, *entries[:-1], last])
+
+
+@contextmanager
+def inside(path: Path) -> Iterator[None]:
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
 
 
 class PrBranch:
-    """A bare origin with `main` and the PR branch `feature`, grown commit by commit.
-
-    The API fake answers compare, contents and blob requests from `origin`; a working
-    clone is made the first time a test commits."""
+    """A bare origin with `main` and the PR branch `feature`, grown commit by commit."""
 
     def __init__(self, origin: Path) -> None:
         self.origin = origin
@@ -43,7 +65,7 @@ class PrBranch:
     @property
     def work(self) -> GitRepo:
         if self._work is None:
-            path = self.origin.with_name("work")
+            path = self.origin.with_name(self.origin.stem + "-work")
             subprocess.run(["git", "clone", "-q", str(self.origin), str(path)], check=True)
             self._work = GitRepo(path)
             self._work.git("config", "user.email", "ci@example.invalid")
@@ -75,77 +97,217 @@ class PrBranch:
         return self.work.git("rev-parse", "HEAD")
 
 
-@dataclass
-class Green:
-    """The PR of green_pr: its branch, the commit adding its entry and the link fix."""
-
-    branch: PrBranch
-    sha0: str
-    sha1: str
-
-
-@functools.cache
-def seeded_origin(tmp: Path) -> tuple[Path, PrBranch]:
-    """A bare origin.git holding the base history with a `feature` branch, and that branch."""
+def seed_origin(tmp: Path, files: dict[str, str | bytes] | None = None) -> tuple[Path, PrBranch]:
+    """A bare origin.git with `main` (the base history and master config, or `files`) and a
+    `feature` branch at the same commit."""
     seed = make_repo(tmp / "seed")
+    if files:
+        for name in list(seed.path.iterdir()):
+            if name.name != ".git":
+                shutil.rmtree(name) if name.is_dir() else name.unlink()
+        seed.commit("base", **files)
     seed.git("branch", "feature")
     origin = tmp / "origin.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(seed.path), str(origin)], check=True)
     return origin, PrBranch(origin)
 
 
+def zipped(name: str, data: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def manifest_zip(manifest: dict) -> bytes:
+    return zipped("sweep-manifest.json", json.dumps(manifest))
+
+
+@dataclass
+class Green:
+    """The PR of green_pr: its branch, the commits adding its entry and fixing the link, and
+    a checkout (`runner`) where planning jobs and the reuse gate run."""
+
+    state: State
+    branch: PrBranch
+    sha0: str
+    sha1: str
+    runner: GitRepo
+    merged: str | None = None  # the squash commit on main, once merged
+    before: str | None = None  # main before it
+    manifests: dict[int, dict] = field(default_factory=dict)
+
+    def _sync(self) -> None:
+        self.runner.git("fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*")
+
+    def merge_commit(self, head: str) -> str:
+        """GitHub's test merge of `head` into main as it is now (refs/pull/7/merge)."""
+        self._sync()
+        tree = merge_preview(self.runner.path, "origin/main", head, "perf-changelog.yaml")
+        return self.runner.git(
+            "commit-tree", tree, "-p", "origin/main", "-p", head, "-m", "Merge into main"
+        )
+
+    def record_run(
+        self,
+        run_id: int,
+        sha: str,
+        minute: float,
+        *,
+        labels: tuple[str, ...] = LABELS,
+        artifacts: list[str] | None = None,
+        **run: object,
+    ) -> dict:
+        """A sweep run of `sha`: its planning job checks out the PR's merge commit with main
+        and writes the manifest under `labels`; the run uploads it and `results_bmk`
+        (`eval_results_all` too when it planned evals)."""
+        merge = self.merge_commit(sha)
+        self.runner.git("checkout", "-q", "--detach", merge)
+        payload = {
+            "action": "synchronize",
+            "number": 7,
+            "repository": {"full_name": REPO},
+            "pull_request": {
+                "number": 7,
+                "draft": False,
+                "labels": [{"name": name} for name in labels],
+                "head": {"sha": sha, "ref": "feature", "repo": {"full_name": REPO}},
+                "base": {"ref": "main", "repo": {"full_name": REPO}},
+            },
+        }
+        event = self.runner.path.parent / f"event-{run_id}.json"
+        event.write_text(json.dumps(payload))
+        out = self.runner.path.parent / f"manifest-{run_id}.json"
+        env = {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event)}
+        plan = self.runner.path.parent / f"plan-{run_id}.json"
+        with inside(self.runner.path):
+            result = CliRunner().invoke(
+                cli,
+                ["sweep", "plan", "--from-event", "--output", str(plan), "--manifest", str(out)],
+                env=env,
+            )
+        assert result.exit_code == 0, result.output
+        manifest = json.loads(out.read_text())
+        if artifacts is None:
+            artifacts = ["results_bmk", "sweep-manifest", "changelog-metadata"]
+            if evaluated(manifest):
+                artifacts.append("eval_results_all")
+        self.state.add_run(run_id, head_sha=sha, minute=minute, artifacts=artifacts, **run)
+        for artifact in self.state.artifacts[run_id]:
+            if artifact["name"] == "sweep-manifest":
+                self.state.blobs[artifact["id"]] = manifest_zip(manifest)
+            else:
+                self.state.blobs[artifact["id"]] = zipped(f"{artifact['name']}.json", "{}")
+        self.manifests[run_id] = manifest
+        return manifest
+
+    def merge(self, **files: str | bytes) -> str:
+        """Squash-merge the PR into main (its merge with main, or `files` on top of it)."""
+        self._sync()
+        head = self.runner.git("rev-parse", "origin/feature")
+        tree = merge_preview(self.runner.path, "origin/main", head, "perf-changelog.yaml")
+        self.before = self.runner.git("rev-parse", "origin/main")
+        self.runner.git("checkout", "-q", "--detach", self.before)
+        self.runner.git("read-tree", "-u", "--reset", tree)
+        for name, data in files.items():
+            self.runner.write(name.replace("__", "/"), data)
+        self.runner.git("add", "-A")
+        self.runner.git("commit", "-q", "-m", "Squash-merge PR #7")
+        self.merged = self.runner.git("rev-parse", "HEAD")
+        self.runner.git("push", "-q", "origin", "HEAD:refs/heads/main")
+        pull = self.state.pulls[7]
+        pull["merged_at"] = "2026-11-30T20:20:00Z"
+        pull["state"] = "closed"
+        pull["merge_commit_sha"] = self.merged
+        self.state.commit_pulls[self.merged] = [7]
+        return self.merged
+
+    def gate(self, event: str = "push", **extra: str) -> tuple[Result, dict]:
+        """`infx reuse gate` as the sweep workflow's reuse-gate job runs it: a push of the
+        merge (merged first if needed), or a PR event on GitHub's merge commit."""
+        if event == "push":
+            sha = extra.pop("sha", None) or self.merged or self.merge()
+            before = extra.pop("before", self.before)
+            if self.runner.git("cat-file", "-t", sha, check=False) == "commit":
+                self.runner.git("checkout", "-q", "--detach", sha)
+            args = ["--commit-sha", sha, "--before", before or ""]
+        else:
+            sha = extra.pop("sha", None) or self.state.pulls[7]["head"]["sha"]
+            self.runner.git("checkout", "-q", "--detach", self.merge_commit(sha))
+            args = ["--commit-sha", sha]
+        args += ["--event-name", event, "--ref", extra.pop("ref", "refs/heads/main")]
+        for key, value in extra.items():
+            args += [f"--{key.replace('_', '-')}", value]
+        with inside(self.runner.path):
+            result = CliRunner().invoke(cli, ["reuse", "gate", "--repo", REPO, *args])
+        outputs = json.loads(result.stdout) if result.exit_code == 0 else {}
+        return result, outputs
+
+    def at_main(self) -> GitRepo:
+        """The runner checked out at main with every branch fetched (a comment workflow's
+        checkout with full history)."""
+        self._sync()
+        self.runner.git("checkout", "-q", "--detach", "origin/main")
+        # Its own branches too, so that a clone of it (the workflow harness's checkout)
+        # holds every branch as origin/*, as actions/checkout with fetch-depth 0 does.
+        self.runner.git("fetch", "-q", "origin", "+refs/heads/*:refs/heads/*")
+        return self.runner
+
+
+@functools.cache
 def _green_origin() -> tuple[Path, str, str]:
     """green_pr's repository, built once per test session and copied for each test."""
     tmp = Path(tempfile.mkdtemp(prefix="infx-green-pr-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
-    origin, branch = seeded_origin(tmp)
+    origin, branch = seed_origin(tmp)
     sha0 = branch.commit("entry", **{"perf-changelog.yaml": changelog(PR_ENTRY)})
     sha1 = branch.commit("link", **{"perf-changelog.yaml": changelog(PR_ENTRY, link=f"{LINK}7")})
     return origin, sha0, sha1
 
 
-def green_pr(state: State, *, comments: int = 3, runs: int = 3) -> Green:
-    """PR #7, merged as MERGE_SHA: sha0 appends its entry, sha1 canonicalizes the link. Runs
-    before RUN ran sha0, RUN ran sha1; a maintainer asked for reuse after them."""
-    template, sha0, sha1 = _green_origin()
-    workdir = state.workdir or Path(tempfile.mkdtemp(dir=template.parent))
-    origin = workdir / "origin.git"
-    shutil.copytree(template, origin, ignore=shutil.ignore_patterns("hooks"))  # fewer files
+def open_pr(
+    state: State,
+    origin: Path,
+    sha0: str,
+    sha1: str,
+    *,
+    labels: tuple[str, ...] = LABELS,
+    copy: bool = True,
+) -> Green:
+    """PR #7 over `origin` (a copy of it unless `copy` is False), open, labelled, with a
+    checkout to run jobs in."""
+    workdir = state.workdir or Path(tempfile.mkdtemp())
+    workdir.mkdir(parents=True, exist_ok=True)
+    if copy:
+        target = workdir / "origin.git"
+        shutil.copytree(origin, target, ignore=shutil.ignore_patterns("hooks"))  # fewer files
+        origin = target
     branch = PrBranch(origin)
-    state.git_remote = str(branch.origin)
-    state.add_pull(
-        7, head_sha=sha1, labels=["full-sweep-fail-fast"], merged=True, commits=[sha0, sha1]
-    )
-    state.commit_pulls[MERGE_SHA] = [7]
-    state.label(7, "labeled", "full-sweep-fail-fast", 10)
+    state.git_remote = str(origin)
+    state.add_pull(7, head_sha=sha1, labels=list(labels), commits=[sha0, sha1])
+    state.label(7, "labeled", labels[0], 10)
+    path = workdir / "runner"
+    subprocess.run(["git", "clone", "-q", str(origin), str(path)], check=True)
+    runner = GitRepo(path)
+    runner.git("config", "user.email", "ci@example.invalid")
+    runner.git("config", "user.name", "CI")
+    return Green(state, branch, sha0, sha1, runner)
+
+
+def green_pr(state: State, *, comments: int = 3, runs: int = 3) -> Green:
+    """PR #7: sha0 appends its entry, sha1 canonicalizes the link. Runs before RUN ran sha0,
+    RUN ran sha1; a maintainer asked for reuse after them. Not merged yet: `merge()` or
+    `gate()` (a push) merges it."""
+    template, sha0, sha1 = _green_origin()
+    green = open_pr(state, template, sha0, sha1)
     for i in range(comments):
         state.add_comment(7, f"reader{i % 4}", f"looks good {i}", 20 + i * 0.1, "CONTRIBUTOR")
     for i in range(runs - 1):
-        state.add_run(RUN - runs + 1 + i, head_sha=sha0, minute=30 + i)
-    state.add_run(RUN, head_sha=sha1, minute=60)
+        green.record_run(RUN - runs + 1 + i, sha0, 30 + i)
+    green.record_run(RUN, sha1, 60)
     state.permissions.update({"maintainer": "write", "owner": "admin", "reader0": "read"})
     state.add_comment(7, "maintainer", "Green sweep.\n/reuse-sweep-run\n", 100)
-    return Green(branch, sha0, sha1)
-
-
-def gate(event: str = "push", sha: str = MERGE_SHA, **extra: str) -> tuple[Result, dict]:
-    args = [
-        "reuse",
-        "gate",
-        "--repo",
-        "acme/bench",
-        "--commit-sha",
-        sha,
-        "--event-name",
-        event,
-        "--ref",
-        extra.pop("ref", "refs/heads/main"),
-    ]
-    for key, value in extra.items():
-        args += [f"--{key.replace('_', '-')}", value]
-    result = CliRunner().invoke(cli, args)
-    outputs = json.loads(result.stdout) if result.exit_code == 0 else {}
-    return result, outputs
+    return green
 
 
 def comment_event(
@@ -156,20 +318,22 @@ def comment_event(
         "action": action,
         "issue": issue,
         "comment": comment,
-        "repository": {"full_name": "acme/bench"},
+        "repository": {"full_name": REPO},
     }
     path = tmp / "event.json"
     path.write_text(json.dumps(payload))
     return {"GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": str(path)}
 
 
-def invoke(args: list[str], env: dict[str, str]) -> Result:
-    return CliRunner().invoke(cli, args, env=env)
+def invoke(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Result:
+    if cwd is None:
+        return CliRunner().invoke(cli, args, env=env)
+    with inside(cwd):
+        return CliRunner().invoke(cli, args, env=env)
 
 
 __all__ = [
     "MAIN_ENTRY",
-    "MERGE_SHA",
     "OTHER_SHA",
     "PR_ENTRY",
     "RUN",
@@ -178,7 +342,9 @@ __all__ = [
     "PrBranch",
     "changelog",
     "comment_event",
-    "gate",
     "green_pr",
+    "inside",
     "invoke",
+    "open_pr",
+    "seed_origin",
 ]

@@ -10,12 +10,15 @@ import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
-from tests.conftest import HISTORY, LINK, GitRepo, entry, make_repo
+from tests.conftest import HISTORY, LINK, MASTER, GitRepo, entry, make_repo
+from tests.github.scenario import open_pr
 
 CHECKS = [
     {"name": "check-changelog", "status": "completed", "conclusion": "success"},
     {"name": "tests", "status": "completed", "conclusion": "success"},
 ]
+# What the sweep workflow's reuse gate sets on the head the helper pushes.
+READY = {"context": "infx/reuse", "state": "success", "description": "ready: run 500 measured"}
 MAIN_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], link=f"{LINK}30", description="Main change")
 PR_ENTRY = entry(description="PR change")
 
@@ -31,19 +34,18 @@ def project(tmp_path: Path, api, monkeypatch):
     pr_head = seed.commit("pr entry", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
     seed.git("push", "-q", "origin", "feature")
     seed.git("checkout", "-q", "main")
-    seed.commit("main entry", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
-    seed.git("push", "-q", "origin", "main")
 
     state = api.state
-    state.git_remote = str(origin)
+    state.workdir = tmp_path / "api-git"
+    # The PR's sweep ran before main gained an entry of its own.
+    green = open_pr(state, origin, pr_head, pr_head, labels=("full-sweep-enabled",), copy=False)
+    green.record_run(500, pr_head, 5)
+    seed.commit("main entry", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    seed.git("push", "-q", "origin", "main")
     state.token_user = ("maintainer", "MEMBER")
     state.permissions["maintainer"] = "write"
-    state.add_pull(
-        7, head_sha=pr_head, head_ref="feature", labels=["full-sweep-enabled"], commits=[pr_head]
-    )
-    state.label(7, "labeled", "full-sweep-enabled", 1)
-    state.add_run(500, head_sha=pr_head, minute=5)
     state.default_checks = CHECKS
+    state.default_statuses = [READY]
     monkeypatch.setenv("GITHUB_REPOSITORY", "acme/bench")
     return seed, origin, pr_head
 
@@ -106,6 +108,34 @@ def test_failed_check_stops_the_merge(project, api) -> None:
     assert result.exit_code == 1 and "checks failed" in result.output and api.state.merges == []
 
 
+def test_the_helper_waits_for_the_reuse_status_and_stops_on_not_ready(project, api) -> None:
+    repo, _, _ = project
+    api.state.default_statuses = [
+        {"context": "infx/reuse", "state": "failure", "description": "not ready: run 500 did not"}
+    ]
+    result = run_merge(repo)
+    assert result.exit_code == 1 and api.state.merges == []
+    assert "infx/reuse on" in result.output and "not ready: run 500 did not" in result.output
+    api.state.default_statuses = []
+    result = run_merge(repo)
+    assert result.exit_code == 1 and "timed out" in result.output and "infx/reuse" in result.output
+
+
+def test_nothing_is_posted_or_pushed_when_the_run_did_not_measure_what_merges(project, api) -> None:
+    repo, origin, pr_head = project
+    # Main retunes the PR's config after its sweep: the merge would measure something else.
+    repo.commit(
+        "retune", **{"configs__amd-master.yaml": MASTER.replace("conc-end: 32", "conc-end: 16")}
+    )
+    repo.git("push", "-q", "origin", "main")
+    result = run_merge(repo)
+    assert result.exit_code == 1, result.output
+    assert "no reusable sweep: run 500 did not measure what merges" in result.output
+    assert "conc-end: 32 -> 16" in result.output
+    assert branch(origin, "feature") == pr_head
+    assert api.state.comments == [] and api.state.merges == []
+
+
 def test_preflight_refuses_two_full_sweep_labels(project, api) -> None:
     repo, origin, pr_head = project
     api.state.pulls[7]["labels"].append({"name": "full-sweep-fail-fast"})
@@ -134,6 +164,7 @@ def test_merge_refuses_a_pr_that_edits_history(project, api) -> None:
     api.state.pull_commits[7] = [head]
     api.state.runs[0]["head_sha"] = head
     result = run_merge(repo)
+    assert "no reusable sweep" not in result.output
     assert result.exit_code == 1
     assert "does more than append entries" in result.output
     assert branch(origin, "feature") == head and api.state.merges == []

@@ -13,36 +13,15 @@ import pytest
 
 from tests.conftest import LINK
 from tests.github.fake_api import HTML, Fault
-from tests.github.scenario import MAIN_ENTRY, PR_ENTRY, RUN, changelog, gate, green_pr
-
-
-def outputs(target) -> dict[str, str]:
-    """GITHUB_OUTPUT's heredoc entries as a dict."""
-    found: dict[str, str] = {}
-    lines = iter(target.read_text().splitlines())
-    for line in lines:
-        key, delimiter = line.split("<<", 1)
-        value = []
-        for inner in lines:
-            if inner == delimiter:
-                break
-            value.append(inner)
-        found[key] = "\n".join(value)
-    return found
+from tests.github.scenario import MAIN_ENTRY, PR_ENTRY, RUN, changelog, green_pr
+from tests.step_files import read_step_file
 
 
 @pytest.fixture
 def gate_outputs(tmp_path, monkeypatch):
     target = tmp_path / "github_output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(target))
-    return lambda: outputs(target)
-
-
-def later_recipe_change(api) -> None:
-    """The sweep ran the entry commit; a later commit changed a recipe (no reuse allowed)."""
-    pr = green_pr(api.state)
-    api.state.runs[-1]["head_sha"] = pr.sha0
-    pr.branch.commit("recipe", **{"recipes__x.sh": "echo tuned\n"})
+    return lambda: read_step_file(target)
 
 
 def assert_one_line_no_reuse(result, read_outputs, *, says: str) -> None:
@@ -55,83 +34,50 @@ def assert_one_line_no_reuse(result, read_outputs, *, says: str) -> None:
     assert re.search(says, out["reuse-reason"])
 
 
-# --- item 5: a 200 whose body is not the expected shape ---------------------------------
+# --- the changelog: what merges plans the same rows, or no reuse ----------------------------
 
 
 @pytest.mark.parametrize(
-    ("raw", "says"),
+    ("line", "says"),
     [
-        (HTML, "not JSON"),
-        (b"{}", "no files list"),
-        (b"", "an empty body"),
-        (b'{"files": [], "commits": []}', "merge_base_commit is None"),
-        (b'{"merge_base_commit": {"sha": 7}, "files": {}}', "no files list"),
+        ("++ x", "what merges cannot be planned"),
+        ("-- x", "what merges cannot be planned"),
+        ("+++ b/x", "what merges cannot be planned"),
+        ("  pr-link: https://example.com/pull/1", "what merges cannot be planned"),
+        ("  evals-only: true", "plan rows differ"),
     ],
-    ids=["html", "empty-object", "empty-body", "no-merge-base", "wrong-types"],
 )
-def test_a_compare_answer_of_the_wrong_shape_never_enables_reuse(
-    api, gate_outputs, raw, says
-) -> None:
-    later_recipe_change(api)
-    content_type = "text/html; charset=utf-8" if raw == HTML else "application/json"
-    api.state.faults.append(Fault(r"/compare/", raw=raw, content_type=content_type, times=9))
-    result, _ = gate()
-    assert_one_line_no_reuse(result, gate_outputs, says=says)
-
-
-def test_html_with_a_json_content_type_is_still_not_json(api, gate_outputs) -> None:
-    later_recipe_change(api)
-    api.state.faults.append(Fault(r"/compare/", raw=HTML, times=9))
-    result, _ = gate()
-    assert_one_line_no_reuse(result, gate_outputs, says="not JSON")
-
-
-# --- item 6: decide on contents, not on patch text ----------------------------------------
-
-
-@pytest.mark.parametrize(
-    "line",
-    ["++ x", "-- x", "+++ b/x", "  pr-link: https://example.com/pull/1", "  evals-only: true"],
-)
-def test_a_line_beyond_pr_link_after_the_run_voids_reuse(api, line) -> None:
+def test_a_line_beyond_pr_link_after_the_run_voids_reuse(api, line, says) -> None:
     pr = green_pr(api.state)
-    api.state.runs[-1]["head_sha"] = pr.sha0
     text = changelog(PR_ENTRY, link=f"{LINK}7") + line + "\n"
     pr.branch.commit("sneak", **{"perf-changelog.yaml": text})
-    _, out = gate()
+    _, out = pr.gate()
     assert out["reuse-enabled"] == "false", out["reuse-reason"]
-    assert "perf-changelog.yaml" in out["reuse-reason"]
+    assert says in out["reuse-reason"]
 
 
 def test_a_line_added_to_an_already_linked_entry_voids_reuse(api) -> None:
     pr = green_pr(api.state)  # the sweep ran the commit with the canonical link
     grown = changelog(PR_ENTRY + "  all-evals: true\n", link=f"{LINK}7")
     pr.branch.commit("grow", **{"perf-changelog.yaml": grown})
-    _, out = gate()
-    assert out["reuse-enabled"] == "false" and "perf-changelog.yaml" in out["reuse-reason"]
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false" and "plan rows differ" in out["reuse-reason"]
 
 
 def test_a_history_edit_hidden_next_to_a_link_fix_voids_reuse(api) -> None:
     pr = green_pr(api.state)
-    api.state.runs[-1]["head_sha"] = pr.sha0
     text = changelog(PR_ENTRY, link=f"{LINK}7").replace("Raise max", "Lower max")
     pr.branch.commit("rewrite", **{"perf-changelog.yaml": text})
-    _, out = gate()
-    assert out["reuse-enabled"] == "false" and "perf-changelog.yaml" in out["reuse-reason"]
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "what merges cannot be planned" in out["reuse-reason"]
 
 
 def test_a_pr_link_correction_is_the_only_change_allowed(api) -> None:
     pr = green_pr(api.state)
-    api.state.runs[-1]["head_sha"] = pr.sha0
-    _, out = gate()
+    api.state.runs = [r for r in api.state.runs if r["id"] != RUN]  # the sweep ran sha0
+    _, out = pr.gate()
     assert out["reuse-enabled"] == "true", out["reuse-reason"]
-    # The same correction, but the entry also gains a line: no longer only a pr-link change.
-    pr.branch.commit(
-        "more",
-        **{"perf-changelog.yaml": changelog(PR_ENTRY + "  all-evals: true\n", link=f"{LINK}7")},
-    )
-    _, out = gate()
-    assert out["reuse-enabled"] == "false" and "perf-changelog.yaml" in out["reuse-reason"]
 
 
 def test_a_merge_of_main_that_rewrites_main_history_voids_reuse(api) -> None:
@@ -139,25 +85,26 @@ def test_a_merge_of_main_that_rewrites_main_history_voids_reuse(api) -> None:
     pr.branch.on_main(**{"perf-changelog.yaml": changelog(MAIN_ENTRY)})
     evil = changelog(MAIN_ENTRY.replace("Main change", "Main chang3"), PR_ENTRY, link=f"{LINK}7")
     pr.branch.merge_main(**{"perf-changelog.yaml": evil})
-    _, out = gate()
-    assert out["reuse-enabled"] == "false" and "perf-changelog.yaml" in out["reuse-reason"]
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "what merges cannot be planned" in out["reuse-reason"]
 
 
 # --- item 7: bounded cost ---------------------------------------------------------------
 
 
 def test_a_page_link_that_loops_ends_the_decision(api, gate_outputs) -> None:
-    green_pr(api.state, comments=250)
+    pr = green_pr(api.state, comments=250)
     api.state.page_links[r"/issues/7/comments"] = "loop"
-    result, _ = gate()
+    result, _ = pr.gate()
     assert_one_line_no_reuse(result, gate_outputs, says="repeats a page")
     assert sum("/issues/7/comments" in p for _, p in api.state.requests) <= 4
 
 
 def test_a_page_link_that_never_ends_hits_the_page_cap(api, gate_outputs) -> None:
-    green_pr(api.state, comments=150)
+    pr = green_pr(api.state, comments=150)
     api.state.page_links[r"/issues/7/comments"] = "endless"
-    result, _ = gate()
+    result, _ = pr.gate()
     assert_one_line_no_reuse(result, gate_outputs, says="pages")
     assert sum("/issues/7/comments" in p for _, p in api.state.requests) == 30
 
@@ -165,10 +112,10 @@ def test_a_page_link_that_never_ends_hits_the_page_cap(api, gate_outputs) -> Non
 def test_a_connection_that_never_answers_ends_at_the_time_cap(
     api, gate_outputs, monkeypatch
 ) -> None:
-    green_pr(api.state)
+    pr = green_pr(api.state)
     monkeypatch.setenv("INFX_API_SECONDS", "1.5")
     api.state.faults.append(Fault(r"/", hang=True, times=1000))
-    result, _ = gate()
+    result, _ = pr.gate()
     assert_one_line_no_reuse(result, gate_outputs, says="1.5 s")
 
 
@@ -176,18 +123,18 @@ def test_newest_run_with_artifacts_behind_1000_runs_without_any(api) -> None:
     pr = green_pr(api.state)
     for i in range(1000):
         api.state.add_run(20_000 + i, head_sha=pr.sha1, minute=70 + i / 100, artifacts=[])
-    result, out = gate()
+    result, out = pr.gate()
     assert result.exit_code == 0 and out["reuse-source-run-id"] == str(RUN), result.output
     assert len(api.state.requests) <= 16, api.state.requests
     assert not any(f"/runs/{20_000 + i}/" in p for i in range(1000) for _, p in api.state.requests)
 
 
 def test_too_many_requests_in_one_decision_end_it(api, gate_outputs) -> None:
-    green_pr(api.state)
+    pr = green_pr(api.state)
     # 200 read-only collaborators each post the command: one permission lookup apiece.
     for i in range(200):
         api.state.add_comment(7, f"drive-by{i}", "/reuse-sweep-run", 300 + i, "COLLABORATOR")
-    result, _ = gate()
+    result, _ = pr.gate()
     assert_one_line_no_reuse(result, gate_outputs, says="requests")
     assert len(api.state.requests) <= 100
 
@@ -202,8 +149,7 @@ ENDPOINTS = {
     "artifacts": r"/actions/artifacts",
     "runs": r"/actions/workflows/run-sweep.yml/runs",
     "pinned-run": rf"/actions/runs/{RUN}$",
-    "timeline": r"/issues/7/timeline",
-    "contents": r"/contents/",
+    "run-artifacts": rf"/actions/runs/{RUN}/artifacts",
 }
 BODIES = {
     "html": (HTML, "text/html", "not JSON"),
@@ -220,13 +166,12 @@ def test_a_body_that_is_not_the_expected_json_ends_in_one_line(
     api, gate_outputs, endpoint, body
 ) -> None:
     pr = green_pr(api.state)
-    api.state.runs[-1]["head_sha"] = pr.sha0  # so the contents endpoint is consulted too
     if endpoint == "pinned-run":
         api.state.add_comment(7, "owner", f"/reuse-sweep-run {RUN}", 150, "OWNER")
     raw, content_type, says = BODIES[body]
     api.state.faults.append(
         Fault(ENDPOINTS[endpoint], raw=raw, content_type=content_type, times=99)
     )
-    result, _ = gate()
+    result, _ = pr.gate()
     assert_one_line_no_reuse(result, gate_outputs, says=says)
     assert any(re.search(ENDPOINTS[endpoint], path) for _, path in api.state.requests)

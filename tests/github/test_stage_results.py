@@ -110,3 +110,21 @@ def test_an_answer_that_is_not_json_stages_nothing(api, tmp_path) -> None:
     assert result.output.strip() == (
         "infx: error: unexpected GitHub response while reading PR #7: text/html, not JSON"
     )
+
+
+def test_a_renamed_full_sweep_label_is_the_full_sweep_it_names(api, tmp_path) -> None:
+    """[labels] renames hold for /stage-results as for every command: the repository calls
+    full-sweep-enabled `sweep-full`, and a run made under it is stageable."""
+    pr = staged_pr(api.state)
+    pr.branch.on_main(**{"infx.toml": '[labels]\nfull-sweep-enabled = "sweep-full"\n'})
+    api.state.pulls[7]["labels"] = [{"name": "sweep-full"}]
+    api.state.timeline[7] = []
+    api.state.label(7, "labeled", "sweep-full", 10)
+    comment = api.state.add_comment(7, "maintainer", f"/stage-results {RUN}", 400)
+    result = invoke(["stage-results"], comment_event(tmp_path, comment), cwd=pr.at_main().path)
+    assert result.exit_code == 0, result.output
+    assert f"staged 2 artifact(s) of run {RUN}" in result.output
+    # Without the rename (the PR's own commit has no infx.toml) the label means nothing.
+    pr.runner.git("checkout", "-q", "--detach", pr.sha1)
+    result = invoke(["stage-results"], comment_event(tmp_path, comment), cwd=pr.runner.path)
+    assert "no full-sweep label" in result.output

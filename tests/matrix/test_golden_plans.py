@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from collections import Counter
 
 import pytest
 
-from tests.conftest import SHARED, GitRepo, make_repo
+from tests.conftest import SHARED, GitRepo, real_repo
 
 PLANS = SHARED / "plans"
 pytestmark = pytest.mark.skipif(not PLANS.is_dir(), reason="../shared/inferencex is not present")
@@ -21,12 +20,7 @@ BUCKETS = ["evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals
 @pytest.fixture(scope="module")
 def inferencex(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     """The real repository layout: history, both master configs, configs/deprecated/, runners."""
-    path = tmp_path_factory.mktemp("ix") / "repo"
-    repo = make_repo(path, history=(SHARED / "perf-changelog.yaml").read_text(), master="")
-    shutil.rmtree(repo.path / "configs")
-    shutil.copytree(SHARED / "configs", repo.path / "configs")
-    repo.commit("real configs")
-    return repo
+    return real_repo(tmp_path_factory.mktemp("ix") / "repo")
 
 
 def _multiset(rows: list[dict]) -> Counter:

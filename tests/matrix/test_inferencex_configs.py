@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from infx.matrix.expand import expand, fingerprint, hardware_table, is_agentic, 
 from infx.matrix.load import load_yaml, parse_masters
 from infx.matrix.validate import runner_label_problems, validate_configs, validate_runners
 from infx.schemas import errors
-from tests.conftest import SHARED, GitRepo, make_repo
+from tests.conftest import SHARED, real_repo
 
 CONFIGS = SHARED / "configs"
 pytestmark = pytest.mark.skipif(not CONFIGS.is_dir(), reason="../shared/inferencex is not present")
@@ -75,26 +74,15 @@ def test_dram_budget_on_mi355x_cluster(masters, runners) -> None:
     assert rows[0]["exp-name"] == "dsv4_p1x8_d1x8_conc1_kvdram-hicache"
 
 
-@pytest.fixture
-def real_repo(tmp_path: Path) -> GitRepo:
-    repo = make_repo(
-        tmp_path / "ix", history=(SHARED / "perf-changelog.yaml").read_text(), master=""
-    )
-    shutil.rmtree(repo.path / "configs")
-    shutil.copytree(CONFIGS, repo.path / "configs")
-    repo.commit("real configs")
-    repo.git("tag", "-f", "base")
-    return repo
-
-
-def test_plan_for_a_real_style_diff(real_repo: GitRepo) -> None:
+def test_plan_for_a_real_style_diff(tmp_path: Path) -> None:
+    real = real_repo(tmp_path / "ix")
     history = (SHARED / "perf-changelog.yaml").read_text()
     new = (
         "\n- config-keys:\n    - dsr1-fp4-mi355x-sglang\n    - kimik3-fp4-mi355x-*\n"
         '  description:\n    - "Bump images"\n  pr-link: XXX\n'
     )
-    real_repo.commit(**{"perf-changelog.yaml": history + new})
-    result = real_repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    real.commit(**{"perf-changelog.yaml": history + new})
+    result = real.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
     assert result.exit_code == 0, result.output
     import json
 

@@ -183,10 +183,15 @@ def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
 
 
 def test_no_entries_plans_nothing(bench: GitRepo) -> None:
+    """Every bucket of the plan is empty; the same bench with an entry fills each one."""
+    from infx.workflows.rows import buckets
+
     bench.commit("nothing")
-    payload = plan(bench)
-    assert all(v == [] for v in payload["single_node"].values())
-    assert payload["evals"] == []
+    empty = {name: len(rows) for name, rows in buckets(plan(bench)).items()}
+    bench.commit(**{"perf-changelog.yaml": entry("*")})
+    full = {name: len(rows) for name, rows in buckets(plan(bench)).items()}
+    assert set(empty.values()) == {0} and empty.keys() == full.keys()
+    assert [name for name in ("single", "agentic", "multi", "evals") if not full[name]] == []
 
 
 def test_canary_picks_lowest_single_node_row(bench: GitRepo) -> None:

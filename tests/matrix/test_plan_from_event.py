@@ -4,15 +4,20 @@ exactly as `infx sweep mode` does (one label policy), with the canary split incl
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
+from infx.workflows.rows import buckets
 from tests.conftest import GitRepo
 from tests.workflows.harness import pr_payload
 
 
 def _plan_from_event(bench: GitRepo, payload: dict, tmp_path, name="pull_request"):
-    event = tmp_path / "event.json"
+    """One planning step: its own event file and plan file, so no call reads another's."""
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    event = folder / "event.json"
     event.write_text(json.dumps(payload))
-    target = tmp_path / "sweep.json"
+    target = folder / "sweep.json"
     env = {"GITHUB_EVENT_NAME": name, "GITHUB_EVENT_PATH": str(event)}
     result = bench.infx("sweep", "plan", "--from-event", "--output", str(target), env=env)
     return result, (json.loads(target.read_text()) if target.exists() else None)
@@ -51,14 +56,19 @@ def test_plan_from_event_applies_the_labels_and_the_canary(bench: GitRepo, tmp_p
 
 
 def test_agentx_fast_keeps_every_row(bench: GitRepo, tmp_path) -> None:
+    """AgentX's fast profile changes how agentic jobs run, never which rows run."""
     _merge_commit(bench, ENTRY)
-    _, fast = _plan_from_event(
-        bench, pr_payload("synchronize", ["non-canary-full-sweep-enabled", "agentx-fast"]), tmp_path
+    labels = ["non-canary-full-sweep-enabled"]
+    ran, fast = _plan_from_event(
+        bench, pr_payload("synchronize", [*labels, "agentx-fast"]), tmp_path
     )
-    _, plain = _plan_from_event(
-        bench, pr_payload("synchronize", ["non-canary-full-sweep-enabled"]), tmp_path
-    )
-    assert fast == plain and "1k1k" in fast["single_node"]
+    assert ran.exit_code == 0, ran.output
+    ran, plain = _plan_from_event(bench, pr_payload("synchronize", labels), tmp_path)
+    assert ran.exit_code == 0, ran.output
+    rows = {name: len(found) for name, found in buckets(plain).items()}
+    # The bench's single-node, agentic and multi-node configs, each with evals.
+    assert all(rows[name] for name in ("single", "agentic", "multi", "evals")), rows
+    assert fast == plain
 
 
 def test_a_push_plans_from_before_to_after(bench: GitRepo, tmp_path) -> None:

@@ -63,6 +63,7 @@ def test_collects_every_job_into_one_table(tmp_path: Path, monkeypatch) -> None:
     env = {
         "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_RUN_ID": "777",
+        "GITHUB_RUN_ATTEMPT": "3",
         "GITHUB_SHA": "f" * 40,
         "GITHUB_REF": "refs/pull/7/merge",
         "GITHUB_REPOSITORY": "acme/bench",
@@ -74,6 +75,7 @@ def test_collects_every_job_into_one_table(tmp_path: Path, monkeypatch) -> None:
     assert schema_errors("result", table) == []
     assert table["run"] == {
         "id": 777,
+        "attempt": 3,
         "url": "https://github.com/acme/bench/actions/runs/777",
         "sha": "f" * 40,
         "ref": "refs/pull/7/merge",

@@ -5,29 +5,28 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from infx.errors import ReuseError
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
+from infx.matrix.manifest import SweepOptions, build, differences, summarize
+from infx.matrix.plan import Plan
 from infx.workflows.commands import CommentEvent, ReuseCommand
 from infx.workflows.labels import sweep_label_problem
 from infx.workflows.reuse import (
     MAX_CANDIDATES,
+    STATUS_LENGTH,
     Candidate,
     GateEvent,
-    PrChange,
+    Local,
+    Merging,
     PullFacts,
     Request,
     SourceFacts,
-    changes_since,
     decide_ack,
     decide_gate,
-    edits,
     newest_request,
     pick_run,
-    same_entries,
-    to_compare,
+    reuse_status,
     verdict,
 )
 from infx.workflows.stage import StageFacts, decide_stage
@@ -75,6 +74,7 @@ def run(rid: int, sha: str = HEAD, minute: float = 60, **kw) -> Run:
         run_attempt=1,
         html_url=f"https://github.com/{REPO}/actions/runs/{rid}",
         created_at=at(minute),
+        head_repo=REPO,
     )
     return Run(**{**values, **kw})
 
@@ -89,10 +89,47 @@ def candidate(rid: int, sha: str = HEAD, minute: float = 60, names=("results_bmk
 
 LABELLED = (LabelEvent("labeled", "full-sweep-fail-fast", at(10)),)
 BARE = Request(None, ReuseCommand(None))
+ROW = {"runner": "mi355x", "model-prefix": "llama70b", "precision": "fp8", "framework": "vllm"}
+CONFIG = {"image": "vllm:1", "search-space": [{"tp": 8, "conc-end": 32}]}
+
+
+def record(
+    *,
+    config: dict | None = None,
+    rows: int = 2,
+    evals: int = 0,
+    recipe: bytes | None = b"echo run\n",
+    event: str = "pull_request",
+    label: str = "full-sweep-fail-fast",
+    reusable: bool = True,
+    **options: bool,
+) -> dict:
+    """A manifest as `build` makes it, of a plan with `rows` throughput rows of one config."""
+    plan = Plan(
+        {
+            "single_node": {"1k1k": [{**ROW, "conc": 4 * (i + 1)} for i in range(rows)]},
+            "multi_node": {},
+            "evals": [{**ROW, "conc": 64, "run-eval": True}] * evals,
+            "agentic_evals": [],
+            "multinode_evals": [],
+            "multinode_agentic_evals": [],
+            "changelog_metadata": {"base_ref": "a", "head_ref": "b", "entries": []},
+        },
+        ["llama"],
+    )
+    flags = {"trim_conc": False, "all_evals": False, "evals_only": False, "agentx_fast": False}
+    flags.update({k.replace("-", "_"): v for k, v in options.items()})
+    sweep = SweepOptions(event, label, reusable=reusable, **flags)
+    files = {"recipes/llama70b_fp8_mi355x_vllm.sh": recipe}
+    return build(plan, {"llama": config or CONFIG}, {"mi355x": ["mi355x-a_01"]}, files, sweep)
+
+
+MERGING = Merging(record(event="push", label=""))
 
 
 def facts(*candidates: Candidate, exhausted: bool = False, **kw) -> SourceFacts:
-    return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, LABELLED, **kw)
+    kw.setdefault("manifest", record())
+    return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, **kw)
 
 
 # --- who asked ---------------------------------------------------------------------------
@@ -157,8 +194,21 @@ def test_pinned_run_may_have_failed_but_must_exist_and_carry_results() -> None:
     failed = facts(candidate(2, conclusion="failure"))
     assert pick_run(pinned, failed, "run-sweep.yml", 7, REPO)[0].run.id == 2
     assert "does not exist in acme/bench" in pick_run(pinned, facts(), "run-sweep.yml", 7, REPO)[1]
-    bare = facts(candidate(2, names=("run-stats",)))
-    assert "no unexpired result artifacts" in pick_run(pinned, bare, "run-sweep.yml", 7, REPO)[1]
+    bare = facts(candidate(2, names=("bmk_agentic_x_0_0",)))
+    assert (
+        "no unexpired results_bmk artifact" in pick_run(pinned, bare, "run-sweep.yml", 7, REPO)[1]
+    )
+
+
+def test_a_run_of_a_fork_s_commit_is_never_a_source() -> None:
+    pinned = Request(None, ReuseCommand(2))
+    fork = facts(candidate(2, head_repo="someone/bench"))
+    assert (
+        "ran commits of someone/bench, not acme/bench"
+        in pick_run(pinned, fork, "run-sweep.yml", 7, REPO)[1]
+    )
+    unknown = facts(candidate(2, head_repo=None))
+    assert "an unknown repository" in pick_run(pinned, unknown, "run-sweep.yml", 7, REPO)[1]
 
 
 def test_a_search_cut_short_says_so_and_asks_for_a_pin() -> None:
@@ -167,121 +217,103 @@ def test_a_search_cut_short_says_so_and_asks_for_a_pin() -> None:
     assert chosen is None and f"none of the {MAX_CANDIDATES} newest" in why and "pin" in why
 
 
-def test_a_run_started_before_the_full_sweep_label_is_not_reused() -> None:
-    late = SourceFacts(
-        frozenset({HEAD}),
-        (candidate(1, minute=5),),
-        False,
-        (LabelEvent("labeled", "full-sweep-fail-fast", at(10)),),
+# --- did it measure what merges ----------------------------------------------------------
+
+
+def decide(source: SourceFacts, merging: Merging = MERGING, **kw):
+    return verdict(
+        pull(**kw), BARE, source, merging, repo=REPO, workflow="run-sweep.yml", require_merged=False
     )
-    found = verdict(pull(), BARE, late, repo=REPO, workflow="run-sweep.yml", require_merged=False)
-    assert not found.ok and "without a full-sweep label" in found.reason
 
 
-# --- does it still stand ----------------------------------------------------------------------
-
-CHANGE_AT_RUN = PrChange(
-    {CL: "modified 1", "configs/a.yaml": "modified 2"},
-    True,
-    {CL: (HISTORY, HISTORY + ENTRY)},
-)
+def test_equal_manifests_reuse() -> None:
+    found = decide(facts(candidate(1)))
+    assert found.ok and found.run.id == 1 and "measured exactly what merges" in found.reason
 
 
-def at_head(**files: str) -> dict[str, str]:
-    return {CL: "modified 9", "configs/a.yaml": "modified 2", **files}
+def test_a_run_that_recorded_a_partial_sweep_is_not_reused() -> None:
+    for options, says in (
+        ({"evals-only": True}, "full-sweep-fail-fast with evals-only"),
+        ({"agentx-fast": True}, "full-sweep-fail-fast with agentx-fast"),
+    ):
+        partial = facts(candidate(1), manifest=record(reusable=False, **options))
+        found = decide(partial)
+        assert not found.ok and f"not reusable: planned under {says}" in found.reason
+    trimmed = facts(candidate(1), manifest=record(label="sweep-enabled", reusable=False))
+    assert "planned under sweep-enabled" in decide(trimmed).reason
 
 
-def test_a_pr_link_correction_after_the_run_keeps_reuse() -> None:
-    head = PrChange(at_head(), True, {CL: (HISTORY, HISTORY + LINKED)})
-    assert changes_since(CHANGE_AT_RUN, head) == []
-    # Main's entries arrived through a merge: each point is measured from its own base.
-    main = (
-        HISTORY
-        + b"\n- config-keys:\n    - z\n  description:\n    - main\n  pr-link: https://github.com/acme/bench/pull/3\n"
+def test_every_measured_difference_is_named() -> None:
+    merge = record(event="push", label="")
+    assert differences(record(), merge) == []
+    changed = {**CONFIG, "image": "vllm:2"}
+    assert differences(record(), record(config=changed)) == [
+        'config llama: image: "vllm:1" -> "vllm:2"'
+    ]
+    deeper = {**CONFIG, "search-space": [{"tp": 8, "conc-end": 64}]}
+    assert differences(record(), record(config=deeper)) == [
+        "config llama: search-space[0].conc-end: 32 -> 64"
+    ]
+    assert differences(record(), record(recipe=b"echo tuned\n")) == [
+        "file recipes/llama70b_fp8_mi355x_vllm.sh: differs"
+    ]
+    assert differences(record(), record(rows=3)) == ["plan rows differ (single 2 -> 3)"]
+    assert differences(record(), record(**{"agentx-fast": True})) == [
+        "option agentx-fast: false at the run, true at merge"
+    ]
+    many = differences(record(), record(config=changed, recipe=None, rows=3, **{"all-evals": True}))
+    assert summarize(many).endswith("; and 1 more") and len(many) == 4
+
+
+def test_comments_and_layout_never_count_values_do() -> None:
+    """Configs are kept as parsed: the same values in another spelling are equal."""
+    assert (
+        differences(
+            record(config={"image": "vllm:1", "search-space": [{"conc-end": 32, "tp": 8}]}),
+            record(),
+        )
+        == []
     )
-    head = PrChange(at_head(), True, {CL: (main, main + LINKED)})
-    assert changes_since(CHANGE_AT_RUN, head) == []
-
-
-@pytest.mark.parametrize(
-    "tail",
-    [b"++ x\n", b"-- x\n", b"  evals-only: true\n", b"  pr-link: XXX\n"],
-)
-def test_anything_appended_beyond_the_link_voids_reuse(tail) -> None:
-    head = PrChange(at_head(), True, {CL: (HISTORY, HISTORY + LINKED + tail)})
-    assert changes_since(CHANGE_AT_RUN, head) == [f"{CL} beyond pr-link lines"]
-
-
-def test_a_line_appended_after_an_already_linked_entry_voids_reuse() -> None:
-    linked_at_run = PrChange(CHANGE_AT_RUN.files, True, {CL: (HISTORY, HISTORY + LINKED)})
-    grown = PrChange(at_head(), True, {CL: (HISTORY, HISTORY + LINKED + b"  all-evals: true\n")})
-    assert changes_since(linked_at_run, grown) == [f"{CL} beyond pr-link lines"]
-
-
-def test_a_history_rewrite_voids_reuse() -> None:
-    rewritten = HISTORY.replace(b"old", b"new")
-    head = PrChange(at_head(), True, {CL: (HISTORY, rewritten + LINKED)})
-    assert changes_since(CHANGE_AT_RUN, head) == [f"{CL} beyond pr-link lines"]
-
-
-def test_files_added_dropped_or_unread_void_reuse() -> None:
-    head = PrChange(
-        {**at_head(**{"recipes/x.sh": "added 5"}), "configs/a.yaml": "modified 3"},
-        True,
-        {CL: (HISTORY, HISTORY + LINKED)},
+    assert (
+        differences(record(config={**CONFIG, "extra": 1.0}), record(config={**CONFIG, "extra": 1}))
+        != []
     )
-    assert changes_since(CHANGE_AT_RUN, head) == ["configs/a.yaml", "recipes/x.sh"]
-    incomplete = PrChange(at_head(), False)
-    assert "more than 300 files" in changes_since(CHANGE_AT_RUN, incomplete)[0]
 
 
-def test_only_files_changed_at_both_points_are_read_changelog_first() -> None:
-    run_files = {f"f{i}": "modified 1" for i in range(9)} | {CL: "modified 1", "same": "m 1"}
-    head_files = {f"f{i}": "modified 2" for i in range(9)} | {CL: "modified 2", "same": "m 1"}
-    assert to_compare(run_files, head_files) == [CL, "f0", "f1", "f2"]
+def test_what_merges_unplannable_or_different_is_no_reuse() -> None:
+    found = decide(facts(candidate(1)), Merging(None, "config keys do not resolve"))
+    assert (
+        not found.ok and found.reason == "what merges cannot be planned: config keys do not resolve"
+    )
+    found = decide(facts(candidate(1)), Merging(record(event="push", rows=3)))
+    assert not found.ok and "run 1 did not measure what merges: plan rows differ" in found.reason
 
 
-MASTER = b"".join(f"cfg{i}:\n  conc-end: {i}\n".encode() for i in range(20))
+def test_no_manifest_or_no_eval_results_is_no_reuse() -> None:
+    missing = facts(candidate(1), manifest=None, manifest_problem="run 1 has no sweep-manifest")
+    assert decide(missing).reason == "run 1 has no sweep-manifest"
+    evals = facts(candidate(1), manifest=record(evals=1))
+    merge = Merging(record(event="push", evals=1))
+    assert "planned evals but has no unexpired eval_results_all" in decide(evals, merge).reason
+    with_evals = facts(
+        candidate(1, names=("results_bmk", "eval_results_all")), manifest=record(evals=1)
+    )
+    assert decide(with_evals, merge).ok
 
 
-def test_the_same_edit_reads_the_same_wherever_main_moved_the_file() -> None:
-    tuned = MASTER.replace(b"conc-end: 10\n", b"conc-end: 99\n")
-    main = b"new:\n  conc-end: 1\n" + MASTER.replace(b"conc-end: 19\n", b"conc-end: 7\n")
-    merged = b"new:\n  conc-end: 1\n" + tuned.replace(b"conc-end: 19\n", b"conc-end: 7\n")
-    assert edits(MASTER, tuned) == edits(main, merged)
-    # Main's edit within three lines of the PR's: not provably the same edit.
-    near = MASTER.replace(b"cfg11:", b"cfg-eleven:")
-    assert edits(MASTER, tuned) != edits(near, tuned.replace(b"cfg11:", b"cfg-eleven:"))
-    assert edits(MASTER, tuned) != edits(MASTER, tuned.replace(b"99", b"98"))
+def test_a_pr_into_another_branch_or_from_a_fork_is_not_reused() -> None:
+    assert "merges into release, not main" in decide(facts(candidate(1)), base_ref="release").reason
+    assert "comes from a fork" in decide(facts(candidate(1)), head_repo="x/bench").reason
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    lines=st.lists(st.sampled_from([b"a: 1\n", b"b: 2\n", b"c: 3\n", b"- x\n", b"\n"]), min_size=1),
-    index=st.integers(min_value=0),
-    new=st.sampled_from([b"a: 9\n", b"++ x\n", b"  pr-link: XXX\n", b"\n\n"]),
-)
-def test_an_entry_edit_other_than_a_link_is_never_the_same_entries(lines, index, new) -> None:
-    region = ENTRY + b"".join(lines)
-    parts = region.splitlines(keepends=True)
-    i = index % len(parts)
-    if parts[i] == new:
-        return
-    changed = b"".join([*parts[:i], new, *parts[i + 1 :]])
-    assert not same_entries((HISTORY, HISTORY + region), (HISTORY, HISTORY + changed))
-
-
-@settings(max_examples=100, deadline=None)
-@given(pr=st.integers(min_value=1, max_value=10**6))
-def test_any_placeholder_to_link_correction_is_the_same_entries(pr) -> None:
-    linked = ENTRY.replace(b"XXX", f"https://github.com/acme/bench/pull/{pr}".encode())
-    assert same_entries((HISTORY, HISTORY + ENTRY), (HISTORY, HISTORY + linked))
-
-
-def test_a_later_commit_with_unknown_changes_is_not_reused() -> None:
-    found = facts(candidate(1, sha=OLD))
-    result = verdict(pull(), BARE, found, repo=REPO, workflow="run-sweep.yml", require_merged=False)
-    assert not result.ok and "unknown" in result.reason
+def test_the_status_says_ready_or_why_not_within_github_s_limit() -> None:
+    ready = reuse_status(decide(facts(candidate(1))))
+    assert (ready.context, ready.state) == ("infx/reuse", "success")
+    assert ready.description == "ready: run 1 measured exactly this"
+    long = Merging(record(event="push", config={**CONFIG, "image": "x" * 99, "m": "y" * 99}))
+    refused = reuse_status(decide(facts(candidate(1)), long))
+    assert refused.state == "failure" and refused.description.startswith("not ready: run 1 did")
+    assert len(refused.description) == STATUS_LENGTH and refused.description.endswith("...")
 
 
 # --- the gate ---------------------------------------------------------------------------------
@@ -291,32 +323,68 @@ def pr_facts(number: int, comments: tuple[Comment, ...] = (), perms=None, source
     return PullFacts(pull(number=number), comments, perms or {}, source)
 
 
+BEFORE, AFTER = "b0" * 20, "c" * 40
+LOCAL = Local(BEFORE, MERGING)
+
+
 def test_gate_push_cases() -> None:
-    push = GateEvent("push", "c" * 40, "refs/heads/main")
-    assert "belongs to no PR" in decide_gate(push, (), repo=REPO, workflow="w").reason
+    push = GateEvent("push", AFTER, "refs/heads/main", before=BEFORE)
+    assert "belongs to no PR" in decide_gate(push, (), LOCAL, repo=REPO, workflow="w").reason
     quiet = (pr_facts(7), pr_facts(8))
-    assert "none asks" in decide_gate(push, quiet, repo=REPO, workflow="w").reason
+    assert "none asks" in decide_gate(push, quiet, LOCAL, repo=REPO, workflow="w").reason
     asks = (pr_facts(7), pr_facts(8, (comment(1, "m", "/reuse-sweep-run", 5),), {"m": "write"}))
     with pytest.raises(ReuseError, match="refusing to guess"):
-        decide_gate(push, asks, repo=REPO, workflow="w")
-    other = GateEvent("push", "c" * 40, "refs/heads/dev")
-    assert "never reuses" in decide_gate(other, (), repo=REPO, workflow="w").reason
+        decide_gate(push, asks, LOCAL, repo=REPO, workflow="w")
+    other = GateEvent("push", AFTER, "refs/heads/dev", before=BEFORE)
+    assert "never reuses" in decide_gate(other, (), LOCAL, repo=REPO, workflow="w").reason
+    # The main branch is the settings': a repository whose main is `trunk` reuses there only.
+    trunk = GateEvent("push", AFTER, "refs/heads/trunk", before=BEFORE)
+    assert "never reuses" in decide_gate(trunk, (), LOCAL, repo=REPO, workflow="w").reason
+    assert (
+        "belongs to no PR"
+        in decide_gate(trunk, (), LOCAL, repo=REPO, workflow="w", main_branch="trunk").reason
+    )
+    new_branch = GateEvent("push", AFTER, "refs/heads/main", before="0" * 40)
+    assert (
+        "names no commit before it"
+        in decide_gate(new_branch, (), LOCAL, repo=REPO, workflow="w").reason
+    )
+
+
+def merged_pr(**kw) -> PullFacts:
+    asked = (comment(1, "m", "/reuse-sweep-run", 5),)
+    values = {"merged_at": at(500), "merge_commit_sha": AFTER, **kw}
+    return PullFacts(pull(**values), asked, {"m": "write"}, facts(candidate(1)))
 
 
 def test_gate_on_a_merged_pr_reuses_and_on_a_synchronize_skips() -> None:
-    asked = (comment(1, "m", "/reuse-sweep-run", 5),)
-    source = facts(candidate(1))
-    merged = PullFacts(pull(merged_at=at(500)), asked, {"m": "write"}, source)
-    push = GateEvent("push", "c" * 40, "refs/heads/main")
-    result = decide_gate(push, (merged,), repo=REPO, workflow="run-sweep.yml")
+    push = GateEvent("push", AFTER, "refs/heads/main", before=BEFORE)
+    result = decide_gate(push, (merged_pr(),), LOCAL, repo=REPO, workflow="run-sweep.yml")
     assert result.reuse_enabled and result.outputs()["reuse-source-run-id"] == "1"
     sync = GateEvent("pull_request", HEAD, "refs/pull/7/merge", "synchronize", 7)
-    result = decide_gate(sync, (merged,), repo=REPO, workflow="run-sweep.yml")
+    result = decide_gate(sync, (merged_pr(),), LOCAL, repo=REPO, workflow="run-sweep.yml")
     assert result.skip_pr_sweep and not result.reuse_enabled
-    unmerged = PullFacts(pull(), asked, {"m": "write"}, source)
+    moved = GateEvent("pull_request", OLD, "refs/pull/7/merge", "synchronize", 7)
+    result = decide_gate(moved, (merged_pr(),), LOCAL, repo=REPO, workflow="run-sweep.yml")
+    assert not result.skip_pr_sweep and "a newer event decides" in result.reason
+    unmerged = merged_pr(merged_at=None)
     assert (
-        "not merged" in decide_gate(push, (unmerged,), repo=REPO, workflow="run-sweep.yml").reason
+        "not merged"
+        in decide_gate(push, (unmerged,), LOCAL, repo=REPO, workflow="run-sweep.yml").reason
     )
+
+
+def test_the_push_must_be_the_pr_s_merge_commit_alone() -> None:
+    push = GateEvent("push", AFTER, "refs/heads/main", before=BEFORE)
+    other = merged_pr(merge_commit_sha="d" * 40)
+    result = decide_gate(push, (other,), LOCAL, repo=REPO, workflow="run-sweep.yml")
+    assert not result.reuse_enabled and "is not PR #7's merge commit" in result.reason
+    extra = Local("e1" * 20, MERGING)  # the merge's parent is a commit the push also brought
+    result = decide_gate(push, (merged_pr(),), extra, repo=REPO, workflow="run-sweep.yml")
+    assert not result.reuse_enabled and "holds more than PR #7's merge commit" in result.reason
+    unknown = Local(None, MERGING)
+    result = decide_gate(push, (merged_pr(),), unknown, repo=REPO, workflow="run-sweep.yml")
+    assert not result.reuse_enabled and "first parent is unknown" in result.reason
 
 
 # --- ack and stage ----------------------------------------------------------------------------
@@ -329,17 +397,22 @@ def event(body: str, cid: int = 1, on_pr: bool = True, updated: str = "2026-11-3
 def test_ack_cases() -> None:
     mine = comment(1, "m", "/reuse-sweep-run", 5)
     pr = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
-    ok = decide_ack(event(mine.body), mine, pr, repo=REPO, workflow="run-sweep.yml")
-    assert ok.reaction == "+1" and "reusing run 1" in ok.reason
-    edited = decide_ack(event("/reuse-sweep-run 9"), mine, pr, repo=REPO, workflow="w")
+    ok = decide_ack(event(mine.body), mine, pr, MERGING, repo=REPO, workflow="run-sweep.yml")
+    assert ok.reaction == "+1" and "run 1 of PR #7 measured exactly" in ok.reason
+    assert ok.verdict is not None and ok.verdict.ok
+    edited = decide_ack(event("/reuse-sweep-run 9"), mine, pr, MERGING, repo=REPO, workflow="w")
     assert edited.reaction is None and "changed since this event" in edited.reason
-    assert decide_ack(event("hi"), None, None, repo=REPO, workflow="w").reaction is None
+    assert decide_ack(event("hi"), None, None, MERGING, repo=REPO, workflow="w").reaction is None
     reader = PullFacts(pull(), (mine,), {"m": "read"}, None)
-    assert decide_ack(event(mine.body), mine, reader, repo=REPO, workflow="w").reaction == "-1"
+    refused = decide_ack(event(mine.body), mine, reader, MERGING, repo=REPO, workflow="w")
+    assert refused.reaction == "-1" and refused.verdict is None
     newer = comment(2, "o", "/reuse-sweep-run", 9, "OWNER")
     superseded = PullFacts(pull(), (mine, newer), {"m": "write", "o": "admin"}, None)
-    result = decide_ack(event(mine.body), mine, superseded, repo=REPO, workflow="w")
+    result = decide_ack(event(mine.body), mine, superseded, MERGING, repo=REPO, workflow="w")
     assert result.reaction == "-1" and "newest: 2" in result.reason
+    differs = Merging(record(event="push", rows=5))
+    no = decide_ack(event(mine.body), mine, pr, differs, repo=REPO, workflow="run-sweep.yml")
+    assert no.reaction == "-1" and "did not measure what merges" in no.reason
 
 
 def staged(**kw) -> StageFacts:
@@ -355,21 +428,23 @@ def staged(**kw) -> StageFacts:
 
 
 def test_stage_cases() -> None:
-    done = decide_stage(event("/stage-results"), staged(), "run-sweep.yml")
+    done = decide_stage(event("/stage-results"), staged(), "run-sweep.yml", REPO)
     assert done.reaction == "+1" and done.dispatch["run-id"] == 1
     assert [a["staged-as"] for a in done.dispatch["artifacts"]] == [
         "pr7-run1-changelog-metadata",
         "pr7-run1-results_bmk",
     ]
-    usage = decide_stage(event("/stage-results now"), None, "run-sweep.yml")
+    usage = decide_stage(event("/stage-results now"), None, "run-sweep.yml", REPO)
     assert usage.reaction == "-1" and usage.reason.startswith("usage:") and usage.dispatch is None
-    reader = decide_stage(event("/stage-results"), staged(permission="read"), "run-sweep.yml")
+    reader = decide_stage(event("/stage-results"), staged(permission="read"), "run-sweep.yml", REPO)
     assert reader.reaction == "-1" and reader.dispatch is None
-    missing = decide_stage(event("/stage-results 5"), staged(candidates=()), "run-sweep.yml")
+    missing = decide_stage(event("/stage-results 5"), staged(candidates=()), "run-sweep.yml", REPO)
     assert "run 5 does not exist" in missing.reason
     failed = tuple(candidate(i, conclusion="startup_failure") for i in range(MAX_CANDIDATES))
-    cut = decide_stage(event("/stage-results"), staged(candidates=failed, exhausted=True), "w")
+    cut = decide_stage(
+        event("/stage-results"), staged(candidates=failed, exhausted=True), "w", REPO
+    )
     assert cut.reaction == "-1" and "pin one of the older runs" in cut.reason
     # /stage-results accepts an evals-only sweep; reuse does not.
     evals = staged(pull=pull(labels=("full-sweep-enabled", "evals-only")))
-    assert decide_stage(event("/stage-results"), evals, "run-sweep.yml").reaction == "+1"
+    assert decide_stage(event("/stage-results"), evals, "run-sweep.yml", REPO).reaction == "+1"

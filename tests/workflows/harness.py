@@ -14,6 +14,7 @@ no-ops.
 from __future__ import annotations
 
 import fnmatch
+import io
 import itertools
 import json
 import os
@@ -21,11 +22,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import load_yaml12
+from tests.step_files import read_step_file as _env_file
 from tests.workflows.expressions import Status, condition, render
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,6 +85,7 @@ class World:
     api_requests: list[tuple[str, str]] | None = None
     repository: str = "acme/bench"
     token: str = "test-token"
+    secrets: dict[str, str] = field(default_factory=dict)  # the repository's secrets
 
 
 @dataclass
@@ -137,30 +143,6 @@ def _as_output(value: Any) -> str:
     return str(value)
 
 
-def _env_file(path: Path) -> dict[str, str]:
-    """GITHUB_OUTPUT / GITHUB_ENV: `key=value` lines and `key<<DELIM` heredocs."""
-    values: dict[str, str] = {}
-    if not path.exists():
-        return values
-    lines = path.read_text().splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            key, delimiter = line.split("<<", 1)
-            body = []
-            while lines[i] != delimiter:
-                body.append(lines[i])
-                i += 1
-            i += 1
-            values[key] = "\n".join(body)
-        elif "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value
-    return values
-
-
 def _context(world: World, event_name: str, payload: dict[str, Any], head: str) -> dict[str, Any]:
     number = (payload.get("pull_request") or {}).get("number")
     if event_name == "pull_request":
@@ -184,6 +166,7 @@ def _context(world: World, event_name: str, payload: dict[str, Any], head: str) 
             "actor": "someone",
         },
         "vars": {},
+        "secrets": {"GITHUB_TOKEN": world.token, **world.secrets},
     }
 
 
@@ -422,7 +405,8 @@ class _Simulator:
     def _upload(self, given: dict[str, Any], job: _JobState) -> bool:
         source = job.workspace / str(given["path"])
         target = self.home / "artifacts" / str(given["name"])
-        if not source.exists():
+        empty = source.is_dir() and not any(p.is_file() for p in source.rglob("*"))
+        if not source.exists() or empty:
             if given.get("if-no-files-found", "warn") == "error":
                 job.log += f"upload-artifact: no files at {source}\n"
                 return False
@@ -440,7 +424,7 @@ class _Simulator:
 
     def _download(self, given: dict[str, Any], job: _JobState) -> bool:
         if "run-id" in given:
-            return True  # another run's artifacts are not part of this simulation
+            return self._download_run(given, job)
         dest = job.workspace / str(given.get("path") or ".")
         if "name" in given:
             source = self.run.artifacts.get(str(given["name"]))
@@ -452,6 +436,32 @@ class _Simulator:
         for name, source in self.run.artifacts.items():
             if fnmatch.fnmatchcase(name, str(given.get("pattern", "*"))):
                 shutil.copytree(source, dest / name, dirs_exist_ok=True)
+        return True
+
+    def _download_run(self, given: dict[str, Any], job: _JobState) -> bool:
+        """Another run's artifacts, as download-artifact fetches them: listed and downloaded
+        through the API (a 302 to storage), each unzipped into a folder of its name."""
+        if self.world.api_url == NO_API:
+            job.log += "download-artifact: another run's artifacts need the fake API\n"
+            return False
+        base = f"{self.world.api_url}/repos/{self.world.repository}/actions"
+        listing = f"{base}/runs/{given['run-id']}/artifacts?per_page=100"
+        with urllib.request.urlopen(listing, timeout=30) as answer:
+            artifacts = json.loads(answer.read())["artifacts"]
+        dest = job.workspace / str(given.get("path") or ".")
+        for artifact in artifacts:
+            if "name" in given and artifact["name"] != given["name"]:
+                continue
+            try:
+                with urllib.request.urlopen(f"{base}/artifacts/{artifact['id']}/zip") as zipped:
+                    data = zipped.read()
+            except urllib.error.HTTPError as exc:
+                job.log += f"download-artifact: {artifact['name']}: {exc.code}\n"
+                return False
+            target = dest if "name" in given else dest / artifact["name"]
+            target.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                zf.extractall(target)
         return True
 
     def _bash(self, step: dict[str, Any], ctx: dict[str, Any], job: _JobState, index: int):
@@ -521,11 +531,17 @@ def simulate(
     payload: dict[str, Any],
     outcome: dict[str, str] | None = None,
     cancel_after: str | None = None,
+    artifacts: dict[str, Path] | None = None,
 ) -> Run:
     """One run of `workflow` for the event. `outcome` forces the result of jobs that would
     run (e.g. {"canary": "failure"}); `cancel_after` cancels the run once that job is done
-    (a newer push, or a maintainer pressing Cancel)."""
+    (a newer push, or a maintainer pressing Cancel); `artifacts` (name -> folder) are
+    uploaded before any job starts, as the GPU jobs that cannot run here would upload them."""
     simulator = _Simulator(world, event_name, payload, outcome or {}, cancel_after)
+    for name, folder in (artifacts or {}).items():
+        target = simulator.home / "artifacts" / name
+        shutil.copytree(folder, target)
+        simulator.run.artifacts[name] = target
     simulator.workflow(load(workflow), None, "")
     return simulator.run
 
@@ -561,6 +577,7 @@ def pr_payload(
     number: int = 17,
     head_sha: str = "0" * 40,
     base_sha: str = "1" * 40,
+    state: str = "open",
 ) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "action": action,
@@ -568,6 +585,7 @@ def pr_payload(
         "repository": {"full_name": "acme/bench"},
         "pull_request": {
             "number": number,
+            "state": state,
             "draft": draft,
             "labels": [{"name": label} for label in labels],
             "head": {

@@ -18,6 +18,7 @@ from infx.cli import cli
 from infx.workflows.rows import MATRIX_LIMIT, OUTPUT_BUDGET, chunks
 from tests.conftest import SHARED, entry, make_repo
 from tests.github.fake_api import FakeGitHub
+from tests.step_files import read_step_file
 from tests.workflows.conftest import SweepRepo
 from tests.workflows.harness import World, key, plan_rows, planned, pr_payload, simulate
 
@@ -99,14 +100,7 @@ def _outputs(args: list[str], tmp_path: Path) -> dict[str, str]:
     target.write_text("")
     result = CliRunner().invoke(cli, args, env={"GITHUB_OUTPUT": str(target)})
     assert result.exit_code == 0, result.output
-    text = target.read_text().splitlines()
-    values, i = {}, 0
-    while i < len(text):
-        name, delimiter = text[i].split("<<")
-        end = text.index(delimiter, i + 1)
-        values[name] = "\n".join(text[i + 1 : end])
-        i = end + 1
-    return values
+    return read_step_file(target)
 
 
 GOLDEN = sorted((SHARED / "plans").glob("*.plan.json.gz")) if SHARED.exists() else []

@@ -18,10 +18,10 @@ import pytest
 
 from infx.errors import InfxError
 from infx.workflows.labels import PRIMARY as PRIMARY_SHAPES
-from infx.workflows.labels import decide
+from infx.workflows.labels import decide, decide_event
 from tests.conftest import entry, make_repo
 from tests.github.fake_api import FakeGitHub, Fault
-from tests.github.scenario import MERGE_SHA, RUN, green_pr
+from tests.github.scenario import RUN, green_pr
 from tests.matrix.conftest import AMD as MATRIX_AMD
 from tests.matrix.conftest import RUNNERS as MATRIX_RUNNERS
 from tests.workflows.conftest import SweepRepo
@@ -339,13 +339,14 @@ def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
     workflow = load(name)
     assert workflow["permissions"] == {"contents": "read"}
     text = (WORKFLOWS / name).read_text()
-    for uses in re.findall(r"uses:\s*(\S+)", text):
+    for uses in re.findall(r"(?m)^\s*(?:-\s*)?uses:\s*(\S+)", text):
         if uses == "./":
             continue
         if uses.startswith("$/"):
             assert (WORKFLOWS.parents[1] / uses[2:]).is_file(), uses
             continue
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", uses), uses
+        # owner/repo or owner/repo/path (actions/cache/restore), pinned by a commit
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", uses), uses
 
 
 def test_benchmark_template_runs_on_the_row_runner() -> None:
@@ -354,22 +355,46 @@ def test_benchmark_template_runs_on_the_row_runner() -> None:
     assert template["jobs"]["benchmark"]["runs-on"] == "${{ matrix.row.runner }}"
 
 
-def test_push_with_reuse_republishes_instead_of_sweeping(world: World, api) -> None:
-    green_pr(api.state)
-    run = simulate(world, "run-sweep.yml", "push", push_payload(after=MERGE_SHA))
-    assert run.outputs["reuse-gate"]["reuse-source-run-id"] == str(RUN)
-    assert run.ran("republish")
+def test_push_with_reuse_republishes_instead_of_sweeping(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    merged = pr.merge()  # the runner's checkout is now the pushed merge commit
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.outputs["reuse-gate"]["reuse-source-run-id"] == str(RUN), run.logs["reuse-gate"]
+    assert run.ran("republish"), run.logs["republish"]
     assert run.jobs["setup"] == "skipped" and run.dispatches == []
+    # This run carries the reused run's results and its record of what it measured.
+    assert {"results_bmk", "sweep-manifest", "changelog-metadata"} <= set(run.artifacts)
+    manifest = json.loads((run.artifacts["sweep-manifest"] / "sweep-manifest.json").read_text())
+    assert manifest == pr.manifests[RUN]
 
 
-def test_synchronize_with_reuse_request_skips_the_pr_sweep(world: World, api) -> None:
-    green_pr(api.state)
-    api.state.pulls[7]["merged_at"] = None
-    payload = pr_payload("synchronize", ["full-sweep-fail-fast"], number=7, head_sha="a1" * 20)
+def test_republish_fails_when_the_source_run_has_nothing_to_publish(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    merged = pr.merge()
+    results = next(a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk")
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    # The gate saw results_bmk listed; what republish downloads holds no file at all.
+    api.state.blobs[results["id"]] = b"PK\x05\x06" + b"\0" * 18  # an empty zip
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.outputs["reuse-gate"]["reuse-enabled"] == "true"
+    assert run.jobs["republish"] == "failure" and "results_bmk" not in run.artifacts
+    assert "no files" in run.logs["republish"]
+
+
+def test_synchronize_with_reuse_request_skips_the_pr_sweep(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    pr.runner.git("checkout", "-q", "--detach", pr.merge_commit(pr.sha1))
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    payload = pr_payload("synchronize", ["full-sweep-fail-fast"], number=7, head_sha=pr.sha1)
     run = simulate(world, "run-sweep.yml", "pull_request", payload)
-    assert run.outputs["reuse-gate"]["skip-pr-sweep"] == "true"
+    assert run.outputs["reuse-gate"]["skip-pr-sweep"] == "true", run.logs["reuse-gate"]
     assert run.jobs["setup"] == "skipped" and not run.ran("republish")
     assert run.dispatches == []
+    # The PR head says what the maintainer will get at merge.
+    assert run.writes["reuse-gate"] == [("POST", f"/repos/acme/bench/statuses/{pr.sha1}")]
+    (status,) = api.state.statuses[pr.sha1]
+    assert status["state"] == "success" and status["context"] == "infx/reuse"
 
 
 def test_status_functions_follow_the_whole_needs_chain() -> None:
@@ -378,3 +403,28 @@ def test_status_functions_follow_the_whole_needs_chain() -> None:
     canary_if = "needs.setup.outputs.has-canary == 'true'"
     assert not condition(canary_if, ctx, Status(success=False))
     assert condition(WORKFLOW["jobs"]["canary"]["if"], ctx, Status(success=False))
+
+
+LABEL_EVENTS_ON_CLOSED = [
+    (action, labels, event_label)
+    for action, labels, event_label, draft, fork in CASES
+    if action in ("labeled", "unlabeled") and not draft and not fork
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "labels", "event_label"),
+    LABEL_EVENTS_ON_CLOSED,
+    ids=[f"{a}-{'+'.join(lb) or 'none'}-{e}" for a, lb, e in LABEL_EVENTS_ON_CLOSED],
+)
+def test_sweep_labels_on_a_closed_pr_start_nothing(
+    world: World, sweep_repo: SweepRepo, action, labels, event_label
+) -> None:
+    """GitHub sends label events for closed (and merged) PRs too: a label added after the
+    merge, or a bot relabelling old PRs, must not spend GPU time."""
+    payload = pr(sweep_repo, action, labels, event_label, state="closed")
+    assert triggered(WORKFLOW, "pull_request", payload, ["perf-changelog.yaml"])
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
+    assert run.jobs["setup"] == "skipped" and run.jobs["labels"] == "skipped"
+    assert run.dispatches == []
+    assert not decide_event("pull_request", payload).run

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+from click.testing import CliRunner
+
+from infx.cli import cli
 from tests.conftest import GitRepo
+from tests.step_files import read_step_file
 from tests.workflows.harness import pr_payload
 
 
@@ -22,11 +26,10 @@ def mode(repo: GitRepo, payload: dict, tmp_path) -> tuple[int, dict, str]:
             "GITHUB_OUTPUT": str(out),
         },
     )
-    return (
-        result.exit_code,
-        (json.loads(result.stdout) if result.exit_code == 0 else {}),
-        result.output,
-    )
+    written = read_step_file(out)
+    if result.exit_code == 0:
+        assert written == json.loads(result.stdout)
+    return result.exit_code, written, result.output
 
 
 def test_skip_sweep_in_head_commit_message(repo: GitRepo, tmp_path) -> None:
@@ -136,7 +139,7 @@ def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> No
         env={"GITHUB_OUTPUT": str(out)},
     )
     assert ok.exit_code == 0 and "3 row(s)" in ok.stdout
-    assert json.dumps(rows, separators=(",", ":")) in out.read_text()
+    assert read_step_file(out) == {"rows": json.dumps(rows, separators=(",", ":"))}
     unknown = repo.infx("sweep", "chunk", str(path), "--bucket", "gpu", "--index", "0")
     assert unknown.exit_code == 2 and "no bucket 'gpu'" in unknown.output
     beyond = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "1")
@@ -155,3 +158,17 @@ def test_renamed_labels_from_settings(repo: GitRepo, tmp_path) -> None:
     # counts where it is not renamed.
     code, outputs, _ = mode(repo, pr_payload("synchronize", ["full-sweep-enabled"]), tmp_path)
     assert code == 0 and outputs["run"] == "true"
+
+
+def test_plans_nested_beyond_what_json_reads_are_usage_errors(repo: GitRepo, tmp_path) -> None:
+    """Python's JSON reader gives up on deep nesting with a RecursionError, not a
+    JSONDecodeError: still bad input, said in one line."""
+    deep = "[" * 100_000 + "]" * 100_000
+    canary = CliRunner().invoke(cli, ["sweep", "canary"], input=deep)
+    assert canary.exit_code == 2, canary.output
+    assert canary.output.strip() == "infx: error: stdin is not a JSON plan: nested too deeply"
+    path = tmp_path / "plan.json"
+    path.write_text(deep)
+    outputs = repo.infx("sweep", "outputs", str(path))
+    assert outputs.exit_code == 2, outputs.output
+    assert outputs.output.strip() == f"infx: error: {path} is not JSON: nested too deeply"

@@ -1,0 +1,63 @@
+"""`infx security check`: the settings that keep fork code off the GPU runners."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from infx import git
+from infx.cli.options import api_repo_option, runners_file
+
+
+@click.group()
+def security() -> None:
+    """Check the GitHub settings a public repository with GPU runners relies on."""
+
+
+@security.command()
+@api_repo_option
+@runners_file
+@click.option(
+    "--workflow",
+    "workflows",
+    multiple=True,
+    default=("run-sweep.yml", "benchmark-tmpl.yml"),
+    show_default=True,
+    help="A workflow file whose jobs run on the GPU runners; repeat for several.",
+)
+def check(repo: str | None, runners_path: str, workflows: tuple[str, ...]) -> None:
+    """Read through the API what the workflow files cannot enforce, and judge it.
+
+    A fork's pull request runs the workflow files of its own merge commit, so only the
+    settings stand between its code and the GPU runners: approval of every outside
+    contributor's run, ephemeral GPU runners (those with a label or node of the runners
+    file), an organization runner group that only the sweep workflows may use, and a
+    read-only default workflow token. Needs a token that may administer the repository (and
+    read the organization's runners). Exit 1 names each setting at fault; a setting the
+    token may not read is a usage or environment error, never a pass.
+    """
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+    from infx.matrix.sources import load_runners
+    from infx.security import findings, read_facts
+
+    root = git.root()
+    info = load_runners(root, None, runners_path)
+    labels = info.runners.labels if info.runners is not None else {}
+    nodes = [node for names in labels.values() for node in names]
+    gh = GitHub(repo_slug(repo, root))
+    found = findings(gh.decide(lambda: read_facts(gh)), labels, nodes, workflows)
+    word = {"ok": "ok", "problem": "PROBLEM", "unread": "unread"}
+    for finding in found:
+        click.echo(f"{word[finding.state]:8} {finding.check}: {finding.text}")
+    states = {finding.state for finding in found}
+    if "problem" in states:
+        sys.exit(1)
+    if "unread" in states:
+        click.echo(
+            "infx: error: some settings could not be read: use a token that may administer "
+            f"{gh.slug} and read its organization's runners",
+            err=True,
+        )
+        sys.exit(2)

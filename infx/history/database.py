@@ -1,0 +1,183 @@
+"""Where the history lives and how it is opened: an SQLite file (the default, no server) or a
+PostgreSQL database, brought up to the newest schema revision before first use.
+
+SQLAlchemy, psycopg and Alembic are imported here, never at start-up: only the history
+commands load this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infx.errors import HistoryError, UsageError
+from infx.settings import Settings
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.engine import Connection, Engine
+
+ENV = "INFX_HISTORY_URL"
+DEFAULT_FILE = ".infx/history.sqlite"
+HEAD = "0001"  # the newest migration in migrations/versions (a test holds them equal)
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+# Key of the PostgreSQL advisory lock that serializes migrations of one database.
+_LOCK = 0x1F1_4157
+_SQLITE = ("sqlite", "sqlite+pysqlite")
+_POSTGRES = ("postgresql", "postgres", "postgresql+psycopg")
+
+
+def location(explicit: str | None, env: Mapping[str, str], settings: Settings, root: Path) -> str:
+    """The history's URL: --history, else INFX_HISTORY_URL, else the `history` setting, else
+    .infx/history.sqlite under `root`. A plain path is an SQLite file (relative to `root`)."""
+    value = explicit or env.get(ENV) or settings.history or DEFAULT_FILE
+    if "://" in value:
+        return value
+    path = Path(value).expanduser()
+    return f"sqlite:///{path if path.is_absolute() else root / path}"
+
+
+def shown(url: str) -> str:
+    """The URL as messages may print it: never with its password."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("@", 1)[-1] if "@" in url else url
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
+def engine(url: str) -> Engine:
+    """An engine for an SQLite or PostgreSQL URL; any other database is a usage error."""
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise UsageError(f"history: {url!r} is neither a path nor a database URL") from None
+    if parsed.drivername in _SQLITE:
+        database = parsed.database or ""
+        if database in ("", ":memory:") or database.startswith("file:"):
+            raise UsageError(f"history: {shown(url)} names no SQLite file")
+        folder = Path(database).parent
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            # A folder infx made for its own file keeps itself out of git, as pytest's does.
+            (folder / ".gitignore").write_text("# created by infx\n*\n")
+        made = create_engine(
+            parsed.set(drivername="sqlite+pysqlite"),
+            connect_args={"timeout": 120},
+            json_serializer=_compact,
+        )
+
+        @event.listens_for(made, "connect")
+        def _connect(dbapi: Any, _record: Any) -> None:
+            dbapi.isolation_level = None  # transactions are begun below, not by pysqlite
+            dbapi.execute("PRAGMA foreign_keys = ON")
+
+        @event.listens_for(made, "begin")
+        def _begin(conn: Connection) -> None:
+            # A writer takes the write lock at once and waits its turn (the timeout above);
+            # a reader sees one snapshot for its whole transaction.
+            write = conn.get_execution_options().get("infx_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return made
+    if parsed.drivername in _POSTGRES:
+        return create_engine(
+            parsed.set(drivername="postgresql+psycopg"),
+            connect_args={"connect_timeout": 15, "application_name": "infx"},
+            json_serializer=_compact,
+        )
+    raise UsageError(
+        f"history: {parsed.drivername} databases are not supported: give an SQLite path "
+        "or a postgresql:// URL"
+    )
+
+
+def alembic_config() -> Config:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    return config
+
+
+def _revision(conn: Connection) -> str | None:
+    from sqlalchemy import inspect, text
+
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+@contextlib.contextmanager
+def database_errors(url: str, doing: str) -> Iterator[None]:
+    """A database's failure as one HistoryError line (no password, no traceback)."""
+    from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+    try:
+        yield
+    except DBAPIError as exc:
+        text = str(exc.orig).strip()
+        detail = text.splitlines()[0] if text else type(exc.orig).__name__
+        raise HistoryError(f"{doing} {shown(url)}: {detail}") from None
+    except SQLAlchemyError as exc:
+        raise HistoryError(f"{doing} {shown(url)}: {str(exc).splitlines()[0]}") from None
+
+
+def migrate(made: Engine, url: str) -> None:
+    """Bring the schema to HEAD. Concurrent openers of a new database wait for each other
+    (PostgreSQL: an advisory lock; SQLite: the write lock), and each migration step runs in
+    that one transaction, so a failure leaves the database as it was."""
+    with database_errors(url, "cannot open the history"), made.connect() as conn:
+        current = _revision(conn)
+        conn.rollback()
+    if current == HEAD:
+        return
+    from alembic import command
+    from alembic.script import ScriptDirectory
+    from alembic.util.exc import CommandError
+
+    config = alembic_config()
+    with (
+        database_errors(url, "cannot migrate the history"),
+        made.connect() as conn,
+    ):
+        conn.execution_options(infx_write=True)
+        with conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_LOCK})")
+            current = _revision(conn)
+            if current == HEAD:
+                return
+            if current is not None:
+                try:
+                    ScriptDirectory.from_config(config).get_revision(current)
+                except CommandError:
+                    raise HistoryError(
+                        f"the history {shown(url)} is at schema revision {current}, which "
+                        f"this infx does not know (it knows up to {HEAD}): a newer infx "
+                        "wrote it; upgrade infx"
+                    ) from None
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+
+
+def dialect_insert(conn: Connection) -> Any:
+    """The dialect's INSERT, which knows ON CONFLICT DO NOTHING."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert

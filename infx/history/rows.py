@@ -1,0 +1,183 @@
+"""Results tables <-> history records, with no database: what a table must hold to be
+stored, how a row splits into config and point, and how they become a row again."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from infx.errors import ResultsError
+from infx.results.compare import config_key, config_label
+from infx.results.process import FORMAT, result_errors
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    id: int
+    attempt: int
+    sha: str
+    ref: str
+    url: str
+    created_at: datetime  # UTC, naive
+    reused_from: int | None = None
+
+    def document(self) -> dict[str, Any]:
+        """The `run` object of a results document."""
+        facts: dict[str, Any] = {
+            "id": self.id,
+            "attempt": self.attempt,
+            "sha": self.sha,
+            "ref": self.ref,
+            "url": self.url,
+            "created_at": self.created_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+            if not self.created_at.microsecond
+            else self.created_at.isoformat() + "Z",
+        }
+        if self.reused_from is not None:
+            facts["reused_from"] = self.reused_from
+        return facts
+
+
+@dataclass(frozen=True)
+class Point:
+    config: str  # config_key of the identity
+    kind: str
+    conc: int
+    image: str
+    fingerprint: str | None
+    data: str  # the row less its identity, compact JSON
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.config, self.kind, self.conc)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A results table checked for storing: its run, its configs, its points."""
+
+    run: RunFacts
+    configs: dict[str, dict[str, Any]]  # key -> identity without conc
+    points: list[Point]
+
+
+def utc(text: str) -> datetime:
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def _not_finite(value: Any, where: str) -> str | None:
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_finite(item, f"{where}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_finite(item, f"{where}.{index}")
+            if found:
+                return found
+    return None
+
+
+def _facts(doc: dict[str, Any]) -> RunFacts:
+    run = doc.get("run") or {}
+    if not isinstance(run.get("id"), int):
+        raise ResultsError(
+            "the results table names no run: store a table that `infx results collect` "
+            "wrote in a workflow run, or name the run with --run ID"
+        )
+    if not run.get("sha"):
+        raise ResultsError(f"run {run['id']} names no commit (sha)")
+    created = run.get("created_at")
+    return RunFacts(
+        id=run["id"],
+        attempt=run.get("attempt", 1),
+        sha=run["sha"],
+        ref=run.get("ref", ""),
+        url=run.get("url", ""),
+        created_at=utc(created) if created else now(),
+        reused_from=run.get("reused_from"),
+    )
+
+
+def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
+    """A row as (config key, identity without conc, point)."""
+    identity = {k: v for k, v in row["identity"].items() if k != "conc"}
+    body = {k: v for k, v in row.items() if k != "identity"}
+    key = config_key(identity)
+    data = json.dumps(body, separators=(",", ":"), allow_nan=False)
+    recipe = row["recipe"]
+    found = Point(
+        key,
+        row["kind"],
+        row["identity"]["conc"],
+        recipe["image"],
+        recipe.get("recipe-fingerprint"),
+        data,
+    )
+    return key, identity, found
+
+
+def check(doc: Any) -> Table:
+    """The table to store, or a ResultsError saying in one line why it cannot be stored."""
+    if not isinstance(doc, dict):
+        raise ResultsError("not an infx results table: not a JSON object")
+    problems = result_errors(doc)
+    if problems:
+        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
+        raise ResultsError(f"not an infx results table: {where}: {problems[0].message}")
+    facts = _facts(doc)
+    configs: dict[str, dict[str, Any]] = {}
+    points: list[Point] = []
+    seen: dict[tuple[str, str, int], int] = {}
+    for index, row in enumerate(doc["rows"]):
+        try:
+            key, identity, found = point(row)
+        except ValueError:  # JSON has no NaN or infinity; say where it is
+            bad = _not_finite(row, f"rows.{index}") or f"rows.{index}"
+            raise ResultsError(f"not an infx results table: {bad} is not finite") from None
+        if found.key in seen:
+            raise ResultsError(
+                f"rows {seen[found.key]} and {index} measure one point twice ({found.kind}, "
+                f"conc {found.conc} of {config_label(identity)})"
+            )
+        seen[found.key] = index
+        configs[key] = identity
+        points.append(found)
+    return Table(facts, configs, points)
+
+
+def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
+    """Stored points (identity without conc, conc, data) as results rows again. The texts
+    are parsed as one JSON array: one parse instead of one per point."""
+    parsed = json.loads("[" + ",".join(data for _, _, data in stored) + "]")
+    nested: dict[int, list[str]] = {}
+    for (identity, conc, _), out in zip(stored, parsed, strict=True):
+        inner = nested.get(id(identity))
+        if inner is None:
+            inner = nested[id(identity)] = [k for k, v in identity.items() if isinstance(v, dict)]
+        copy = dict(identity)
+        for key in inner:
+            copy[key] = dict(copy[key])
+        copy["conc"] = conc
+        out["identity"] = copy
+    return parsed
+
+
+def document(run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]) -> dict:
+    """A results document of one stored run: rows in collect's order (kind, config, conc),
+    given with their (kind, config key, conc)."""
+    keyed.sort(key=lambda item: item[0])
+    return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}

@@ -1,0 +1,304 @@
+"""Store main's runs and read them back: one transaction per ingest, one snapshot per query."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infx.errors import ResultsError
+from infx.history import rows as records
+from infx.history.database import database_errors, dialect_insert, engine, location, migrate
+from infx.results.compare import config_key
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+
+_CHUNK = 500  # keys per IN (...): well under SQLite's and PostgreSQL's parameter limits
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What one ingest did to each point of the table."""
+
+    run_id: int
+    attempt: int
+    sha: str
+    added: int = 0
+    replaced: int = 0  # stored from an older (or the same) attempt, with other values
+    unchanged: int = 0
+    kept: int = 0  # stored from a newer attempt, which wins
+    run_updated: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.replaced or self.run_updated)
+
+    def describe(self) -> str:
+        total = self.added + self.replaced + self.unchanged + self.kept
+        return (
+            f"run {self.run_id} attempt {self.attempt} ({self.sha[:7]}), {total} point(s): "
+            f"{self.added} added, {self.replaced} replaced, {self.unchanged} unchanged, "
+            f"{self.kept} kept from a newer attempt"
+        )
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+class History:
+    """Main's results history. Use as a context manager; see `open_history`."""
+
+    def __init__(self, made: Engine, url: str) -> None:
+        self._engine = made
+        self.url = url
+
+    def __enter__(self) -> History:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # --- writes -------------------------------------------------------------------------
+
+    def ingest(self, doc: dict[str, Any]) -> IngestReport:
+        """Store a main run's results table (a document with `run`). Idempotent; per point,
+        the newest attempt's values win; all or nothing."""
+        return self.store(records.check(doc))
+
+    def store(self, table: records.Table) -> IngestReport:
+        """`ingest` for a table `rows.check` has already accepted."""
+        with (
+            database_errors(self.url, "cannot write to the history"),
+            self._engine.connect() as conn,
+        ):
+            conn.execution_options(infx_write=True)
+            with conn.begin():
+                return self._store(conn, table)
+
+    def _store(self, conn: Connection, table: records.Table) -> IngestReport:
+        from sqlalchemy import and_, bindparam, select
+
+        from infx.history.tables import points, runs
+
+        insert = dialect_insert(conn)
+        facts = table.run
+        run_values = {
+            "attempt": facts.attempt,
+            "sha": facts.sha,
+            "ref": facts.ref,
+            "url": facts.url,
+            "created_at": facts.created_at,
+            "reused_from": facts.reused_from,
+        }
+        created = conn.execute(
+            insert(runs)
+            .values(id=facts.id, ingested_at=records.now(), **run_values)
+            .on_conflict_do_nothing(index_elements=["id"])
+            .returning(runs.c.id)
+        ).first()
+        # The run's row is locked (PostgreSQL) until commit: ingests of one run take turns.
+        stored = conn.execute(select(runs).where(runs.c.id == facts.id).with_for_update()).one()
+        if stored.sha != facts.sha:
+            raise ResultsError(
+                f"run {facts.id} is stored with commit {stored.sha}; this table says "
+                f"{facts.sha}: a run's commit never changes"
+            )
+        run_updated = False
+        if (
+            not created
+            and facts.attempt >= stored.attempt
+            and any(getattr(stored, k) != v for k, v in run_values.items())
+        ):
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == facts.id)
+                .values(ingested_at=records.now(), **run_values)
+            )
+            run_updated = True
+        ids = self._config_ids(conn, table.configs)
+        existing = {
+            (config_id, kind, conc): (attempt, data)
+            for config_id, kind, conc, attempt, data in conn.execute(
+                select(
+                    points.c.config_id,
+                    points.c.kind,
+                    points.c.conc,
+                    points.c.attempt,
+                    points.c.data,
+                ).where(points.c.run_id == facts.id)
+            )
+        }
+        new, changed = [], []
+        unchanged = kept = 0
+        for found in table.points:
+            values = {
+                "attempt": facts.attempt,
+                "image": found.image,
+                "fingerprint": found.fingerprint,
+                "data": found.data,
+            }
+            key = (ids[found.config], found.kind, found.conc)
+            old = existing.get(key)
+            if old is None:
+                new.append(
+                    {"run_id": facts.id, "config_id": key[0], "kind": key[1], "conc": key[2]}
+                    | values
+                )
+            elif old[0] > facts.attempt:
+                kept += 1
+            elif old[1] == found.data:
+                unchanged += 1
+            else:
+                changed.append({"b_config": key[0], "b_kind": key[1], "b_conc": key[2]} | values)
+        if new:
+            conn.execute(points.insert(), new)
+        if changed:
+            conn.execute(
+                points.update().where(
+                    and_(
+                        points.c.run_id == facts.id,
+                        points.c.config_id == bindparam("b_config"),
+                        points.c.kind == bindparam("b_kind"),
+                        points.c.conc == bindparam("b_conc"),
+                    )
+                ),
+                changed,
+            )
+        return IngestReport(
+            run_id=facts.id,
+            attempt=facts.attempt,
+            sha=facts.sha,
+            added=len(new),
+            replaced=len(changed),
+            unchanged=unchanged,
+            kept=kept,
+            run_updated=run_updated,
+        )
+
+    @staticmethod
+    def _config_ids(conn: Connection, wanted: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+        """Each config's id, new configs added (two ingests adding one config both succeed)."""
+        from infx.history.tables import configs
+
+        ids = _select_config_ids(conn, list(wanted))
+        missing = [{"key": k, "identity": wanted[k]} for k in wanted if k not in ids]
+        if missing:
+            insert = dialect_insert(conn)
+            conn.execute(insert(configs).on_conflict_do_nothing(index_elements=["key"]), missing)
+            ids.update(_select_config_ids(conn, [m["key"] for m in missing]))
+        return ids
+
+    # --- reads --------------------------------------------------------------------------
+
+    def attempt_of(self, run_id: int) -> int | None:
+        """The newest attempt of the run stored, or None when the run is not stored."""
+        from sqlalchemy import select
+
+        from infx.history.tables import runs
+
+        with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
+            return conn.execute(select(runs.c.attempt).where(runs.c.id == run_id)).scalar()
+
+    def main_runs(
+        self, *, limit: int = 30, configs: Iterable[Mapping[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
+        """Results documents of the newest `limit` main runs, oldest first. With `configs`
+        (identities; a `conc` in them is ignored), only those configs' rows, and only the
+        runs holding any of them."""
+        keys = None if configs is None else sorted({config_key(dict(c)) for c in configs})
+        if limit <= 0 or keys == []:
+            return []
+        with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                return self._main_runs(conn, limit, keys)
+
+    def _main_runs(self, conn: Connection, limit: int, keys: list[str] | None) -> list[dict]:
+        from sqlalchemy import exists, select
+
+        from infx.history.tables import configs, points, runs
+
+        config_ids: list[int] | None = None
+        if keys is not None:
+            config_ids = sorted(_select_config_ids(conn, keys).values())
+            if not config_ids:
+                return []
+        query = select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
+        if config_ids is not None:
+            query = query.where(
+                exists().where(points.c.run_id == runs.c.id, points.c.config_id.in_(config_ids))
+            )
+        else:
+            query = query.where(exists().where(points.c.run_id == runs.c.id))
+        found = conn.execute(query).all()
+        if not found:
+            return []
+        facts = {
+            r.id: records.RunFacts(
+                id=r.id,
+                attempt=r.attempt,
+                sha=r.sha,
+                ref=r.ref,
+                url=r.url,
+                created_at=r.created_at,
+                reused_from=r.reused_from,
+            )
+            for r in found
+        }
+        query = select(
+            points.c.run_id, points.c.config_id, points.c.kind, points.c.conc, points.c.data
+        ).where(points.c.run_id.in_(list(facts)))
+        if config_ids is not None:
+            query = query.where(points.c.config_id.in_(config_ids))
+        stored = conn.execute(query).all()
+        identities = {
+            config_id: (key, identity)
+            for ids in _chunks(sorted({p[1] for p in stored}))
+            for config_id, key, identity in conn.execute(
+                select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
+            )
+        }
+        rows = records.rows([(identities[p[1]][1], p[3], p[4]) for p in stored])
+        keyed: dict[int, list] = {run_id: [] for run_id in facts}
+        for (run_id, config_id, kind, conc, _), row in zip(stored, rows, strict=True):
+            keyed[run_id].append(((kind, identities[config_id][0], conc), row))
+        return [records.document(facts[r.id], keyed[r.id]) for r in reversed(found)]
+
+
+def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:
+    from sqlalchemy import select
+
+    from infx.history.tables import configs
+
+    ids: dict[str, int] = {}
+    for chunk in _chunks(keys):
+        query = select(configs.c.key, configs.c.id).where(configs.c.key.in_(chunk))
+        ids.update((key, config_id) for key, config_id in conn.execute(query))
+    return ids
+
+
+def open_history(url: str | None = None) -> History:
+    """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
+    (.infx/history.sqlite in the current repository) say; migrated to the newest schema."""
+    from infx import settings
+
+    root = Path.cwd()
+    where = location(
+        url, os.environ, settings.load(root) if url is None else settings.Settings(), root
+    )
+    made = engine(where)
+    try:
+        migrate(made, where)
+    except BaseException:
+        made.dispose()
+        raise
+    return History(made, where)

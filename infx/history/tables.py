@@ -1,0 +1,72 @@
+"""The history's tables (SQLAlchemy Core). Migrations in `migrations/versions/` build them;
+a test holds the two to the same schema on SQLite and PostgreSQL.
+
+One row per main run, one per config (identity without concurrency, the key `results
+compare` matches on), one per measured point: (run, config, kind, concurrency) is unique,
+so a point can be stored once per run whatever the number of attempts or ingests. A
+point's numbers are JSON text (`data`); on PostgreSQL, `data::jsonb -> 'metrics'` reads
+them in SQL.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", BigInteger, primary_key=True, autoincrement=False),  # GitHub's run id
+    Column("attempt", Integer, nullable=False),  # the newest attempt stored
+    Column("sha", String(40), nullable=False),
+    Column("ref", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),  # UTC
+    Column("reused_from", BigInteger),
+    Column("ingested_at", DateTime, nullable=False),  # UTC
+    Index(None, "created_at", "id"),
+)
+
+configs = Table(
+    "configs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", Text, nullable=False, unique=True),
+    Column("identity", JSON, nullable=False),
+)
+
+points = Table(
+    "points",
+    metadata,
+    Column("run_id", BigInteger, ForeignKey("runs.id"), primary_key=True),
+    Column("config_id", Integer, ForeignKey("configs.id"), primary_key=True),
+    Column("kind", String(16), primary_key=True),
+    Column("conc", Integer, primary_key=True),
+    Column("attempt", Integer, nullable=False),  # the attempt that measured these values
+    Column("image", Text, nullable=False),
+    Column("fingerprint", String(64)),
+    # The results row less its identity (client, source, recipe, gpus, metrics or
+    # accuracy) as compact JSON text: read back with one parse, compared as text.
+    Column("data", Text, nullable=False),
+    Index(None, "config_id", "run_id"),
+)

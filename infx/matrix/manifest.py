@@ -1,0 +1,208 @@
+"""What a sweep measured: the record a run keeps of its plan and of every input its jobs read.
+
+The planning job writes it beside the plan; a reuse decision computes the same record for
+what merges and grants reuse only when the two are equal, field for field. One function
+(`build`) makes both, so "what was measured" and "what merges" are never computed two
+ways. Configs are kept as parsed, so comments and formatting never count and values do;
+a difference is named down to the config key and field, the runner label or the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from infx.workflows.rows import buckets, recipe_path
+
+if TYPE_CHECKING:
+    from infx.matrix.plan import Plan
+
+FORMAT = "infx-sweep-manifest/1"
+ARTIFACT = "sweep-manifest"
+FILE = "sweep-manifest.json"
+# Options that change what the jobs measure; the others (canary first, fail fast) only
+# change the order jobs run in or when they stop.
+MEASURED_OPTIONS = ("trim-conc", "all-evals", "evals-only", "agentx-fast")
+# Differences named in a reason before the rest are counted.
+SHOWN = 3
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """The options a sweep ran with, as resolved from its labels through settings."""
+
+    event: str  # push | pull_request
+    label: str  # the primary label's role; "" for a push
+    trim_conc: bool
+    all_evals: bool
+    evals_only: bool
+    agentx_fast: bool
+    reusable: bool
+
+
+def _plain(value: Any) -> Any:
+    """JSON data with the same meaning: YAML 1.1 dates become ISO strings, keys strings."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    return value
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(_canonical(value)).hexdigest()
+
+
+def file_digest(data: bytes | None) -> str | None:
+    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def plan_rows(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of each job family, without `changelog_metadata` (refs and pr-links are
+    not measured)."""
+    return {name: rows for name, rows in buckets(plan).items() if name != "canary"}
+
+
+def recipe_files(plan: Mapping[str, Any], nodes: Mapping[str, list[str]]) -> list[str]:
+    """The recipe script each row runs, on every node of its runner label: the node name
+    picks the GPU part of the script's name, as benchmark-tmpl.yml does."""
+    found: set[str] = set()
+    for rows in plan_rows(plan).values():
+        for row in rows:
+            for node in nodes.get(row["runner"]) or [""]:
+                found.add(recipe_path(row, node))
+    return sorted(found)
+
+
+def build(
+    plan: Plan,
+    configs: Mapping[str, Any],
+    nodes: Mapping[str, list[str]],
+    files: Mapping[str, bytes | None],
+    options: SweepOptions,
+    refs: tuple[str, str] = ("", ""),
+) -> dict[str, Any]:
+    """The manifest of a sweep: `configs` are the selected configs as parsed, `nodes` the
+    runners file's labels, `files` every file the jobs read (recipes, templates)."""
+    rows = plan_rows(plan.as_json())
+    labels = sorted({row["runner"] for family in rows.values() for row in family})
+    measured = {
+        "options": {
+            "trim-conc": options.trim_conc,
+            "all-evals": options.all_evals,
+            "evals-only": options.evals_only,
+            "agentx-fast": options.agentx_fast,
+        },
+        "plan": {
+            "digest": digest(
+                {k: sorted(_canonical(r).decode() for r in v) for k, v in rows.items()}
+            ),
+            "rows": {name: len(family) for name, family in rows.items()},
+        },
+        "configs": {key: _plain(configs[key]) for key in plan.selected},
+        "runners": {label: list(nodes.get(label) or []) for label in labels},
+        "files": {name: file_digest(files.get(name)) for name in sorted(files)},
+    }
+    return {
+        "format": FORMAT,
+        "sweep": {
+            "event": options.event,
+            "label": options.label,
+            "reusable": options.reusable,
+            "base": refs[0],
+            "head": refs[1],
+        },
+        "measured": measured,
+        "digest": digest(measured),
+    }
+
+
+# --- comparing ------------------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _paths(run: Any, merge: Any, where: str) -> Iterable[str]:
+    """Where two parsed values differ, as `a.b[2].c: x -> y`, depth first."""
+    if isinstance(run, dict) and isinstance(merge, dict):
+        for key in sorted(set(run) | set(merge)):
+            inner = f"{where}.{key}" if where else key
+            if key not in run:
+                yield f"{inner}: added ({_show(merge[key])})"
+            elif key not in merge:
+                yield f"{inner}: removed (was {_show(run[key])})"
+            else:
+                yield from _paths(run[key], merge[key], inner)
+    elif isinstance(run, list) and isinstance(merge, list) and len(run) == len(merge):
+        for index, (a, b) in enumerate(zip(run, merge, strict=True)):
+            yield from _paths(a, b, f"{where}[{index}]")
+    elif run != merge or type(run) is not type(merge):
+        yield f"{where or 'value'}: {_show(run)} -> {_show(merge)}"
+
+
+def differences(run: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
+    """What the run measured that differs from what merges, most telling first: options,
+    then configs (key and field), runner labels, files, and the plan's rows last (a config
+    difference usually explains them)."""
+    a, b = run["measured"], merge["measured"]
+    found = [
+        f"option {name}: {_show(a['options'].get(name))} at the run, "
+        f"{_show(b['options'].get(name))} at merge"
+        for name in MEASURED_OPTIONS
+        if a["options"].get(name) != b["options"].get(name)
+    ]
+    for key in sorted(set(a["configs"]) | set(b["configs"])):
+        if key not in b["configs"]:
+            found.append(f"config {key}: measured by the run, not selected by what merges")
+        elif key not in a["configs"]:
+            found.append(f"config {key}: selected by what merges, not measured by the run")
+        else:
+            found += [
+                f"config {key}: {p}" for p in _paths(a["configs"][key], b["configs"][key], "")
+            ]
+    for label in sorted(set(a["runners"]) | set(b["runners"])):
+        if a["runners"].get(label) != b["runners"].get(label):
+            found.append(
+                f"runner {label}: nodes {_show(a['runners'].get(label))} at the run, "
+                f"{_show(b['runners'].get(label))} at merge"
+            )
+    for name in sorted(set(a["files"]) | set(b["files"])):
+        if name not in a["files"] or name not in b["files"]:
+            side = "the run" if name in a["files"] else "what merges"
+            found.append(f"file {name}: read only by {side}")
+        elif a["files"][name] != b["files"][name]:
+            found.append(f"file {name}: differs")
+    if a["plan"]["digest"] != b["plan"]["digest"]:
+        counts = ", ".join(
+            f"{name} {a['plan']['rows'].get(name, 0)} -> {b['plan']['rows'].get(name, 0)}"
+            for name in sorted(set(a["plan"]["rows"]) | set(b["plan"]["rows"]))
+            if a["plan"]["rows"].get(name) != b["plan"]["rows"].get(name)
+        )
+        found.append(f"plan rows differ ({counts or 'same counts, other rows'})")
+    return found
+
+
+def summarize(found: list[str]) -> str:
+    """The first differences, and how many more."""
+    shown = "; ".join(found[:SHOWN])
+    more = len(found) - SHOWN
+    return f"{shown}; and {more} more" if more > 0 else shown
+
+
+def evaluated(manifest: Mapping[str, Any]) -> bool:
+    """Whether the sweep planned eval rows (then its eval results must exist)."""
+    rows = manifest["measured"]["plan"]["rows"]
+    return any(rows.get(name) for name in rows if "evals" in name)

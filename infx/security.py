@@ -1,0 +1,241 @@
+"""The repository settings that keep fork code off the GPU runners, as the REST API shows them.
+
+A pull request from a fork runs the workflow files of its own merge commit, so whatever
+those files say (the `head.repo.full_name` guard of run-sweep.yml included) the fork can
+edit away. What it cannot edit lives in the repository's and organization's settings:
+which outside contributors' runs wait for a maintainer's approval, which workflows may
+use the runner group holding the GPU runners, whether those runners are ephemeral, and
+the default permissions of the workflow token. `read_facts` reads them through the client;
+`findings` judges them, a pure function; a setting the token may not read is reported as
+unread, never as fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+from infx.errors import GitHubError
+
+if TYPE_CHECKING:
+    from infx.github.client import GitHub
+
+T = TypeVar("T")
+State = Literal["ok", "problem", "unread"]
+APPROVE_ALL = "all_external_contributors"
+
+
+@dataclass(frozen=True)
+class SelfHostedRunner:
+    name: str
+    labels: tuple[str, ...]
+    ephemeral: bool | None  # None: the API did not say
+    group_id: int | None  # None: registered to the repository, or not said
+
+
+@dataclass(frozen=True)
+class RunnerGroup:
+    id: int
+    name: str
+    restricted_to_workflows: bool
+    selected_workflows: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A setting the API would not show this token, with GitHub's answer."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class PrivateForkPolicy:
+    run_workflows: bool
+    send_write_tokens: bool
+    send_secrets: bool
+    require_approval: bool
+
+
+@dataclass(frozen=True)
+class Facts:
+    repo: str
+    private: bool
+    organization: str | None  # the owner, when it is an organization
+    fork_approval: str | PrivateForkPolicy | Unread
+    token_permissions: tuple[str, bool] | Unread  # default permissions, may approve PRs
+    runners: list[SelfHostedRunner] | Unread
+    groups: list[RunnerGroup] | Unread | None  # None: a user's repository has no groups
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    state: State
+    text: str
+
+
+def _readable(fetch: Callable[[], T]) -> T | Unread:
+    """GitHub answers 403 or 404 to a token without the admin permission a setting needs."""
+    try:
+        return fetch()
+    except GitHubError as exc:
+        if exc.status in (403, 404):
+            return Unread(str(exc))
+        raise
+
+
+def read_facts(gh: GitHub) -> Facts:
+    private, owner, owner_type = gh.repository_owner()
+    organization = owner if owner_type == "Organization" else None
+    if private:
+        fork_approval = _readable(gh.private_fork_policy)
+    else:
+        fork_approval = _readable(gh.fork_approval_policy)
+    listed = [_readable(gh.self_hosted_runners)]
+    groups: list[RunnerGroup] | Unread | None = None
+    if organization is not None:
+        listed.append(_readable(lambda: gh.self_hosted_runners(organization)))
+        groups = _readable(lambda: gh.runner_groups(organization))
+    readable = [runner for found in listed if isinstance(found, list) for runner in found]
+    runners = readable if readable or not isinstance(listed[-1], Unread) else listed[-1]
+    return Facts(
+        repo=gh.slug,
+        private=private,
+        organization=organization,
+        fork_approval=fork_approval,
+        token_permissions=_readable(gh.workflow_token_permissions),
+        runners=runners,
+        groups=groups,
+    )
+
+
+def gpu_runners(
+    runners: Iterable[SelfHostedRunner], labels: Iterable[str], nodes: Iterable[str]
+) -> list[SelfHostedRunner]:
+    """The runners a benchmark job can land on: a runners.yaml label, or a node it names."""
+    wanted, named = set(labels), set(nodes)
+    return [r for r in runners if r.name in named or wanted & set(r.labels)]
+
+
+def _fork_approval(facts: Facts) -> Finding:
+    policy = facts.fork_approval
+    if isinstance(policy, Unread):
+        return Finding("fork-approval", "unread", policy.reason)
+    if isinstance(policy, PrivateForkPolicy):
+        if not policy.run_workflows:
+            return Finding("fork-approval", "ok", "workflows never run for fork pull requests")
+        loose = [
+            what
+            for what, on in (
+                ("fork PR runs need no approval", not policy.require_approval),
+                ("they get a write token", policy.send_write_tokens),
+                ("they get secrets and variables", policy.send_secrets),
+            )
+            if on
+        ]
+        if loose:
+            return Finding("fork-approval", "problem", "; ".join(loose))
+        return Finding("fork-approval", "ok", "fork PR runs wait for approval, read-only")
+    if policy != APPROVE_ALL:
+        return Finding(
+            "fork-approval",
+            "problem",
+            f"approval policy is {policy}: a contributor who once had a PR merged runs fork "
+            "code unapproved. Set Settings > Actions > General > Approval for running fork "
+            "pull request workflows to all external contributors",
+        )
+    return Finding("fork-approval", "ok", "every outside contributor's run waits for approval")
+
+
+def _token(facts: Facts) -> Finding:
+    found = facts.token_permissions
+    if isinstance(found, Unread):
+        return Finding("workflow-token", "unread", found.reason)
+    default, may_approve = found
+    problems = []
+    if default != "read":
+        problems.append(f"the default workflow token is {default}, not read")
+    if may_approve:
+        problems.append("workflows may approve pull requests")
+    if problems:
+        return Finding("workflow-token", "problem", "; ".join(problems))
+    return Finding("workflow-token", "ok", "read-only by default, cannot approve pull requests")
+
+
+def _ephemeral(gpu: list[SelfHostedRunner] | Unread) -> Finding:
+    if isinstance(gpu, Unread):
+        return Finding("ephemeral-runners", "unread", gpu.reason)
+    if not gpu:
+        return Finding(
+            "ephemeral-runners",
+            "unread",
+            "no runner with a runners.yaml label or node name is visible to this token",
+        )
+    kept = sorted(r.name for r in gpu if r.ephemeral is False)
+    unsaid = sorted(r.name for r in gpu if r.ephemeral is None)
+    if kept:
+        return Finding(
+            "ephemeral-runners",
+            "problem",
+            f"{', '.join(kept)} keep their state between jobs (register them with "
+            "--ephemeral): what one job leaves behind runs in the next",
+        )
+    if unsaid:
+        return Finding("ephemeral-runners", "unread", f"the API does not say for {unsaid}")
+    return Finding("ephemeral-runners", "ok", f"{len(gpu)} GPU runner(s), each ephemeral")
+
+
+def _groups(
+    facts: Facts, gpu: list[SelfHostedRunner] | Unread, allowed: tuple[str, ...]
+) -> Finding:
+    if facts.organization is None:
+        return Finding(
+            "runner-groups",
+            "problem",
+            f"{facts.repo} belongs to a user: only an organization's runner groups can limit "
+            "its GPU runners to the sweep workflows",
+        )
+    if isinstance(facts.groups, Unread):
+        return Finding("runner-groups", "unread", facts.groups.reason)
+    if isinstance(gpu, Unread) or not gpu:
+        return Finding("runner-groups", "unread", "no GPU runner to find the group of")
+    by_id = {g.id: g for g in facts.groups or []}
+    paths = {f"{facts.repo}/.github/workflows/{name}" for name in allowed}
+    problems, unsaid = [], []
+    for group_id in sorted({r.group_id for r in gpu if r.group_id is not None}):
+        group = by_id.get(group_id)
+        if group is None:
+            unsaid.append(f"group {group_id}")
+        elif not group.restricted_to_workflows:
+            problems.append(f"group {group.name!r} lets every workflow use its runners")
+        else:
+            others = [w for w in group.selected_workflows if w.split("@")[0] not in paths]
+            if others:
+                problems.append(f"group {group.name!r} also lets {', '.join(others)} in")
+    repo_level = sorted(r.name for r in gpu if r.group_id is None)
+    if repo_level:
+        problems.append(
+            f"{', '.join(repo_level)} belong to no organization runner group: every workflow "
+            "of the repository can use them"
+        )
+    if problems:
+        return Finding("runner-groups", "problem", "; ".join(problems))
+    if unsaid:
+        return Finding("runner-groups", "unread", f"cannot read {', '.join(unsaid)}")
+    return Finding(
+        "runner-groups",
+        "ok",
+        f"GPU runners serve only {', '.join(sorted(allowed))} of {facts.repo}",
+    )
+
+
+def findings(
+    facts: Facts, labels: Iterable[str], nodes: Iterable[str], allowed: tuple[str, ...]
+) -> list[Finding]:
+    """Each check's verdict. `labels`/`nodes`: runners.yaml's; `allowed`: the workflow file
+    names whose jobs run on GPU runners."""
+    gpu = facts.runners
+    if not isinstance(gpu, Unread):
+        gpu = gpu_runners(gpu, labels, nodes)
+    return [_fork_approval(facts), _token(facts), _ephemeral(gpu), _groups(facts, gpu, allowed)]

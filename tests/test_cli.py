@@ -1,0 +1,200 @@
+"""The command line's contract with its user: exit codes, and what a crash looks like.
+
+An exception infx does not expect is a bug in infx, never "a rule is broken": the process
+exits 3 with one line naming where the traceback went, as the help promises."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from infx.errors import EXIT_CODES
+
+# A real command added to the real group, failing as a bug would: a lookup of a key that is
+# not there, deep inside the command, through `infx.cli.main` as the console script runs it.
+BUGGY = """
+import sys
+from infx.cli import cli, main
+
+@cli.command("lookup")
+def lookup():
+    settings = {"changelog": "perf-changelog.yaml"}
+    print(settings["main-branch"])
+
+sys.argv = ["infx", "lookup"]
+main()
+"""
+
+
+def crash(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "XDG_"))}
+    base.update(HOME=str(tmp_path / "home"), **env)
+    script = tmp_path / "buggy.py"
+    script.write_text(BUGGY)
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=base, cwd=tmp_path
+    )
+
+
+def test_an_unexpected_exception_exits_3_with_one_line_and_a_log(tmp_path: Path) -> None:
+    done = crash(tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    log = tmp_path / "home" / ".cache" / "infx" / "infx.log"
+    assert line.startswith("infx: internal error: KeyError: 'main-branch'")
+    assert str(log) in line and "INFX_DEBUG=1" in line
+    text = log.read_text()
+    assert "Traceback (most recent call last)" in text
+    assert 'settings["main-branch"]' in text and "infx lookup" in text
+    assert [p.name for p in log.parent.iterdir()] == ["infx.log"]  # no temp file left
+
+
+def test_the_log_follows_xdg_cache_home_and_the_newest_crash(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    crash(tmp_path, XDG_CACHE_HOME=str(cache))
+    done = crash(tmp_path, XDG_CACHE_HOME=str(cache))
+    assert done.returncode == 3
+    assert str(cache / "infx" / "infx.log") in done.stderr
+    assert (cache / "infx" / "infx.log").read_text().count("Traceback") == 1
+
+
+def test_infx_debug_prints_the_traceback(tmp_path: Path) -> None:
+    done = crash(tmp_path, INFX_DEBUG="1")
+    assert done.returncode == 3
+    assert "Traceback (most recent call last)" in done.stderr
+    assert done.stderr.rstrip().splitlines()[-1].startswith("infx: internal error: KeyError")
+
+
+def test_an_unwritable_cache_still_gives_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    done = crash(tmp_path, XDG_CACHE_HOME=str(blocker))
+    assert done.returncode == 3
+    (line,) = done.stderr.splitlines()
+    assert "KeyError: 'main-branch'" in line and "INFX_DEBUG=1" in line
+    assert "could not write" in line
+
+
+def test_inside_actions_the_traceback_is_a_folded_group(tmp_path: Path) -> None:
+    """The runner's home is gone when the job ends: the log is the job's own."""
+    done = crash(tmp_path, GITHUB_ACTIONS="true")
+    assert done.returncode == 3
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("infx: internal error: KeyError")
+    assert lines[1] == "::group::infx traceback" and lines[-1] == "::endgroup::"
+    assert any('settings["main-branch"]' in line for line in lines)
+
+
+# --- help: every command, as `infx ... --help` prints it --------------------------------
+
+
+def every_command() -> list[tuple[tuple[str, ...], click.Command]]:
+    """Each command and group `infx --help` leads to, with the words that reach it."""
+
+    def walk(command: click.Command, path: tuple[str, ...]):
+        yield path, command
+        if isinstance(command, click.Group):
+            for name in command.list_commands(click.Context(command)):
+                yield from walk(command.get_command(click.Context(command), name), (*path, name))
+
+    return list(walk(cli, ()))
+
+
+COMMANDS = every_command()
+IDS = [" ".join(path) or "infx" for path, _ in COMMANDS]
+
+
+def help_text(*path: str) -> str:
+    result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=100)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=IDS)
+def test_every_help_states_the_exit_codes_once(path, command) -> None:
+    text = help_text(*path)
+    assert " ".join(text.split()).count(" ".join(EXIT_CODES.split())) == 1
+    # Once, and in the same words: no second listing of what each code means.
+    assert text.count("Exit codes") == 1
+    assert not re.search(r"(?i)\bexit 0\b", text), text
+
+
+def test_every_option_of_every_command_has_help_text() -> None:
+    missing = [
+        f"infx {' '.join(path)} {param.opts[0]}"
+        for path, command in COMMANDS
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.help or "").strip()
+    ]
+    assert missing == []
+    assert [" ".join(path) for path, command in COMMANDS if not command.help] == []
+
+
+def test_every_repo_option_names_each_place_the_default_comes_from() -> None:
+    repo_options = [
+        (" ".join(path), param.help or "")
+        for path, command in COMMANDS
+        for param in command.params
+        if "--repo" in getattr(param, "opts", ())
+    ]
+    assert len(repo_options) >= 10
+    for where in ("infx.toml", "GITHUB_REPOSITORY", "upstream or origin remote"):
+        assert [path for path, text in repo_options if where not in text] == [], where
+
+
+def test_chunk_help_names_the_buckets_plans_and_the_sweep_workflow_have(repo) -> None:
+    from infx.workflows.rows import buckets
+    from tests.conftest import entry
+    from tests.workflows.harness import load
+
+    repo.commit("entry", **{"perf-changelog.yaml": repo.read().decode() + "\n" + entry()})
+    planned = json.loads(repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD").stdout)
+    text = re.sub(r"-\s+", "-", " ".join(help_text("sweep", "chunk").split()))
+    named = re.search(r"One of: ([a-z, -]+)\.", text)
+    assert named is not None
+    listed = named.group(1).split(", ")
+    used = [job["with"]["bucket"] for job in load("run-sweep.yml")["jobs"].values()
+            if "bucket" in job.get("with", {})]  # fmt: skip
+    assert sorted(listed) == sorted(buckets(planned)) == sorted(used)
+
+
+def test_sweep_mode_help_names_the_outputs_it_writes() -> None:
+    from infx.workflows.labels import PUSH
+
+    # The help wraps after hyphens: `fail-` at a line's end, `fast` on the next.
+    text = re.sub(r"-\s+", "-", " ".join(help_text("sweep", "mode").split()))
+    assert [name for name in PUSH.outputs() if f"`{name}`" not in text] == []
+    assert "label" in text and "GITHUB_OUTPUT" in text
+
+
+def test_apply_decision_names_the_commands_whose_decision_it_applies() -> None:
+    deciders = [
+        " ".join(path)
+        for path, command in COMMANDS
+        if any("--decide-only" in getattr(p, "opts", ()) for p in command.params)
+    ]
+    assert sorted(deciders) == ["reuse ack", "stage-results"]
+    text = " ".join(help_text("apply-decision").split())
+    assert all(f"`infx {name} --decide-only`" in text for name in deciders), text
+    (line,) = [ln for ln in help_text().splitlines() if ln.strip().startswith("apply-decision")]
+    assert "--decide-only" in line
+
+
+def test_merge_and_the_merge_driver_point_at_each_other() -> None:
+    """`infx merge` merges a pull request on GitHub; the driver is what git runs."""
+    (line,) = [ln for ln in help_text().splitlines() if ln.strip().startswith("merge ")]
+    assert "pull request" in line and "GitHub" in line
+    merge = " ".join(help_text("merge").split())
+    driver = " ".join(help_text("changelog", "merge-driver").split())
+    assert "`infx changelog merge-driver`" in merge
+    assert "`infx merge`" in driver and "git runs" in driver
