@@ -66,6 +66,8 @@ def accuracy(conc: int, value: float, stderr: float | None) -> dict:
 
 
 def doc(rows: list[dict], run_id: int = 1) -> dict:
+    """A main run's table; run ids start at 1, so `run_id` 0 (a range's first) is run 100."""
+    run_id = run_id or 100
     return document(rows, {"id": run_id, "sha": f"{run_id:040x}", "url": f"https://x/{run_id}"})
 
 
