@@ -368,3 +368,25 @@ def test_verdicts_follow_direction_and_threshold(ratio: float, threshold: float)
             assert abs(check.change_pct) > threshold - 1e-6
             better = (check.change_pct > 0) == check.metric.higher_is_better
             assert check.verdict == (IMPROVED if better else REGRESSED)
+
+
+def test_history_from_the_results_database(tmp_path: Path) -> None:
+    """`--history` given a database (an SQLite path here) reads what `ingest` stored."""
+    sweeps = Sweeps(3, seed=4)
+    database = tmp_path / "history.sqlite"
+    for r, table in enumerate(sweeps.history(8)):
+        table["run"]["created_at"] = f"2026-11-{r + 1:02d}T00:00:00Z"
+        path = tmp_path / f"main{r}.json"
+        path.write_text(json.dumps(table))
+        stored = CliRunner().invoke(
+            cli, ["results", "ingest", str(path), "--history", str(database)]
+        )
+        assert stored.exit_code == 0, stored.output
+    pr = sweeps.run(9000, lambda i, c: 0.9 if i == 0 else 1.0)
+    (tmp_path / "pr.json").write_text(json.dumps(pr))
+    args = ["results", "compare", str(tmp_path / "pr.json"), "--history", str(database)]
+    outcome = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert outcome.exit_code == 1, outcome.output
+    verdict = json.loads(outcome.stdout)
+    assert verdict["method"]["history_runs"] == 8
+    assert [c["verdict"] for c in verdict["configs"]].count(REGRESSED) == 1
