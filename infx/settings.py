@@ -27,6 +27,16 @@ JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmp
 
 
 @dataclass(frozen=True)
+class ResultsSettings:
+    """`[results]`: how `infx results compare` and `changes` gate and report."""
+
+    acknowledge_label: str = "regression-acknowledged"
+    change_issues: bool = False
+    change_issue_label: str = "performance-change"
+    history_runs: int = 10
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -37,6 +47,7 @@ class Settings:
     labels: Mapping[str, str] = field(default_factory=dict)
     history: str | None = None
     job_files: tuple[str, ...] = JOB_FILES
+    results: ResultsSettings = field(default_factory=ResultsSettings)
     source: str | None = None
 
     def label(self, role: str) -> str:
@@ -79,7 +90,18 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         labels=dict(table.get("labels", {})),
         history=table.get("history"),
         job_files=tuple(table.get("job-files", JOB_FILES)),
+        results=_results(table.get("results", {})),
         source=source,
+    )
+
+
+def _results(table: Mapping[str, Any]) -> ResultsSettings:
+    default = ResultsSettings()
+    return ResultsSettings(
+        acknowledge_label=table.get("acknowledge-label", default.acknowledge_label),
+        change_issues=table.get("change-issues", default.change_issues),
+        change_issue_label=table.get("change-issue-label", default.change_issue_label),
+        history_runs=table.get("history-runs", default.history_runs),
     )
 
 
