@@ -28,6 +28,16 @@ JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmp
 
 
 @dataclass(frozen=True)
+class ResultsSettings:
+    """`[results]`: how `infx results compare` and `changes` gate and report."""
+
+    acknowledge_label: str = "regression-acknowledged"
+    change_issues: bool = False
+    change_issue_label: str = "performance-change"
+    history_runs: int = 10
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -38,6 +48,7 @@ class Settings:
     labels: Mapping[str, str] = field(default_factory=dict)
     history: str | None = None
     job_files: tuple[str, ...] = JOB_FILES
+    results: ResultsSettings = field(default_factory=ResultsSettings)
     source: str | None = None
     # GPU-hours per sweep category (primary label role, or "push"); none: no limit.
     budget: Mapping[str, float] = field(default_factory=dict)
@@ -92,6 +103,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         labels=dict(table.get("labels", {})),
         history=table.get("history"),
         job_files=tuple(table.get("job-files", JOB_FILES)),
+        results=_results(table.get("results", {})),
         source=source,
         budget=dict(table.get("budget", {})),
         accuracy_floors=table.get("accuracy-floors"),
@@ -109,6 +121,16 @@ def _numbers(table: Mapping[str, Any], keys: tuple[str, ...]) -> Iterator[tuple[
             todo.extend((f"{where}.{k}", v) for k, v in value.items())
         elif isinstance(value, float):
             yield where, value
+
+
+def _results(table: Mapping[str, Any]) -> ResultsSettings:
+    default = ResultsSettings()
+    return ResultsSettings(
+        acknowledge_label=table.get("acknowledge-label", default.acknowledge_label),
+        change_issues=table.get("change-issues", default.change_issues),
+        change_issue_label=table.get("change-issue-label", default.change_issue_label),
+        history_runs=table.get("history-runs", default.history_runs),
+    )
 
 
 def load(root: Path) -> Settings:

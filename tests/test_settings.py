@@ -71,6 +71,9 @@ def test_without_a_slug_the_three_ways_are_named(repo: GitRepo) -> None:
         ("master-configs = []\n", "master-configs"),
         ("[labels]\nno-such-label = 'x'\n", "labels"),
         ("repository = \n", "not valid TOML"),
+        ("[results]\nacknowledge-label = ''\n", "results"),
+        ("[results]\nhistory-runs = 0\n", "results"),
+        ("[results]\nno-such = 1\n", "results"),
     ],
 )
 def test_bad_settings_are_a_usage_error_naming_the_key(
@@ -132,3 +135,19 @@ def test_links_follow_settings_but_the_api_follows_the_actions_repository(
     assert repository("bob/x", repo.path, settings, for_api=True).slug == "bob/x"
     monkeypatch.delenv("GITHUB_REPOSITORY")
     assert repository(None, repo.path, settings, for_api=True).slug == UPSTREAM
+
+
+def test_results_settings_name_the_acknowledge_label(repo: GitRepo, tmp_path) -> None:
+    """A renamed label acknowledges; the default name then does not."""
+    from tests.results.test_compare import curve, save
+
+    repo.write("infx.toml", '[results]\nacknowledge-label = "perf-ok"\nhistory-runs = 3\n')
+    from infx.settings import load
+
+    settings = load(repo.path).results
+    assert (settings.acknowledge_label, settings.history_runs) == ("perf-ok", 3)
+    assert settings.change_issues is False and settings.change_issue_label == "performance-change"
+    base = save(tmp_path / "main.json", curve())
+    mine = save(tmp_path / "pr.json", curve(0.5))
+    result = repo.infx("results", "compare", str(mine), "--baseline", str(base))
+    assert result.exit_code == 1 and "add the label `perf-ok`" in result.output

@@ -168,39 +168,72 @@ def collect(
     "--baseline",
     type=click.Path(exists=True, path_type=Path),
     default=None,
-    help="A results table or folder to compare with, instead of searching main's runs.",
+    help="One results table or folder to compare with, instead of main's runs.",
 )
 @click.option("--baseline-run", type=int, default=None, help="Compare with this run's results_bmk.")
+@click.option(
+    "--history",
+    "history_dir",
+    default=None,
+    metavar="DIR|URL",
+    help="Main's history: a folder of results.json tables (with run metadata), or the "
+    "results history database (an SQLite path, sqlite:/// or postgresql:// URL).",
+)
+@click.option(
+    "--history-runs",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Main runs read through the API as history. Default: history-runs in "
+    "infx.toml [results], else 10.",
+)
 @api_repo_option
 @click.option(
     "--workflow",
     default="run-sweep.yml",
     show_default=True,
-    help="File name of the sweep workflow whose main runs are the baseline.",
+    help="File name of the sweep workflow whose main runs are the history.",
 )
 @click.option(
-    "--branch", default="main", show_default=True, help="The branch whose runs are the baseline."
+    "--branch", default="main", show_default=True, help="The branch whose runs are the history."
 )
 @click.option(
     "--budget",
-    type=click.IntRange(3, 50),
-    default=6,
-    show_default=True,
-    help="Most GitHub API requests the baseline search may make.",
+    type=click.IntRange(3, 200),
+    default=None,
+    help="Most GitHub API requests the history search may make. Default: history runs + 6.",
 )
 @click.option(
     "--threshold",
     type=click.FloatRange(0, 100),
     default=2.0,
     show_default=True,
-    help="Percent change below which a metric is within noise.",
+    help="Percent change that is always within noise, whatever main's scatter.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="stdout: the Markdown comment, or the verdict as JSON (schemas/results-verdict).",
 )
 @click.option(
     "--pr",
     "pr_number",
     type=int,
     default=None,
-    help="Post or update the sticky comment on this PR.",
+    help="Post or update the sticky comment on this PR, and read its acknowledgements.",
+)
+@click.option(
+    "--check-sha",
+    default=None,
+    help="Report the verdict as the check run `infx/results` on this commit (the PR head).",
+)
+@click.option(
+    "--ack-label",
+    default=None,
+    help="PR label that acknowledges a regression. Default: acknowledge-label in infx.toml "
+    "[results], else regression-acknowledged.",
 )
 @click.option(
     "--bot-login",
@@ -227,73 +260,161 @@ def compare(
     current: Path,
     baseline: Path | None,
     baseline_run: int | None,
+    history_dir: str | None,
+    history_runs: int | None,
     repo: str | None,
     workflow: str,
     branch: str,
-    budget: int,
+    budget: int | None,
     threshold: float,
+    output_format: str,
     pr_number: int | None,
+    check_sha: str | None,
+    ack_label: str | None,
     bot_login: str,
     plots: Path | None,
     plots_artifact: str,
     out: Path | None,
 ) -> None:
-    """Compare CURRENT (a results table or folder) with main and report per config and concurrency."""
+    """Judge CURRENT (a results table or folder) against main's history; exit 1 when
+    something regressed or coverage was lost and nobody acknowledged it."""
+    _needs_stats()
     from infx.github.actions import append_summary
-    from infx.results.compare import compare as compare_rows
     from infx.results.files import load_results
-    from infx.results.render import SUMMARY_LIMIT, Context, comment
+    from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
+    from infx.results.verdict import compare as judge_rows
+    from infx.results.verdict import to_json
     from infx.yamlio import atomic_write
 
-    if baseline is not None and baseline_run is not None:
-        raise UsageError("--baseline and --baseline-run exclude each other")
+    if sum(x is not None for x in (baseline, baseline_run, history_dir)) > 1:
+        raise UsageError("--baseline, --baseline-run and --history exclude each other")
+    config = _results_settings()
+    ack_label = ack_label or config.acknowledge_label
     rows = load_results(current)["rows"]
     if not rows:
         click.echo(f"{current} holds no results: nothing to compare", err=True)
         return
     client = None
-    searched = None
-    if baseline is not None:
-        bases = [(f"`{baseline}`", load_results(baseline)["rows"])]
+    if history_dir is not None:
+        history, described = _read_history(history_dir, rows, history_runs or config.history_runs)
+    elif baseline is not None:
+        history = [load_results(baseline)]
+        described = f"one table, `{baseline.name}`"
     else:
-        from infx.context import repo_slug
-        from infx.github.client import GitHub
         from infx.results.baseline import find
 
-        client = GitHub(repo_slug(repo))
+        client = _client(repo)
+        runs = 1 if baseline_run is not None else history_runs or config.history_runs
         search = find(
-            client, rows, workflow=workflow, branch=branch, budget=budget, run_id=baseline_run
+            client,
+            rows,
+            workflow=workflow,
+            branch=branch,
+            budget=budget or runs + 6,
+            run_id=baseline_run,
+            runs=runs,
         )
-        bases = [(b.name, b.rows) for b in search.baselines]
-        searched = search.describe()
-        click.echo(f"baseline search: {searched}", err=True)
-    comparison = compare_rows(rows, bases, threshold)
+        history = [b.document() for b in reversed(search.baselines)]
+        described = f"{len(history)} successful {branch} run(s) read through the API"
+        if not history:
+            described = f"none found ({search.describe()})"
+        click.echo(f"history search: {search.describe()}", err=True)
+    report = judge_rows(rows, history, threshold)
+    if report.failing and pr_number is not None:
+        client = client or _client(repo)
+        report = _acknowledge(client, report, pr_number, ack_label)
     plot_note = None
     if plots is not None:
         from infx.results.plot import draw
 
-        written = draw(comparison, plots)
+        written = draw(report, plots)
         plot_note = f"{len(written)} PNG(s) in the `{plots_artifact}` artifact"
-    context = Context(
-        baselines=tuple(
-            name for name, _ in bases if any(c.baseline == name for c in comparison.configs)
-        ),
-        plots=plot_note,
-        searched=searched,
-    )
-    body = comment(comparison, context)
+    context = Context(history=described, plots=plot_note, ack_label=ack_label)
+    body = comment(report, context)
     if out is not None:
         atomic_write(out, body.encode())
-    append_summary(comment(comparison, context, SUMMARY_LIMIT) + "\n")
-    click.echo(body)
+    append_summary(comment(report, context, SUMMARY_LIMIT) + "\n")
+    if output_format == "json":
+        click.echo(json.dumps(to_json(report), indent=2))
+    else:
+        click.echo(body)
     if pr_number is not None:
-        if client is None:
-            from infx.context import repo_slug
-            from infx.github.client import GitHub
-
-            client = GitHub(repo_slug(repo))
+        client = client or _client(repo)
         action = upsert_comment(client, pr_number, body, bot_login)
         click.echo(f"{action} the results comment on #{pr_number}", err=True)
+    if check_sha:
+        client = client or _client(repo)
+        conclusion, title, summary = check_output(report, context)
+        client.create_check_run(CHECK_NAME, check_sha, conclusion, title, summary)
+        click.echo(f"check run {CHECK_NAME} on {check_sha[:12]}: {conclusion}", err=True)
+    if not report.passed:
+        click.echo(f"infx: results gate fails: {report.verdict.replace('-', ' ')}", err=True)
+        raise SystemExit(1)
+
+
+CHECK_NAME = "infx/results"
+
+
+def _read_history(
+    where: str, rows: list[dict[str, Any]] | None, limit: int
+) -> tuple[list[dict[str, Any]], str]:
+    """Main's history from a folder of tables, else from the results history database
+    (`infx results ingest` fills it): the newest `limit` runs holding `rows`' configs."""
+    from infx.results.files import history_folder
+
+    if Path(where).is_dir():
+        docs = history_folder(Path(where))
+        return docs, f"{len(docs)} run(s) from `{Path(where).name}`"
+    from infx.history import open_history
+    from infx.history.database import shown
+
+    url, _ = _history_url(where)
+    configs = None if rows is None else [r["identity"] for r in rows]
+    with open_history(url) as history:
+        docs = history.main_runs(limit=limit, configs=configs)
+    return docs, f"{len(docs)} main run(s) from the results history ({shown(url)})"
+
+
+def _needs_stats() -> None:
+    """The noise model needs NumPy (and, with a history, ruptures and SciPy)."""
+    import importlib.util
+
+    missing = [m for m in ("numpy", "scipy", "ruptures") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"comparing results needs {', '.join(missing)}: pip install 'infx[compare]'"
+        )
+
+
+def _client(repo: str | None) -> Any:
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+
+    return GitHub(repo_slug(repo))
+
+
+def _results_settings() -> Any:
+    """infx.toml's [results] of the repository the command runs in (defaults outside one)."""
+    from infx import git
+    from infx.errors import GitError
+    from infx.settings import load
+
+    try:
+        root = git.root()
+    except GitError:
+        root = Path.cwd()
+    return load(root).results
+
+
+def _acknowledge(client: Any, report: Any, number: int, label: str) -> Any:
+    """The PR's label or an authorized /ack-regression comment, if any, on the report."""
+    from infx.results.gate import acknowledgement, askers
+    from infx.results.verdict import acknowledged
+
+    pull = client.pull(number)
+    comments = client.comments(number)
+    permissions = {login: client.permission(login) for login in sorted(askers(comments))}
+    return acknowledged(report, acknowledgement(pull.labels, comments, permissions, label))
 
 
 def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
@@ -308,6 +429,154 @@ def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:
         return "kept"
     client.edit_comment(found.id, body)
     return "updated"
+
+
+@results.command()
+@click.option(
+    "--history",
+    "history_dir",
+    default=None,
+    metavar="DIR|URL",
+    help="Main's history: a folder of results.json tables, or the results history database "
+    "(an SQLite path, sqlite:/// or postgresql:// URL); default: main's runs through the API.",
+)
+@click.option(
+    "--current",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="This run's results table, the newest point (a run still going is not listed yet).",
+)
+@click.option(
+    "--history-runs",
+    type=click.IntRange(3, 50),
+    default=20,
+    show_default=True,
+    help="Main runs read through the API.",
+)
+@api_repo_option
+@click.option(
+    "--workflow", default="run-sweep.yml", show_default=True, help="The sweep workflow's file."
+)
+@click.option("--branch", default="main", show_default=True, help="The branch to watch.")
+@click.option(
+    "--recent",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Report steps whose first changed run is among this many newest runs.",
+)
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 100),
+    default=2.0,
+    show_default=True,
+    help="Smallest level change, in percent, worth reporting.",
+)
+@click.option(
+    "--issue/--no-issue",
+    default=None,
+    help="Open an issue per new step range. Default: change-issues in infx.toml [results].",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="stdout: Markdown or JSON.",
+)
+def changes(
+    history_dir: str | None,
+    current: Path | None,
+    history_runs: int,
+    repo: str | None,
+    workflow: str,
+    branch: str,
+    recent: int,
+    threshold: float,
+    issue: bool | None,
+    output_format: str,
+) -> None:
+    """After a main run: report series of main's history that stepped in the newest runs,
+    with the commits between the last good and the first changed run."""
+    _needs_stats()
+    from infx.context import server_url
+    from infx.errors import GitHubError
+    from infx.github.actions import append_summary
+    from infx.results.changes import detect, marker, ranges
+    from infx.results.render import changes_report
+
+    config = _results_settings()
+    issue = config.change_issues if issue is None else issue
+    client = None
+    if history_dir is not None:
+        history, _ = _read_history(history_dir, None, history_runs)
+    else:
+        client = _client(repo)
+        history = _main_history(client, workflow, branch, history_runs)
+    if current is not None:
+        from infx.results.files import load_results
+
+        newest = load_results(current)
+        seen = (newest.get("run") or {}).get("id")
+        history = [d for d in history if (d.get("run") or {}).get("id") != seen] + [newest]
+    steps = detect(history, recent, threshold)
+    groups = ranges(steps)
+    commits: dict[Any, Any] = {}
+    if groups and (client is not None or issue):
+        client = client or _client(repo)
+        for key, found in groups.items():
+            good, bad = found[0].good.get("sha"), found[0].bad.get("sha")
+            if isinstance(good, str) and isinstance(bad, str):
+                try:
+                    commits[key] = client.commits_between(good, bad)
+                except GitHubError as exc:  # the report stands without the list
+                    click.echo(f"infx: warning: commits not listed: {exc}", err=True)
+    slug = client.slug if client is not None else ""
+    markdown = changes_report(groups, commits, server_url() if slug else "", slug)
+    append_summary(markdown)
+    if output_format == "json":
+        click.echo(json.dumps([_step_json(s) for s in steps], indent=2))
+    else:
+        click.echo(markdown)
+    if issue and groups:
+        label = config.change_issue_label
+        existing = "\n".join(body for _, _, body in client.open_issues(label))
+        for key, found in groups.items():
+            bad = found[0].bad
+            if marker(bad) in existing:
+                click.echo(f"issue for run {bad.get('id')} already open", err=True)
+                continue
+            body = marker(bad) + "\n" + changes_report({key: found}, commits, server_url(), slug)
+            worse = sum(s.verdict == "regressed" for s in found)
+            title = (
+                f"Performance change on {branch} at run {bad.get('id')}: "
+                f"{worse} series regressed, {len(found) - worse} improved"
+            )
+            number = client.create_issue(title, body, [label])
+            click.echo(f"opened issue #{number} for run {bad.get('id')}", err=True)
+
+
+def _main_history(client: Any, workflow: str, branch: str, runs: int) -> list[dict[str, Any]]:
+    """Main's newest `runs` successful sweep tables, oldest first, whatever configs they hold."""
+    from infx.results.baseline import all_configs
+
+    return all_configs(client, workflow=workflow, branch=branch, runs=runs)
+
+
+def _step_json(step: Any) -> dict[str, Any]:
+    return {
+        "config": step.label,
+        "key": step.key,
+        "conc": step.conc,
+        "metric": step.metric.key,
+        "before": step.before,
+        "after": step.after,
+        "change_pct": step.change_pct,
+        "verdict": step.verdict,
+        "last_good": step.good,
+        "first_changed": step.bad,
+    }
 
 
 _HISTORY_HELP = (

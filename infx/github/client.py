@@ -838,3 +838,45 @@ class GitHub:
         what = f"editing comment {comment_id}"
         url = f"{self._base}/issues/comments/{comment_id}"
         return _comment(self._write(what, "PATCH", url, {"body": body}))
+
+    # --- results: the check run, change issues ---------------------------------------
+
+    def create_check_run(
+        self, name: str, head_sha: str, conclusion: str, title: str, summary: str
+    ) -> int:
+        """A completed check run on a commit (needs `checks: write`); returns its id."""
+        what = f"creating check run {name} on {head_sha[:12]}"
+        body = {
+            "name": name,
+            "head_sha": head_sha,
+            "status": "completed",
+            "conclusion": conclusion,
+            "output": {"title": title, "summary": summary},
+        }
+        return self._write(what, "POST", f"{self._base}/check-runs", body).number("id")
+
+    def open_issues(self, label: str) -> list[tuple[int, str, str]]:
+        """(number, title, body) of open issues carrying `label` (pull requests left out)."""
+        what = f"listing open issues labelled {label}"
+        params = {"state": "open", "labels": label}
+        return [
+            (i.number("number"), i.text("title"), i.maybe_text("body") or "")
+            for i in self._pages(what, f"{self._base}/issues", params)
+            if i.maybe_obj("pull_request") is None
+        ]
+
+    def create_issue(self, title: str, body: str, labels: list[str]) -> int:
+        what = f"opening issue {title[:40]!r}"
+        payload = {"title": title, "body": body, "labels": labels}
+        return self._write(what, "POST", f"{self._base}/issues", payload).number("number")
+
+    def commits_between(self, base: str, head: str) -> list[tuple[str, str]]:
+        """(sha, subject) of the commits in head that base lacks, oldest first (GitHub lists
+        at most 250)."""
+        what = f"listing commits {base[:12]}...{head[:12]}"
+        answer = self._object(what, f"{self._base}/compare/{base}...{head}")
+        out = []
+        for item in answer.items("commits"):
+            message = (item.maybe_obj("commit") or _Json({}, what)).maybe_text("message") or ""
+            out.append((item.sha("sha"), message.split("\n", 1)[0]))
+        return out

@@ -1,5 +1,6 @@
-"""Find the baseline of a comparison on main: the newest successful push-to-main sweep runs
-whose `results_bmk` tables hold this run's configs, within a fixed request budget.
+"""Find main's history for a comparison: the newest successful push-to-main sweep runs
+whose `results_bmk` tables hold this run's configs (up to `runs` of them), within a fixed
+request budget.
 
 The cost is known before the search starts: one request lists the newest 100 successful
 push runs, one lists the repository's newest `results_bmk` artifacts (each names its run),
@@ -26,6 +27,7 @@ from infx.results.files import TABLE_FILE
 from infx.results.process import result_errors
 
 RESULTS_ARTIFACT = "results_bmk"
+ANY = "*"  # stands for every config: main's history whatever it holds
 DEFAULT_BUDGET = 6
 MAX_ARTIFACT_BYTES = 2 << 30
 MAX_TABLE_BYTES = 256 << 20
@@ -50,10 +52,25 @@ class Client(Protocol):
 class Baseline:
     run: Run
     rows: list[dict[str, Any]]
+    meta: dict[str, Any] = field(default_factory=dict)  # the table's own `run`, if any
 
     @property
     def name(self) -> str:
         return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
+
+    def document(self) -> dict[str, Any]:
+        """The table as a history entry: its rows and the run that made them (the API's
+        facts where the table does not say)."""
+        run = self.run
+        meta = {
+            "id": run.id,
+            "attempt": run.run_attempt,
+            "sha": run.head_sha,
+            "url": run.html_url,
+            "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
+            **self.meta,
+        }
+        return {"format": "infx-results/1", "run": meta, "rows": self.rows}
 
 
 @dataclass
@@ -175,15 +192,19 @@ def download(
 
 def find(
     client: Client,
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, Any]] | None,
     *,
     workflow: str,
     branch: str = "main",
     budget: int = DEFAULT_BUDGET,
     run_id: int | None = None,
+    runs: int = 1,
 ) -> Search:
-    """Baselines for the configs of `rows`, newest run first. API errors propagate."""
-    wanted = configs_of(rows)
+    """Main runs holding the configs of `rows` (None: any), newest first: with `runs` 1, the
+    newest run for each config; above that, up to `runs` runs holding any of them (main's
+    history). API errors propagate."""
+    wanted = configs_of(rows) if rows is not None else {ANY}
+    asked = set(wanted)
     search = Search(budget=budget)
     with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
         folder = Path(tmp)
@@ -194,12 +215,16 @@ def find(
             if doc is None:
                 return
             table = doc["rows"]
-            covered = wanted & configs_of(table)
+            held = configs_of(table)
+            covered = (wanted if runs <= 1 else asked) & (held | {ANY} if held else held)
             if not covered:
                 search.skipped.append(f"run {run.id} (none of these configs)")
                 return
-            search.baselines.append(Baseline(run, table))
+            search.baselines.append(Baseline(run, table, dict(doc.get("run") or {})))
             wanted -= covered
+
+        def more() -> bool:
+            return bool(wanted) if runs <= 1 else len(search.baselines) < runs
 
         if run_id is not None:
             search.spend()
@@ -213,9 +238,7 @@ def find(
                 search.stopped = f"run {run_id} lacks {len(wanted)} of these config(s)"
             return search
 
-        candidates = main_results(
-            client, search, workflow=workflow, branch=branch, more=lambda: bool(wanted)
-        )
+        candidates = main_results(client, search, workflow=workflow, branch=branch, more=more)
         for run, artifact in candidates:
             take(run, artifact)
         if wanted and not search.stopped:
@@ -224,3 +247,9 @@ def find(
                 f"successful {branch} run(s)"
             )
     return search
+
+
+def all_configs(client: Client, *, workflow: str, branch: str, runs: int) -> list[dict[str, Any]]:
+    """Main's newest `runs` results tables holding anything, oldest first, as history."""
+    search = find(client, None, workflow=workflow, branch=branch, budget=runs + 6, runs=runs)
+    return [b.document() for b in reversed(search.baselines)]

@@ -45,6 +45,18 @@ class ClientRun:
     concurrency: int | None = None
 
 
+def _measured(run: ClientRun, name: str) -> ClientRun:
+    """A run whose requests all failed, or whose clock did not run, measured nothing: it is
+    refused rather than becoming a point with throughput 0."""
+    if run.completed == 0:
+        raise ResultsError(f"{name}: the client completed no request")
+    if run.duration is not None and run.duration == 0:
+        raise ResultsError(f"{name}: the benchmark duration is 0")
+    if run.total_tput == 0:
+        raise ResultsError(f"{name}: total_token_throughput is 0 (no token was generated)")
+    return run
+
+
 @dataclass(frozen=True)
 class Score:
     task: str
@@ -88,7 +100,7 @@ def read_vllm(doc: Any, name: str) -> ClientRun:
     if not latencies:
         raise ResultsError(f"{name}: not {what}: no *_ms latency fields")
     conc = doc.get("max_concurrency")
-    return ClientRun(
+    run = ClientRun(
         client=VLLM,
         total_tput=total,
         output_tput=output,
@@ -98,6 +110,7 @@ def read_vllm(doc: Any, name: str) -> ClientRun:
         duration=_optional(doc, "duration", name, what),
         concurrency=conc if isinstance(conc, int) and not isinstance(conc, bool) else None,
     )
+    return _measured(run, name)
 
 
 def _optional(doc: dict[str, Any], key: str, name: str, what: str) -> float | None:
@@ -153,7 +166,7 @@ def read_aiperf(doc: Any, name: str) -> ClientRun:
         )
     duration = doc.get("benchmark_duration")
     throughput = doc.get("request_throughput")
-    return ClientRun(
+    run = ClientRun(
         client=AIPERF,
         total_tput=total,
         output_tput=min(output, total),
@@ -165,6 +178,7 @@ def read_aiperf(doc: Any, name: str) -> ClientRun:
         duration=_number(duration, "avg", name, what) if isinstance(duration, dict) else None,
         concurrency=_aiperf_concurrency(doc),
     )
+    return _measured(run, name)
 
 
 def read_lm_eval(doc: Any, name: str) -> list[Score]:

@@ -1,9 +1,8 @@
-"""Match a run's results with a baseline's and judge every change against a noise threshold.
+"""What a comparison matches on and what it measures: point identity, config labels, the
+checked metrics, and the accuracy rule.
 
-Points match by identity (image and recipe fingerprint are not part of it). A metric
-change beyond the threshold in the good direction is `improved`, in the bad direction
-`regressed`, otherwise `noise`. Accuracy changes are judged against their standard
-errors instead: beyond 1.96 combined standard errors (95%) they count.
+Points match by identity (image and recipe fingerprint are not part of it). The verdicts
+themselves are made in `infx.results.verdict` against main's history.
 """
 
 from __future__ import annotations
@@ -11,13 +10,18 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-IMPROVED, REGRESSED, NOISE, UNKNOWN = "improved", "regressed", "noise", "n/a"
+IMPROVED, REGRESSED, NOISE, UNKNOWN = "improved", "regressed", "within-noise", "n/a"
 COMPARED, NEW, MISSING = "compared", "new", "missing"
+COVERAGE_LOST = "coverage-lost"
 DEFAULT_THRESHOLD = 2.0
 _Z95 = 1.96
+# Identity keys that vary within one master config (its search space); the rest name the
+# config family whose curves a sweep is expected to cover.
+_SEARCH_SPACE = ("conc", "isl", "osl", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
+_SEARCH_SPACE += ("prefill", "decode")
 
 
 @dataclass(frozen=True)
@@ -29,83 +33,51 @@ class Metric:
     scale: float = 1.0  # stored value * scale = displayed value (seconds -> ms)
 
 
-METRICS = (
+# What is judged per point. TPOT, ITL and interactivity are one measurement (aiperf reports
+# one per-request figure; interactivity is 1000 / TPOT), so only TPOT is judged.
+CHECKS = (
     Metric("tput_per_gpu", "Throughput/GPU", "tok/s", True),
-    Metric("mean_ttft", "TTFT", "ms", False, 1000.0),
-    Metric("mean_tpot", "TPOT", "ms", False, 1000.0),
-    Metric("mean_itl", "ITL", "ms", False, 1000.0),
-    Metric("mean_intvty", "Interactivity", "tok/s/user", True),
+    Metric("median_ttft", "TTFT p50", "ms", False, 1000.0),
+    Metric("p99_ttft", "TTFT p99", "ms", False, 1000.0),
+    Metric("median_tpot", "TPOT p50", "ms", False, 1000.0),
+    Metric("p99_tpot", "TPOT p99", "ms", False, 1000.0),
 )
-
-
-@dataclass(frozen=True)
-class Change:
-    metric: Metric
-    before: float | None
-    after: float | None
-    pct: float | None
-    verdict: str
-
-
-@dataclass(frozen=True)
-class Point:
-    conc: int
-    status: str
-    changes: tuple[Change, ...] = ()
-    before: dict[str, Any] | None = None
-    after: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class ScoreChange:
-    conc: int
-    task: str
-    metric: str
-    filter: str
-    status: str
-    before: float | None
-    before_stderr: float | None
-    after: float | None
-    after_stderr: float | None
-    verdict: str
-
-
-@dataclass(frozen=True)
-class ConfigComparison:
-    key: str
-    label: str
-    identity: dict[str, Any]
-    baseline: str | None
-    points: tuple[Point, ...] = ()
-    scores: tuple[ScoreChange, ...] = ()
-
-    def verdicts(self) -> list[str]:
-        return [c.verdict for p in self.points for c in p.changes] + [
-            s.verdict for s in self.scores
-        ]
-
-    @property
-    def regressed(self) -> bool:
-        return REGRESSED in self.verdicts()
-
-
-@dataclass(frozen=True)
-class Comparison:
-    configs: tuple[ConfigComparison, ...]
-    threshold: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def count(self, what: str) -> int:
-        """Points per status (new/missing/compared) or metric changes per verdict."""
-        if what in (COMPARED, NEW, MISSING):
-            return sum(1 for c in self.configs for p in c.points if p.status == what) + sum(
-                1 for c in self.configs for s in c.scores if s.status == what
-            )
-        return sum(v == what for c in self.configs for v in c.verdicts())
+# Interactivity of a point: the x axis of the Pareto curve (median, else mean).
+INTERACTIVITY = ("median_intvty", "mean_intvty")
+INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity", "tok/s/user", True)
 
 
 def config_key(identity: dict[str, Any]) -> str:
-    return json.dumps({k: v for k, v in identity.items() if k != "conc"}, sort_keys=True)
+    """The identity without its concurrency, as canonical JSON (computed once per config:
+    a history of 30 runs x 2,000 rows asks 60,000 times)."""
+    parts = tuple(
+        (k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+        for k, v in sorted(identity.items())
+        if k != "conc"
+    )
+    found = _KEYS.get(parts)
+    if found is None:
+        found = _KEYS[parts] = json.dumps(
+            {k: v for k, v in identity.items() if k != "conc"}, sort_keys=True
+        )
+    return found
+
+
+_KEYS: dict[tuple[Any, ...], str] = {}
+
+
+def family_key(kind: str, identity: dict[str, Any]) -> str:
+    """Model, hardware, framework, precision, scenario...: the configs one changelog entry
+    sweeps together (its parallelisms, sequence lengths and concurrencies vary)."""
+    rest = {k: v for k, v in identity.items() if k not in _SEARCH_SPACE}
+    return kind + "|" + json.dumps(rest, sort_keys=True)
+
+
+def interactivity(metrics: dict[str, Any]) -> float | None:
+    for key in INTERACTIVITY:
+        if metrics.get(key) is not None:
+            return metrics[key]
+    return None
 
 
 def _worker_label(role: str, worker: dict[str, Any]) -> str:
@@ -154,22 +126,10 @@ def config_label(identity: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def judge(metric: Metric, before: float | None, after: float | None, threshold: float) -> Change:
-    if before is None or after is None or before <= 0:
-        return Change(metric, before, after, None, UNKNOWN)
-    pct = (after - before) / before * 100.0
-    if abs(pct) <= threshold:
-        verdict = NOISE
-    elif (pct > 0) == metric.higher_is_better:
-        verdict = IMPROVED
-    else:
-        verdict = REGRESSED
-    return Change(metric, before, after, pct, verdict)
-
-
 def judge_score(
     before: float, before_se: float | None, after: float, after_se: float | None
 ) -> str:
+    """An accuracy change counts beyond 1.96 combined standard errors (95 %)."""
     if before_se is None or after_se is None:
         return UNKNOWN if before != after else NOISE
     spread = math.sqrt(before_se**2 + after_se**2)
@@ -181,118 +141,24 @@ def judge_score(
     return IMPROVED if diff > 0 else REGRESSED
 
 
-def _index(rows: Iterable[dict[str, Any]], notes: list[str], side: str) -> dict[str, dict]:
-    """(kind, config) -> conc -> row; a point measured twice keeps its first row."""
+def index(
+    rows: Iterable[dict[str, Any]], notes: list[str] | None = None, side: str = ""
+) -> dict[str, dict[int, dict[str, Any]]]:
+    """(kind|config) -> conc -> row; a point measured twice keeps its first row."""
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
         key = f"{row['kind']}|{config_key(row['identity'])}"
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:
-            notes.append(
-                f"{side}: {config_label(row['identity'])} conc {conc} was measured twice; "
-                "the first row is used"
-            )
+            if notes is not None:
+                notes.append(
+                    f"{side}: {config_label(row['identity'])} conc {conc} was measured twice; "
+                    "the first row is used"
+                )
             continue
         points[conc] = row
     return out
-
-
-def _points(
-    after: dict[int, dict[str, Any]], before: dict[int, dict[str, Any]], threshold: float
-) -> list[Point]:
-    points = []
-    for conc in sorted(set(after) | set(before)):
-        a, b = after.get(conc), before.get(conc)
-        if a is None:
-            points.append(Point(conc, MISSING, before=b))
-        elif b is None:
-            points.append(Point(conc, NEW, after=a))
-        else:
-            changes = tuple(
-                judge(m, b["metrics"].get(m.key), a["metrics"].get(m.key), threshold)
-                for m in METRICS
-            )
-            points.append(Point(conc, COMPARED, changes, b, a))
-    return points
-
-
-def _scores(after: dict[int, dict], before: dict[int, dict]) -> list[ScoreChange]:
-    out = []
-    for conc in sorted(set(after) | set(before)):
-        a = {
-            (s["task"], s["metric"], s["filter"]): s
-            for s in (after.get(conc) or {}).get("accuracy", [])
-        }
-        b = {
-            (s["task"], s["metric"], s["filter"]): s
-            for s in (before.get(conc) or {}).get("accuracy", [])
-        }
-        for key in sorted(set(a) | set(b)):
-            sa, sb = a.get(key), b.get(key)
-            status = COMPARED if sa and sb else (NEW if sa else MISSING)
-            verdict = (
-                judge_score(sb["value"], sb.get("stderr"), sa["value"], sa.get("stderr"))
-                if sa and sb
-                else UNKNOWN
-            )
-            out.append(
-                ScoreChange(
-                    conc,
-                    *key,
-                    status,
-                    sb["value"] if sb else None,
-                    sb.get("stderr") if sb else None,
-                    sa["value"] if sa else None,
-                    sa.get("stderr") if sa else None,
-                    verdict,
-                )
-            )
-    return out
-
-
-def compare(
-    rows: list[dict[str, Any]],
-    baselines: list[tuple[str, list[dict[str, Any]]]],
-    threshold: float = DEFAULT_THRESHOLD,
-) -> Comparison:
-    """Compare `rows` with the first baseline (newest first) that holds each of their configs.
-
-    Only configs present in `rows` are reported: a baseline run measures many configs a
-    change does not touch.
-    """
-    notes: list[str] = []
-    mine = _index(rows, notes, "this run")
-    sources = [(name, _index(base, notes, name)) for name, base in baselines]
-    configs: dict[str, dict[str, Any]] = {}
-    for key, points in mine.items():
-        kind, ckey = key.split("|", 1)
-        entry = configs.setdefault(
-            ckey,
-            {"identity": next(iter(points.values()))["identity"], "points": [], "scores": []},
-        )
-        origin, before = next(((n, idx[key]) for n, idx in sources if key in idx), (None, {}))
-        if origin is not None:
-            entry.setdefault("baseline", origin)
-        if kind == "throughput":
-            entry["points"] = _points(points, before, threshold)
-        else:
-            entry["scores"] = _scores(points, before)
-    out = []
-    for ckey, entry in configs.items():
-        ident = {k: v for k, v in entry["identity"].items() if k != "conc"}
-        out.append(
-            ConfigComparison(
-                key=ckey,
-                label=config_label(entry["identity"]),
-                identity=ident,
-                baseline=entry.get("baseline"),
-                points=tuple(entry["points"]),
-                scores=tuple(entry["scores"]),
-            )
-        )
-    out.sort(key=lambda c: (not c.regressed, c.label, c.key))
-    return Comparison(tuple(out), threshold, tuple(dict.fromkeys(notes)))
 
 
 def configs_of(rows: Iterable[dict[str, Any]]) -> set[str]:

@@ -123,3 +123,21 @@ def job_files(roots: list[Path]) -> list[Path]:
 
 def read_job_files(files: list[Path]) -> list[tuple[str, dict[str, Any]]]:
     return [(str(f), _checked(f)) for f in files]
+
+
+def history_folder(path: Path) -> list[dict[str, Any]]:
+    """Main's history from a folder of results tables (any `*.json` below it that is one),
+    oldest first by the run's `created_at`, then its id. A table without `run.id` cannot be
+    placed in time and is refused."""
+    if not path.is_dir():
+        raise UsageError(f"{path}: --history needs a folder of results.json files")
+    docs = []
+    for file in sorted(path.rglob("*.json")):
+        doc = _checked(file)
+        run = doc.get("run") or {}
+        if not isinstance(run.get("id"), int):
+            raise ResultsError(f"{file}: a history table needs run.id (written by collect)")
+        docs.append(doc)
+    if not docs:
+        raise UsageError(f"{path}: no results tables below it")
+    return sorted(docs, key=lambda d: (str(d["run"].get("created_at", "")), d["run"]["id"]))

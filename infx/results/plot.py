@@ -1,47 +1,64 @@
-"""Pareto plots: throughput per GPU against interactivity, this run against the baseline.
+"""Pareto plots: throughput per GPU against interactivity, this run against main's level.
 
 matplotlib is an optional extra (`infx[plot]`) imported here only, so commands that
-draw nothing start without it.
+draw nothing start without it. Both axes start at zero; regressed points are ringed in
+red, missing points drawn hollow; concurrency labels sit beside the PR's points, pushed
+apart when they would overlap; files are written readable by every user (0644), as the
+upload step may run as another user.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
+import textwrap
 from pathlib import Path
 
 from infx.errors import UsageError
-from infx.results.compare import MISSING, NEW, Comparison, ConfigComparison
+from infx.results.compare import MISSING, REGRESSED, interactivity
+from infx.results.verdict import Config, Point, Report, frontier
 from infx.yamlio import atomic_write
 
 Curve = list[tuple[float, float, int]]  # (interactivity, throughput per GPU, conc)
+MODE = 0o644
+
+__all__ = ["curves", "draw", "file_name", "frontier"]
 
 
-def frontier(points: Curve) -> Curve:
-    """The points no other point beats on both axes, by rising interactivity."""
-    best: Curve = []
-    for point in sorted(points, key=lambda p: (-p[0], -p[1])):
-        if not best or point[1] > best[-1][1]:
-            best.append(point)
-    return sorted(best)
+def _level(point: Point) -> tuple[float, float] | None:
+    """Main's level of a compared point (from its checks), else main's newest row."""
+    if point.checks:
+        by_key = {c.metric.key: c for c in point.checks}
+        x, y = by_key.get("median_intvty"), by_key.get("tput_per_gpu")
+        if x and y and x.before and y.before:
+            return x.before, y.before
+    if point.main is not None:
+        m = point.main.get("metrics", {})
+        x, y = interactivity(m), m.get("tput_per_gpu")
+        if x and y:
+            return x, y
+    return None
 
 
-def curves(config: ConfigComparison) -> tuple[Curve, Curve]:
-    """(baseline, this run) points that carry both coordinates."""
-    before: Curve = []
-    after: Curve = []
+def curves(config: Config) -> tuple[Curve, Curve]:
+    """(main, this run) points that carry both coordinates."""
+    main: Curve = []
+    mine: Curve = []
     for point in config.points:
-        for row, side in ((point.before, before), (point.after, after)):
-            if row is None:
-                continue
-            x, y = row["metrics"].get("mean_intvty"), row["metrics"].get("tput_per_gpu")
-            if x is not None and y is not None:
-                side.append((x, y, point.conc))
-    return before, after
+        level = _level(point)
+        if level is not None:
+            main.append((*level, point.conc))
+        if point.pr is not None:
+            m = point.pr.get("metrics", {})
+            x, y = interactivity(m), m.get("tput_per_gpu")
+            if x and y:
+                mine.append((x, y, point.conc))
+    return main, mine
 
 
-def file_name(config: ConfigComparison) -> str:
+def file_name(config: Config) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", config.label).strip("-").lower()[:80]
     return f"{slug}-{hashlib.sha256(config.key.encode()).hexdigest()[:8]}.png"
 
@@ -59,44 +76,108 @@ def _pyplot():
     return plt
 
 
-def draw(comparison: Comparison, folder: Path) -> list[Path]:
-    """One PNG per config with at least one plottable point; returns the files written."""
+def _label_offsets(
+    points: Curve, ax, placed: list[tuple[float, float]], below: bool = False
+) -> list[tuple[float, float]]:
+    """Offsets in points for each label (above right, or below right for main's), stepped
+    away while it would overlap a label already `placed` (display coordinates)."""
+    offsets = []
+    step = -11.0 if below else 11.0
+    for x, y, _ in points:
+        px, py = ax.transData.transform((x, y))
+        dy = -12.0 if below else 5.0
+        while any(abs(px - qx) < 30 and abs(py + dy - qy) < 10 for qx, qy in placed):
+            dy += step
+        placed.append((px, py + dy))
+        offsets.append((5.0, dy))
+    return offsets
+
+
+def draw(report: Report, folder: Path) -> list[Path]:
+    """One PNG per throughput config with a plottable point; returns the files written."""
     plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for config in comparison.configs:
-        before, after = curves(config)
-        if not before and not after:
+    for config in report.configs:
+        main, mine = curves(config)
+        if not main and not mine:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-        for points, label, style in ((before, "main", "s--"), (after, "PR", "o-")):
+        fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+        for points, label, style, color in (
+            (main, "main (level)", "s--", "tab:gray"),
+            (mine, "this run", "o-", "tab:blue"),
+        ):
             if not points:
                 continue
-            color = "tab:gray" if label == "main" else "tab:blue"
-            ax.scatter([p[0] for p in points], [p[1] for p in points], color=color, alpha=0.5)
-            edge = frontier(points)
-            ax.plot([p[0] for p in edge], [p[1] for p in edge], style, color=color, label=label)
-            for x, y, conc in points:
+            ordered = sorted(points, key=lambda p: p[2])  # the measured curve, by concurrency
+            ax.plot(
+                [p[0] for p in ordered],
+                [p[1] for p in ordered],
+                style,
+                color=color,
+                label=label,
+                alpha=0.8,
+            )
+            edge = frontier([(x, y) for x, y, _ in points])
+            if len(edge) > 1:
+                ax.plot(
+                    [p[0] for p in edge],
+                    [p[1] for p in edge],
+                    "-",
+                    color=color,
+                    linewidth=3,
+                    alpha=0.25,
+                )
+        status = {p.conc: p for p in config.points}
+        lost = [(x, y) for x, y, c in main if status[c].status == MISSING]
+        if lost:
+            ax.scatter(
+                *zip(*lost, strict=True),
+                s=90,
+                facecolors="none",
+                edgecolors="tab:orange",
+                linewidths=1.5,
+                label="missing in this run",
+            )
+        worse = [(x, y) for x, y, c in mine if status[c].verdict == REGRESSED]
+        if worse:
+            ax.scatter(
+                *zip(*worse, strict=True),
+                s=140,
+                facecolors="none",
+                edgecolors="red",
+                linewidths=2,
+                label="regressed",
+            )
+        xs = [p[0] for p in main + mine]
+        ys = [p[1] for p in main + mine]
+        ax.set_xlim(0, max(xs) * 1.12)
+        ax.set_ylim(0, max(ys) * 1.15)
+        fig.canvas.draw()
+        placed: list[tuple[float, float]] = []
+        for points, color, below in ((mine, "tab:blue", False), (main, "tab:gray", True)):
+            offsets = _label_offsets(points, ax, placed, below)
+            for (x, y, conc), offset in zip(points, offsets, strict=True):
                 ax.annotate(
                     f"c{conc}",
                     (x, y),
                     textcoords="offset points",
-                    xytext=(4, 4),
+                    xytext=offset,
                     fontsize=7,
                     color=color,
                 )
-        status = {p.status for p in config.points}
-        note = ", ".join(s for s in (NEW, MISSING) if s in status)
-        ax.set_title(config.label + (f"  [{note} points]" if note else ""), fontsize=8)
+        title = f"{config.label}: {config.verdict.replace('-', ' ')}"
+        ax.set_title("\n".join(textwrap.wrap(title, 90)), fontsize=8)
         ax.set_xlabel("interactivity (tok/s/user)")
         ax.set_ylabel("throughput per GPU (tok/s)")
         ax.grid(True, alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=7)
         fig.tight_layout()
         path = folder / file_name(config)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png")
         plt.close(fig)
         atomic_write(path, buffer.getvalue())
+        os.chmod(path, MODE)
         written.append(path)
     return written

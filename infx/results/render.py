@@ -1,33 +1,67 @@
-"""Markdown for people: the run summary (`collect`) and the PR comment (`compare`)."""
+"""Markdown for people: the run summary (`collect`) and the PR comment (`compare`).
+
+Every string that comes from data (model names, runners, images, tasks) goes through
+`text`, so a table pipe, HTML, a mention or a comment opener in a results file reaches
+GitHub as plain characters.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.results.compare import (
+    CHECKS,
     COMPARED,
+    COVERAGE_LOST,
     IMPROVED,
-    METRICS,
     MISSING,
     NEW,
     NOISE,
     REGRESSED,
-    Change,
-    Comparison,
-    ConfigComparison,
-    ScoreChange,
+    UNKNOWN,
     config_key,
     config_label,
 )
+
+if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
+    from infx.results.verdict import Check, Config, Point, Report, Score
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
 COMMENT_LIMIT = 60_000
 SUMMARY_LIMIT = 1_000_000
-_MARK = {IMPROVED: "🟢", REGRESSED: "🔴", NOISE: "⚪"}
-_WORD = {IMPROVED: "improved", REGRESSED: "regressed", NOISE: "within noise"}
+CHECK_LIMIT = 60_000  # a check run's summary holds at most 65,535 characters
+ACK_COMMAND = "/ack-regression"
+_MARK = {
+    IMPROVED: "🟢",
+    REGRESSED: "🔴",
+    NOISE: "⚪",
+    COVERAGE_LOST: "🟠",
+    NEW: "🆕",
+    MISSING: "🟠",
+}
+_WORD = {
+    IMPROVED: "improved",
+    REGRESSED: "regressed",
+    NOISE: "within noise",
+    COVERAGE_LOST: "coverage lost",
+    NEW: "new",
+    MISSING: "missing",
+}
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~#])")
+
+
+def text(value: Any) -> str:
+    """A data string as inert Markdown on one line: HTML special characters as entities
+    (no tag, no `<!--`), Markdown punctuation and table pipes backslash-escaped, and a
+    zero-width space after each `@` so no one is mentioned."""
+    out = " ".join(str(value).split())
+    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = _MARKDOWN.sub(r"\\\1", out)
+    return out.replace("@", "@&#8203;")
 
 
 def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:
@@ -40,125 +74,256 @@ def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:
 def number(value: float | None) -> str:
     if value is None:
         return "–"
-    if abs(value) >= 1000:
+    if abs(value) >= 999.5:
         return f"{value:,.0f}"
     if value == 0:
         return "0"
     return f"{value:.4g}"
 
 
-def _change(change: Change) -> str:
-    scale = change.metric.scale
-    before = None if change.before is None else change.before * scale
-    after = None if change.after is None else change.after * scale
-    text = f"{number(before)} → {number(after)}"
-    if change.pct is not None:
-        text += f" ({change.pct:+.1f}%)"
-    mark = _MARK.get(change.verdict)
-    return f"{text} {mark}" if mark else text
+def _scaled(check: Check, value: float | None) -> float | None:
+    return None if value is None else value * check.metric.scale
 
 
-def _score(value: float | None, stderr: float | None) -> str:
+def _cell(check: Check) -> str:
+    body = f"{number(_scaled(check, check.before))} → {number(_scaled(check, check.after))}"
+    if check.change_pct is not None:
+        body += f" ({check.change_pct:+.1f}%"
+        if check.band_pct is not None and check.verdict != UNKNOWN:
+            body += f" ±{check.band_pct:.1f}"
+        body += ")"
+    mark = _MARK.get(check.verdict) if check.verdict in (IMPROVED, REGRESSED) else None
+    return f"{body} {mark}" if mark else body
+
+
+def _one_side(value: float | None, scale: float, side: str) -> str:
+    shown = number(None if value is None else value * scale)
+    return f"{shown} → –" if side == "main" else f"– → {shown}"
+
+
+def _run_link(run: dict[str, Any] | None) -> str:
+    if not run:
+        return "none"
+    name = str(run.get("id", "?"))
+    url = run.get("url")
+    link = (
+        f"[{text(name)}](<{url}>)"
+        if isinstance(url, str) and url.startswith("https://")
+        else text(name)
+    )
+    sha = run.get("sha")
+    return f"{link} (`{text(sha[:7])}`)" if isinstance(sha, str) and sha else link
+
+
+def _verdict(verdict: str) -> str:
+    return f"{_MARK.get(verdict, '')} {_WORD.get(verdict, verdict)}".strip()
+
+
+def _point_row(point: Point) -> str:
+    shown = [*CHECKS, None]
+    if point.status == COMPARED:
+        cells = [_cell(c) for c in point.checks]
+    else:
+        side = "main" if point.status == MISSING else "pr"
+        row = point.main if side == "main" else point.pr
+        metrics = (row or {}).get("metrics", {})
+        cells = []
+        for metric in shown:
+            if metric is None:
+                value = metrics.get("median_intvty", metrics.get("mean_intvty"))
+                cells.append(_one_side(value, 1.0, side))
+            else:
+                cells.append(_one_side(metrics.get(metric.key), metric.scale, side))
+    return "| " + " | ".join([str(point.conc), _verdict(point.verdict), *cells]) + " |\n"
+
+
+def _points_header() -> str:
+    labels = [f"{c.label} ({c.unit})" for c in CHECKS] + ["Interactivity (tok/s/user)"]
+    return (
+        "| Conc | Verdict | " + " | ".join(labels) + " |\n|---:|:--|" + ":--|" * len(labels) + "\n"
+    )
+
+
+def _score_cell(value: float | None, stderr: float | None) -> str:
     if value is None:
         return "–"
     return f"{value:.4f} ± {stderr:.4f}" if stderr is not None else f"{value:.4f}"
 
 
-def _score_change(score: ScoreChange) -> str:
-    if score.status != COMPARED or score.before is None or score.after is None:
-        return score.status
-    word = _WORD.get(score.verdict, "")
-    if score.verdict == NOISE:
-        word = "within stderr"
-    mark = _MARK.get(score.verdict, "")
-    return f"{score.after - score.before:+.4f} {mark} {word}".replace("  ", " ").strip()
+def _score_row(s: Score) -> str:
+    metric = f"{s.metric} ({s.filter})" if s.filter != "none" else s.metric
+    if s.status == COMPARED and s.before is not None and s.after is not None:
+        word = "within stderr" if s.verdict == NOISE else _WORD.get(s.verdict, s.verdict)
+        mark = _MARK.get(s.verdict, "") if s.verdict != NOISE else "⚪"
+        change = f"{s.after - s.before:+.4f} {mark} {word}".replace("  ", " ")
+    else:
+        change = _verdict(s.status)
+    cells = [
+        str(s.conc),
+        text(s.task),
+        text(metric),
+        _score_cell(s.before, s.before_stderr),
+        _score_cell(s.after, s.after_stderr),
+        change,
+    ]
+    return "| " + " | ".join(cells) + " |\n"
 
 
-def _metric_header() -> str:
-    cells = ["Conc", *(f"{m.label} ({m.unit})" for m in METRICS)]
-    return "| " + " | ".join(cells) + " |\n|---:|" + ":--|" * len(METRICS) + "\n"
+def _curve(curve: Any) -> str:
+    if curve is None or curve.change_pct is None:
+        return "–"
+    mark = _MARK.get(curve.verdict, "") if curve.verdict in (IMPROVED, REGRESSED) else ""
+    return f"{curve.change_pct:+.1f}% ±{curve.band_pct:.1f} {mark}".strip()
 
 
-def config_section(config: ConfigComparison) -> str:
-    lines = [f"### {config.label}\n"]
-    lines.append(f"Baseline: {config.baseline or 'none found'}\n\n")
-    compared = [p for p in config.points if p.status == COMPARED]
-    if compared:
-        lines.append(_metric_header())
-        for point in compared:
-            cells = [str(point.conc), *(_change(c) for c in point.changes)]
-            lines.append("| " + " | ".join(cells) + " |\n")
-    new = [str(p.conc) for p in config.points if p.status == NEW]
-    missing = [str(p.conc) for p in config.points if p.status == MISSING]
-    if new:
-        lines.append(f"\nNew (no baseline point): conc {', '.join(new)}\n")
-    if missing:
-        lines.append(f"\nMissing (in the baseline, not measured here): conc {', '.join(missing)}\n")
-    if config.scores:
+def _counts(config: Config) -> str:
+    c = config.count
+    return f"{c(IMPROVED)} / {c(REGRESSED)} / {c(NOISE)} / {c(NEW)} / {c(MISSING)}"
+
+
+def config_section(config: Config) -> str:
+    lines = [f"### {text(config.label)}: {_verdict(config.verdict)}\n\n"]
+    if config.only_main:
         lines.append(
-            "\n| Conc | Task | Metric | main | PR | Change |\n|---:|:--|:--|:--|:--|:--|\n"
+            f"Main's newest run {_run_link(config.baseline)} measured this config; this run "
+            "did not, so publishing it drops the curve below.\n\n"
         )
-        for s in config.scores:
-            metric = f"{s.metric} ({s.filter})" if s.filter != "none" else s.metric
-            cells = [
-                str(s.conc),
-                s.task,
-                metric,
-                _score(s.before, s.before_stderr),
-                _score(s.after, s.after_stderr),
-                _score_change(s),
-            ]
-            lines.append("| " + " | ".join(cells) + " |\n")
+    else:
+        runs = f"{config.runs} main run(s), newest {_run_link(config.baseline)}"
+        lines.append(f"History: {runs if config.runs else 'none (every point is new)'}.")
+        for what, measure in (
+            ("at equal concurrency", config.level),
+            ("at matched interactivity", config.curve),
+        ):
+            if measure is not None and measure.change_pct is not None:
+                lines.append(
+                    f" Throughput per GPU {what}: {_curve(measure)} "
+                    f"({_word_of(measure.verdict)}, {measure.matched} points)."
+                )
+        lines.append("\n\n")
+    if config.points:
+        lines.append(_points_header())
+        lines.extend(_point_row(p) for p in config.points)
+    if config.scores:
+        if config.points:
+            lines.append("\n")
+        lines.append("| Conc | Task | Metric | main | PR | Change |\n|---:|:--|:--|:--|:--|:--|\n")
+        lines.extend(_score_row(s) for s in config.scores)
     return "".join(lines) + "\n"
+
+
+def _word_of(verdict: str) -> str:
+    return _WORD.get(verdict, verdict)
 
 
 @dataclass(frozen=True)
 class Context:
-    """What the comment says about where the numbers came from."""
+    """What the comment says about where the numbers came from and how to acknowledge."""
 
-    baselines: tuple[str, ...] = ()
+    history: str | None = None  # how main's history was found
     plots: str | None = None
-    searched: str | None = None
+    ack_label: str | None = None
 
 
-def _headline(comparison: Comparison) -> str:
-    c = comparison.count
-    points = sum(len(cfg.points) for cfg in comparison.configs)
-    parts = [
-        f"**{c(IMPROVED)} improved, {c(REGRESSED)} regressed, {c(NOISE)} within noise** "
-        f"(threshold ±{comparison.threshold:g}%; accuracy: 1.96 standard errors)",
-        f"{len(comparison.configs)} config(s), {points} point(s): "
-        f"{c(NEW)} new, {c(MISSING)} missing",
+def headline(report: Report) -> str:
+    """One line: the run's verdict and what it rests on, points counted once."""
+    total = sum(len(c.points) + len(c.scores) for c in report.configs)
+    regressed = report.points(REGRESSED)
+    lost = [c for c in report.configs if c.count(MISSING)]  # also when a config regressed
+    parts = [f"**{_verdict(report.verdict)}**"]
+    if report.verdict == REGRESSED:
+        parts.append(
+            f"{regressed} of {total} point(s) regressed in "
+            f"{report.configs_with(REGRESSED)} of {len(report.configs)} config(s)"
+        )
+    if lost:
+        missing = sum(c.count(MISSING) for c in lost)
+        parts.append(f"coverage lost in {len(lost)} config(s) ({missing} point(s) missing)")
+    if report.verdict not in (REGRESSED, COVERAGE_LOST):
+        parts.append(f"{total} point(s) in {len(report.configs)} config(s)")
+    return ": ".join(parts[:2]) + ("; " + "; ".join(parts[2:]) if len(parts) > 2 else "") + ".\n"
+
+
+def _tally(report: Report) -> str:
+    p = report.points
+    return (
+        f"Points: {p(IMPROVED)} improved · {p(REGRESSED)} regressed · {p(NOISE)} within noise"
+        f" · {p(NEW)} new · {p(MISSING)} missing."
+    )
+
+
+def gate_line(report: Report, context: Context) -> str:
+    if not report.failing:
+        return "Gate: passes."
+    if report.ack is not None:
+        who = text(report.ack.who)
+        how = f"label `{who}`" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}"
+        return f"Gate: passes, acknowledged ({how})."
+    how = f"add the label `{text(context.ack_label)}` or " if context.ack_label else ""
+    return (
+        f"Gate: **fails**. To merge anyway, {how}comment `{ACK_COMMAND}` "
+        "(write access), then re-run this job."
+    )
+
+
+def _method(report: Report) -> str:
+    from infx.results import noise
+
+    return (
+        f"Each point is judged against main's level (the newest segment of its history, cut "
+        f"at change points) with a band of the larger of ±{report.threshold:g}% and a "
+        f"one-sided {noise.ALPHA:.2%} prediction interval from main's own scatter (pooled "
+        f"over the config); with fewer than {noise.MIN_HISTORY} runs behind it a scatter of "
+        f"{noise.DEFAULT_NOISE:.0%} per run is assumed. Checks: throughput per GPU, TTFT and "
+        "TPOT p50 and p99 (ITL and interactivity are TPOT again, shown, not counted); "
+        "accuracy against 1.96 combined standard errors."
+    )
+
+
+def _summary_table(report: Report) -> str:
+    lines = [
+        "| Config | Verdict | Points ↑ / ↓ / = / new / missing "
+        "| Throughput/GPU, equal conc | at matched interactivity |\n|:--|:--|:--|:--|:--|\n"
     ]
-    return "; ".join(parts) + ".\n"
+    for c in report.configs:
+        lines.append(
+            f"| {text(c.label)} | {_verdict(c.verdict)} | {_counts(c)} "
+            f"| {_curve(c.level)} | {_curve(c.curve)} |\n"
+        )
+    return "".join(lines)
 
 
-def comment(comparison: Comparison, context: Context, limit: int = COMMENT_LIMIT) -> str:
-    """The sticky PR comment: a hidden marker, a headline, then one section per config.
+def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str:
+    """The sticky PR comment: marker, headline, gate, one line per config, then details.
 
-    Configs with a regression come first; sections that would pass `limit` are left
-    out and counted, so the body always fits.
+    Configs come worst first; detail sections that would pass `limit` are left out and
+    counted, so the body always fits.
     """
-    head = [MARKER, "\n## Benchmark results against main\n\n", _headline(comparison), "\n"]
-    if context.baselines:
-        head.append("Baselines: " + "; ".join(context.baselines) + ".\n\n")
-    elif context.searched:
-        head.append(f"No baseline found: {context.searched}.\n\n")
-    tail = [
-        "🟢 improved · 🔴 regressed · ⚪ within noise. Means per request; throughput per GPU "
-        "counts every GPU of the job (multi-node: output per decode GPU, input per prefill "
-        "GPU); interactivity is 1000 / TPOT in ms.\n"
+    head = [
+        MARKER,
+        "\n## Benchmark results against main\n\n",
+        headline(report),
+        "\n",
+        gate_line(report, context),
+        " ",
+        _tally(report),
+        "\n\n",
     ]
+    if context.history:
+        head.append(f"Main's history: {context.history}.\n\n")
+    if report.configs:
+        head.append(_summary_table(report) + "\n")
+    tail = [_method(report) + "\n"]
     if context.plots:
         tail.append(
             f"\nPareto plots (throughput per GPU against interactivity): {context.plots}.\n"
         )
-    for note in comparison.notes:
-        tail.append(f"\nNote: {note}\n")
+    for note in report.notes:
+        tail.append(f"\nNote: {text(note)}\n")
     body = "".join(head)
     budget = limit - len(body) - len("".join(tail)) - 200
     left_out = 0
-    for config in comparison.configs:
+    for config in report.configs:
         section = config_section(config)
         if left_out or len(section) > budget:
             left_out += 1
@@ -166,11 +331,25 @@ def comment(comparison: Comparison, context: Context, limit: int = COMMENT_LIMIT
         body += section
         budget -= len(section)
     if left_out:
-        body += f"_{left_out} more config(s) not shown here; the job summary lists them._\n\n"
+        body += f"_{left_out} more config(s) not detailed here; the job summary lists them._\n\n"
+    if len(body) + len("".join(tail)) > limit:  # the one-line table alone is too long
+        body = body[: limit - len("".join(tail)) - 80] + "\n\n_Cut to fit a comment._\n\n"
     return body + "".join(tail)
 
 
-def _cell(row: dict[str, Any], key: str, scale: float = 1.0) -> str:
+def check_output(report: Report, context: Context) -> tuple[str, str, str]:
+    """(conclusion, title, summary) of the `infx/results` check run."""
+    title = headline(report).strip().replace("**", "")
+    title = re.sub(r"^\S+ ", "", title) if title[:1] in "🔴🟠🟢⚪🆕" else title
+    conclusion = "success" if report.passed else "failure"
+    summary = comment(report, context, CHECK_LIMIT).replace(MARKER + "\n", "", 1)
+    return conclusion, title[:200], summary
+
+
+# --- the run summary (collect) -----------------------------------------------------------
+
+
+def _summary_cell(row: dict[str, Any], key: str, scale: float = 1.0) -> str:
     value = row["metrics"].get(key)
     return number(None if value is None else value * scale)
 
@@ -180,48 +359,46 @@ def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     rows = doc["rows"]
     lines = ["## Benchmark results\n\n"]
     run = doc.get("run") or {}
-    if run.get("url"):
-        lines.append(f"Run: {run['url']}\n\n")
+    if isinstance(run.get("url"), str) and run["url"].startswith("https://"):
+        lines.append(f"Run: <{run['url']}>\n\n")
     lines.append(f"{len(rows)} row(s).\n\n")
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(config_key(row["identity"]), []).append(row)
-    text = "".join(lines)
+    out = "".join(lines)
     left_out = 0
-    for members in _sorted_groups(groups.values()):
+    for members in sorted(groups.values(), key=lambda rows: config_label(rows[0]["identity"])):
         section = _summary_section(members)
-        if left_out or len(text) + len(section) > limit - 200:
+        if left_out or len(out) + len(section) > limit - 200:
             left_out += 1
             continue
-        text += section
+        out += section
     if left_out:
-        text += f"_{left_out} more config(s) not shown; see results.csv._\n"
-    return text
-
-
-def _sorted_groups(groups: Iterable[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    return sorted(groups, key=lambda rows: config_label(rows[0]["identity"]))
+        out += f"_{left_out} more config(s) not shown; see results.csv._\n"
+    return out
 
 
 def _summary_section(rows: list[dict[str, Any]]) -> str:
-    out = [f"### {config_label(rows[0]['identity'])}\n\n"]
+    out = [f"### {text(config_label(rows[0]['identity']))}\n\n"]
     throughput = [r for r in rows if r["kind"] == "throughput"]
     if throughput:
         out.append(
-            "| Conc | Throughput/GPU (tok/s) | Output/GPU (tok/s) | TTFT (ms) | TPOT (ms) "
-            "| ITL (ms) | E2EL (s) | Interactivity (tok/s/user) |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+            "| Conc | Throughput/GPU (tok/s) | Output/GPU (tok/s) | TTFT p50 (ms) "
+            "| TTFT p99 (ms) | TPOT p50 (ms) | TPOT p99 (ms) | E2EL (s) "
+            "| Interactivity (tok/s/user) |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         )
         for r in sorted(throughput, key=lambda r: r["identity"]["conc"]):
             cells = [
                 str(r["identity"]["conc"]),
-                _cell(r, "tput_per_gpu"),
-                _cell(r, "output_tput_per_gpu"),
-                _cell(r, "mean_ttft", 1000),
-                _cell(r, "mean_tpot", 1000),
-                _cell(r, "mean_itl", 1000),
-                _cell(r, "mean_e2el"),
-                _cell(r, "mean_intvty"),
+                _summary_cell(r, "tput_per_gpu"),
+                _summary_cell(r, "output_tput_per_gpu"),
+                _summary_cell(r, "median_ttft", 1000),
+                _summary_cell(r, "p99_ttft", 1000),
+                _summary_cell(r, "median_tpot", 1000),
+                _summary_cell(r, "p99_tpot", 1000),
+                _summary_cell(r, "mean_e2el"),
+                _summary_cell(r, "median_intvty"),
             ]
             out.append("| " + " | ".join(cells) + " |\n")
     for r in (r for r in rows if r["kind"] == "accuracy"):
@@ -229,7 +406,54 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
         out.append("| Task | Metric | Score |\n|:--|:--|---:|\n")
         for s in r["accuracy"]:
             out.append(
-                f"| {s['task']} | {s['metric']} ({s['filter']}) "
-                f"| {_score(s['value'], s.get('stderr'))} |\n"
+                f"| {text(s['task'])} | {text(s['metric'])} ({text(s['filter'])}) "
+                f"| {_score_cell(s['value'], s.get('stderr'))} |\n"
             )
     return "".join(out) + "\n"
+
+
+# --- steps on main (changes) --------------------------------------------------------------
+
+
+def _sha(run: dict[str, Any]) -> str:
+    sha = run.get("sha")
+    return f"`{text(sha[:7])}`" if isinstance(sha, str) and sha else "?"
+
+
+def changes_report(
+    groups: dict[tuple[Any, Any], list[Any]],
+    commits: dict[tuple[Any, Any], list[tuple[str, str]] | None],
+    server: str = "",
+    repo: str = "",
+) -> str:
+    """Markdown of the steps found on main, one section per suspect commit range."""
+    if not groups:
+        return "## Steps on main\n\nNo series changed level in main's newest runs.\n"
+    lines = ["## Steps on main\n\n"]
+    for key, steps in groups.items():
+        good, bad = steps[0].good, steps[0].bad
+        lines.append(
+            f"### Between run {_run_link(good)} (last good) and run {_run_link(bad)} "
+            f"(first changed)\n\n"
+        )
+        good_sha, bad_sha = good.get("sha"), bad.get("sha")
+        if server and repo and isinstance(good_sha, str) and isinstance(bad_sha, str):
+            lines.append(f"Commits: <{server}/{repo}/compare/{good_sha}...{bad_sha}>\n\n")
+        listed = commits.get(key)
+        if listed:
+            for sha, subject in listed[:50]:
+                lines.append(f"- `{sha[:7]}` {text(subject)}\n")
+            if len(listed) > 50:
+                lines.append(f"- … {len(listed) - 50} more\n")
+            lines.append("\n")
+        lines.append(
+            "| Config | Conc | Metric | Before | After | Change |\n|:--|---:|:--|--:|--:|:--|\n"
+        )
+        for s in sorted(steps, key=lambda s: (s.verdict != "regressed", s.label, s.conc)):
+            scale = s.metric.scale
+            lines.append(
+                f"| {text(s.label)} | {s.conc} | {s.metric.label} | {number(s.before * scale)} "
+                f"| {number(s.after * scale)} | {s.change_pct:+.1f}% {_verdict(s.verdict)} |\n"
+            )
+        lines.append("\n")
+    return "".join(lines)

@@ -507,6 +507,35 @@ class Handler(BaseHTTPRequestHandler):
         proc = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
         return proc.stdout.decode().strip() or None
 
+    def _compare(self, base_ref: str, head_ref: str) -> None:
+        """base...head as GitHub answers it, commits only: those head has and base lacks."""
+        base, head = self._rev(base_ref), self._rev(head_ref)
+        if not base or not head:
+            return self._send(404, {"message": "Not Found"})
+        merge_base = self._git("merge-base", base, head).stdout.decode().strip()
+        log = self._git("rev-list", "--reverse", "--parents", f"{merge_base}..{head}")
+        commits = [
+            {
+                "sha": shas[0],
+                "parents": [{"sha": p} for p in shas[1:]],
+                "commit": {
+                    "message": self._git("log", "-1", "--format=%B", shas[0]).stdout.decode()
+                },
+            }
+            for shas in (line.split() for line in log.stdout.decode().splitlines())
+        ]
+        self._send(
+            200,
+            {
+                "status": "identical" if base == head else "diverged",
+                "ahead_by": len(commits),
+                "total_commits": len(commits),
+                "base_commit": {"sha": base},
+                "merge_base_commit": {"sha": merge_base},
+                "commits": commits,
+            },
+        )
+
     def _results_route(self, method: str, path: str, query: dict[str, list[str]]) -> bool:
         return False
 
@@ -647,6 +676,15 @@ class ResultsHandler(Handler):
             ),
             ("GET", r"/actions/artifacts/(\d+)/zip", rest, lambda m: self._zip(int(m[1]))),
             ("PATCH", r"/issues/comments/(\d+)", rest, lambda m: self._edit(int(m[1]))),
+            ("POST", r"/check-runs", rest, lambda m: self._create_check()),
+            (
+                "GET",
+                r"/compare/([^/.]+)\.\.\.([^/.]+)",
+                rest,
+                lambda m: self._compare(m[1], m[2]),
+            ),
+            ("GET", r"/issues", rest, lambda m: self._list_issues(query)),
+            ("POST", r"/issues", rest, lambda m: self._create_issue()),
         ]
         for verb, pattern, target, action in routes:
             if verb != method or target is None:
@@ -718,6 +756,37 @@ class ResultsHandler(Handler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _create_check(self) -> None:
+        body = self._body()
+        self.state.next_id += 1
+        run = {"id": self.state.next_id, "status": body.get("status", "queued"), **body}
+        self.state.check_runs.setdefault(body["head_sha"], []).append(run)
+        self._send(201, run)
+
+    def _list_issues(self, query: dict[str, list[str]]) -> None:
+        wanted = set(query.get("labels", [""])[0].split(",")) - {""}
+        found = [
+            i
+            for i in self.state.issues.values()
+            if i.get("state", "open") == "open"
+            and wanted <= {label["name"] for label in i.get("labels", [])}
+        ]
+        self._page(found, query)
+
+    def _create_issue(self) -> None:
+        body = self._body()
+        number = max([*self.state.issues, 100]) + 1
+        issue = {
+            "number": number,
+            "state": "open",
+            "title": body["title"],
+            "body": body.get("body", ""),
+            "labels": [{"name": n} for n in body.get("labels", [])],
+            "user": self.state.user(self.state.token_user[0]),
+        }
+        self.state.issues[number] = issue
+        self._send(201, issue)
 
     def _edit(self, comment_id: int) -> None:
         body = self._body()

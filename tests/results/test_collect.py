@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
@@ -101,8 +102,26 @@ def test_collects_every_job_into_one_table(tmp_path: Path, monkeypatch) -> None:
 
     markdown = (bmk / "summary.md").read_text()
     assert summary.read_text() == markdown
-    assert "| 16 | 4,000 | 1,600 | 66 | 26 |" in markdown
-    assert "| gsm8k | exact_match (strict-match) | 0.9719 ± 0.0045 |" in markdown
+    assert "| 16 | 4,000 | 1,600 | 64.68 | 99 | 25.48 | 39 |" in markdown  # p50 and p99
+    assert "| gsm8k | exact\\_match (strict-match) | 0.9719 ± 0.0045 |" in markdown
+
+
+def test_csv_keeps_the_spread_columns_inferencex_compares(tmp_path: Path) -> None:
+    """std, p90 and p99.9 of every latency, as `vllm bench serve` reports them."""
+    folder = tmp_path / "bmk"
+    doc = vllm_result(conc=4, total=400, output=100, ttft_ms=50, tpot_ms=10, itl_ms=10, e2el_ms=900)
+    for name in ("ttft", "tpot", "itl", "e2el"):
+        doc[f"p90_{name}_ms"] = 7.0
+        doc[f"p99.9_{name}_ms"] = 9.0
+    job(folder, "bmk_a", fixed_row(conc=4), doc, "llama70b_1k1k.json")
+    assert collect(str(folder), "--out-dir", str(folder)).exit_code == 0
+    with (folder / "results.csv").open(newline="") as fh:
+        (record,) = list(csv.DictReader(fh))
+    for name in ("ttft", "tpot", "itl", "e2el"):
+        assert float(record[f"std_{name}"]) == pytest.approx(doc[f"std_{name}_ms"] / 1000)
+        assert float(record[f"p90_{name}"]) == pytest.approx(0.007)
+        assert float(record[f"p99.9_{name}"]) == pytest.approx(0.009)
+    assert float(record["p90_intvty"]) == pytest.approx(1000 / 7)
 
 
 def test_collect_twice_gives_the_same_table(tmp_path: Path) -> None:

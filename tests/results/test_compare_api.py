@@ -15,6 +15,7 @@ from infx.cli import cli
 from infx.results.process import document
 from infx.results.render import MARKER
 from tests.github.fake_api import Fault, State
+from tests.results.simulate import Sweeps
 from tests.results.test_compare import point
 
 PR = 7
@@ -48,12 +49,13 @@ def main_runs(state: State, tables: list[list[dict] | None], start: int = 5000) 
     return ids
 
 
-def compare(tmp_path: Path, rows: list[dict], *args: str):
+def compare(tmp_path: Path, rows: list[dict], *args: str, runs: str = "1"):
+    """One baseline run unless `runs` says otherwise (the search's request accounting)."""
     current = tmp_path / "results.json"
     current.write_text(json.dumps(document(rows)))
     return CliRunner().invoke(
         cli,
-        ["results", "compare", str(current), "--pr", str(PR), *args],
+        ["results", "compare", str(current), "--pr", str(PR), "--history-runs", runs, *args],
         env={"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
     )
 
@@ -82,11 +84,9 @@ def test_newest_main_run_with_these_configs_is_the_baseline(api, tmp_path: Path)
     outcome = compare(tmp_path, faster)
     assert outcome.exit_code == 0, outcome.output
     (sticky,) = bot_comments(api.state)
-    assert (
-        f"main run [{ids[2]}](https://github.com/acme/bench/actions/runs/{ids[2]})"
-        in sticky["body"]
-    )
-    assert "1,000 → 1,100 (+10.0%) 🟢" in sticky["body"]
+    link = f"newest [{ids[2]}](<https://github.com/acme/bench/actions/runs/{ids[2]}>)"
+    assert link in sticky["body"]
+    assert "1,000 → 1,100 (+10.0% ±9.3) 🟢" in sticky["body"]
     # runs, artifacts named results_bmk, 2 downloads; then the comment (list + create).
     search = [
         p for m, p in api.state.requests if "/issues/" not in p and not p.startswith("/_blobs")
@@ -98,28 +98,29 @@ def test_newest_main_run_with_these_configs_is_the_baseline(api, tmp_path: Path)
 
 def test_the_sticky_comment_is_edited_in_place(api, tmp_path: Path) -> None:
     main_runs(api.state, [OURS])
+    api.state.add_pull(PR, head_sha="f" * 40)
     api.state.add_comment(PR, "reviewer", f"{MARKER}\nI quote the bot", 5, "MEMBER")
     assert compare(tmp_path, [point(c, tput=1100, tpot_ms=20) for c in (4, 8)]).exit_code == 0
     (first,) = bot_comments(api.state)
-    outcome = compare(tmp_path, [point(c, tput=900, tpot_ms=20) for c in (4, 8)])
-    assert outcome.exit_code == 0 and "updated the results comment on #7" in outcome.output
+    outcome = compare(tmp_path, [point(c, tput=800, tpot_ms=20) for c in (4, 8)])
+    assert outcome.exit_code == 1 and "updated the results comment on #7" in outcome.output
     (second,) = bot_comments(api.state)
-    assert second["id"] == first["id"] and "-10.0%) 🔴" in second["body"]
+    assert second["id"] == first["id"] and "-20.0% ±9.3) 🔴" in second["body"]
     assert ("PATCH", f"/repos/acme/bench/issues/comments/{first['id']}") in api.state.requests
     assert sum(1 for m, p in api.state.requests if m == "POST") == 1
     assert api.state.comments[0]["body"] == f"{MARKER}\nI quote the bot"
-    assert compare(tmp_path, [point(c, tput=900, tpot_ms=20) for c in (4, 8)]).exit_code == 0
+    assert compare(tmp_path, [point(c, tput=800, tpot_ms=20) for c in (4, 8)]).exit_code == 1
     assert sum(1 for m, _ in api.state.requests if m == "PATCH") == 1  # same body: no edit
 
 
 def test_the_request_budget_bounds_the_search(api, tmp_path: Path) -> None:
     main_runs(api.state, [OTHER] * 100)
-    outcome = compare(tmp_path, OURS)
+    outcome = compare(tmp_path, OURS, "--budget", "6")
     assert outcome.exit_code == 0, outcome.output
     assert "6 API request(s); request budget of 6 spent" in outcome.output
     (sticky,) = bot_comments(api.state)
-    assert "No baseline found: 6 API request(s); request budget of 6 spent" in sticky["body"]
-    assert "New (no baseline point): conc 4, 8" in sticky["body"]
+    assert "none found (6 API request(s); request budget of 6 spent" in sticky["body"]
+    assert "| 4 | 🆕 new | – → 1,000" in sticky["body"]
     assert api.state.api_requests() == 6 + 2
 
 
@@ -143,14 +144,17 @@ def test_expired_and_unreadable_results_are_skipped(api, tmp_path: Path) -> None
     outcome = compare(tmp_path, OURS)
     assert outcome.exit_code == 0, outcome.output
     assert "skipped run 5000 (results expired), run 5001: unreadable results.json" in outcome.output
-    assert "main run [5002]" in bot_comments(api.state)[0]["body"]
+    assert (
+        "newest [5002](<https://github.com/acme/bench/actions/runs/5002>)"
+        in (bot_comments(api.state)[0]["body"])
+    )
 
 
 def test_a_pinned_baseline_run(api, tmp_path: Path) -> None:
     main_runs(api.state, [OTHER, OURS])
     outcome = compare(tmp_path, OURS, "--baseline-run", "5001")
     assert outcome.exit_code == 0, outcome.output
-    assert "main run [5001]" in bot_comments(api.state)[0]["body"]
+    assert "newest [5001](" in bot_comments(api.state)[0]["body"]
     assert "3 API request(s)" in outcome.output
 
 
@@ -186,3 +190,86 @@ def test_an_empty_run_asks_nothing_of_the_api(api, tmp_path: Path) -> None:
     outcome = compare(tmp_path, [])
     assert outcome.exit_code == 0 and "nothing to compare" in outcome.output
     assert api.state.requests == []
+
+
+HEAD = "f" * 40
+
+
+def history_runs(api, sweeps: Sweeps, runs: int) -> None:
+    main_runs(api.state, [sweeps.run(6000 + r)["rows"] for r in range(runs)])
+
+
+def test_main_history_is_read_through_the_api_within_budget(api, tmp_path: Path) -> None:
+    sweeps = Sweeps(3, seed=4)
+    history_runs(api, sweeps, 14)
+    outcome = compare(tmp_path, sweeps.run(9000)["rows"], runs="10")
+    assert outcome.exit_code == 0, outcome.output
+    (sticky,) = bot_comments(api.state)
+    assert "Main's history: 10 successful main run(s) read through the API." in sticky["body"]
+    assert "History: 10 main run(s), newest [5000]" in sticky["body"]
+    assert "12 API request(s)" in outcome.output  # runs, artifacts page, 10 downloads
+    assert api.state.api_requests() - 2 <= 16
+
+
+def verdict_run(api, tmp_path: Path, *args: str, factor: float = 0.8):
+    sweeps = Sweeps(2, seed=8)
+    history_runs(api, sweeps, 6)
+    rows = sweeps.run(9000, lambda i, c: factor if i == 0 else 1.0)["rows"]
+    return compare(tmp_path, rows, "--check-sha", HEAD, *args, runs="6")
+
+
+def check_runs(api) -> list[dict]:
+    return api.state.check_runs.get(HEAD, [])
+
+
+def test_a_regression_fails_the_check_run_and_the_job(api, tmp_path: Path) -> None:
+    api.state.add_pull(PR, head_sha=HEAD)
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 1, outcome.output
+    (check,) = check_runs(api)
+    assert check["name"] == "infx/results" and check["status"] == "completed"
+    assert check["conclusion"] == "failure"
+    assert check["output"]["title"].startswith("regressed: 8 of 16 point(s) regressed")
+    assert "Gate: **fails**" in check["output"]["summary"]
+    assert "/ack-regression" in bot_comments(api.state)[0]["body"]
+
+
+def test_a_quiet_run_passes_the_check(api, tmp_path: Path) -> None:
+    api.state.add_pull(PR, head_sha=HEAD)
+    outcome = verdict_run(api, tmp_path, factor=1.0)
+    assert outcome.exit_code == 0, outcome.output
+    assert [c["conclusion"] for c in check_runs(api)] == ["success"]
+    assert not any("/collaborators/" in p for _, p in api.state.requests)  # nothing to ack
+
+
+def test_the_acknowledge_label_lets_it_pass(api, tmp_path: Path) -> None:
+    api.state.add_pull(PR, head_sha=HEAD, labels=["regression-acknowledged"])
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 0, outcome.output
+    assert [c["conclusion"] for c in check_runs(api)] == ["success"]
+    body = bot_comments(api.state)[0]["body"]
+    assert "**🔴 regressed**" in body
+    assert "Gate: passes, acknowledged (label `regression-acknowledged`)." in body
+
+
+@pytest.mark.parametrize(
+    ("login", "permission", "association", "text", "passes"),
+    [
+        ("maint", "write", "MEMBER", "/ack-regression", True),
+        ("maint", "admin", "COLLABORATOR", "looked at it\n  /ack-regression  \n", True),
+        ("reader", "read", "COLLABORATOR", "/ack-regression", False),
+        ("outsider", "write", "NONE", "/ack-regression", False),
+        ("maint", "write", "MEMBER", "please /ack-regression", False),
+    ],
+)
+def test_a_maintainers_comment_acknowledges(
+    api, tmp_path: Path, login: str, permission: str, association: str, text: str, passes: bool
+) -> None:
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions[login] = permission
+    api.state.add_comment(PR, login, text, 50, association)
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == (0 if passes else 1), outcome.output
+    assert [c["conclusion"] for c in check_runs(api)] == ["success" if passes else "failure"]
+    if passes:
+        assert f"`/ack-regression` by {login}" in bot_comments(api.state)[0]["body"]

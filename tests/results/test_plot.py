@@ -1,7 +1,9 @@
-"""Pareto plots: the frontier, and one real PNG per config."""
+"""Pareto plots: the frontier, honest axes, marked regressions, readable files."""
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -10,46 +12,69 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infx.results.compare import compare
-from infx.results.plot import frontier
-from tests.results.test_compare import point
+from infx.results.verdict import compare, frontier
+from tests.results.test_compare import doc, point
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def test_frontier_keeps_only_undominated_points() -> None:
-    points = [
-        (10, 900, 64),
-        (20, 700, 32),
-        (15, 600, 48),
-        (40, 300, 8),
-        (30, 350, 16),
-        (5, 800, 128),
-    ]
-    assert frontier(points) == [(10, 900, 64), (20, 700, 32), (30, 350, 16), (40, 300, 8)]
+    points = [(10, 900), (20, 700), (15, 600), (40, 300), (30, 350), (5, 800)]
+    assert frontier(points) == [(10, 900), (20, 700), (30, 350), (40, 300)]
 
 
-def test_one_png_per_config(tmp_path: Path) -> None:
+def _report():
+    main = [point(c, tput=1000 / c, tpot_ms=5 * c) for c in (1, 4, 16)]
+    pr = [point(c, tput=1100 / c, tpot_ms=4 * c) for c in (1, 4, 64)]
+    pr[1]["metrics"]["tput_per_gpu"] *= 0.5  # conc 4 regressed
+    other = [point(c, tput=1, tpot_ms=1, tp=8) for c in (4,)]
+    return compare(pr + other, [doc(main)])
+
+
+def test_one_png_per_config_readable_by_all(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     from infx.results.plot import draw
 
-    main = [point(c, tput=1000 / c, tpot_ms=5 * c) for c in (1, 4, 16)]
-    pr = [point(c, tput=1100 / c, tpot_ms=4 * c) for c in (1, 4, 16, 64)]
-    other = [point(c, tput=1, tpot_ms=1, tp=8) for c in (4,)]
-    written = draw(compare(pr + other, [("m", main)]), tmp_path)
+    old = os.umask(0o077)  # a umask like a hardened runner's must not make them private
+    try:
+        written = draw(_report(), tmp_path)
+    finally:
+        os.umask(old)
     assert len(written) == 2 and len({p.name for p in written}) == 2
     for path in written:
         data = path.read_bytes()
         assert data.startswith(PNG) and len(data) > 5000
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
 
 
-def test_results_commands_load_without_matplotlib_or_pygithub() -> None:
-    """The results core loads without them: only `compare` and `--plots` import them, on use."""
+def test_axes_start_at_zero_and_regressions_are_marked(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from infx.results import plot
+
+    seen = []
+    monkeypatch.setattr(plt, "close", lambda fig: seen.append(fig))
+    plot.draw(_report(), tmp_path)
+    fig = seen[0]
+    (ax,) = fig.axes
+    assert ax.get_xlim()[0] == 0 and ax.get_ylim()[0] == 0
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "regressed" in legend and "missing in this run" in legend
+    labels = [t for t in ax.texts if t.get_text().startswith("c")]
+    boxes = [t.get_window_extent() for t in labels]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_results_commands_load_without_matplotlib_pygithub_or_scipy() -> None:
+    """The results core loads without them: only history, `compare` and `--plots` import
+    them, on use."""
     code = (
         "import sys\n"
         "import infx.results.files, infx.results.collect, infx.results.process\n"
-        "import infx.results.compare, infx.results.render\n"
-        "print(sorted(m for m in ('matplotlib', 'github') if m in sys.modules))\n"
+        "import infx.results.verdict, infx.results.render\n"
+        "mods = ('matplotlib', 'github', 'scipy', 'ruptures')\n"
+        "print(sorted(m for m in mods if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -59,8 +84,8 @@ coordinate = st.floats(min_value=0.1, max_value=1e4, allow_nan=False)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(coordinate, coordinate, st.integers(1, 512)), min_size=1, max_size=30))
-def test_frontier_properties(points: list[tuple[float, float, int]]) -> None:
+@given(st.lists(st.tuples(coordinate, coordinate), min_size=1, max_size=30))
+def test_frontier_properties(points: list[tuple[float, float]]) -> None:
     edge = frontier(points)
 
     def beats(a: tuple, b: tuple) -> bool:
@@ -68,5 +93,5 @@ def test_frontier_properties(points: list[tuple[float, float, int]]) -> None:
 
     assert edge and all(p in points for p in edge)
     assert not any(beats(q, p) for p in edge for q in points)
-    assert all(p in edge or any(beats(q, p) or q[:2] == p[:2] for q in edge) for p in points)
+    assert all(p in edge or any(beats(q, p) or q == p for q in edge) for p in points)
     assert [p[0] for p in edge] == sorted(p[0] for p in edge)

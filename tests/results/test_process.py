@@ -199,6 +199,43 @@ def test_non_finite_numbers_are_refused(tmp_path: Path) -> None:
     assert outcome.exit_code == 1 and "mean_ttft_ms is nan" in outcome.output
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("completed", 0, "completed no request"),
+        ("duration", 0, "duration is 0"),
+        ("total_token_throughput", 0, "total_token_throughput is 0"),
+    ],
+)
+def test_a_run_that_measured_nothing_is_refused(
+    tmp_path: Path, field: str, value: float, message: str
+) -> None:
+    """All requests failed, or the clock did not run: not a point with throughput 0."""
+    doc = vllm_result(conc=16, total=10, output=5, ttft_ms=1, tpot_ms=1, itl_ms=1, e2el_ms=1)
+    doc[field] = value
+    if field == "total_token_throughput":
+        doc["output_throughput"] = 0
+    write(tmp_path / "llama70b_1k1k.json", doc)
+    outcome = run("--row", json.dumps(fixed_row()), "--results-dir", str(tmp_path))
+    assert outcome.exit_code == 1, outcome.output
+    assert outcome.output.count("\n") == 1 and message in outcome.output
+    assert str(tmp_path / "llama70b_1k1k.json") in outcome.output
+    assert not (tmp_path / "infx-result.json").exists()
+
+
+def test_an_aiperf_run_of_zero_duration_is_refused(tmp_path: Path) -> None:
+    export = {
+        "total_token_throughput": {"unit": "tokens/sec", "avg": 10.0},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": 5.0},
+        "request_count": {"unit": "requests", "avg": 4},
+        "inter_token_latency": {"unit": "ms", "avg": 10.0, "p50": 10.0, "p99": 12.0},
+        "benchmark_duration": {"unit": "sec", "avg": 0.0},
+    }
+    write(tmp_path / "aiperf/profile_export_aiperf.json", export)
+    outcome = run("--row", json.dumps(agentic_rows()[0]), "--results-dir", str(tmp_path))
+    assert outcome.exit_code == 1 and "duration is 0" in outcome.output, outcome.output
+
+
 def test_aiperf_row_reads_the_aiperf_export(tmp_path: Path) -> None:
     write(tmp_path / "aiperf/profile_export_aiperf.json", {"request_count": {"avg": 3}})
     outcome = run("--row", json.dumps(agentic_rows()[0]), "--results-dir", str(tmp_path))

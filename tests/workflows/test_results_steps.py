@@ -43,12 +43,25 @@ def test_compare_job_holds_only_what_it_needs() -> None:
         "contents": "read",
         "actions": "read",
         "pull-requests": "write",
+        "checks": "write",
     }
     (compare,) = [s for s in job["steps"] if "infx results compare" in s.get("run", "")]
     assert "${{" not in compare["run"]
+    # A rerun of a PR's sweep (workflow_dispatch) compares for that PR and its head.
     assert compare["env"]["PR_NUMBER"] == (
         "${{ github.event.pull_request.number || inputs.pr-number }}"
     )
+    assert compare["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha || github.sha }}"
+    assert '--check-sha "$HEAD_SHA"' in compare["run"]
+    install = next(s for s in job["steps"] if s.get("uses") == "./")
+    assert install["with"]["extras"] == "compare"
+
+
+def test_changes_job_runs_on_main_with_its_own_token() -> None:
+    job = SWEEP["jobs"]["changes"]
+    assert job["permissions"] == {"contents": "read", "actions": "read", "issues": "write"}
+    (step,) = [s for s in job["steps"] if "infx results changes" in s.get("run", "")]
+    assert "${{" not in step["run"] and "--current results_bmk/results.json" in step["run"]
 
 
 @pytest.mark.parametrize(
@@ -79,6 +92,7 @@ def test_compare_runs_for_same_repository_pull_requests_only(
         )
     run = simulate(world, "run-sweep.yml", event, payload)
     assert run.ran("compare") is runs, run.logs
+    assert run.ran("changes") is (event == "push"), run.logs
     if event == "push":
         assert run.ran("collect")
 

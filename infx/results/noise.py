@@ -1,0 +1,206 @@
+"""How far a benchmark series on main scatters, and where it stepped.
+
+A series is one metric of one point (config without image and fingerprint, concurrency)
+over main's runs, oldest first. Values are compared on a log scale, so noise and changes
+are relative. A step (a new image, a driver) is a change, not noise: the series is cut at
+its change points (PELT with an L2 cost: ruptures' `KernelCPD`, linear kernel; penalty
+PENALTY x sigma^2 x ln n with sigma from the median absolute first difference, which a
+few steps do not move), and main's level is the newest segment's. The scatter is the
+standard deviation of that segment after dropping values more than OUTLIER robust
+standard deviations (MAD) from its median, so one bad run neither hides nor fakes a
+change. A newest segment shorter than MIN_HISTORY borrows the scatter of the series'
+older segments; a series with fewer values than that has no estimate of its own.
+
+NumPy is needed here; ruptures and SciPy load only when a series has three values or
+more, so a comparison with one baseline run never pays for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from statistics import NormalDist, median
+
+import numpy as np
+
+# Relative standard deviation per measurement assumed when a series has no estimate:
+# InferenceX's "normal variance +-2 %".
+DEFAULT_NOISE = 0.02
+# Values a segment (or all segments together) needs for a scatter estimate of its own.
+MIN_HISTORY = 5
+# One-sided false-alarm probability per check (about 2 % per config of 8 points x 5 checks
+# on simulated A/A histories; see benchmarks/bench_verdicts.py).
+ALPHA = 0.0005
+# Change-point penalty factor (x sigma^2 x ln n), and the shortest segment a series may be
+# cut into alone (one value could be an outlier) or together with its config's other series.
+PENALTY = 5.0
+MIN_SEGMENT = 2
+MIN_JOINT_SEGMENT = 1
+# Chance that noise alone cuts a config's joint series (see joint_breaks).
+JOINT_ALPHA = 0.001
+OUTLIER = 5.0
+_MADN = 1.4826  # MAD -> standard deviation for normal data
+_TINY = 1e-6
+
+
+@dataclass(frozen=True)
+class Level:
+    """Main's level of one series, from its newest segment."""
+
+    center: float  # log of the level: mean of the newest segment's inliers
+    k: int  # inliers of the newest segment
+    sigma: float | None  # scatter within segments (log units); None: too few values
+    df: int  # degrees of freedom of sigma (0 when None)
+    breaks: tuple[int, ...]  # indexes where a newer segment starts
+    n: int  # values in the series
+
+    @property
+    def value(self) -> float:
+        return math.exp(self.center)
+
+
+def logs(values: Sequence[float]) -> np.ndarray:
+    """The log series; a value <= 0 cannot be judged relatively and is left out by callers."""
+    return np.log(np.asarray(values, dtype=float))
+
+
+def _median(values: Sequence[float]) -> float:
+    """statistics.median: for the few dozen values of a series, far cheaper than NumPy's."""
+    return median(values)
+
+
+def diff_scale(x: np.ndarray) -> float:
+    """Noise from first differences (MAD): a step moves one difference, not the median."""
+    if len(x) < 3:
+        return 0.0
+    d = np.diff(x).tolist()
+    mid = _median(d)
+    return _MADN * _median([abs(v - mid) for v in d]) / math.sqrt(2)
+
+
+def penalty(x: np.ndarray) -> float:
+    scale = max(diff_scale(x), DEFAULT_NOISE / 10)
+    return PENALTY * scale * scale * math.log(len(x))
+
+
+def break_points(series: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
+    """Change points of each log series (index of each new segment's first value): the
+    segmentation with the least squared error plus a penalty per change (PELT over a
+    linear kernel, which is the L2 cost, in ruptures' C implementation)."""
+    out: list[tuple[int, ...]] = []
+    for x in series:
+        if len(x) < 2 * MIN_SEGMENT + 1:
+            out.append(())
+            continue
+        from ruptures import KernelCPD
+
+        ends = KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit(x).predict(pen=penalty(x))
+        out.append(tuple(int(e) for e in ends[:-1]))
+    return out
+
+
+def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
+    """Change points shared by several series of equal length (one config's points and
+    metrics over the same runs): a new image moves them all at once, which shows even when
+    each moved by less than its own penalty, e.g. in main's newest run alone.
+
+    Each series is scaled by its first-difference noise; the penalty is the chi-square
+    quantile that one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
+    """
+    if not columns or len(columns[0]) < 2 * MIN_JOINT_SEGMENT + 1:
+        return ()
+    from ruptures import KernelCPD
+    from scipy.special import chdtri
+
+    n = len(columns[0])
+    block = np.column_stack(
+        [(x - _median(x.tolist())) / max(diff_scale(x), DEFAULT_NOISE / 10) for x in columns]
+    )
+    pen = float(chdtri(block.shape[1], JOINT_ALPHA / (n - 1)))
+    ends = KernelCPD(kernel="linear", min_size=MIN_JOINT_SEGMENT).fit(block).predict(pen=pen)
+    return tuple(int(e) for e in ends[:-1])
+
+
+def _inliers(x: np.ndarray) -> np.ndarray:
+    if len(x) < 3:
+        return x
+    med = _median(x.tolist())
+    scale = _MADN * _median(np.abs(x - med).tolist())
+    if scale <= _TINY:
+        scale = float(np.std(x))
+    return x[np.abs(x - med) <= OUTLIER * scale + _TINY]
+
+
+def level(x: np.ndarray, breaks: tuple[int, ...]) -> Level:
+    """Main's level and scatter from a log series and its change points."""
+    if len(x) < 2:  # one run: its value, no scatter (the common case of one baseline run)
+        return Level(float(x[0]), 1, None, 0, (), 1)
+    starts = (0, *breaks)
+    ends = (*breaks, len(x))
+    newest = _inliers(x[starts[-1] :])
+    center = float(newest.mean())
+    sigma: float | None = None
+    df = 0
+    if len(newest) >= MIN_HISTORY:
+        sigma, df = float(newest.std(ddof=1)), len(newest) - 1
+    else:
+        squares, count = 0.0, 0
+        for start, end in zip(starts, ends, strict=True):
+            kept = _inliers(x[start:end])
+            if len(kept) >= 2:
+                squares += float(((kept - kept.mean()) ** 2).sum())
+                count += len(kept) - 1
+        if count >= MIN_HISTORY - 1:
+            sigma, df = math.sqrt(squares / count), count
+    return Level(center, len(newest), sigma, df, breaks, len(x))
+
+
+def levels(series: Sequence[np.ndarray]) -> list[Level]:
+    return [level(x, b) for x, b in zip(series, break_points(series), strict=True)]
+
+
+@cache
+def critical(df: int | None, alpha: float | None = None) -> float:
+    """One-sided critical value at `alpha` (default ALPHA): Student's t with `df` degrees of
+    freedom (a prediction interval for one new run), the normal quantile when the scatter
+    is assumed."""
+    alpha = ALPHA if alpha is None else alpha
+    if df is None or df > 10_000:
+        return NormalDist().inv_cdf(1 - alpha)
+    from scipy.special import stdtrit
+
+    return float(stdtrit(max(df, 1), 1 - alpha))
+
+
+def pooled(found: Sequence[Level]) -> tuple[float | None, int]:
+    """One scatter for several series judged together (a config's points, one metric)."""
+    squares = sum(lv.sigma**2 * lv.df for lv in found if lv.sigma is not None)
+    df = sum(lv.df for lv in found if lv.sigma is not None)
+    return (math.sqrt(squares / df), df) if df else (None, 0)
+
+
+@dataclass(frozen=True)
+class Band:
+    """How far a new run may land from main's level and still be noise, in percent."""
+
+    pct: float
+    sigma: float  # relative scatter used
+    assumed: bool  # True: DEFAULT_NOISE, main's history was too short
+
+
+def band(lv: Level, pool: tuple[float | None, int], floor_pct: float) -> Band:
+    """The larger of the floor and the prediction interval for one new value: the critical
+    value x scatter x sqrt(1 + 1/k) (main's level is itself a mean of k runs). The scatter is
+    the larger of the series' own and its config's pooled one, judged with the pooled
+    degrees of freedom."""
+    own = lv.sigma
+    pool_sigma, pool_df = pool
+    candidates = [s for s in (own, pool_sigma) if s is not None]
+    if candidates:
+        sigma, df, assumed = max(candidates), max(pool_df, lv.df), False
+    else:
+        sigma, df, assumed = DEFAULT_NOISE, None, True
+    width = 100.0 * critical(df) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
+    return Band(max(floor_pct, width), sigma, assumed)
