@@ -236,6 +236,12 @@ def collect(
     "[results], else regression-acknowledged.",
 )
 @click.option(
+    "--trimmed",
+    is_flag=True,
+    help="This run kept only each curve's lowest concurrency (label sweep-enabled): points "
+    "it did not plan are shown as missing but are not coverage lost.",
+)
+@click.option(
     "--bot-login",
     default="github-actions[bot]",
     show_default=True,
@@ -271,6 +277,7 @@ def compare(
     pr_number: int | None,
     check_sha: str | None,
     ack_label: str | None,
+    trimmed: bool,
     bot_login: str,
     plots: Path | None,
     plots_artifact: str,
@@ -319,7 +326,7 @@ def compare(
         if not history:
             described = f"none found ({search.describe()})"
         click.echo(f"history search: {search.describe()}", err=True)
-    report = judge_rows(rows, history, threshold)
+    report = judge_rows(rows, history, threshold, trimmed=trimmed)
     if report.failing and pr_number is not None:
         client = client or _client(repo)
         report = _acknowledge(client, report, pr_number, ack_label)
@@ -367,10 +374,18 @@ def _read_history(
         return docs, f"{len(docs)} run(s) from `{Path(where).name}`"
     from infx.history import open_history
     from infx.history.database import shown
+    from infx.results.compare import family_key
 
     url, _ = _history_url(where)
-    configs = None if rows is None else [r["identity"] for r in rows]
     with open_history(url) as history:
+        configs = None
+        if rows is not None:
+            # This run's configs and every config of their families, so that one main
+            # measured and this run dropped shows as coverage lost.
+            families = {family_key("", r["identity"]) for r in rows}
+            configs = [r["identity"] for r in rows] + [
+                c for c in history.config_identities() if family_key("", c) in families
+            ]
         docs = history.main_runs(limit=limit, configs=configs)
     return docs, f"{len(docs)} main run(s) from the results history ({shown(url)})"
 
@@ -407,14 +422,21 @@ def _results_settings() -> Any:
 
 
 def _acknowledge(client: Any, report: Any, number: int, label: str) -> Any:
-    """The PR's label or an authorized /ack-regression comment, if any, on the report."""
+    """The PR's label or an authorized /ack-regression comment, if any, on the report. Inside
+    Actions a comment counts only when posted after this run started: it acknowledges the
+    sweep a maintainer saw, not the next push's."""
+    import os
+
     from infx.results.gate import acknowledgement, askers
     from infx.results.verdict import acknowledged
 
     pull = client.pull(number)
+    run_id = os.environ.get("GITHUB_RUN_ID", "")
+    since = client.run(int(run_id)).created_at if run_id.isdigit() else None
     comments = client.comments(number)
-    permissions = {login: client.permission(login) for login in sorted(askers(comments))}
-    return acknowledged(report, acknowledgement(pull.labels, comments, permissions, label))
+    permissions = {login: client.permission(login) for login in sorted(askers(comments, since))}
+    found = acknowledgement(pull.labels, comments, permissions, label, since)
+    return acknowledged(report, found)
 
 
 def upsert_comment(client: Any, number: int, body: str, bot_login: str) -> str:

@@ -683,6 +683,7 @@ def rerun_plan(
             "run": str(run_it).lower(),
             "fail-fast": str(record.fail_fast).lower(),
             "agentx-fast": str(record.agentx_fast).lower(),
+            "trim-conc": str(record.options.trim_conc).lower(),
             "over-budget": str(budget.over).lower(),
             "gpu-hours": f"{budget.gpu_hours:.1f}",
             "budget-verdict": budget.text(),

@@ -222,6 +222,17 @@ class History:
             with conn.begin():
                 return self._main_runs(conn, limit, keys)
 
+    def config_identities(self) -> list[dict[str, Any]]:
+        """The identity (without `conc`) of every config the history holds a point of: what
+        a caller needs to ask for configs it does not name itself, such as the siblings of
+        a family."""
+        from sqlalchemy import select
+
+        from infx.history.tables import configs
+
+        with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
+            return [dict(row.identity) for row in conn.execute(select(configs.c.identity))]
+
     def _main_runs(self, conn: Connection, limit: int, keys: list[str] | None) -> list[dict]:
         from sqlalchemy import exists, select
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
 from infx.github.client import Comment
 from infx.results.verdict import Ack
@@ -17,10 +18,16 @@ def asks(comment: Comment) -> bool:
     return any(line.strip() == ACK_COMMAND for line in comment.body.splitlines())
 
 
-def askers(comments: Iterable[Comment]) -> set[str]:
-    """Authors whose permission must be read: they wrote the command and pass the
-    author_association pre-filter."""
-    return {c.author for c in comments if asks(c) and c.association in PREFILTER_ASSOCIATIONS}
+def _counted(comment: Comment, since: datetime | None) -> bool:
+    return asks(comment) and (since is None or comment.created_at >= since)
+
+
+def askers(comments: Iterable[Comment], since: datetime | None = None) -> set[str]:
+    """Authors whose permission must be read: they wrote the command (after `since`) and
+    pass the author_association pre-filter."""
+    return {
+        c.author for c in comments if _counted(c, since) and c.association in PREFILTER_ASSOCIATIONS
+    }
 
 
 def acknowledgement(
@@ -28,12 +35,15 @@ def acknowledgement(
     comments: Iterable[Comment],
     permissions: Mapping[str, str],
     label: str | None,
+    since: datetime | None = None,
 ) -> Ack | None:
-    """The label wins; else the newest command by someone with write, maintain or admin
-    permission (the collaborator permission API decides, as for /reuse-sweep-run)."""
+    """The label wins; else the newest command posted since `since` (the sweep being
+    judged started) by someone with write, maintain or admin permission (the collaborator
+    permission API decides, as for /reuse-sweep-run). An older command acknowledged an
+    older sweep."""
     if label and label in labels:
         return Ack("label", label)
-    found = [c for c in comments if asks(c) and authorized(c, permissions)]
+    found = [c for c in comments if _counted(c, since) and authorized(c, permissions)]
     if not found:
         return None
     newest = max(found, key=lambda c: (c.created_at, c.id))

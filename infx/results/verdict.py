@@ -347,8 +347,12 @@ def compare(
     rows: Sequence[dict[str, Any]],
     history: Sequence[dict[str, Any]],
     threshold: float = DEFAULT_THRESHOLD,
+    *,
+    trimmed: bool = False,
 ) -> Report:
-    """Judge `rows` (this run) against `history` (main's runs, oldest first)."""
+    """Judge `rows` (this run) against `history` (main's runs, oldest first). A `trimmed`
+    run measured each curve at its lowest concurrency only: the points it did not plan are
+    missing, but not coverage lost."""
     notes: list[str] = []
     mine = index(rows, notes, "this run")
     hist = _History.of(history)
@@ -378,7 +382,7 @@ def compare(
     levels = _levels(series, where, pending)
     aggregates = _aggregates(pending, levels, hist, threshold)
     for job, (curve, level) in zip(pending, aggregates, strict=True):
-        configs.append(_throughput(job, levels, hist, curve, level, threshold))
+        configs.append(_throughput(job, levels, hist, curve, level, threshold, trimmed))
     configs.extend(_lost_configs(mine, hist))
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
     overall = worst([c.verdict for c in configs]) if configs else NEW
@@ -392,6 +396,7 @@ def _throughput(
     curve: Curve | None,
     level: Curve | None,
     threshold: float,
+    trimmed: bool = False,
 ) -> Config:
     pools = {
         c.key: noise.pooled(
@@ -430,7 +435,11 @@ def _throughput(
         )
         checks = (*checks, replace(shown, verdict=UNKNOWN))
         points.append(Point(conc, COMPARED, verdict, checks, main, pr))
-    parts = [COVERAGE_LOST if p.status == MISSING else p.verdict for p in points]
+    parts = [
+        COVERAGE_LOST if p.status == MISSING else p.verdict
+        for p in points
+        if not (trimmed and p.status == MISSING)
+    ]
     parts += [m.verdict for m in (curve, level) if m is not None]
     verdict = worst(parts) if job.runs else NEW
     return Config(

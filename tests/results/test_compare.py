@@ -390,3 +390,50 @@ def test_history_from_the_results_database(tmp_path: Path) -> None:
     verdict = json.loads(outcome.stdout)
     assert verdict["method"]["history_runs"] == 8
     assert [c["verdict"] for c in verdict["configs"]].count(REGRESSED) == 1
+
+
+def test_a_trimmed_sweep_is_judged_on_the_points_it_planned(tmp_path: Path) -> None:
+    """sweep-enabled keeps each curve's lowest concurrency: the others are missing by plan,
+    not coverage lost; a config it did not run at all still is."""
+    history = tmp_path / "h"
+    history.mkdir()
+    for i in range(4):
+        save(history / f"main{i}.json", curve() + curve(isl=8192), i + 1)
+    save(tmp_path / "pr.json", curve(concs=(4,)))
+    args = ["results", "compare", str(tmp_path / "pr.json"), "--history", str(history)]
+    full = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert full.exit_code == 1
+    assert json.loads(full.stdout)["verdict"] == COVERAGE_LOST
+    trimmed = CliRunner().invoke(cli, [*args, "--trimmed", "--format", "json"])
+    verdicts = {c["label"]: c["verdict"] for c in json.loads(trimmed.stdout)["configs"]}
+    assert trimmed.exit_code == 1  # the 8k1k config of the same family is gone entirely
+    assert sorted(verdicts.values()) == [COVERAGE_LOST, NOISE]
+    save(tmp_path / "pr.json", curve(concs=(4,)) + curve(concs=(4,), isl=8192))
+    both = CliRunner().invoke(cli, [*args, "--trimmed", "--format", "json"])
+    assert both.exit_code == 0, both.output
+    assert {c["verdict"] for c in json.loads(both.stdout)["configs"]} == {NOISE}
+
+
+def test_the_database_history_shows_a_sibling_config_main_had_and_the_pr_dropped(
+    tmp_path: Path,
+) -> None:
+    """With the results database as history, a config of the same family that main measured
+    and this run did not is coverage lost, as with the API or a folder."""
+    database = tmp_path / "history.sqlite"
+    for i in range(4):
+        table = doc(curve() + curve(isl=8192), i + 1)
+        table["run"]["created_at"] = f"2026-11-{i + 1:02d}T00:00:00Z"
+        table["run"]["ref"] = "refs/heads/main"
+        path = tmp_path / f"main{i}.json"
+        path.write_text(json.dumps(table))
+        stored = CliRunner().invoke(
+            cli, ["results", "ingest", str(path), "--history", str(database)]
+        )
+        assert stored.exit_code == 0, stored.output
+    save(tmp_path / "pr.json", curve())
+    args = ["results", "compare", str(tmp_path / "pr.json"), "--history", str(database)]
+    outcome = CliRunner().invoke(cli, [*args, "--format", "json"])
+    assert outcome.exit_code == 1, outcome.output
+    verdict = json.loads(outcome.stdout)
+    lost = [c for c in verdict["configs"] if c["verdict"] == COVERAGE_LOST]
+    assert [c["identity"]["isl"] for c in lost] == [8192]

@@ -273,3 +273,23 @@ def test_a_maintainers_comment_acknowledges(
     assert [c["conclusion"] for c in check_runs(api)] == ["success" if passes else "failure"]
     if passes:
         assert f"`/ack-regression` by {login}" in bot_comments(api.state)[0]["body"]
+
+
+def test_an_acknowledgement_covers_the_sweep_it_was_posted_for_only(
+    api, tmp_path: Path, monkeypatch
+) -> None:
+    """Inside Actions, /ack-regression counts when posted after this run started: a later
+    push's sweep is not waved through by the comment that acknowledged an earlier one."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions["maint"] = "write"
+    api.state.add_comment(PR, "maint", "/ack-regression", 50, "MEMBER")
+    api.state.add_run(4242, head_sha=HEAD, minute=60, branch="feature", status="in_progress")
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 1, outcome.output
+    assert not any("/collaborators/" in p for _, p in api.state.requests)
+    # The maintainer looks at this sweep, acknowledges it, and re-runs the job.
+    api.state.add_comment(PR, "maint", "/ack-regression", 70, "MEMBER")
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 0, outcome.output
+    assert [c["conclusion"] for c in check_runs(api)] == ["failure", "success"]

@@ -193,6 +193,10 @@ def test_three_infra_failures_are_retried_exactly_and_each_point_appears_once(
     rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
     assert rerun.ran("setup"), rerun.log("setup")
     assert rerun.jobs["canary"] == "skipped"  # the recipe is unchanged; the canary passed
+    # The source sweep's flags, as its compare job needs them (a full sweep: not trimmed).
+    assert (rerun.outputs["setup"]["trim-conc"], rerun.outputs["setup"]["fail-fast"]) == (
+        "false", "false"
+    )  # fmt: skip
     assert sorted(point(d.row) for d in rerun.dispatches) == sorted(INFRA)
     # Each retry on another node of the pool, none on the two that failed, spread out.
     nodes = [d.runner for d in rerun.dispatches]
