@@ -8,8 +8,9 @@ package and has no root pyproject.toml. Command-line options override every sett
 
 from __future__ import annotations
 
+import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,11 @@ class Settings:
     job_files: tuple[str, ...] = JOB_FILES
     results: ResultsSettings = field(default_factory=ResultsSettings)
     source: str | None = None
+    # GPU-hours per sweep category (primary label role, or "push"); none: no limit.
+    budget: Mapping[str, float] = field(default_factory=dict)
+    # A path to an InferenceX thresholds file, or its table ({default, models}); None: no floors.
+    accuracy_floors: str | Mapping[str, Any] | None = None
+    rerun_other_node: bool = True
 
     def label(self, role: str) -> str:
         """The repository's name for a sweep label (the role's own name unless renamed)."""
@@ -68,10 +74,14 @@ def _table(root: Path) -> tuple[dict[str, Any], str] | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    return _loads(path.read_bytes(), path.name)
+
+
+def _loads(data: bytes, name: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path.name}: not valid TOML: {exc}") from None
+        raise UsageError(f"{name}: not valid TOML: {exc}") from None
 
 
 def parse(table: Mapping[str, Any], source: str) -> Settings:
@@ -80,6 +90,9 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
     if problems:
         message = schemas.describe(problems[0]) or problems[0].message
         raise UsageError(f"{source}: {message}")
+    for where, value in _numbers(table, ("budget", "accuracy-floors")):
+        if not math.isfinite(value):
+            raise UsageError(f"{source}: {where} must be a finite number, not {value}")
     return Settings(
         repository=table.get("repository"),
         server=table["server"].rstrip("/") if "server" in table else None,
@@ -92,7 +105,22 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         job_files=tuple(table.get("job-files", JOB_FILES)),
         results=_results(table.get("results", {})),
         source=source,
+        budget=dict(table.get("budget", {})),
+        accuracy_floors=table.get("accuracy-floors"),
+        rerun_other_node=table.get("rerun", {}).get("other-node", True),
     )
+
+
+def _numbers(table: Mapping[str, Any], keys: tuple[str, ...]) -> Iterator[tuple[str, float]]:
+    """Every number below the given tables (TOML allows nan and inf; a schema cannot refuse
+    them, and a budget or floor of nan would compare false with everything)."""
+    todo: list[tuple[str, Any]] = [(key, table[key]) for key in keys if key in table]
+    while todo:
+        where, value = todo.pop()
+        if isinstance(value, Mapping):
+            todo.extend((f"{where}.{k}", v) for k, v in value.items())
+        elif isinstance(value, float):
+            yield where, value
 
 
 def _results(table: Mapping[str, Any]) -> ResultsSettings:
@@ -109,3 +137,22 @@ def load(root: Path) -> Settings:
     """The settings of the repository at `root` (defaults when it has none)."""
     found = _table(root)
     return Settings() if found is None else parse(*found)
+
+
+def load_at(root: Path, ref: str) -> Settings:
+    """The settings as committed at `ref` (defaults when it has none): what a pull request
+    may not change for itself, such as its GPU budget, is read at its base."""
+    from infx import git
+
+    for name, source in ((SETTINGS_FILE, SETTINGS_FILE), ("pyproject.toml", None)):
+        data = git.read_at(ref, name, root)
+        if data is None:
+            continue
+        table = _loads(data, f"{name} at {ref}")
+        if source is None:
+            table = table.get("tool", {}).get("infx")
+            if table is None:
+                continue
+            source = "pyproject.toml [tool.infx]"
+        return parse(table, f"{source} at {ref}")
+    return Settings()

@@ -35,6 +35,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "merge",
         "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver).",
     ),
+    "rerun-failed": (
+        "infx.cli.sweep_runs",
+        "rerun_failed",
+        "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result.",
+    ),
     "results": (
         "infx.cli.results",
         "results",

@@ -104,26 +104,49 @@ def _run_metadata(run_id: str, sha: str, ref: str, attempt: str = "") -> dict[st
     type=click.Path(file_okay=False, path_type=Path),
     help="Where to write results.json, results.csv and summary.md.",
 )
+@click.option(
+    "--previous",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="Results of earlier runs this run reruns part of (a results table or a folder of "
+    "job files), oldest first: their points are kept unless this run measured them again.",
+)
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
 @click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
 @click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
 def collect(
-    roots: tuple[Path, ...], out_dir: Path, run_id: str, sha: str, ref: str, run_attempt: str
+    roots: tuple[Path, ...],
+    out_dir: Path,
+    previous: tuple[Path, ...],
+    run_id: str,
+    sha: str,
+    ref: str,
+    run_attempt: str,
 ) -> None:
-    """Gather every job's infx-result.json below ROOTS into one results table."""
+    """Gather every job's infx-result.json below ROOTS into one results table, each point
+    once."""
     from infx.github.actions import append_summary
-    from infx.results.collect import csv_text, merge
-    from infx.results.files import TABLE_FILE, job_files, read_job_files, write_json
+    from infx.results.collect import csv_text, merge_runs
+    from infx.results.files import TABLE_FILE, job_files, load_results, read_job_files, write_json
     from infx.results.render import summary
     from infx.yamlio import atomic_write
 
+    earlier = [load_results(path) for path in previous]
     files = job_files(list(roots))
     if not files:
         click.echo(
             "infx: warning: no infx-result.json below " + " ".join(map(str, roots)), err=True
         )
-    table = merge(read_job_files(files), _run_metadata(run_id, sha, ref, run_attempt))
+    run = _run_metadata(run_id, sha, ref, run_attempt)
+    merged = merge_runs(read_job_files(files), run, earlier)
+    for point, names in merged.duplicates.items():
+        click.echo(
+            f"infx: warning: point {point} was measured by {len(names)} job files; "
+            f"kept {names[-1]} (also: {', '.join(names[:-1])})",
+            err=True,
+        )
+    table = merged.table
     csv_data = csv_text(table)
     markdown = summary(table)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -132,6 +155,11 @@ def collect(
     atomic_write(out_dir / "summary.md", markdown.encode())
     append_summary(markdown)
     click.echo(f"collected {len(table['rows'])} row(s) from {len(files)} file(s) into {out_dir}")
+    if previous:
+        click.echo(
+            f"{len(table['rows'])} point(s): {merged.earlier} from earlier runs, "
+            f"{merged.fresh} from this run ({merged.replaced} replacing earlier)"
+        )
 
 
 @results.command()
@@ -696,3 +724,36 @@ def backfill(
             budget=budget or 2 + 2 * runs,
         )
     click.echo(f"{done.describe()} -> {shown(url)}")
+
+
+@results.command()
+@click.argument("result_file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def floors(result_file: Path | None) -> None:
+    """Check a job's eval scores against the accuracy floors in the settings.
+
+    RESULT_FILE defaults to RESULTS_DIR/infx-result.json. Exit 1 when a score is below its
+    floor (each named with the number and the floor); 0 when every score meets it or no
+    floor applies."""
+    from infx import git
+    from infx.errors import ResultsError
+    from infx.github.actions import append_summary
+    from infx.results.files import load_results
+    from infx.results.floors import checks, load_floors
+    from infx.results.process import RESULT_FILE
+    from infx.settings import load as load_settings
+
+    root = git.root()
+    target = result_file or Path(os.environ.get("RESULTS_DIR", "results")) / RESULT_FILE
+    rules = load_floors(load_settings(root).accuracy_floors, root)
+    doc = load_results(target)
+    found = checks(doc, rules) if rules is not None else []
+    for check in found:
+        click.echo(check.text())
+    failed = [c for c in found if not c.passed]
+    if not found:
+        click.echo("no accuracy floor applies to these results")
+    if failed:
+        append_summary(
+            "### Accuracy below its floor\n\n" + "\n".join(f"- {c.text()}" for c in failed) + "\n"
+        )
+        raise ResultsError("; ".join(c.text() for c in failed))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +21,7 @@ from infx.cli.options import (
 )
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
+from infx.matrix.cost import PUSH
 from infx.matrix.options import PlanOptions
 from infx.matrix.plan import canary
 from infx.matrix.sources import load_masters, load_runners, manifest_of, plan_change
@@ -26,9 +29,15 @@ from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
+from infx.settings import load_at as load_settings_at
 from infx.workflows.labels import Decision, decide_event
 from infx.workflows.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.yamlio import atomic_write
+
+if TYPE_CHECKING:
+    from infx.matrix.cost import BudgetVerdict, JobCost
+    from infx.matrix.plan import Plan
+    from infx.matrix.sources import RunnerInfo
 
 
 @click.group()
@@ -101,6 +110,31 @@ def _head_message(sha: str | None) -> str:
     help="Also write the sweep's manifest (what its jobs measure: options, plan digest, "
     "configs as parsed, runner labels, recipe and template bytes) to this file.",
 )
+@click.option(
+    "--durations",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A job-timings file (`infx sweep timings`): estimate each job from the recorded "
+    "durations of earlier jobs of the same identity.",
+)
+@click.option(
+    "--budget",
+    "category",
+    default=None,
+    help="Check the estimate against this category's budget in infx.toml at --base: a "
+    "primary sweep label, or push. --from-event takes it from the event.",
+)
+@click.option(
+    "--estimate",
+    "estimate_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write every job's estimate, its source and the budget verdict as JSON.",
+)
+@click.option(
+    "--rerun-record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write what a later rerun of this run needs (rerun.json: the labels' flags, the "
+    "run, the PR).",
+)
 @changelog_file
 @master_configs
 @runners_file
@@ -115,6 +149,10 @@ def plan(
     fmt: str,
     output: Path | None,
     manifest: Path | None,
+    durations: Path | None,
+    category: str | None,
+    estimate_file: Path | None,
+    rerun_record: Path | None,
     path: str,
     config_globs: tuple[str, ...],
     runners_path: str,
@@ -129,14 +167,16 @@ def plan(
     root = git.root()
     decision = Decision(True, "options", plan=PlanOptions(trim_conc, all_evals, evals_only))
     event_name = "cli"
+    payload: dict = {}
     if from_event:
-        if base or head or trim_conc or all_evals or evals_only:
+        if base or head or trim_conc or all_evals or evals_only or category:
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
         decision, event_name, payload = _event_decision(root)
         if not decision.run:
             click.echo(f"nothing to plan: {decision.reason}")
             return
         base, head = _event_refs(event_name, payload)
+        category = decision.label or PUSH
     if base is None:
         base = branch_base(root)
     planned = plan_change(root, base, head, path, config_globs, runners_path, decision.plan, strict)
@@ -151,15 +191,95 @@ def plan(
     if decision.canary:
         row, remaining = canary(planned_json)
         planned_json = {"canary": [row] if row else [], "remaining": remaining}
-    payload = json.dumps(planned_json, indent=2)
+    text = json.dumps(planned_json, indent=2)
+    budgets = load_settings_at(root, base).budget
+    costs, wall, verdict = _costs(
+        result.plan, durations, decision.agentx_fast, planned.runner_info, category, budgets
+    )
+    if from_event or estimate_file is not None:
+        _write_estimate(estimate_file, costs, verdict, wall, from_event)
+    if rerun_record is not None:
+        _write_record(root, rerun_record, decision, category or PUSH, event_name, payload)
     if fmt == "json" and output is None:
-        click.echo(payload)
+        click.echo(text)
         return
     if output is not None:
-        atomic_write(output, (payload + "\n").encode("utf-8"))
-    table = summary_table(result.plan, planned.inputs.head.masters)
+        atomic_write(output, (text + "\n").encode("utf-8"))
+    table = summary_table(
+        result.plan, planned.inputs.head.masters, costs, wall, verdict if category else None
+    )
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
+
+
+def _write_record(
+    root: Path, target: Path, decision: Decision, category: str, event_name: str, payload: dict
+) -> None:
+    """rerun.json: what a rerun of this run needs to know (infx.workflows.rerun.RunRecord)."""
+    import os
+
+    from infx.workflows.rerun import RunRecord
+    from infx.workflows.rerun_io import write_json
+
+    run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
+    pr = (payload.get("pull_request") or {}).get("number")
+    record = RunRecord(
+        run_id=run_id,
+        event=event_name,
+        sha=git.git(["rev-parse", "HEAD"], root).strip(),
+        pr=pr if isinstance(pr, int) else None,
+        category=category,
+        options=decision.plan,
+        canary=decision.canary,
+        fail_fast=decision.fail_fast,
+        agentx_fast=decision.agentx_fast,
+        root=run_id,
+    )
+    write_json(target, record.as_json())
+
+
+def _costs(
+    plan: Plan,
+    durations: Path | None,
+    agentx_fast: bool,
+    runners: RunnerInfo,
+    category: str | None,
+    budgets: Mapping[str, float],
+) -> tuple[list[JobCost], dict[str, float], BudgetVerdict]:
+    """Every job's estimate, the wall time per pool and the budget verdict."""
+    from infx.matrix.cost import estimate, verdict, wall_minutes
+    from infx.matrix.summary import plan_rows
+    from infx.workflows.timings import parse_timings
+
+    recorded = (
+        parse_timings(durations.read_bytes(), str(durations)).durations() if durations else {}
+    )
+    costs = estimate(plan_rows(plan.as_json()), recorded, agentx_fast)
+    labels = runners.runners.labels if runners.runners is not None else {}
+    wall = wall_minutes(costs, {label: len(nodes) for label, nodes in labels.items()})
+    return costs, wall, verdict(costs, category or "", budgets)
+
+
+def _write_estimate(
+    target: Path | None,
+    costs: list[JobCost],
+    verdict: BudgetVerdict,
+    wall: dict[str, float],
+    outputs: bool,
+) -> None:
+    from infx.matrix.cost import estimate_document
+
+    if target is not None:
+        document = estimate_document(costs, verdict, wall)
+        atomic_write(target, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+    if outputs:
+        set_outputs(
+            {
+                "over-budget": str(verdict.over).lower(),
+                "gpu-hours": f"{verdict.gpu_hours:.1f}",
+                "budget-verdict": verdict.text(),
+            }
+        )
 
 
 @sweep.command("canary")
@@ -243,10 +363,24 @@ def outputs(plan_file: Path) -> None:
 )
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
-    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`."""
+    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, and the
+    node each row is pinned to (`runs-on`, empty: the row's runner label) from the
+    runs-on.json a rerun writes beside its plan."""
+    from infx.workflows.rerun import row_id
+    from infx.workflows.rerun_io import pins_for
+
     rows = chunk_rows(_read_plan(plan_file), bucket, index)
-    set_outputs({"rows": json.dumps(rows, separators=(",", ":"))})
-    click.echo(f"{bucket} chunk {index}: {len(rows)} row(s)")
+    pins = pins_for(plan_file)
+    nodes = [pins.get(row_id(row), "") for row in rows]
+    set_outputs(
+        {
+            "rows": json.dumps(rows, separators=(",", ":")),
+            "runs-on": json.dumps(nodes, separators=(",", ":")),
+        }
+    )
+    pinned = sum(1 for node in nodes if node)
+    suffix = f", {pinned} pinned to a node" if pinned else ""
+    click.echo(f"{bucket} chunk {index}: {len(rows)} row(s){suffix}")
 
 
 @sweep.command("row-env")
@@ -268,3 +402,12 @@ def row_env_cmd(runner_name: str) -> None:
     lines["RECIPE_SCRIPT"] = recipe_path(row, runner_name)
     for key, value in lines.items():
         click.echo(f"{key}={value}")
+
+
+def _register() -> None:
+    from infx.cli.sweep_runs import register
+
+    register(sweep)
+
+
+_register()

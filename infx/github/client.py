@@ -85,6 +85,47 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Step:
+    number: int
+    name: str
+    status: str
+    conclusion: str | None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job of a workflow run, as the jobs API lists it."""
+
+    id: int
+    run_id: int
+    attempt: int
+    name: str
+    status: str
+    conclusion: str | None
+    started_at: datetime | None
+    completed_at: datetime | None
+    runner_name: str | None
+    labels: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at is None or self.completed_at is None:
+            return None
+        return max(0.0, (self.completed_at - self.started_at).total_seconds())
+
+    @property
+    def failed_step(self) -> str | None:
+        """The first step that failed, was cancelled, or never finished."""
+        for step in self.steps:
+            if step.conclusion in ("failure", "cancelled", "timed_out") or (
+                step.status != "completed" and self.status == "completed"
+            ):
+                return step.name
+        return None
+
+
+@dataclass(frozen=True)
 class Artifact:
     id: int
     name: str
@@ -251,6 +292,32 @@ def _run(item: _Json) -> Run:
         created_at=item.time("created_at"),
         head_branch=item.maybe_text("head_branch"),
         head_repo=head.text("full_name") if (head := item.maybe_obj("head_repository")) else None,
+    )
+
+
+def _job(item: _Json) -> Job:
+    return Job(
+        id=item.number("id"),
+        run_id=item.number("run_id"),
+        attempt=item.maybe_number("run_attempt") or 1,
+        name=item.text("name"),
+        status=item.text("status"),
+        conclusion=item.maybe_text("conclusion"),
+        started_at=item.maybe_time("started_at"),
+        completed_at=item.maybe_time("completed_at"),
+        runner_name=item.maybe_text("runner_name"),
+        labels=tuple(
+            str(label) for label in item.data.get("labels") or () if isinstance(label, str)
+        ),
+        steps=tuple(
+            Step(
+                step.number("number"),
+                step.text("name"),
+                step.text("status"),
+                step.maybe_text("conclusion"),
+            )
+            for step in (item.items("steps") if item.data.get("steps") is not None else [])
+        ),
     )
 
 
@@ -455,6 +522,13 @@ class GitHub:
         answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
         return [_run(item) for item in answer.items("workflow_runs")]
 
+    def branch_runs(self, workflow: str, branch: str) -> list[Run]:
+        """The newest 100 runs of a workflow on a branch, whatever their event or status."""
+        what = f"listing runs of {workflow} on {branch}"
+        params = {"branch": branch, "per_page": 100}
+        answer = self._object(what, f"{self._base}/actions/workflows/{workflow}/runs", params)
+        return [_run(item) for item in answer.items("workflow_runs")]
+
     def recent_runs(self, workflow: str, branch: str) -> list[Run]:
         """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""
         return self._runs_page(workflow, branch, "pull_request", "completed")
@@ -502,6 +576,42 @@ class GitHub:
         what = f"reading checks of {sha[:12]}"
         items = self._pages(what, f"{self._base}/commits/{sha}/check-runs", key="check_runs")
         return [(i.text("name"), i.text("status"), i.maybe_text("conclusion")) for i in items]
+
+    def jobs(self, run_id: int, *, every_attempt: bool = False) -> list[Job]:
+        """The jobs of a run: its latest attempt, or every attempt's (all pages, capped)."""
+        what = f"listing jobs of run {run_id}"
+        url = f"{self._base}/actions/runs/{run_id}/jobs"
+        params = {"filter": "all" if every_attempt else "latest"}
+        return [_job(item) for item in self._pages(what, url, params, key="jobs")]
+
+    def job_log_tail(self, job_id: int, max_bytes: int = 64 * 1024) -> str | None:
+        """The last `max_bytes` of a job's log, or None when GitHub keeps none (a runner lost
+        before it uploaded one, or logs past retention). The API redirects to storage on
+        another host; that request goes out without the token, like artifact downloads."""
+        what = f"reading the log of job {job_id}"
+        self.meter.charge(what)
+        url = f"{self._repo.url}/actions/jobs/{job_id}/logs"
+        status, headers, _ = self._call(what, lambda: self._gh.requester.requestJson("GET", url))
+        if status in (404, 410):
+            return None
+        location = headers.get("location", "")
+        if status != 302 or not location:
+            raise GitHubError(f"GitHub API error while {what}: {status}", status)
+        if urlsplit(location).scheme != urlsplit(self._gh.requester.base_url).scheme:
+            raise GitHubError(f"{what}: refusing a redirect to {urlsplit(location).scheme}")
+
+        def fetch() -> str | None:
+            tail = b""
+            with requests.get(location, stream=True, timeout=self._timeout) as response:
+                if response.status_code in (404, 410):
+                    return None
+                if response.status_code != 200:
+                    raise GitHubError(f"{what}: storage answered {response.status_code}")
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    tail = (tail + chunk)[-max_bytes:]
+            return tail.decode("utf-8", "replace")
+
+        return self._call(what, fetch)
 
     # --- repository and organization settings (`infx security check`) ------------
     # Most need a token that may administer the repository (or the organization's
@@ -617,6 +727,17 @@ class GitHub:
         self._call(
             f"dispatching {event_type}",
             lambda: self._repo.create_repository_dispatch(event_type, payload),
+        )
+
+    def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> None:
+        """Start a workflow_dispatch run of `workflow` on branch `ref`."""
+        what = f"dispatching {workflow} on {ref}"
+        url = f"{self._base}/actions/workflows/{workflow}/dispatches"
+        self._call(
+            what,
+            lambda: self._gh.requester.requestJsonAndCheck(
+                "POST", url, input={"ref": ref, "inputs": inputs}
+            ),
         )
 
     def merge(self, number: int, method: str, sha: str) -> None:

@@ -1,9 +1,10 @@
 """A Markdown table a maintainer can approve a multi-hour sweep from.
 
-One line per config, scenario and parallelism: runner, image, throughput jobs against
-eval jobs, concurrencies, and the GPU-hours it will hold (duration x GPUs per job),
-with totals. Agentic rows carry their duration; a fixed-seq-len or eval point is
-estimated at MINUTES_PER_POINT, stated under the table.
+One line per config, scenario and parallelism: why it runs (the changelog entry that
+selected the config: its key and description), runner, image, throughput jobs against
+eval jobs, concurrencies, and the GPU-hours it will hold, with where each estimate came
+from (recorded durations of jobs of the same identity, or the assumptions of
+`infx.matrix.cost`), then totals, the wall time per runner pool and the budget verdict.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from infx.matrix.contract import row_gpus
+from infx.changelog.check import resolve_keys
+from infx.matrix.cost import MINUTES_PER_POINT, BudgetVerdict, JobCost, estimate
 from infx.matrix.expand import AGENTIC, FIXED, is_agentic, is_multinode, row_concs
 from infx.matrix.load import MasterConfigs
 from infx.matrix.plan import EVAL_BUCKETS, Plan
 
 _IDENTITY = ("image", "model", "model-prefix", "precision", "framework", "runner")
-# A fixed-seq-len point (server start, warm-up, one client run): a planning estimate.
-MINUTES_PER_POINT = 15
+_WHY_CHARS = 70
 
 
 @dataclass
@@ -31,8 +32,24 @@ class Line:
     scenario: str
     throughput: int = 0
     evals: int = 0
+    why: str = ""
     concurrencies: set[int] = field(default_factory=set)
     gpu_hours: float = 0.0
+    recorded: int = 0  # jobs estimated from recorded durations
+    assumed: int = 0
+
+    @property
+    def source(self) -> str:
+        if not self.recorded:
+            return "assumed"
+        if not self.assumed:
+            return "recorded"
+        return f"{self.recorded} recorded, {self.assumed} assumed"
+
+
+def plan_rows(plan: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """(row, is_eval) for every job of a plan, throughput buckets first."""
+    yield from _rows(plan)
 
 
 def _rows(plan: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
@@ -61,35 +78,64 @@ def parallelism(row: dict[str, Any]) -> str:
     return text + (" dp-attn" if row.get("dp-attn") else "")
 
 
-def gpu_hours(row: dict[str, Any], minutes_per_point: float = MINUTES_PER_POINT) -> float:
-    """Estimated GPU-hours one job holds its GPUs for."""
-    points = len(row_concs(row))
-    if is_multinode(row) and row.get("run-eval") and not row.get("eval-all-concs"):
-        points = 1
-    hours = row["duration"] / 3600 if "duration" in row else minutes_per_point * points / 60
-    return hours * row_gpus(row)["total"]
+def _first_line(entry: dict[str, Any]) -> str:
+    description = entry.get("description") or [""]
+    text = " ".join(str(description[0]).split())
+    return text if len(text) <= _WHY_CHARS else text[: _WHY_CHARS - 1] + "…"
 
 
-def summary_lines(plan: Plan, masters: MasterConfigs) -> list[Line]:
-    """Lines in plan order, rows attributed to a selected config by their identity fields."""
+def reasons(plan: Plan, keys: list[str]) -> dict[str, str]:
+    """Config key -> the changelog entries that selected it: the matching pattern and the
+    first line of the description, entries in changelog order."""
+    found: dict[str, list[str]] = {}
+    entries = plan.as_json().get("changelog_metadata", {}).get("entries", [])
+    for entry in entries:
+        for pattern in entry.get("config-keys") or []:
+            for key in resolve_keys(pattern, keys):
+                text = f"`{pattern}`: {_first_line(entry)}".rstrip(": ")
+                if text not in found.setdefault(key, []):
+                    found[key].append(text)
+    return {key: _listed(texts) for key, texts in found.items()}
+
+
+def _listed(texts: list[str], limit: int = 2) -> str:
+    """The newest entries first; the rest counted."""
+    newest = texts[::-1]
+    shown = "; ".join(newest[:limit])
+    return shown + (f" (and {len(newest) - limit} earlier entries)" if len(newest) > limit else "")
+
+
+def summary_lines(
+    plan: Plan, masters: MasterConfigs, costs: list[JobCost] | None = None
+) -> list[Line]:
+    """Lines in plan order, rows attributed to a selected config by their identity fields.
+    `costs` are the plan's jobs in `plan_rows` order (default: assumed durations)."""
     owner: dict[tuple[Any, ...], str] = {}
     for key in plan.selected:
         config = masters.config(key)
         owner.setdefault(tuple(config.get(f) for f in _IDENTITY), key)
+    why = reasons(plan, masters.keys()) if plan.selected else {}
+    jobs = list(_rows(plan.as_json()))
+    costs = costs if costs is not None else estimate(jobs)
     lines: dict[tuple[str, str, str], Line] = {}
-    for row, is_eval in _rows(plan.as_json()):
+    for (row, is_eval), cost in zip(jobs, costs, strict=True):
         key = owner.get(tuple(row.get(f) for f in _IDENTITY), row.get("model-prefix", "?"))
         scenario = AGENTIC if is_agentic(row) else FIXED
         shape = parallelism(row)
         line = lines.setdefault(
-            (key, scenario, shape), Line(key, row["runner"], row["image"], shape, scenario)
+            (key, scenario, shape),
+            Line(key, row["runner"], row["image"], shape, scenario, why=why.get(key, "")),
         )
         if is_eval:
             line.evals += 1
         else:
             line.throughput += 1
         line.concurrencies.update(row_concs(row))
-        line.gpu_hours += gpu_hours(row)
+        line.gpu_hours += cost.gpu_hours
+        if cost.recorded:
+            line.recorded += 1
+        else:
+            line.assumed += 1
     return list(lines.values())
 
 
@@ -103,29 +149,50 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def summary_table(plan: Plan, masters: MasterConfigs) -> str:
-    lines = summary_lines(plan, masters)
+def _hours(minutes: float) -> str:
+    return f"{minutes / 60:.1f} h"
+
+
+def summary_table(
+    plan: Plan,
+    masters: MasterConfigs,
+    costs: list[JobCost] | None = None,
+    wall: dict[str, float] | None = None,
+    budget: BudgetVerdict | None = None,
+) -> str:
+    lines = summary_lines(plan, masters, costs)
     if not lines:
         return "Nothing to run: no added changelog entry selects a benchmark point."
     out = [
-        "| config | runner | image | parallelism | scenario | throughput jobs | eval jobs "
-        "| concurrencies | GPU-hours |",
-        "| --- | --- | --- | --- | --- | ---: | ---: | --- | ---: |",
+        "| config | why | runner | image | parallelism | scenario | throughput jobs "
+        "| eval jobs | concurrencies | GPU-hours | estimate |",
+        "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- | ---: | --- |",
     ]
     for line in lines:
         out.append(
-            f"| {_cell(line.config)} | {_cell(line.runner)} | `{_cell(line.image)}` "
-            f"| {line.parallelism} | {line.scenario} | {line.throughput} | {line.evals} "
-            f"| {_shown(line.concurrencies)} | {line.gpu_hours:.1f} |"
+            f"| {_cell(line.config)} | {_cell(line.why)} | {_cell(line.runner)} "
+            f"| `{_cell(line.image)}` | {line.parallelism} | {line.scenario} "
+            f"| {line.throughput} | {line.evals} | {_shown(line.concurrencies)} "
+            f"| {line.gpu_hours:.1f} | {line.source} |"
         )
     jobs = sum(line.throughput for line in lines)
     evals = sum(line.evals for line in lines)
     hours = sum(line.gpu_hours for line in lines)
     configs = len({line.config for line in lines})
+    out.append(f"| **total** | | | | | | **{jobs}** | **{evals}** | | **{hours:.1f}** | |")
+    out.append("")
+    sentence = f"{jobs + evals} job(s) across {configs} config(s), about {hours:.0f} GPU-hours"
+    if wall:
+        slowest = max(wall, key=lambda label: wall[label])
+        sentence += f", about {_hours(wall[slowest])} of wall time ({slowest} is the longest pool)"
+    out.append(sentence + ".")
+    recorded = sum(line.recorded for line in lines)
     out.append(
-        f"| **total** | | | | | **{jobs}** | **{evals}** | | **{hours:.1f}** |\n\n"
-        f"{jobs + evals} job(s) across {configs} config(s), about {hours:.0f} GPU-hours. "
-        f"Agentic jobs hold their GPUs for their `duration`; a fixed-seq-len or eval point "
-        f"is estimated at {MINUTES_PER_POINT} minutes."
+        f"Estimates: {recorded} job(s) from the median recorded duration of earlier jobs of "
+        f"the same identity; the others assumed: an agentic job holds its GPUs for its "
+        f"`duration`, a fixed-seq-len or eval point {MINUTES_PER_POINT} minutes."
     )
+    if budget is not None:
+        out.append("")
+        out.append(f"**Budget**: {budget.text()}.")
     return "\n".join(out)

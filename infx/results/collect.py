@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -29,13 +30,73 @@ def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
     return (row["kind"], json.dumps(ident, sort_keys=True), conc)
 
 
+def point_key(row: dict[str, Any]) -> str:
+    """A point as one job measures it: what it measures (kind and identity) and how (its
+    recipe). Two attempts of one row share it; two configs that measure the same point with
+    different images do not, and both stay."""
+    return json.dumps([row["kind"], row["identity"], row["recipe"]], sort_keys=True)
+
+
+@dataclass
+class Merged:
+    """One results table, each point once, and where its rows came from."""
+
+    table: dict[str, Any]
+    earlier: int = 0  # points kept from earlier runs
+    fresh: int = 0  # points this run measured
+    replaced: int = 0  # of those, points an earlier run had measured too
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # point -> job files
+
+
 def merge(
-    jobs: list[tuple[str, dict[str, Any]]], run: dict[str, Any] | None = None
+    jobs: list[tuple[str, dict[str, Any]]],
+    run: dict[str, Any] | None = None,
+    previous: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Rows of every job file, in a stable order (kind, config, concurrency)."""
-    rows = [row for _, doc in jobs for row in doc["rows"]]
-    rows.sort(key=_sort_key)
-    return document(rows, run)
+    """Rows of every job file, each point once, in a stable order (kind, config,
+    concurrency); see `merge_runs`."""
+    return merge_runs(jobs, run, previous).table
+
+
+def merge_runs(
+    jobs: list[tuple[str, dict[str, Any]]],
+    run: dict[str, Any] | None = None,
+    previous: list[dict[str, Any]] | None = None,
+) -> Merged:
+    """This run's job files over the tables of earlier runs (oldest first): a point this run
+    measured replaces an earlier run's, a newer earlier table an older one; a job that left
+    no result removes nothing. Two job files of this run with the same point keep the later
+    one in file order (a re-run job of the same name overwrites its artifact, so this only
+    happens when the plan itself held a point twice) and are reported."""
+    points: dict[str, dict[str, Any]] = {}
+    for table in previous or []:
+        for row in table["rows"]:
+            points[point_key(row)] = row
+    earlier = set(points)
+    seen: dict[str, list[str]] = {}
+    for name, doc in jobs:
+        for row in doc["rows"]:
+            key = point_key(row)
+            seen.setdefault(key, [])
+            if name not in seen[key]:
+                seen[key].append(name)
+            points[key] = row
+    rows = sorted(points.values(), key=_sort_key)
+    return Merged(
+        document(rows, run),
+        earlier=len(earlier - set(seen)),
+        fresh=len(seen),
+        replaced=len(earlier & set(seen)),
+        duplicates={_label(points[k]): names for k, names in seen.items() if len(names) > 1},
+    )
+
+
+def _label(row: dict[str, Any]) -> str:
+    ident = row["identity"]
+    return (
+        f"{row['kind']} {ident['model-prefix']} {ident['precision']} {ident['framework']} "
+        f"on {ident['runner']} conc {ident['conc']}"
+    )
 
 
 def _text(value: Any) -> str:

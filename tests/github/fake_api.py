@@ -82,6 +82,9 @@ class State:
     next_id: int = 9000
     blobs: dict[int, bytes] = field(default_factory=dict)  # artifact id -> zip bytes
     blob_auth: list[str | None] = field(default_factory=list)  # Authorization seen by storage
+    jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run id -> jobs
+    logs: dict[int, bytes] = field(default_factory=dict)  # job id -> log text (absent: 404)
+    workflow_dispatches: list[dict[str, Any]] = field(default_factory=list)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -478,6 +481,16 @@ class Handler(BaseHTTPRequestHandler):
                 r"/dispatches",
                 lambda m: (s.dispatches.append(self._body()), self._send(204)),
             ),
+            ("GET", r"/actions/runs/(\d+)/jobs", lambda m: self._jobs(int(m[1]), query)),
+            ("GET", r"/actions/jobs/(\d+)/logs", lambda m: self._log(int(m[1]))),
+            (
+                "POST",
+                r"/actions/workflows/([^/]+)/dispatches",
+                lambda m: (
+                    s.workflow_dispatches.append({"workflow": m[1], **self._body()}),
+                    self._send(204),
+                ),
+            ),
         ]
         for verb, pattern, action in routes:
             match = re.fullmatch(pattern, rest)
@@ -600,6 +613,23 @@ class Handler(BaseHTTPRequestHandler):
             if run["id"] == run_id:
                 return self._send(200, run)
         return self._send(404, {"message": "Not Found"})
+
+    def _jobs(self, run_id: int, query: dict[str, list[str]]) -> None:
+        """A run's jobs, the latest attempt's unless filter=all, as GitHub lists them."""
+        found = self.state.jobs.get(run_id, [])
+        if query.get("filter", ["latest"])[0] != "all" and found:
+            latest = max(job.get("run_attempt", 1) for job in found)
+            found = [job for job in found if job.get("run_attempt", 1) == latest]
+        self._page(found, query, wrap="jobs")
+
+    def _log(self, job_id: int) -> None:
+        """A job's log: a redirect to storage (another host), or 404 when none was kept."""
+        if job_id not in self.state.logs:
+            return self._send(404, {"message": "Not Found"})
+        key = 10**9 + job_id
+        self.state.blobs[key] = self.state.logs[job_id]
+        storage = self.base.replace("127.0.0.1", "localhost")
+        return self._send(302, None, {"Location": f"{storage}/_blobs/{key}"})
 
     def _merge(self, number: int) -> None:
         body = self._body()

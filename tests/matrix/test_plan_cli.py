@@ -167,11 +167,14 @@ def test_summary_format_and_step_summary(bench: GitRepo, tmp_path) -> None:
     assert result.exit_code == 0
     # 3 kv-none jobs + 1 dram job and 1 agentic eval, each an hour on tp8: 8 GPU-hours apiece.
     line = (
-        "| dsv41flash-fp4-mi355x-vllm-agentic | cluster:mi355x-amds | `vllm/vllm-openai-rocm:nightly-1` "
-        "| tp8 | agentic-coding | 4 | 1 | 1, 4, 16, 32 | 40.0 |"
+        "| dsv41flash-fp4-mi355x-vllm-agentic | `dsv41flash-fp4-mi355x-vllm-agentic`: change "
+        "| cluster:mi355x-amds | `vllm/vllm-openai-rocm:nightly-1` "
+        "| tp8 | agentic-coding | 4 | 1 | 1, 4, 16, 32 | 40.0 | assumed |"
     )
     assert line in result.output and line in target.read_text()
-    assert "| **total** | | | | | **4** | **1** | | **40.0** |" in result.output
+    assert "| **total** | | | | | | **4** | **1** | | **40.0** | |" in result.output
+    # Five one-hour jobs on two nodes of cluster:mi355x-amds.
+    assert "about 40 GPU-hours, about 2.5 h of wall time" in result.output
 
 
 def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
@@ -179,7 +182,9 @@ def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
     result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary")
     # One throughput job running 3 concurrencies and one eval at its eval-conc, on 16 GPUs,
     # at 15 minutes a point: (3 + 1) x 0.25 h x 16 GPUs.
-    assert "| P 1x tp8 / D 1x tp8 | fixed-seq-len | 1 | 1 | 1, 8, 32 | 16.0 |" in result.output
+    assert "| P 1x tp8 / D 1x tp8 | fixed-seq-len | 1 | 1 | 1, 8, 32 | 16.0 | assumed |" in (
+        result.output
+    )
 
 
 def test_no_entries_plans_nothing(bench: GitRepo) -> None:
@@ -217,3 +222,93 @@ def test_canary_rejects_garbage() -> None:
 
     result = CliRunner().invoke(cli, ["sweep", "canary"], input="not json")
     assert result.exit_code == 2 and "not a JSON plan" in result.output
+
+
+def _timings(tmp_path, samples: dict) -> str:
+    path = tmp_path / "timings.json"
+    path.write_text(json.dumps({"format": "infx-job-timings/1", "jobs": samples}))
+    return str(path)
+
+
+def test_summary_says_which_entry_selected_each_config(bench: GitRepo) -> None:
+    bench.commit(
+        **{
+            "perf-changelog.yaml": entry("llama-*")
+            + "\n"
+            + entry("dsv41flash-*").replace('"change"', '"Raise | the KV budget"')
+        }
+    )
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary")
+    assert "| llama-fp8-mi355x-vllm | `llama-*`: change |" in result.output
+    assert "| dsv41flash-fp4-mi355x-vllm-agentic | `dsv41flash-*`: Raise \\| the KV budget |" in (
+        result.output
+    )
+
+
+def test_recorded_durations_replace_assumptions(bench: GitRepo, tmp_path) -> None:
+    from infx.matrix.cost import job_key
+
+    bench.commit(**{"perf-changelog.yaml": entry("dsr1-fp4-mi355x-sglang-disagg")})
+    payload = plan(bench)
+    (row,) = payload["multi_node"]["8k1k"]
+    # The throughput job took 30 minutes (twice, 90 once): the median, on 16 GPUs.
+    timings = _timings(tmp_path, {job_key(row): [[1800, 1], [5400, 2], [1800, 3]]})
+    target = tmp_path / "estimate.json"
+    result = bench.infx(
+        "sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary",
+        "--durations", timings, "--estimate", str(target),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "| 1 | 1 | 1, 8, 32 | 12.0 | 1 recorded, 1 assumed |" in result.output
+    jobs = json.loads(target.read_text())["jobs"]
+    assert [(j["eval"], j["gpu-hours"], j["source"]) for j in jobs] == [
+        (False, 8.0, "recorded: median of 3"),
+        (True, 4.0, "assumed: 15 min per point x 1"),
+    ]
+
+
+def test_a_broken_timings_file_is_one_line(bench: GitRepo, tmp_path) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    bad = tmp_path / "t.json"
+    for text in ("{", '{"format": "infx-job-timings/1", "jobs": {"x": [[-5, 1]]}}'):
+        bad.write_text(text)
+        result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD",
+                            "--durations", str(bad))  # fmt: skip
+        assert result.exit_code == 2 and "not a job-timings file" in result.stderr
+        assert "Traceback" not in result.output
+
+
+def test_budget_is_read_at_the_base_not_where_the_change_raises_it(
+    bench: GitRepo, tmp_path
+) -> None:
+    """A change cannot raise its own budget: the verdict uses infx.toml at --base."""
+    bench.commit("budget", **{"infx.toml": "[budget]\nfull-sweep-enabled = 30\npush = 100\n"})
+    bench.git("tag", "-f", "base")
+    bench.commit(
+        **{
+            "perf-changelog.yaml": entry("dsv41flash-fp4-mi355x-vllm-agentic"),
+            "infx.toml": "[budget]\nfull-sweep-enabled = 100000\n",
+        }
+    )
+    target = tmp_path / "estimate.json"
+    args = ("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary")
+    over = bench.infx(*args, "--budget", "full-sweep-enabled", "--estimate", str(target))
+    assert over.exit_code == 0, over.output
+    assert "**Budget**: over budget: 40.0 of 30.0 GPU-hours for label full-sweep-enabled." in (
+        over.output
+    )
+    document = json.loads(target.read_text())
+    assert document["over-budget"] is True and document["budget"] == 30
+    within = bench.infx(*args, "--budget", "push")
+    assert "within budget: 40.0 of 100.0 GPU-hours for a push to main" in within.output
+
+
+def test_a_budget_setting_that_is_not_a_number_is_refused(bench: GitRepo) -> None:
+    for text in ("[budget]\npush = nan\n", "[budget]\npush = -1\n", '[budget]\npush = "10"\n',
+                 "[budget]\nsweep = 10\n"):  # fmt: skip
+        bench.commit("budget", **{"infx.toml": text})
+        bench.git("tag", "-f", "base")
+        bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+        result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--budget", "push")
+        assert result.exit_code == 2 and "infx.toml" in result.stderr, (text, result.output)
+        assert "budget" in result.stderr and "Traceback" not in result.output

@@ -153,3 +153,85 @@ def test_no_results_is_an_empty_table_and_a_warning(tmp_path: Path) -> None:
     table = json.loads((tmp_path / "out/results.json").read_text())
     assert table["rows"] == []
     assert (tmp_path / "out/results.csv").read_text().count("\n") == 1
+
+
+def _point(root: Path, artifact: str, conc: int, total: float) -> None:
+    job(
+        root,
+        artifact,
+        fixed_row(conc=conc),
+        vllm_result(conc=conc, total=total, output=total / 2, ttft_ms=50, tpot_ms=10,
+                    itl_ms=10, e2el_ms=2000),
+        "llama70b_1k1k.json",
+    )  # fmt: skip
+
+
+def _throughput(table: dict) -> dict[int, float]:
+    rows = [r for r in table["rows"] if r["kind"] == "throughput"]
+    concs = [r["identity"]["conc"] for r in rows]
+    assert len(concs) == len(set(concs)), f"a point appears twice: {sorted(concs)}"
+    return {r["identity"]["conc"]: r["metrics"]["total_tput"] for r in rows}
+
+
+def test_a_point_measured_by_two_jobs_appears_once(tmp_path: Path) -> None:
+    """InferenceX #1966: a flaky eval rerun six times left duplicate rows that blocked reuse."""
+    bmk = tmp_path / "results_bmk"
+    _point(bmk, "bmk_single_llama70b_1k1k_0_0", 4, 1000)
+    _point(bmk, "bmk_single_llama70b_1k1k_0_1", 4, 1100)
+    outcome = collect(str(bmk), "--out-dir", str(tmp_path / "out"))
+    assert outcome.exit_code == 0, outcome.output
+    assert _throughput(json.loads((tmp_path / "out/results.json").read_text())) == {4: 1100}
+    assert "measured by 2 job files" in outcome.stderr and "bmk_single_llama70b_1k1k_0_1" in (
+        outcome.stderr
+    )
+
+
+def test_a_rerun_merges_with_its_source_run_newest_result_winning(tmp_path: Path) -> None:
+    """The source run measured 4, 8 and 16 but 16 failed; the rerun measured 16 again and,
+    with a changed recipe, its canary at 4. Each point appears once, the rerun's winning."""
+    source = tmp_path / "source"
+    _point(source / "results_bmk", "bmk_single_llama70b_1k1k_0_0", 4, 1000)
+    _point(source / "results_bmk", "bmk_single_llama70b_1k1k_0_1", 8, 2000)
+    first = collect(str(source / "results_bmk"), "--out-dir", str(source / "table"))
+    assert first.exit_code == 0, first.output
+    rerun = tmp_path / "rerun"
+    _point(rerun, "bmk_canary_llama70b_1k1k_0_0", 4, 1050)
+    _point(rerun, "bmk_single_llama70b_1k1k_0_0", 16, 4000)
+    (rerun / "bmk_single_llama70b_1k1k_0_1").mkdir()  # a job that failed again: no result
+    outcome = collect(
+        str(rerun), "--previous", str(source / "table"), "--out-dir", str(tmp_path / "out")
+    )
+    assert outcome.exit_code == 0, outcome.output
+    table = json.loads((tmp_path / "out/results.json").read_text())
+    assert _throughput(table) == {4: 1050, 8: 2000, 16: 4000}
+    assert "3 point(s): 1 from earlier runs, 2 from this run (1 replacing earlier)" in (
+        outcome.output
+    )
+    records = list(csv.DictReader((tmp_path / "out/results.csv").open()))
+    assert sorted(int(r["conc"]) for r in records) == [4, 8, 16]
+
+
+def test_previous_results_that_break_the_schema_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "old" / "results.json"
+    bad.parent.mkdir()
+    bad.write_text('{"format": "infx-results/1", "rows": [{"kind": "nope"}]}')
+    outcome = collect(
+        str(tmp_path), "--previous", str(bad.parent), "--out-dir", str(tmp_path / "o")
+    )
+    assert outcome.exit_code == 1 and "not an infx results file" in outcome.stderr
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_the_same_point_measured_with_two_recipes_keeps_both(tmp_path: Path) -> None:
+    bmk = tmp_path / "results_bmk"
+    _point(bmk, "bmk_single_llama70b_1k1k_0_0", 4, 1000)
+    job(bmk, "bmk_single_llama70b_1k1k_0_1", fixed_row(conc=4, image="vllm:next"),
+        vllm_result(conc=4, total=1200, output=600, ttft_ms=50, tpot_ms=10, itl_ms=10,
+                    e2el_ms=2000), "llama70b_1k1k.json")  # fmt: skip
+    outcome = collect(str(bmk), "--out-dir", str(tmp_path / "out"))
+    assert outcome.exit_code == 0 and "measured by" not in outcome.stderr
+    rows = json.loads((tmp_path / "out/results.json").read_text())["rows"]
+    assert sorted(r["recipe"]["image"] for r in rows) == [
+        "vllm/vllm-openai-rocm:v0.11.0",
+        "vllm:next",
+    ]

@@ -7,8 +7,12 @@ outputs, artifacts between jobs. `run:` steps run for real in bash, with the ste
 environment, in a clone of a real git repository; `infx` is on PATH only after the job
 installed it through this repository's action (`uses: ./`), and the GitHub API is the fake
 server of tests/github. What cannot run here is recorded instead: a job on a self-hosted
-(GPU) runner becomes a `Dispatch`, another run's artifacts are absent, other actions are
-no-ops.
+(GPU) runner becomes a `Dispatch` (a test may play the GPU runner: `gpu=` decides each
+job's outcome and writes what its upload step would), other actions are no-ops. Another
+run's artifacts come through the fake API. A job with an `environment:` waits for its
+required reviewers: `approvals` says whether they approved, rejected, or have not acted yet
+(then it and every job that needs it never start, as in a run left waiting). A matrix with
+`fail-fast` cancels its entries after the first failure.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,12 @@ def triggered(
     if event_name not in on:
         return False
     spec = on[event_name] or {}
+    if event_name == "workflow_dispatch":
+        return True
+    if event_name == "workflow_run":
+        return payload["action"] in spec.get("types", []) and payload["workflow_run"][
+            "name"
+        ] in spec.get("workflows", [])
     if event_name == "pull_request" and payload["action"] not in spec.get(
         "types", DEFAULT_PR_TYPES
     ):
@@ -95,6 +106,9 @@ class Dispatch:
     job: str
     runner: str
     steps: list[dict[str, Any]]
+    name: str = ""  # the job's display name, as the jobs API lists it
+    result: str = "success"
+    node: str = ""  # the runner node that took it (a GPU hook may say)
 
     @property
     def row(self) -> dict[str, Any]:
@@ -110,6 +124,11 @@ class Dispatch:
         ]
 
 
+# A test playing the GPU runner: the job's result and the artifacts its upload step would
+# leave (name -> folder).
+GpuRunner = Callable[[Dispatch], tuple[str, dict[str, Path]]]
+
+
 @dataclass
 class Run:
     jobs: dict[str, str] = field(default_factory=dict)  # success | failure | skipped | ...
@@ -119,6 +138,8 @@ class Run:
     matrices: dict[str, int] = field(default_factory=dict)
     artifacts: dict[str, Path] = field(default_factory=dict)
     writes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    cancelled: list[Dispatch] = field(default_factory=list)  # GPU jobs fail-fast cancelled
+    summaries: dict[str, str] = field(default_factory=dict)  # job -> its step summaries
 
     def ran(self, job: str) -> bool:
         return self.jobs.get(job) == "success"
@@ -143,7 +164,9 @@ def _as_output(value: Any) -> str:
     return str(value)
 
 
-def _context(world: World, event_name: str, payload: dict[str, Any], head: str) -> dict[str, Any]:
+def _context(
+    world: World, event_name: str, payload: dict[str, Any], head: str, run_id: int
+) -> dict[str, Any]:
     number = (payload.get("pull_request") or {}).get("number")
     if event_name == "pull_request":
         ref = f"refs/pull/{number}/merge"
@@ -158,13 +181,15 @@ def _context(world: World, event_name: str, payload: dict[str, Any], head: str) 
             "repository_owner": world.repository.split("/")[0],
             "sha": sha,
             "ref": ref,
-            "run_id": 4242,
+            "ref_name": ref.removeprefix("refs/heads/"),
+            "run_id": run_id,
             "run_attempt": 1,
             "token": world.token,
             "server_url": "https://github.com",
             "api_url": world.api_url,
             "actor": "someone",
         },
+        "inputs": payload.get("inputs", {}) if event_name == "workflow_dispatch" else {},
         "vars": {},
         "secrets": {"GITHUB_TOKEN": world.token, **world.secrets},
     }
@@ -178,11 +203,17 @@ class _Simulator:
         payload: dict[str, Any],
         outcome: dict[str, str],
         cancel_after: str | None,
+        gpu: GpuRunner | None = None,
+        approvals: dict[str, bool | None] | None = None,
+        run_id: int = 4242,
     ) -> None:
         self.world = world
         self.event_name = event_name
         self.outcome = outcome
         self.cancel_after = cancel_after
+        self.gpu = gpu
+        self.approvals = approvals or {}
+        self.run_id = run_id
         self.cancelled = False
         self.run = Run()
         self.jobs_started = 0
@@ -196,7 +227,7 @@ class _Simulator:
             text=True,
             check=True,
         ).stdout.strip()
-        self.ctx = _context(world, event_name, payload, head)
+        self.ctx = _context(world, event_name, payload, head, run_id)
         venv = str(INFX.parent)
         self.system_path = os.pathsep.join(
             p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv
@@ -222,9 +253,21 @@ class _Simulator:
             }
             if inputs is not None:
                 ctx["inputs"] = inputs
+            if any(results[a] == "waiting" for a in ancestors):
+                results[job_id] = self.run.jobs[name] = "waiting"  # never started
+                continue
             if not condition(job.get("if"), ctx, status):
                 results[job_id] = self.run.jobs[name] = "skipped"
                 continue
+            environment = render(job.get("environment"), ctx)
+            if environment:
+                approved = self.approvals.get(str(environment))
+                if approved is None:
+                    results[job_id] = self.run.jobs[name] = "waiting"
+                    continue
+                if approved is False:
+                    results[job_id] = self.run.jobs[name] = "failure"  # deployment rejected
+                    continue
             if name in self.outcome:
                 results[job_id] = self.run.jobs[name] = self.outcome[name]
                 continue
@@ -237,11 +280,16 @@ class _Simulator:
             for index, (matrix, strategy) in enumerate(entries):
                 entry_name = name if len(entries) == 1 and not matrix else f"{name}[{index}]"
                 entry_ctx = {**ctx, "matrix": matrix, "strategy": strategy}
+                if result != "success" and strategy["fail-fast"] is True:
+                    self._cancel(workflow, job, entry_ctx, entry_name)
+                    continue
                 if "uses" in job:
                     entry_result = self._call(job, entry_ctx, entry_name)
                 else:
                     entry_result, job_outputs = self._job(workflow, job, entry_ctx, entry_name)
-                if entry_result != "success":
+                if entry_result == "waiting" or result == "waiting":
+                    result = "waiting"
+                elif entry_result != "success":
                     result = "failure"
             results[job_id] = self.run.jobs[name] = result
             outputs[job_id] = self.run.outputs[name] = job_outputs
@@ -300,24 +348,56 @@ class _Simulator:
             kind = {"string": str, "number": (int, float), "boolean": bool}[spec["type"]]
             if inputs[input_name] is not None:
                 assert isinstance(inputs[input_name], kind), f"{name}: {input_name} is not {kind}"
-        results = self.workflow(called, inputs, f"{name}/")
+        caller = render(job.get("name", ""), ctx) or name
+        matrix = ctx.get("matrix") or {}
+        shown = f"{caller} ({', '.join(str(v) for v in matrix.values())})" if matrix else caller
+        saved, self.ctx = self.ctx, {**self.ctx, "_caller": f"{shown} / "}
+        try:
+            results = self.workflow(called, inputs, f"{name}/")
+        finally:
+            self.ctx = saved
+        if "waiting" in results.values():
+            return "waiting"
         return "failure" if "failure" in results.values() else "success"
+
+    def _gpu_job(self, job: dict[str, Any], ctx: dict[str, Any], name: str) -> Dispatch:
+        runs_on = render(job["runs-on"], ctx)
+        runner = {"temp": "/runner/_temp", "os": "Linux", "name": f"{runs_on}_01"}
+        step_ctx = {**ctx, "runner": runner, "steps": {}, "env": {}}
+        steps = [
+            {
+                **step,
+                "env": render(step.get("env", {}), step_ctx),
+                "with": render(step.get("with", {}), step_ctx),
+            }
+            for step in job["steps"]
+        ]
+        title = render(job.get("name", ""), ctx) or name.rsplit("/", 1)[-1]
+        caller = ctx.get("_caller", "")
+        return Dispatch(name, runs_on, steps, f"{caller}{title}")
+
+    def _cancel(
+        self, workflow: dict[str, Any], job: dict[str, Any], ctx: dict[str, Any], name: str
+    ):
+        """A matrix entry fail-fast cancelled before it started."""
+        self.run.jobs[name] = "cancelled"
+        if "uses" not in job and render(job["runs-on"], ctx) not in HOSTED:
+            dispatch = self._gpu_job(job, ctx, name)
+            dispatch.result = "cancelled"
+            self.run.cancelled.append(dispatch)
 
     def _job(self, workflow: dict[str, Any], job: dict[str, Any], ctx: dict[str, Any], name: str):
         runs_on = render(job["runs-on"], ctx)
         if runs_on not in HOSTED:
-            runner = {"temp": "/runner/_temp", "os": "Linux", "name": f"{runs_on}_01"}
-            step_ctx = {**ctx, "runner": runner, "steps": {}, "env": {}}
-            steps = [
-                {
-                    **step,
-                    "env": render(step.get("env", {}), step_ctx),
-                    "with": render(step.get("with", {}), step_ctx),
-                }
-                for step in job["steps"]
-            ]
-            self.run.dispatches.append(Dispatch(name, runs_on, steps))
-            return "success", {}
+            dispatch = self._gpu_job(job, ctx, name)
+            if self.gpu is not None:
+                dispatch.result, uploads = self.gpu(dispatch)
+                for artifact, folder in uploads.items():
+                    target = self.home / "artifacts" / artifact
+                    shutil.copytree(folder, target, dirs_exist_ok=True)
+                    self.run.artifacts[artifact] = target
+            self.run.dispatches.append(dispatch)
+            return dispatch.result, {}
         self.jobs_started += 1
         home = self.home / f"job-{self.jobs_started}"
         workspace = home / "workspace"
@@ -379,6 +459,23 @@ class _Simulator:
                 check=True,
                 capture_output=True,
             )
+            ref = given.get("ref")
+            if ref:
+                fetched = subprocess.run(
+                    ["git", "fetch", "-q", "origin", f"+{ref}:refs/remotes/checkout"],
+                    cwd=job.workspace,
+                    capture_output=True,
+                    text=True,
+                )
+                if fetched.returncode != 0:
+                    job.log += f"checkout: cannot fetch {ref}: {fetched.stderr}"
+                    return False, {}
+                subprocess.run(
+                    ["git", "checkout", "-q", "--detach", "refs/remotes/checkout"],
+                    cwd=job.workspace,
+                    check=True,
+                    capture_output=True,
+                )
             job.checked_out = True
             return True, {}
         if action == "actions/upload-artifact":
@@ -412,8 +509,10 @@ class _Simulator:
                 return False
             return True
         if target.exists():
-            job.log += f"upload-artifact: an artifact named {given['name']} already exists\n"
-            return False
+            if given.get("overwrite") is not True:
+                job.log += f"upload-artifact: an artifact named {given['name']} already exists\n"
+                return False
+            shutil.rmtree(target)
         if source.is_dir():
             shutil.copytree(source, target)
         else:
@@ -423,17 +522,18 @@ class _Simulator:
         return True
 
     def _download(self, given: dict[str, Any], job: _JobState) -> bool:
+        artifacts = self.run.artifacts
         if "run-id" in given:
             return self._download_run(given, job)
         dest = job.workspace / str(given.get("path") or ".")
         if "name" in given:
-            source = self.run.artifacts.get(str(given["name"]))
+            source = artifacts.get(str(given["name"]))
             if source is None:
                 job.log += f"download-artifact: no artifact named {given['name']}\n"
                 return False
             shutil.copytree(source, dest, dirs_exist_ok=True)
             return True
-        for name, source in self.run.artifacts.items():
+        for name, source in artifacts.items():
             if fnmatch.fnmatchcase(name, str(given.get("pattern", "*"))):
                 shutil.copytree(source, dest / name, dirs_exist_ok=True)
         return True
@@ -449,8 +549,13 @@ class _Simulator:
         with urllib.request.urlopen(listing, timeout=30) as answer:
             artifacts = json.loads(answer.read())["artifacts"]
         dest = job.workspace / str(given.get("path") or ".")
+        if "name" in given and given["name"] not in {a["name"] for a in artifacts}:
+            job.log += f"download-artifact: run {given['run-id']} has no {given['name']}\n"
+            return False
         for artifact in artifacts:
             if "name" in given and artifact["name"] != given["name"]:
+                continue
+            if not fnmatch.fnmatchcase(artifact["name"], str(given.get("pattern", "*"))):
                 continue
             try:
                 with urllib.request.urlopen(f"{base}/artifacts/{artifact['id']}/zip") as zipped:
@@ -485,6 +590,7 @@ class _Simulator:
             "GITHUB_REPOSITORY_OWNER": github["repository_owner"],
             "GITHUB_SHA": str(github["sha"]),
             "GITHUB_REF": github["ref"],
+            "GITHUB_REF_NAME": github["ref_name"],
             "GITHUB_RUN_ID": str(github["run_id"]),
             "GITHUB_RUN_ATTEMPT": "1",
             "GITHUB_WORKSPACE": str(job.workspace),
@@ -508,6 +614,9 @@ class _Simulator:
             timeout=300,
         )
         job.log += done.stdout + done.stderr
+        self.run.summaries[job.name] = (
+            self.run.summaries.get(job.name, "") + files["GITHUB_STEP_SUMMARY"].read_text()
+        )
         job.env.update(_env_file(files["GITHUB_ENV"]))
         job.path[:0] = reversed(files["GITHUB_PATH"].read_text().split())
         return done.returncode == 0, _env_file(files["GITHUB_OUTPUT"])
@@ -532,12 +641,20 @@ def simulate(
     outcome: dict[str, str] | None = None,
     cancel_after: str | None = None,
     artifacts: dict[str, Path] | None = None,
+    *,
+    gpu: GpuRunner | None = None,
+    approvals: dict[str, bool | None] | None = None,
+    run_id: int = 4242,
 ) -> Run:
     """One run of `workflow` for the event. `outcome` forces the result of jobs that would
     run (e.g. {"canary": "failure"}); `cancel_after` cancels the run once that job is done
     (a newer push, or a maintainer pressing Cancel); `artifacts` (name -> folder) are
-    uploaded before any job starts, as the GPU jobs that cannot run here would upload them."""
-    simulator = _Simulator(world, event_name, payload, outcome or {}, cancel_after)
+    uploaded before any job starts, as the GPU jobs that cannot run here would upload them;
+    `gpu` plays the GPU runners instead; `approvals` answers environments' required
+    reviewers (True, False, None: not yet)."""
+    simulator = _Simulator(
+        world, event_name, payload, outcome or {}, cancel_after, gpu, approvals, run_id
+    )
     for name, folder in (artifacts or {}).items():
         target = simulator.home / "artifacts" / name
         shutil.copytree(folder, target)

@@ -31,7 +31,10 @@ def test_collect_builds_the_table_before_uploading_results_bmk() -> None:
     assert names.index("Download benchmark results") < collect
     assert names.index("Download eval results") < collect < names.index("Upload results_bmk")
     script = steps[collect]["run"]
-    assert "infx results collect results_bmk eval_results_all --out-dir results_bmk" in script
+    assert (
+        'infx results collect results_bmk eval_results_all "${previous[@]}" --out-dir results_bmk'
+        in script
+    )
 
 
 def test_compare_job_holds_only_what_it_needs() -> None:
@@ -44,8 +47,11 @@ def test_compare_job_holds_only_what_it_needs() -> None:
     }
     (compare,) = [s for s in job["steps"] if "infx results compare" in s.get("run", "")]
     assert "${{" not in compare["run"]
-    assert compare["env"]["PR_NUMBER"] == "${{ github.event.pull_request.number }}"
-    assert compare["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha }}"
+    # A rerun of a PR's sweep (workflow_dispatch) compares for that PR and its head.
+    assert compare["env"]["PR_NUMBER"] == (
+        "${{ github.event.pull_request.number || inputs.pr-number }}"
+    )
+    assert compare["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha || github.sha }}"
     assert '--check-sha "$HEAD_SHA"' in compare["run"]
     install = next(s for s in job["steps"] if s.get("uses") == "./")
     assert install["with"]["extras"] == "compare"

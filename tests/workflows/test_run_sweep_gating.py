@@ -279,9 +279,18 @@ def group(payload: dict) -> str:
             "event": payload,
             "sha": "f" * 40,
             "run_id": 99,
-        }
+        },
+        "inputs": {},
     }
     return render(WORKFLOW["concurrency"]["group"], ctx)
+
+
+def test_a_rerun_has_the_group_of_its_source_run_and_cancels_no_sweep() -> None:
+    ctx = {
+        "github": {"event_name": "workflow_dispatch", "event": {}, "sha": "f" * 40, "run_id": 99},
+        "inputs": {"rerun-of": "9100", "scope": "missing", "pr-number": 17},
+    }
+    assert render(WORKFLOW["concurrency"]["group"], ctx) == "run-sweep-rerun-9100"
 
 
 def test_concurrency_unrelated_label_gets_its_own_group() -> None:
@@ -352,7 +361,12 @@ def test_workflows_pin_actions_and_limit_permissions(name: str) -> None:
 def test_benchmark_template_runs_on_the_row_runner() -> None:
     template = load("benchmark-tmpl.yml")
     assert list(template["on"]) == ["workflow_call"]
-    assert template["jobs"]["benchmark"]["runs-on"] == "${{ matrix.row.runner }}"
+    runs_on = template["jobs"]["benchmark"]["runs-on"]
+    row = {"runner": "mi355x"}
+    for pins, want in (('["", ""]', "mi355x"), ('["", "mi355x-amds_04"]', "mi355x-amds_04")):
+        ctx = {"needs": {"rows": {"outputs": {"runs-on": pins}}}, "matrix": {"row": row},
+               "strategy": {"job-index": 1}}  # fmt: skip
+        assert render(runs_on, ctx) == want
 
 
 def test_push_with_reuse_republishes_instead_of_sweeping(api, tmp_path) -> None:
@@ -399,7 +413,13 @@ def test_synchronize_with_reuse_request_skips_the_pr_sweep(api, tmp_path) -> Non
 
 def test_status_functions_follow_the_whole_needs_chain() -> None:
     """The harness's model of job status, pinned: a skipped grandparent makes success() false."""
-    ctx = {"needs": {"setup": {"result": "success", "outputs": {"has-canary": "true"}}}}
+    outputs = {"has-canary": "true", "over-budget": "false"}
+    ctx = {
+        "needs": {
+            "setup": {"result": "success", "outputs": outputs},
+            "budget-approval": {"result": "skipped", "outputs": {}},
+        }
+    }
     canary_if = "needs.setup.outputs.has-canary == 'true'"
     assert not condition(canary_if, ctx, Status(success=False))
     assert condition(WORKFLOW["jobs"]["canary"]["if"], ctx, Status(success=False))

@@ -139,7 +139,10 @@ def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> No
         env={"GITHUB_OUTPUT": str(out)},
     )
     assert ok.exit_code == 0 and "3 row(s)" in ok.stdout
-    assert read_step_file(out) == {"rows": json.dumps(rows, separators=(",", ":"))}
+    assert read_step_file(out) == {
+        "rows": json.dumps(rows, separators=(",", ":")),
+        "runs-on": '["","",""]',  # no row pinned to a node: each runs on its label
+    }
     unknown = repo.infx("sweep", "chunk", str(path), "--bucket", "gpu", "--index", "0")
     assert unknown.exit_code == 2 and "no bucket 'gpu'" in unknown.output
     beyond = repo.infx("sweep", "chunk", str(path), "--bucket", "evals", "--index", "1")

@@ -1,0 +1,200 @@
+"""What a sweep will cost before its first GPU job: GPU-hours and minutes per job, the wall
+time per runner pool, and the verdict against the label's budget.
+
+Pure. A job's minutes are the median of the durations recorded for earlier jobs of the
+same identity, or else an assumption stated in the job's `source`:
+
+- identity is what the row measures (`job_key`): every field but those that say how it
+  is produced (image, recipe fingerprint, exp-name, lengths, DRAM budget, component
+  versions, workers' extra settings), so a new image keeps its config's history;
+- recorded durations come from a `Durations` mapping (job key -> seconds, oldest first);
+  `infx.workflows.timings` fills it from the job-timings file the workflow carries, and
+  any other source (a results database) only needs to produce the same mapping;
+- assumptions: a fixed-seq-len or eval point takes MINUTES_PER_POINT, an agentic job its
+  `duration`, its eval included (AGENTX_FAST_MINUTES for a throughput job under the
+  agentx-fast label).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infx.matrix.contract import row_gpus
+from infx.matrix.expand import is_agentic, is_multinode, row_concs
+
+# A fixed-seq-len or eval point: server start, warm-up and one client run.
+MINUTES_PER_POINT = 15
+# The fast AgentX profile (label agentx-fast): one warm-up request per lane, 20 minutes.
+AGENTX_FAST_MINUTES = 20
+# Recorded durations used per identity: the newest ones, so a faster recipe shows soon.
+RECENT = 10
+GPUS_PER_NODE = 8
+
+# Row fields that say how a point is produced rather than what it measures.
+_RECIPE_FIELDS = frozenset(
+    {"image", "exp-name", "recipe-fingerprint", "max-model-len", "duration", "total-cpu-dram-gb"}
+)
+
+Durations = Mapping[str, Sequence[float]]
+
+
+def _measured(row: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in _RECIPE_FIELDS:
+            continue
+        if key in ("router", "kv-offload-backend") and isinstance(value, Mapping):
+            value = value.get("name")
+        elif key in ("prefill", "decode") and isinstance(value, Mapping):
+            value = {k: v for k, v in value.items() if k != "additional-settings"}
+        out[key] = value
+    return out
+
+
+def job_key(row: Mapping[str, Any]) -> str:
+    """A short stable name for what a row measures (the same for a new image or recipe)."""
+    text = json.dumps(_measured(row), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
+
+
+def points(row: Mapping[str, Any]) -> int:
+    """Client runs one job makes: its concurrencies; a multi-node eval runs at one of them
+    unless it evaluates them all."""
+    if is_multinode(row) and row.get("run-eval") and not row.get("eval-all-concs"):
+        return 1
+    return len(row_concs(row))
+
+
+def assumed_minutes(row: Mapping[str, Any], agentx_fast: bool = False) -> tuple[float, str]:
+    if is_agentic(row) and "duration" in row:
+        if agentx_fast and not row.get("run-eval"):
+            return AGENTX_FAST_MINUTES, f"assumed: agentx-fast profile, {AGENTX_FAST_MINUTES} min"
+        return row["duration"] / 60, f"assumed: its duration, {row['duration']} s"
+    count = points(row)
+    return (
+        MINUTES_PER_POINT * count,
+        f"assumed: {MINUTES_PER_POINT} min per point x {count}",
+    )
+
+
+@dataclass(frozen=True)
+class JobCost:
+    row: Mapping[str, Any]
+    is_eval: bool
+    minutes: float
+    gpus: int
+    source: str
+    recorded: int  # recorded durations behind the estimate (0: assumed)
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.minutes / 60 * self.gpus
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "key": job_key(self.row),
+            "exp-name": self.row.get("exp-name"),
+            "runner": self.row.get("runner"),
+            "conc": self.row.get("conc"),
+            "eval": self.is_eval,
+            "gpus": self.gpus,
+            "minutes": round(self.minutes, 2),
+            "gpu-hours": round(self.gpu_hours, 3),
+            "source": self.source,
+        }
+
+
+def job_cost(
+    row: Mapping[str, Any], is_eval: bool, durations: Durations, agentx_fast: bool = False
+) -> JobCost:
+    gpus = row_gpus(row)["total"]
+    recent = list(durations.get(job_key(row), ()))[-RECENT:]
+    fast_agentic = agentx_fast and is_agentic(row) and not row.get("run-eval")
+    if recent and not fast_agentic:
+        minutes = statistics.median(recent) / 60
+        return JobCost(
+            row, is_eval, minutes, gpus, f"recorded: median of {len(recent)}", len(recent)
+        )
+    minutes, source = assumed_minutes(row, agentx_fast)
+    return JobCost(row, is_eval, minutes, gpus, source, 0)
+
+
+def estimate(
+    rows: Iterable[tuple[Mapping[str, Any], bool]],
+    durations: Durations | None = None,
+    agentx_fast: bool = False,
+) -> list[JobCost]:
+    """The cost of every (row, is_eval) job, in the order given."""
+    return [job_cost(row, is_eval, durations or {}, agentx_fast) for row, is_eval in rows]
+
+
+def wall_minutes(costs: Sequence[JobCost], pools: Mapping[str, int]) -> dict[str, float]:
+    """Rough wall time per runner label: its jobs' node-minutes spread over its nodes (a job
+    takes whole nodes, 8 GPUs each), never less than its longest job. A label missing from
+    runners.yaml counts as one node."""
+    node_minutes: dict[str, float] = {}
+    longest: dict[str, float] = {}
+    for cost in costs:
+        label = str(cost.row.get("runner", "?"))
+        nodes = max(1, math.ceil(cost.gpus / GPUS_PER_NODE))
+        node_minutes[label] = node_minutes.get(label, 0.0) + cost.minutes * nodes
+        longest[label] = max(longest.get(label, 0.0), cost.minutes)
+    return {
+        label: max(longest[label], total / max(1, pools.get(label, 1)))
+        for label, total in node_minutes.items()
+    }
+
+
+# --- the budget -------------------------------------------------------------------------
+
+PUSH = "push"
+
+
+@dataclass(frozen=True)
+class BudgetVerdict:
+    """The plan's GPU-hours against the budget of its category: the sweep label, or `push`
+    for a push to the main branch. No budget for the category means no limit."""
+
+    category: str
+    gpu_hours: float
+    budget: float | None
+
+    @property
+    def over(self) -> bool:
+        return self.budget is not None and not self.gpu_hours <= self.budget
+
+    def text(self) -> str:
+        what = "a push to main" if self.category == PUSH else f"label {self.category}"
+        if self.budget is None:
+            return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
+        verdict = "over budget" if self.over else "within budget"
+        return f"{verdict}: {self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours for {what}"
+
+
+def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float]) -> BudgetVerdict:
+    hours = sum(cost.gpu_hours for cost in costs)
+    budget = budgets.get(category)
+    return BudgetVerdict(category, hours, None if budget is None else float(budget))
+
+
+def estimate_document(
+    costs: Sequence[JobCost], budget: BudgetVerdict, wall: Mapping[str, float]
+) -> dict[str, Any]:
+    """What the planning job records next to the plan: every job's estimate and its source,
+    the wall time per pool and the budget verdict."""
+    return {
+        "format": "infx-sweep-estimate/1",
+        "category": budget.category,
+        "gpu-hours": round(budget.gpu_hours, 3),
+        "budget": budget.budget,
+        "over-budget": budget.over,
+        "verdict": budget.text(),
+        "wall-hours": {label: round(minutes / 60, 2) for label, minutes in sorted(wall.items())},
+        "jobs": [cost.as_json() for cost in costs],
+    }

@@ -1,0 +1,119 @@
+"""Accuracy floors: the lowest eval score a model may post before its job fails.
+
+InferenceX keeps them in `utils/evals/thresholds.yaml`: `default` (task -> floor) and
+`models` (model-prefix -> task -> floor); a model's own floor wins over the default, and a
+task with neither is not checked. As there, the `exact_match` scores are checked, every
+filter of them. The settings key `accuracy-floors` holds either that file's path or the
+same table inline.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infx.errors import UsageError
+
+METRIC = "exact_match"
+
+
+@dataclass(frozen=True)
+class Floors:
+    default: Mapping[str, float] = field(default_factory=dict)
+    models: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+    def floor(self, prefix: str, task: str) -> tuple[float, str] | None:
+        """The floor for a model's task and where it came from, or None."""
+        own = self.models.get(prefix, {})
+        if task in own:
+            return float(own[task]), f"models.{prefix}"
+        if task in self.default:
+            return float(self.default[task]), "default"
+        return None
+
+
+@dataclass(frozen=True)
+class Check:
+    prefix: str
+    task: str
+    name: str  # metric,filter
+    value: float
+    floor: float
+    source: str
+
+    @property
+    def passed(self) -> bool:
+        return self.value >= self.floor
+
+    def text(self) -> str:
+        relation = "meets" if self.passed else "is below"
+        return (
+            f"{self.prefix} {self.task} {self.name} {self.value:.4f} {relation} its floor "
+            f"{self.floor:g} ({self.source})"
+        )
+
+
+def checks(doc: Mapping[str, Any], floors: Floors) -> list[Check]:
+    """Every exact_match score of a results document's accuracy rows that has a floor."""
+    found = []
+    for row in doc.get("rows", []):
+        if row.get("kind") != "accuracy":
+            continue
+        prefix = row["identity"]["model-prefix"]
+        for score in row.get("accuracy", []):
+            if score["metric"] != METRIC:
+                continue
+            rule = floors.floor(prefix, score["task"])
+            if rule is None:
+                continue
+            name = f"{score['metric']},{score['filter']}" if score["filter"] else score["metric"]
+            found.append(Check(prefix, score["task"], name, score["value"], *rule))
+    return found
+
+
+def _table(value: Any, where: str) -> Floors:
+    if not isinstance(value, Mapping) or not set(value) <= {"default", "models"}:
+        raise UsageError(f"{where}: expected `default` and/or `models` tables of floors")
+    default = value.get("default") or {}
+    models = value.get("models") or {}
+    tables = [("default", default), *((f"models.{m}", t) for m, t in models.items())]
+    for name, table in tables:
+        if not isinstance(table, Mapping):
+            raise UsageError(f"{where}: {name} is not a table of task -> floor")
+        for task, number in table.items():
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                raise UsageError(f"{where}: {name}.{task} is not a number")
+            if not 0 <= number <= 1:
+                raise UsageError(f"{where}: {name}.{task} = {number} is not between 0 and 1")
+    return Floors(dict(default), {str(m): dict(t) for m, t in models.items()})
+
+
+def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors | None:
+    """The floors the settings name: a file (YAML or JSON) under `root`, or the table."""
+    if setting is None:
+        return None
+    if not isinstance(setting, str):
+        return _table(setting, "accuracy-floors")
+    path = root / setting
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"accuracy-floors: cannot read {setting}: {exc.strerror}") from None
+    if path.suffix == ".json":
+        try:
+            value = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{setting}: not JSON: {exc.msg}") from None
+    else:
+        from infx.matrix.load import load_yaml, yaml_error
+
+        try:
+            value = load_yaml(data)
+        except yaml_error() as exc:
+            raise UsageError(f"{setting}: not YAML: {str(exc).splitlines()[0]}") from None
+    if isinstance(value, Mapping) and not {"default", "models"} & set(value):
+        value = {"default": value}  # InferenceX's older flat form: task -> floor
+    return _table(value, setting)
