@@ -582,6 +582,7 @@ def rerun_plan(
     this run's sweep.json, source-plan.json, rerun.json, runs-on.json and estimate.json, and
     the job outputs the workflow reads (run, fail-fast, agentx-fast, over-budget)."""
     from infx.matrix.cost import estimate, verdict, wall_minutes
+    from infx.matrix.manifest import lineage
     from infx.matrix.sources import load_runners
     from infx.results.floors import load_floors
     from infx.settings import load as load_settings
@@ -674,6 +675,25 @@ def rerun_plan(
     write_json(output_dir / PLAN_FILE, todo.plan)
     write_json(output_dir / SOURCE_PLAN_FILE, whole)
     write_json(output_dir / RECORD_FILE, mine.as_json())
+    # The lineage's own record of what it measured: the source's, with the files this
+    # checkout's jobs read; not reusable when a changed file's rows did not all run again.
+    rerun_nodes = labels.labels if labels else {}
+    record_files = git.read_many([("HEAD", n) for n in manifest["measured"]["files"]], root)
+    measured = lineage(
+        manifest,
+        {name: data for (_, name), data in record_files.items()},
+        [row for row, _ in plan_jobs],
+        [row for row, _ in todo.jobs],
+        rerun_nodes,
+    )
+    write_json(manifest_file, measured)
+    if measured["sweep"]["reusable"] != manifest["sweep"]["reusable"]:
+        click.echo(
+            "infx: warning: files the jobs read changed since run "
+            f"{source_id} and not every row reading them runs again: this lineage's results "
+            "mix two versions and cannot be reused",
+            err=True,
+        )
     write_json(output_dir / PINS_FILE, todo.pins)
     write_json(output_dir / TIMINGS_FILE, files.timings.as_json())
     write_json(output_dir / ESTIMATE_FILE, estimate_document(costs, budget, wall))

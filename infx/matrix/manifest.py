@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -206,3 +206,39 @@ def evaluated(manifest: Mapping[str, Any]) -> bool:
     """Whether the sweep planned eval rows (then its eval results must exist)."""
     rows = manifest["measured"]["plan"]["rows"]
     return any(rows.get(name) for name in rows if "evals" in name)
+
+
+def lineage(
+    source: Mapping[str, Any],
+    files_now: Mapping[str, bytes | None],
+    rows: Sequence[Mapping[str, Any]],
+    rerun: Sequence[Mapping[str, Any]],
+    nodes: Mapping[str, list[str]],
+) -> dict[str, Any]:
+    """The manifest of a rerun's lineage: the source's, with the files the rerun's jobs read
+    (`files_now`, read at its checkout). The lineage's results are one measurement only when
+    every row that reads a changed file ran again in the rerun (`rerun`, of all `rows`): a
+    changed job file touches every row, a changed recipe the rows that run it. Otherwise the
+    record says the lineage is not reusable."""
+    files = {name: file_digest(files_now.get(name)) for name in source["measured"]["files"]}
+    changed = {n for n, d in files.items() if d != source["measured"]["files"][n]}
+    measured = {**source["measured"], "files": files}
+    sweep = dict(source["sweep"])
+    if changed:
+        again = {_canonical(row) for row in rerun}
+        recipes = {
+            recipe_path(row, node) for row in rows for node in nodes.get(row["runner"]) or [""]
+        }
+        touches_all = bool(changed - recipes)
+        stale = [
+            row
+            for row in rows
+            if _canonical(row) not in again
+            and (
+                touches_all
+                or any(recipe_path(row, n) in changed for n in nodes.get(row["runner"]) or [""])
+            )
+        ]
+        if stale:
+            sweep["reusable"] = False
+    return {**source, "sweep": sweep, "measured": measured, "digest": digest(measured)}

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from infx.errors import GitHubError
+from infx.errors import GitHubError, UsageError
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import FILE as MANIFEST_FILE
@@ -27,6 +27,7 @@ from infx.workflows.reuse import (
     WRITE_PERMISSIONS,
     Candidate,
     GateEvent,
+    Lineage,
     PullFacts,
     Request,
     SourceFacts,
@@ -229,7 +230,31 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         candidates = tuple(full if c.run.id == full.run.id else c for c in candidates)
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
-    return replace(facts, candidates=candidates, manifest=record, manifest_problem=problem)
+    lineage = read_lineage(reader, chosen) if chosen.run.event == "workflow_dispatch" else None
+    return replace(
+        facts, candidates=candidates, manifest=record, manifest_problem=problem, lineage=lineage
+    )
+
+
+def read_lineage(reader: Reader, chosen: Candidate) -> Lineage:
+    """A rerun run's record of its lineage (rerun.json in its sweep-plan) and its original run."""
+    from infx.workflows.rerun import PLAN_ARTIFACT, RECORD_FILE, RunRecord
+
+    plan = unexpired(chosen.artifacts, PLAN_ARTIFACT)
+    if plan is None:
+        return Lineage(None, None, f"no unexpired {PLAN_ARTIFACT} artifact")
+    try:
+        data = json.loads(reader.artifact_member(plan.id, RECORD_FILE, MAX_MANIFEST_BYTES))
+        record = RunRecord.from_json(data, RECORD_FILE)
+    except (json.JSONDecodeError, UnicodeDecodeError, UsageError) as exc:
+        return Lineage(None, None, f"its {RECORD_FILE} is unreadable ({exc})")
+    try:
+        root = reader.run(record.root)
+    except GitHubError as exc:
+        if exc.status == 404:
+            return Lineage(record.pr, None, f"its original run {record.root} does not exist")
+        raise
+    return Lineage(record.pr, root)
 
 
 def pull_facts(

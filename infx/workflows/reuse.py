@@ -31,6 +31,8 @@ AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
 STATUS_CONTEXT = "infx/reuse"
+# A PR's own sweep, or a rerun of what it left without results (`infx sweep rerun`).
+SOURCE_EVENTS = ("pull_request", "workflow_dispatch")
 # GitHub refuses a commit status description longer than this.
 STATUS_LENGTH = 140
 
@@ -52,6 +54,16 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class Lineage:
+    """What a rerun run (workflow_dispatch) says of itself: the PR whose sweep it reran and
+    the lineage's original run, read from its sweep-plan's rerun record."""
+
+    pr: int | None
+    root: Run | None
+    problem: str = ""
+
+
+@dataclass(frozen=True)
 class SourceFacts:
     """What the API said about a PR's possible source runs and the chosen run's record."""
 
@@ -60,6 +72,7 @@ class SourceFacts:
     exhausted: bool  # more candidates existed than MAX_CANDIDATES
     manifest: Mapping[str, Any] | None = None  # the chosen run's sweep manifest, when read
     manifest_problem: str = ""  # why it was not read
+    lineage: Lineage | None = None  # read when the chosen run is a rerun (workflow_dispatch)
 
 
 @dataclass(frozen=True)
@@ -129,8 +142,10 @@ def unexpired(artifacts: Iterable[Artifact], name: str) -> Artifact | None:
 def check_run(
     run: Run, commits: frozenset[str], workflow: str, pinned: bool, repo: str
 ) -> str | None:
-    """Why `run` cannot be a source run (None: it can), from the run alone."""
-    if run.event != "pull_request":
+    """Why `run` cannot be a source run (None: it can), from the run alone. A PR's sweep is
+    a pull_request run, or a rerun of one (workflow_dispatch; its lineage is checked once it
+    is chosen)."""
+    if run.event not in SOURCE_EVENTS:
         return f"run {run.id} was triggered by {run.event}, not pull_request"
     if run.head_repo != repo:
         return f"run {run.id} ran commits of {run.head_repo or 'an unknown repository'}, not {repo}"
@@ -199,6 +214,29 @@ def pull_problem(pull: Pull, repo: str, main_branch: str, require_merged: bool) 
     return None
 
 
+def lineage_problem(
+    run: Run, facts: SourceFacts, pull: Pull, workflow: str, repo: str
+) -> str | None:
+    """Why a rerun run is not a rerun of this PR's own sweep (None: it is, or it is no
+    rerun): its record names the PR and a pull_request run of the PR's commits."""
+    if run.event != "workflow_dispatch":
+        return None
+    found = facts.lineage
+    if found is None or found.problem:
+        why = found.problem if found else "its rerun record was not read"
+        return f"run {run.id} is a workflow_dispatch run but no rerun of a PR sweep: {why}"
+    if found.pr != pull.number:
+        swept = f"PR #{found.pr}'s" if found.pr else "main's"
+        return f"run {run.id} reran {swept} sweep, not PR #{pull.number}'s"
+    root = found.root
+    if root is None:
+        return f"run {run.id}'s lineage names no original run"
+    if root.event != "pull_request":
+        return f"run {run.id}'s original run {root.id} was triggered by {root.event}"
+    why = check_run(root, facts.commits, workflow, True, repo)
+    return f"run {run.id}'s original run: {why}" if why else None
+
+
 def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
     """Why the chosen run's results cannot stand for what merges (None: they can): its own
     record must say it is a reusable sweep, its results must all be there, and what it
@@ -241,7 +279,9 @@ def verdict(
     chosen, why = pick_run(request, facts, workflow, pull.number, repo)
     if chosen is None:
         return Verdict(False, why, pull=pull)
-    why = measured_problem(chosen, facts, merging)
+    why = lineage_problem(chosen.run, facts, pull, workflow, repo) or measured_problem(
+        chosen, facts, merging
+    )
     if why:
         return Verdict(False, why, pull=pull)
     run = chosen.run

@@ -3,13 +3,22 @@ content used to be reused, on the real InferenceX configs where a config is invo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import LINK, SHARED, entry
 from tests.github.fake_api import State
-from tests.github.scenario import RUN, Green, green_pr, manifest_zip, open_pr, seed_origin
+from tests.github.scenario import (
+    RUN,
+    Green,
+    green_pr,
+    manifest_zip,
+    open_pr,
+    seed_origin,
+    zipped,
+)
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="needs ../shared/inferencex")
 AMD = "configs/amd-master.yaml"
@@ -260,3 +269,94 @@ def test_the_manifest_at_plan_time_equals_what_the_push_plans(api) -> None:
     assert out["reuse-enabled"] == "true", out["reuse-reason"]
     run_record = pr.manifests[RUN]
     assert run_record["sweep"]["event"] == "pull_request" and run_record["sweep"]["reusable"]
+
+
+# --- a rerun of what failed stays reusable ------------------------------------------------------
+
+
+def rerun_of(pr: Green, run_id: int, source: int, *, pr_number: int = 7, manifest=None) -> None:
+    """A rerun run (workflow_dispatch of the sweep on the PR's branch) of `source`, as
+    `infx sweep rerun-plan` records it: its sweep-plan holds rerun.json, its manifest is the
+    lineage's, its results_bmk the merged table."""
+    from infx.matrix.options import PlanOptions
+    from infx.workflows.rerun import RunRecord
+
+    record = RunRecord(
+        run_id=run_id,
+        event="workflow_dispatch",
+        sha=pr.sha1,
+        pr=pr_number,
+        category="full-sweep-fail-fast",
+        options=PlanOptions(),
+        canary=True,
+        fail_fast=True,
+        agentx_fast=False,
+        root=source,
+        source=source,
+        scope="missing",
+        depth=1,
+    )
+    state = pr.state
+    state.add_run(
+        run_id,
+        head_sha=pr.sha1,
+        minute=90,
+        event="workflow_dispatch",
+        artifacts=["results_bmk", "sweep-manifest", "sweep-plan"],
+    )
+    blobs = {
+        "sweep-manifest": manifest_zip(manifest or pr.manifests[source]),
+        "sweep-plan": zipped("rerun.json", json.dumps(record.as_json())),
+        "results_bmk": zipped("results.json", "{}"),
+    }
+    for artifact in state.artifacts[run_id]:
+        state.blobs[artifact["id"]] = blobs[artifact["name"]]
+
+
+def test_a_green_rerun_of_a_failed_sweep_is_reused(api) -> None:
+    pr = green_pr(api.state)
+    api.state.runs[-1]["conclusion"] = "failure"  # RUN left 3 jobs without results
+    rerun_of(pr, 2000, RUN)
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "true", out["reuse-reason"]
+    assert out["reuse-source-run-id"] == "2000"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"pr_number": 8}, "run 2000 reran PR #8's sweep, not PR #7's"),
+        ({"pr_number": None}, "run 2000 reran main's sweep, not PR #7's"),
+    ],
+)
+def test_a_rerun_of_another_sweep_is_not_reused(api, change, says) -> None:
+    pr = green_pr(api.state)
+    rerun_of(pr, 2000, RUN, **change)
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false" and says in out["reuse-reason"]
+
+
+def test_a_rerun_whose_original_is_not_the_pr_s_sweep_is_not_reused(api) -> None:
+    pr = green_pr(api.state)
+    api.state.add_run(1500, head_sha=pr.sha1, minute=20, event="push", branch="main")
+    pr.manifests[1500] = pr.manifests[RUN]
+    rerun_of(pr, 2000, 1500)
+    _, out = pr.gate()
+    assert "run 2000's original run 1500 was triggered by push" in out["reuse-reason"]
+
+
+def test_a_dispatch_run_without_a_rerun_record_is_not_reused(api) -> None:
+    pr = green_pr(api.state)
+    rerun_of(pr, 2000, RUN)
+    api.state.artifacts[2000] = [a for a in api.state.artifacts[2000] if a["name"] != "sweep-plan"]
+    _, out = pr.gate()
+    assert "run 2000 is a workflow_dispatch run but no rerun of a PR sweep" in out["reuse-reason"]
+
+
+def test_a_rerun_lineage_that_mixes_two_recipes_is_not_reused(api) -> None:
+    pr = green_pr(api.state)
+    mixed = json.loads(json.dumps(pr.manifests[RUN]))
+    mixed["sweep"]["reusable"] = False  # what rerun-plan records when stale rows remain
+    rerun_of(pr, 2000, RUN, manifest=mixed)
+    _, out = pr.gate()
+    assert "run 2000 recorded itself as not reusable" in out["reuse-reason"]
