@@ -1,5 +1,6 @@
-"""The README's code blocks, as the tests that follow the README read them, and its merge
-driver set up in a repository exactly as the README says."""
+"""The documentation's code blocks (the README and the pages in docs/), as the tests that
+follow them read them, and the README's merge driver set up in a repository exactly as it
+says."""
 
 from __future__ import annotations
 
@@ -9,22 +10,27 @@ from pathlib import Path
 
 from tests.conftest import GitRepo
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = (README, *sorted((ROOT / "docs").glob("*.md")))
 
 
 def readme_blocks(kind: str, section: str | None = None) -> list[str]:
-    """Every `kind` code block of the README, or of its `## section`, verbatim."""
-    text = README.read_text()
+    """Every `kind` code block of the documentation, or of the `## section` that one of
+    its files holds, verbatim."""
+    texts = [path.read_text() for path in DOCS]
     if section is not None:
-        start = text.index(f"## {section}")
-        text = text[start : text.index("\n## ", start + 3)]
-    return re.findall(rf"```{kind}\n(.*?)```", text, flags=re.S)
+        (text,) = [t for t in texts if f"\n## {section}\n" in t]
+        start = text.index(f"\n## {section}\n")
+        end = text.find("\n## ", start + 3)
+        texts = [text[start : end if end != -1 else len(text)]]
+    return [b for text in texts for b in re.findall(rf"```{kind}\n(.*?)```", text, flags=re.S)]
 
 
 def readme_block(kind: str, marker: str) -> str:
-    """The README's one `kind` code block holding `marker`."""
+    """The documentation's one `kind` code block holding `marker`."""
     found = [block for block in readme_blocks(kind) if marker in block]
-    assert len(found) == 1, f"the README holds one {kind} block with {marker!r}"
+    assert len(found) == 1, f"the documentation holds one {kind} block with {marker!r}"
     return found[0]
 
 

@@ -6,8 +6,8 @@ halved ITL/TPOT and TTFT, doubled interactivity and raised throughput per GPU. S
 without the `aiperf` extra (pip install -e '.[aiperf]').
 
 `INFX_UPDATE_README=1 pytest tests/results/test_end_to_end.py` writes the comment body this
-test produces into the README's Results section; otherwise the test checks that the README
-still shows a body of today's shape.
+test produces into docs/results.md; otherwise the test checks that the page still shows a
+body of today's shape.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(
     not Path(AIPERF).is_file(), reason="aiperf is not installed (pip install -e '.[aiperf]')"
 )
 RECIPE = ROOT / "recipes/dsv41flash_fp4_mi355x_vllm_agentic.sh"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "results.md"  # the documentation page that shows the comment
 START, END = "<!-- results-example:start -->", "<!-- results-example:end -->"
 PLOT = ROOT / "docs/results-example.png"  # the plot of the same run, shown in the README
 # Read at import: the suite's session fixture clears every INFX_* variable before tests run.
