@@ -228,6 +228,29 @@ def plan_change(
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
 
 
+def settings_files(root: Path, tree: str | None) -> list[str]:
+    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
+    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
+    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
+    settings name."""
+    from infx.settings import SETTINGS_FILE, table_of
+
+    data = git.read_at(tree, SETTINGS_FILE, root)
+    names = [SETTINGS_FILE]
+    if data is None:
+        data = git.read_at(tree, "pyproject.toml", root)
+        if data is None:
+            return names
+        names.append("pyproject.toml")
+        table = table_of(data, "pyproject.toml").get("tool", {}).get("infx") or {}
+    else:
+        table = table_of(data, SETTINGS_FILE)
+    floors = table.get("accuracy-floors")
+    if isinstance(floors, str):
+        names.append(floors)
+    return names
+
+
 def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str]) -> dict:
     """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
     it uses, and the bytes of every file its jobs read (recipes, `job_files` globs), all
@@ -239,7 +262,11 @@ def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str
     runners = planned.runner_info.runners
     nodes = runners.labels if runners is not None else {}
     names = sorted(
-        {*recipe_files(plan.as_json(), nodes), *find_files(planned.root, tree, job_files)}
+        {
+            *recipe_files(plan.as_json(), nodes),
+            *find_files(planned.root, tree, job_files),
+            *settings_files(planned.root, tree),
+        }
     )
     if tree is None:
         files = {name: git.read_at(None, name, planned.root) for name in names}

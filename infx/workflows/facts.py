@@ -32,6 +32,7 @@ from infx.workflows.reuse import (
     Request,
     SourceFacts,
     ack_ignores,
+    ambiguous,
     asking,
     authorized,
     gate_needs_nothing,
@@ -184,6 +185,10 @@ def read_manifest(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> tu
     """The run's own sweep manifest, or None and why it cannot be read."""
     from infx import schemas
 
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (MANIFEST_ARTIFACT,), run.id)
+    if why:
+        return None, why
     found = unexpired(artifacts, MANIFEST_ARTIFACT)
     if found is None:
         return None, (
@@ -240,6 +245,9 @@ def read_lineage(reader: Reader, chosen: Candidate) -> Lineage:
     """A rerun run's record of its lineage (rerun.json in its sweep-plan) and its original run."""
     from infx.workflows.rerun import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
+    why = ambiguous(chosen.artifacts, (PLAN_ARTIFACT,), chosen.run.id)
+    if why:
+        return Lineage(None, None, why)
     plan = unexpired(chosen.artifacts, PLAN_ARTIFACT)
     if plan is None:
         return Lineage(None, None, f"no unexpired {PLAN_ARTIFACT} artifact")

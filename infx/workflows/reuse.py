@@ -28,6 +28,8 @@ RESULTS_ARTIFACT = "results_bmk"
 EVALS_ARTIFACT = "eval_results_all"
 # Uploaded once per sweep run, so one listing of each finds every run with results.
 AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
+# What republish downloads by name from the source run and uploads as this run's.
+REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT)
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
 STATUS_CONTEXT = "infx/reuse"
@@ -139,6 +141,18 @@ def unexpired(artifacts: Iterable[Artifact], name: str) -> Artifact | None:
     return next((a for a in artifacts if a.name == name and not a.expired), None)
 
 
+def ambiguous(artifacts: Iterable[Artifact], names: Iterable[str], run_id: int) -> str | None:
+    """Why the run's artifacts do not say one thing (None: they do): two unexpired artifacts
+    of one name (a later attempt's beside the first, say) leave open which one is the run's
+    record and which one republish would publish."""
+    artifacts = list(artifacts)
+    for name in names:
+        count = sum(1 for a in artifacts if a.name == name and not a.expired)
+        if count > 1:
+            return f"run {run_id} has {count} unexpired {name} artifacts; which one is its own is unknown"
+    return None
+
+
 def check_run(
     run: Run, commits: frozenset[str], workflow: str, pinned: bool, repo: str
 ) -> str | None:
@@ -242,6 +256,9 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     record must say it is a reusable sweep, its results must all be there, and what it
     measured must equal what merges."""
     run = chosen.run
+    why = ambiguous(chosen.artifacts, REPUBLISHED, run.id)
+    if why:
+        return why
     record = facts.manifest
     if record is None:
         return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"

@@ -1,0 +1,93 @@
+"""Further attacks on "what merges is what was measured": inputs the jobs read that the
+manifest left out, and runs whose record is ambiguous. Each was a wrong "yes" first."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import entry
+from tests.github.scenario import RUN, Green, green_pr, manifest_zip
+
+EVAL_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], description="8k1k evals")
+
+
+def with_evals(pr: Green, run_id: int = 1060) -> dict:
+    """A newer sweep of the PR that planned eval rows, whose jobs check accuracy floors."""
+    pr.branch.commit(**{"perf-changelog.yaml": pr.branch.work.read().decode() + "\n" + EVAL_ENTRY})
+    head = pr.branch.work.git("rev-parse", "HEAD")
+    manifest = pr.record_run(run_id, head, 80)
+    assert manifest["measured"]["plan"]["rows"]["evals"] > 0
+    return manifest
+
+
+def synchronize(pr: Green) -> dict[str, str]:
+    head = pr.branch.work.git("rev-parse", "HEAD")
+    _, out = pr.gate(
+        "pull_request", sha=head, event_action="synchronize", pr_number="7", ref="refs/pull/7/merge"
+    )
+    return out
+
+
+# --- the settings the jobs read ------------------------------------------------------------
+
+
+def test_main_raising_an_accuracy_floor_after_the_run_voids_reuse(api) -> None:
+    """The eval jobs pass or fail against infx.toml's floors: a run judged under the old
+    floors is not what a sweep of the merge would have published."""
+    pr = green_pr(api.state)
+    pr.branch.on_main("floors", **{"infx.toml": "[accuracy-floors.default]\ngsm8k = 0.50\n"})
+    with_evals(pr)
+    out = synchronize(pr)
+    assert out["skip-pr-sweep"] == "true", out["reuse-reason"]  # nothing moved: reuse holds
+    pr.branch.on_main("tighten", **{"infx.toml": "[accuracy-floors.default]\ngsm8k = 0.95\n"})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "file infx.toml: differs" in out["reuse-reason"]
+
+
+def test_main_editing_the_floors_file_the_settings_name_voids_reuse(api) -> None:
+    pr = green_pr(api.state)
+    pr.branch.on_main(
+        "floors",
+        **{
+            "infx.toml": 'accuracy-floors = "evals/thresholds.yaml"\n',
+            "evals__thresholds.yaml": "default:\n  gsm8k: 0.5\n",
+        },
+    )
+    with_evals(pr)
+    pr.branch.on_main("tighten", **{"evals__thresholds.yaml": "default:\n  gsm8k: 0.95\n"})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "file evals/thresholds.yaml: differs" in out["reuse-reason"]
+
+
+# --- ambiguous artifacts ----------------------------------------------------------------------
+
+
+def add_artifact(pr: Green, run_id: int, name: str, blob: bytes) -> None:
+    run = next(r for r in pr.state.runs if r["id"] == run_id)
+    artifact = pr.state.artifact(run, run_id * 100 + 50 + len(pr.state.artifacts[run_id]), name)
+    pr.state.artifacts[run_id].append(artifact)
+    pr.state.blobs[artifact["id"]] = blob
+
+
+def test_a_run_with_two_manifests_is_not_reused(api) -> None:
+    """Which record is the run's? One says reusable, the other (a later attempt's, say)
+    says not: no reuse rather than a guess."""
+    pr = green_pr(api.state)
+    partial = json.loads(json.dumps(pr.manifests[RUN]))
+    partial["sweep"]["reusable"] = False
+    partial["measured"]["options"]["evals-only"] = True
+    add_artifact(pr, RUN, "sweep-manifest", manifest_zip(partial))
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert f"run {RUN} has 2 unexpired sweep-manifest artifacts" in out["reuse-reason"]
+
+
+def test_a_run_with_two_results_tables_is_not_reused(api) -> None:
+    """republish downloads results_bmk by name: with two, what it would publish is a guess."""
+    pr = green_pr(api.state)
+    add_artifact(pr, RUN, "results_bmk", b"")
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert f"run {RUN} has 2 unexpired results_bmk artifacts" in out["reuse-reason"]
