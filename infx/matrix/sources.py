@@ -1,9 +1,10 @@
 """The I/O edge of sweep planning: which files are master configs, and their bytes at a
 git tree or in the working tree.
 
-A pattern matches path segment by segment (`*` never crosses `/`), and the same
-matcher decides at a commit and in the working tree, so `configs/*-master.yaml`
-means the same files in both and never reaches into `configs/deprecated/`.
+A pattern matches path segment by segment (`*` never crosses `/`; a `**` segment spans
+any number of folders), and the same matcher decides at a commit and in the working
+tree, so `configs/*-master.yaml` means the same files in both and never reaches into
+`configs/deprecated/`.
 """
 
 from __future__ import annotations
@@ -30,10 +31,20 @@ _WILD = frozenset("*?[")
 
 
 def matches(path: str, pattern: str) -> bool:
-    """Segment-wise glob: same number of segments, each matching its pattern segment."""
-    parts, wanted = path.split("/"), pattern.split("/")
-    return len(parts) == len(wanted) and all(
-        fnmatch.fnmatchcase(part, want) for part, want in zip(parts, wanted, strict=True)
+    """Segment-wise glob: each path segment matches its pattern segment, and a `**`
+    segment matches any number of segments (`benchmarks/**` is every file below it)."""
+    return _segments(path.split("/"), pattern.split("/"))
+
+
+def _segments(parts: list[str], wanted: list[str]) -> bool:
+    if not wanted:
+        return not parts
+    if wanted[0] == "**":
+        return any(_segments(parts[i:], wanted[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], wanted[0])
+        and _segments(parts[1:], wanted[1:])
     )
 
 
@@ -69,6 +80,8 @@ def find_files(root: Path, tree: str | None, patterns: Sequence[str]) -> list[st
     for pattern in patterns:
         folder = _fixed_prefix(pattern)
         depth = pattern.count("/") + 1 - (folder.count("/") + 1 if folder else 0)
+        if "**" in pattern.split("/"):
+            depth = 1 << 16
         if tree is None:
             candidates = _work_tree_files(root, folder, depth)
         else:

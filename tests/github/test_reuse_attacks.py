@@ -91,3 +91,24 @@ def test_a_run_with_two_results_tables_is_not_reused(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert f"run {RUN} has 2 unexpired results_bmk artifacts" in out["reuse-reason"]
+
+
+# --- job files the settings name by folder ----------------------------------------------------
+
+
+def test_a_job_file_deep_under_a_double_star_glob_counts(api) -> None:
+    """`benchmarks/**` names every file below benchmarks/: a shared script two folders down
+    that main changes after the run voids reuse (it used to match nothing, silently)."""
+    pr = green_pr(api.state)
+    settings = 'job-files = [".github/workflows/run-sweep.yml", "benchmarks/**"]\n'
+    pr.branch.on_main(
+        "shared scripts",
+        **{"infx.toml": settings, "benchmarks__lib__common.sh": "echo v1\n"},
+    )
+    head = pr.branch.merge_main()
+    manifest = pr.record_run(1080, head, 80)
+    assert "benchmarks/lib/common.sh" in manifest["measured"]["files"]
+    pr.branch.on_main("tune", **{"benchmarks__lib__common.sh": "echo v2\n"})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "file benchmarks/lib/common.sh: differs" in out["reuse-reason"]
