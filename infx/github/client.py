@@ -134,6 +134,7 @@ class Artifact:
     run_id: int | None = None  # the workflow run that uploaded it, when GitHub says
     head_branch: str | None = None
     head_sha: str | None = None
+    size: int | None = None  # bytes of its zip archive, when GitHub says
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,7 @@ def _artifact(item: _Json) -> Artifact:
         run_id=run.number("id") if run else None,
         head_branch=run.maybe_text("head_branch") if run else None,
         head_sha=run.maybe_text("head_sha") if run else None,
+        size=item.maybe_number("size_in_bytes"),
     )
 
 

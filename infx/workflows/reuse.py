@@ -30,6 +30,8 @@ EVALS_ARTIFACT = "eval_results_all"
 AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
 # What republish downloads by name from the source run and uploads as this run's.
 REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT)
+# A zip archive holding no file at all is this many bytes (its end record alone).
+EMPTY_ARCHIVE = 22
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
 STATUS_CONTEXT = "infx/reuse"
@@ -153,6 +155,15 @@ def ambiguous(artifacts: Iterable[Artifact], names: Iterable[str], run_id: int) 
     return None
 
 
+def empty(artifacts: Iterable[Artifact], name: str, run_id: int) -> str | None:
+    """Why the run's `name` artifact holds nothing to publish (None: it may hold something):
+    an archive no bigger than an empty zip."""
+    found = unexpired(artifacts, name)
+    if found is not None and found.size is not None and found.size <= EMPTY_ARCHIVE:
+        return f"run {run_id}'s {name} artifact is empty ({found.size} bytes)"
+    return None
+
+
 def check_run(
     run: Run, commits: frozenset[str], workflow: str, pinned: bool, repo: str
 ) -> str | None:
@@ -259,6 +270,9 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     why = ambiguous(chosen.artifacts, REPUBLISHED, run.id)
     if why:
         return why
+    why = empty(chosen.artifacts, RESULTS_ARTIFACT, run.id)
+    if why:
+        return why
     record = facts.manifest
     if record is None:
         return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"
@@ -268,8 +282,12 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
         on = [name for name in ("evals-only", "agentx-fast") if options.get(name)]
         label = (sweep["label"] or "no sweep label") + (f" with {', '.join(on)}" if on else "")
         return f"run {run.id} recorded itself as not reusable: planned under {label}"
-    if evaluated(record) and not unexpired(chosen.artifacts, EVALS_ARTIFACT):
-        return f"run {run.id} planned evals but has no unexpired {EVALS_ARTIFACT} artifact"
+    if evaluated(record):
+        if not unexpired(chosen.artifacts, EVALS_ARTIFACT):
+            return f"run {run.id} planned evals but has no unexpired {EVALS_ARTIFACT} artifact"
+        why = empty(chosen.artifacts, EVALS_ARTIFACT, run.id)
+        if why:
+            return why
     if merging.manifest is None:
         return f"what merges cannot be planned: {merging.problem}"
     found = differences(record, merging.manifest)

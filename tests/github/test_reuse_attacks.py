@@ -3,7 +3,9 @@ manifest left out, and runs whose record is ambiguous. Each was a wrong "yes" fi
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 
 from tests.conftest import entry
 from tests.github.scenario import RUN, Green, green_pr, manifest_zip
@@ -112,3 +114,17 @@ def test_a_job_file_deep_under_a_double_star_glob_counts(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert "file benchmarks/lib/common.sh: differs" in out["reuse-reason"]
+
+
+def test_a_results_table_that_is_an_empty_archive_is_not_reused(api) -> None:
+    """republish would find nothing in it and fail after the sweep was skipped: main would
+    end with neither results nor a sweep. The gate says no, and the sweep runs."""
+    pr = green_pr(api.state)
+    results = next(a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk")
+    empty = io.BytesIO()
+    zipfile.ZipFile(empty, "w").close()
+    api.state.blobs[results["id"]] = empty.getvalue()
+    results["size_in_bytes"] = len(empty.getvalue())
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert f"run {RUN}'s results_bmk artifact is empty" in out["reuse-reason"]
