@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import zipfile
 
 from tests.conftest import entry
@@ -128,3 +129,26 @@ def test_a_results_table_that_is_an_empty_archive_is_not_reused(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert f"run {RUN}'s results_bmk artifact is empty" in out["reuse-reason"]
+
+
+# --- a recipe that is a symbolic link ---------------------------------------------------------
+
+
+def test_a_recipe_linked_to_a_shared_script_counts_the_script(api) -> None:
+    """A recipe committed as a symbolic link runs the script it points at: main changing
+    that script after the run voids reuse, though the link itself did not move."""
+    pr = green_pr(api.state)
+    work = pr.branch.work
+    work.git("checkout", "-q", "main")
+    work.write("recipes/common/vllm.sh", "echo v1\n")
+    os.symlink("common/vllm.sh", work.path / "recipes/llama70b_fp8_mi355x_vllm.sh")
+    work.commit("share the vllm recipe")
+    work.git("push", "-q", "origin", "main")
+    work.git("checkout", "-q", "feature")
+    head = pr.branch.merge_main()
+    manifest = pr.record_run(1090, head, 80)
+    assert manifest["measured"]["files"]["recipes/common/vllm.sh"] is not None
+    pr.branch.on_main("tune", **{"recipes__common__vllm.sh": "echo v2\n"})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert "file recipes/common/vllm.sh: differs" in out["reuse-reason"]
