@@ -310,11 +310,14 @@ def settings_files(root: Path, tree: str | None) -> list[str]:
         data = git.read_at(tree, "pyproject.toml", root)
         if data is None:
             return names
+        tool = table_of(data, "pyproject.toml").get("tool")
+        table = tool.get("infx") if isinstance(tool, dict) else None
+        if table is None:
+            return names
         names.append("pyproject.toml")
-        table = table_of(data, "pyproject.toml").get("tool", {}).get("infx") or {}
     else:
         table = table_of(data, SETTINGS_FILE)
-    floors = table.get("accuracy-floors")
+    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
     if isinstance(floors, str):
         names.append(floors)
     return names
