@@ -8,7 +8,7 @@ import json
 import os
 import zipfile
 
-from tests.conftest import entry
+from tests.conftest import MASTER, entry
 from tests.github.scenario import RUN, Green, green_pr, manifest_zip
 
 EVAL_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], description="8k1k evals")
@@ -152,3 +152,27 @@ def test_a_recipe_linked_to_a_shared_script_counts_the_script(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert "file recipes/common/vllm.sh: differs" in out["reuse-reason"]
+
+
+# --- held: values reached through a YAML alias ----------------------------------------------
+
+
+def test_main_changing_an_anchor_the_measured_config_aliases_voids_reuse(api) -> None:
+    """The measured config's text does not move, but its image is an alias of another
+    config's anchor, which main bumps: configs count as parsed, so the image differs."""
+    pr = green_pr(api.state)
+    sglang, vllm = MASTER.split("\n\n")[1], MASTER.split("\n\n")[0]
+    sglang_image = "image: lmsysorg/sglang:v0.5.5-rocm700-mi35x"
+    anchored = sglang.replace(sglang_image, sglang_image.replace("image: ", "image: &img "))
+    aliased = vllm.replace("image: vllm/vllm-openai-rocm:v0.11.0", "image: *img")
+    pr.branch.on_main("share the image", **{"configs__amd-master.yaml": anchored + "\n" + aliased})
+    head = pr.branch.merge_main()
+    pr.record_run(1100, head, 80)
+    bumped = anchored.replace("v0.5.5", "v0.5.6") + "\n" + aliased
+    pr.branch.on_main("bump the shared image", **{"configs__amd-master.yaml": bumped})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert (
+        'config llama-fp8-mi355x-vllm: image: "lmsysorg/sglang:v0.5.5-rocm700-mi35x" -> '
+        '"lmsysorg/sglang:v0.5.6-rocm700-mi35x"' in out["reuse-reason"]
+    )
