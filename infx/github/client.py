@@ -540,6 +540,15 @@ class GitHub:
         url = f"{self._base}/actions/runs/{run_id}/artifacts"
         return [_artifact(item) for item in self._pages(what, url, key="artifacts")]
 
+    def run_artifacts_page(self, run_id: int) -> tuple[list[Artifact], bool]:
+        """A run's first 100 artifacts, and whether they are all of them."""
+        what = f"listing artifacts of run {run_id}"
+        url = f"{self._base}/actions/runs/{run_id}/artifacts"
+        answer = self._object(what, url, {"per_page": 100})
+        found = [_artifact(item) for item in answer.items("artifacts")]
+        total = answer.maybe_number("total_count")
+        return found, total is not None and total <= len(found)
+
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]:
         """The repository's artifacts called `name` created at or after `since`, newest first:
         one listing for every run instead of a request per run (GitHub lists newest first)."""

@@ -23,6 +23,11 @@ def with_evals(pr: Green, run_id: int = 1060) -> dict:
     return manifest
 
 
+def ask(pr: Green, body: str) -> None:
+    pr.state.comments[:] = [c for c in pr.state.comments if "/reuse-sweep-run" not in c["body"]]
+    pr.state.add_comment(7, "maintainer", body, 150)
+
+
 def synchronize(pr: Green) -> dict[str, str]:
     head = pr.branch.work.git("rev-parse", "HEAD")
     _, out = pr.gate(
@@ -176,3 +181,40 @@ def test_main_changing_an_anchor_the_measured_config_aliases_voids_reuse(api) ->
         'config llama-fp8-mi355x-vllm: image: "lmsysorg/sglang:v0.5.5-rocm700-mi35x" -> '
         '"lmsysorg/sglang:v0.5.6-rocm700-mi35x"' in out["reuse-reason"]
     )
+
+
+# --- a full-size sweep: one artifact per job ----------------------------------------------------
+
+
+def per_job_artifacts(pr: Green, run_id: int, count: int) -> None:
+    """`count` per-job artifacts of the run, listed before its aggregates, as a sweep of
+    every InferenceX config (about 2,500 jobs) uploads them."""
+    run = next(r for r in pr.state.runs if r["id"] == run_id)
+    jobs = [pr.state.artifact(run, 9_000_000 + i, f"bmk_single_x_{i}") for i in range(count)]
+    pr.state.artifacts[run_id][:0] = jobs
+
+
+def test_a_full_size_sweep_is_decided_within_the_request_budget(api) -> None:
+    """The source run's artifacts are read by name once they fill more than a page, so a
+    run with 2,500 of them is decided in at most 12 requests, pinned or not (its whole
+    listing took 35, and past 3,000 artifacts the page cap refused it)."""
+    pr = green_pr(api.state)
+    per_job_artifacts(pr, RUN, 2500)
+    pr.merge()
+    for pin in ("", f" {RUN}"):
+        ask(pr, f"/reuse-sweep-run{pin}")
+        api.state.requests.clear()
+        _, out = pr.gate()
+        assert out["reuse-enabled"] == "true", out["reuse-reason"]
+        assert api.state.api_requests() <= 12, api.state.requests
+
+
+def test_a_second_manifest_beyond_the_first_page_is_still_seen(api) -> None:
+    pr = green_pr(api.state)
+    per_job_artifacts(pr, RUN, 300)
+    partial = json.loads(json.dumps(pr.manifests[RUN]))
+    partial["sweep"]["reusable"] = False
+    add_artifact(pr, RUN, "sweep-manifest", manifest_zip(partial))
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false"
+    assert f"run {RUN} has 2 unexpired sweep-manifest artifacts" in out["reuse-reason"]
