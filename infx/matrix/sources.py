@@ -319,7 +319,7 @@ def settings_files(root: Path, tree: str | None) -> list[str]:
         table = table_of(data, SETTINGS_FILE)
     floors = table.get("accuracy-floors") if isinstance(table, dict) else None
     if isinstance(floors, str):
-        names.append(floors)
+        names.append(posixpath.normpath(floors))
     return names
 
 
