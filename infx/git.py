@@ -174,9 +174,10 @@ def read_many(
     for item in wanted:
         end = out.index(b"\n", offset)
         header = out[offset:end].split(b" ")
-        if len(header) == 3 and header[1] == b"blob":
+        if len(header) == 3:
+            # Any object found is followed by its content (a folder's listing too).
             size = int(header[2])
-            found[item] = out[end + 1 : end + 1 + size]
+            found[item] = out[end + 1 : end + 1 + size] if header[1] == b"blob" else None
             offset = end + 1 + size + 1
         else:
             found[item] = None

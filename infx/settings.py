@@ -77,6 +77,11 @@ def _read(path: Path) -> dict[str, Any]:
     return _loads(path.read_bytes(), path.name)
 
 
+def table_of(data: bytes, name: str) -> dict[str, Any]:
+    """A settings file's bytes (read at a commit) as TOML; not TOML is a usage error."""
+    return _loads(data, name)
+
+
 def _loads(data: bytes, name: str) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))

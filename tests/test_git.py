@@ -90,3 +90,19 @@ def test_resolve_all_names_each_tree_and_the_unknown_ref(tmp_path) -> None:
         git.resolve_all(["HEAD", "nope"], repo.path)
     with pytest.raises(GitError, match="unknown git ref '--all'"):
         git.resolve_all(["--all"], repo.path)
+
+
+def test_reading_a_folder_among_files_leaves_the_other_files_intact(repo: GitRepo) -> None:
+    """One `cat-file --batch` reads many paths; a folder among them is no file, and the
+    files after it still read as they are (a folder's listing once shifted them all)."""
+    repo.commit(**{"recipes__common__a.sh": "echo a\n", "recipes__b.sh": "echo b\n"})
+    tree = repo.git("rev-parse", "HEAD^{tree}")
+    found = git.read_blobs(
+        tree, ["recipes/common", "recipes/b.sh", "nothere", "recipes/common/a.sh"], repo.path
+    )
+    assert found == {
+        "recipes/common": None,
+        "recipes/b.sh": b"echo b\n",
+        "nothere": None,
+        "recipes/common/a.sh": b"echo a\n",
+    }

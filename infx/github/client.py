@@ -134,6 +134,7 @@ class Artifact:
     run_id: int | None = None  # the workflow run that uploaded it, when GitHub says
     head_branch: str | None = None
     head_sha: str | None = None
+    size: int | None = None  # bytes of its zip archive, when GitHub says
 
 
 @dataclass(frozen=True)
@@ -331,6 +332,7 @@ def _artifact(item: _Json) -> Artifact:
         run_id=run.number("id") if run else None,
         head_branch=run.maybe_text("head_branch") if run else None,
         head_sha=run.maybe_text("head_sha") if run else None,
+        size=item.maybe_number("size_in_bytes"),
     )
 
 
@@ -537,6 +539,15 @@ class GitHub:
         what = f"listing artifacts of run {run_id}"
         url = f"{self._base}/actions/runs/{run_id}/artifacts"
         return [_artifact(item) for item in self._pages(what, url, key="artifacts")]
+
+    def run_artifacts_page(self, run_id: int) -> tuple[list[Artifact], bool]:
+        """A run's first 100 artifacts, and whether they are all of them."""
+        what = f"listing artifacts of run {run_id}"
+        url = f"{self._base}/actions/runs/{run_id}/artifacts"
+        answer = self._object(what, url, {"per_page": 100})
+        found = [_artifact(item) for item in answer.items("artifacts")]
+        total = answer.maybe_number("total_count")
+        return found, total is not None and total <= len(found)
 
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]:
         """The repository's artifacts called `name` created at or after `since`, newest first:

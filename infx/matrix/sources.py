@@ -1,15 +1,17 @@
 """The I/O edge of sweep planning: which files are master configs, and their bytes at a
 git tree or in the working tree.
 
-A pattern matches path segment by segment (`*` never crosses `/`), and the same
-matcher decides at a commit and in the working tree, so `configs/*-master.yaml`
-means the same files in both and never reaches into `configs/deprecated/`.
+A pattern matches path segment by segment (`*` never crosses `/`; a `**` segment spans
+any number of folders), and the same matcher decides at a commit and in the working
+tree, so `configs/*-master.yaml` means the same files in both and never reaches into
+`configs/deprecated/`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +32,20 @@ _WILD = frozenset("*?[")
 
 
 def matches(path: str, pattern: str) -> bool:
-    """Segment-wise glob: same number of segments, each matching its pattern segment."""
-    parts, wanted = path.split("/"), pattern.split("/")
-    return len(parts) == len(wanted) and all(
-        fnmatch.fnmatchcase(part, want) for part, want in zip(parts, wanted, strict=True)
+    """Segment-wise glob: each path segment matches its pattern segment, and a `**`
+    segment matches any number of segments (`benchmarks/**` is every file below it)."""
+    return _segments(path.split("/"), pattern.split("/"))
+
+
+def _segments(parts: list[str], wanted: list[str]) -> bool:
+    if not wanted:
+        return not parts
+    if wanted[0] == "**":
+        return any(_segments(parts[i:], wanted[1:]) for i in range(len(parts) + 1))
+    return (
+        bool(parts)
+        and fnmatch.fnmatchcase(parts[0], wanted[0])
+        and _segments(parts[1:], wanted[1:])
     )
 
 
@@ -69,6 +81,8 @@ def find_files(root: Path, tree: str | None, patterns: Sequence[str]) -> list[st
     for pattern in patterns:
         folder = _fixed_prefix(pattern)
         depth = pattern.count("/") + 1 - (folder.count("/") + 1 if folder else 0)
+        if "**" in pattern.split("/"):
+            depth = 1 << 16
         if tree is None:
             candidates = _work_tree_files(root, folder, depth)
         else:
@@ -228,6 +242,87 @@ def plan_change(
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
 
 
+# Symbolic links followed from one file before its chain counts as broken.
+LINK_HOPS = 8
+
+
+def _read(root: Path, tree: str | None, names: Sequence[str]) -> dict[str, bytes | None]:
+    """Files as git keeps them: a symbolic link is the text it points with, in the working
+    tree too."""
+    if tree is not None:
+        return git.read_blobs(tree, list(names), root)
+    found: dict[str, bytes | None] = {}
+    for name in names:
+        path = root / name
+        found[name] = (
+            os.readlink(path).encode() if path.is_symlink() else git.read_at(None, name, root)
+        )
+    return found
+
+
+def _links(root: Path, tree: str | None, names: Sequence[str]) -> list[str]:
+    """Which of `names` are symbolic links."""
+    if tree is None:
+        return [name for name in names if (root / name).is_symlink()]
+    listed = git.git(["ls-tree", "-z", tree, "--", *names], root) if names else ""
+    return [
+        path
+        for item in filter(None, listed.split("\0"))
+        for meta, path in [item.split("\t", 1)]
+        if meta.startswith("120000 ")
+    ]
+
+
+def _read_following_links(
+    root: Path, tree: str | None, names: Sequence[str]
+) -> dict[str, bytes | None]:
+    """The bytes of `names` and, for each that is a symbolic link (a recipe shared between
+    GPUs, say), of the file it points at, which is what a job runs: a change there is a
+    change of the recipe though the link did not move. A link out of the repository
+    counts by its own text only."""
+    files = _read(root, tree, names)
+    todo = list(names)
+    for _ in range(LINK_HOPS):
+        targets = set()
+        for name in _links(root, tree, todo):
+            text = (files[name] or b"").decode("utf-8", "replace")
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), text))
+            inside = not text.startswith("/") and target != ".." and not target.startswith("../")
+            if inside and target not in files:
+                targets.add(target)
+        if not targets:
+            break
+        todo = sorted(targets)
+        files.update(_read(root, tree, todo))
+    return files
+
+
+def settings_files(root: Path, tree: str | None) -> list[str]:
+    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
+    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
+    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
+    settings name."""
+    from infx.settings import SETTINGS_FILE, table_of
+
+    data = git.read_at(tree, SETTINGS_FILE, root)
+    names = [SETTINGS_FILE]
+    if data is None:
+        data = git.read_at(tree, "pyproject.toml", root)
+        if data is None:
+            return names
+        tool = table_of(data, "pyproject.toml").get("tool")
+        table = tool.get("infx") if isinstance(tool, dict) else None
+        if table is None:
+            return names
+        names.append("pyproject.toml")
+    else:
+        table = table_of(data, SETTINGS_FILE)
+    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
+    if isinstance(floors, str):
+        names.append(posixpath.normpath(floors))
+    return names
+
+
 def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str]) -> dict:
     """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
     it uses, and the bytes of every file its jobs read (recipes, `job_files` globs), all
@@ -239,12 +334,13 @@ def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str
     runners = planned.runner_info.runners
     nodes = runners.labels if runners is not None else {}
     names = sorted(
-        {*recipe_files(plan.as_json(), nodes), *find_files(planned.root, tree, job_files)}
+        {
+            *recipe_files(plan.as_json(), nodes),
+            *find_files(planned.root, tree, job_files),
+            *settings_files(planned.root, tree),
+        }
     )
-    if tree is None:
-        files = {name: git.read_at(None, name, planned.root) for name in names}
-    else:
-        files = git.read_blobs(tree, names, planned.root)
+    files = _read_following_links(planned.root, tree, names)
     masters = planned.inputs.head.masters
     configs = {key: masters.config(key) for key in plan.selected}
     return build(plan, configs, nodes, files, options, planned.inputs.refs)

@@ -24,6 +24,7 @@ from infx.workflows.reuse import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
     PREFILTER_ASSOCIATIONS,
+    REPUBLISHED,
     WRITE_PERMISSIONS,
     Candidate,
     GateEvent,
@@ -32,6 +33,7 @@ from infx.workflows.reuse import (
     Request,
     SourceFacts,
     ack_ignores,
+    ambiguous,
     asking,
     authorized,
     gate_needs_nothing,
@@ -65,6 +67,8 @@ class Reader(Protocol):
     def run(self, run_id: int) -> Run: ...
     def recent_runs(self, workflow: str, branch: str) -> list[Run]: ...
     def artifacts(self, run_id: int) -> list[Artifact]: ...
+    def run_artifacts_page(self, run_id: int) -> tuple[list[Artifact], bool]: ...
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]: ...
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
@@ -105,15 +109,37 @@ class Roles:
         ]
 
 
-def _pinned(reader: Reader, run_id: int) -> tuple[Candidate, ...]:
-    """The pinned run with its artifacts, or nothing when it does not exist."""
+def _pinned(
+    reader: Reader, run_id: int, listed: Callable[[Run], list[Artifact]] | None = None
+) -> tuple[Candidate, ...]:
+    """The pinned run with its artifacts (all of them, or those `listed` gives), or nothing
+    when it does not exist."""
     try:
         run = reader.run(run_id)
     except GitHubError as exc:
         if exc.status == 404:
             return ()
         raise
-    return (Candidate(run, tuple(reader.artifacts(run.id))),)
+    artifacts = listed(run) if listed else reader.artifacts(run.id)
+    return (Candidate(run, tuple(artifacts)),)
+
+
+def source_artifacts(reader: Reader, run: Run, known: Iterable[Artifact] = ()) -> list[Artifact]:
+    """The artifacts of a source run that a reuse decision reads: all of them when they fit
+    one page, else those of the names it reads, one listing each (a full sweep uploads an
+    artifact per job: 2,500 of them would take 25 pages). `known` are artifacts already
+    listed in full for their names (the aggregates, found across the repository)."""
+    from infx.workflows.rerun import PLAN_ARTIFACT
+
+    first, whole = reader.run_artifacts_page(run.id)
+    if whole:
+        return first
+    known = list(known)
+    have = {a.name for a in known}
+    names = [*REPUBLISHED, *([PLAN_ARTIFACT] if run.event == "workflow_dispatch" else [])]
+    return known + [
+        a for name in names if name not in have for a in reader.run_artifacts_named(run.id, name)
+    ]
 
 
 def permissions(reader: Reader, comments: Iterable[Comment]) -> dict[str, str]:
@@ -184,6 +210,10 @@ def read_manifest(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> tu
     """The run's own sweep manifest, or None and why it cannot be read."""
     from infx import schemas
 
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (MANIFEST_ARTIFACT,), run.id)
+    if why:
+        return None, why
     found = unexpired(artifacts, MANIFEST_ARTIFACT)
     if found is None:
         return None, (
@@ -209,7 +239,10 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
     pinned = request.command.run_id
     repo = reader.slug
     if pinned is not None:
-        candidates, exhausted = _pinned(reader, pinned), False
+        candidates, exhausted = (
+            _pinned(reader, pinned, lambda r: source_artifacts(reader, r)),
+            False,
+        )
     else:
         candidates, exhausted = _search(
             reader,
@@ -226,7 +259,7 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         return facts
     if pinned is None:
         # The listings name only the aggregate artifacts; the manifest is the run's own.
-        full = Candidate(chosen.run, tuple(reader.artifacts(chosen.run.id)))
+        full = Candidate(chosen.run, tuple(source_artifacts(reader, chosen.run, chosen.artifacts)))
         candidates = tuple(full if c.run.id == full.run.id else c for c in candidates)
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
@@ -240,6 +273,9 @@ def read_lineage(reader: Reader, chosen: Candidate) -> Lineage:
     """A rerun run's record of its lineage (rerun.json in its sweep-plan) and its original run."""
     from infx.workflows.rerun import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
+    why = ambiguous(chosen.artifacts, (PLAN_ARTIFACT,), chosen.run.id)
+    if why:
+        return Lineage(None, None, why)
     plan = unexpired(chosen.artifacts, PLAN_ARTIFACT)
     if plan is None:
         return Lineage(None, None, f"no unexpired {PLAN_ARTIFACT} artifact")

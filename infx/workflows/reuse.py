@@ -28,6 +28,10 @@ RESULTS_ARTIFACT = "results_bmk"
 EVALS_ARTIFACT = "eval_results_all"
 # Uploaded once per sweep run, so one listing of each finds every run with results.
 AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
+# What republish downloads by name from the source run and uploads as this run's.
+REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT)
+# A zip archive holding no file at all is this many bytes (its end record alone).
+EMPTY_ARCHIVE = 22
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
 MAX_CANDIDATES = 10
 STATUS_CONTEXT = "infx/reuse"
@@ -139,6 +143,27 @@ def unexpired(artifacts: Iterable[Artifact], name: str) -> Artifact | None:
     return next((a for a in artifacts if a.name == name and not a.expired), None)
 
 
+def ambiguous(artifacts: Iterable[Artifact], names: Iterable[str], run_id: int) -> str | None:
+    """Why the run's artifacts do not say one thing (None: they do): two unexpired artifacts
+    of one name (a later attempt's beside the first, say) leave open which one is the run's
+    record and which one republish would publish."""
+    artifacts = list(artifacts)
+    for name in names:
+        count = sum(1 for a in artifacts if a.name == name and not a.expired)
+        if count > 1:
+            return f"run {run_id} has {count} unexpired {name} artifacts; which one is its own is unknown"
+    return None
+
+
+def empty(artifacts: Iterable[Artifact], name: str, run_id: int) -> str | None:
+    """Why the run's `name` artifact holds nothing to publish (None: it may hold something):
+    an archive no bigger than an empty zip."""
+    found = unexpired(artifacts, name)
+    if found is not None and found.size is not None and found.size <= EMPTY_ARCHIVE:
+        return f"run {run_id}'s {name} artifact is empty ({found.size} bytes)"
+    return None
+
+
 def check_run(
     run: Run, commits: frozenset[str], workflow: str, pinned: bool, repo: str
 ) -> str | None:
@@ -242,6 +267,12 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     record must say it is a reusable sweep, its results must all be there, and what it
     measured must equal what merges."""
     run = chosen.run
+    why = ambiguous(chosen.artifacts, REPUBLISHED, run.id)
+    if why:
+        return why
+    why = empty(chosen.artifacts, RESULTS_ARTIFACT, run.id)
+    if why:
+        return why
     record = facts.manifest
     if record is None:
         return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"
@@ -251,8 +282,12 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
         on = [name for name in ("evals-only", "agentx-fast") if options.get(name)]
         label = (sweep["label"] or "no sweep label") + (f" with {', '.join(on)}" if on else "")
         return f"run {run.id} recorded itself as not reusable: planned under {label}"
-    if evaluated(record) and not unexpired(chosen.artifacts, EVALS_ARTIFACT):
-        return f"run {run.id} planned evals but has no unexpired {EVALS_ARTIFACT} artifact"
+    if evaluated(record):
+        if not unexpired(chosen.artifacts, EVALS_ARTIFACT):
+            return f"run {run.id} planned evals but has no unexpired {EVALS_ARTIFACT} artifact"
+        why = empty(chosen.artifacts, EVALS_ARTIFACT, run.id)
+        if why:
+            return why
     if merging.manifest is None:
         return f"what merges cannot be planned: {merging.problem}"
     found = differences(record, merging.manifest)

@@ -14,7 +14,13 @@ from typing import Any
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
 from infx.workflows.commands import STAGE_USAGE, CommentEvent, mentions_stage, stage_command
 from infx.workflows.labels import FULL_SWEEP, sweep_label_problem
-from infx.workflows.reuse import AGGREGATE_ARTIFACTS, WRITE_PERMISSIONS, Candidate, check_run
+from infx.workflows.reuse import (
+    AGGREGATE_ARTIFACTS,
+    WRITE_PERMISSIONS,
+    Candidate,
+    ambiguous,
+    check_run,
+)
 
 DISPATCH_EVENT = "stage-results"
 METADATA_ARTIFACT = "changelog-metadata"
@@ -101,7 +107,11 @@ def stageable(
     results = result_artifacts(candidate.artifacts)
     if not metadata or not results:
         return f"run {run.id} lacks unexpired {METADATA_ARTIFACT} and result artifacts", []
-    return None, metadata + results
+    staged = metadata + results
+    why = ambiguous(staged, sorted({a.name for a in staged}), run.id)
+    if why:
+        return why, []
+    return None, staged
 
 
 def decide_stage(

@@ -128,3 +128,14 @@ def test_a_renamed_full_sweep_label_is_the_full_sweep_it_names(api, tmp_path) ->
     pr.runner.git("checkout", "-q", "--detach", pr.sha1)
     result = invoke(["stage-results"], comment_event(tmp_path, comment), cwd=pr.runner.path)
     assert "no full-sweep label" in result.output
+
+
+def test_a_run_with_two_results_tables_is_not_staged(api, tmp_path) -> None:
+    """Two results_bmk of one run (a later attempt's beside the first) would be staged
+    under one name: which one lands is a guess, so neither is staged."""
+    staged_pr(api.state)
+    run = api.state.runs[-1]
+    api.state.artifacts[RUN].append(api.state.artifact(run, 4, "results_bmk"))
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert reactions == ["-1"] and not api.state.dispatches
+    assert f"run {RUN} has 2 unexpired results_bmk artifacts" in result.output

@@ -51,6 +51,23 @@ def test_same_files_at_a_commit_and_in_the_working_tree(layout: GitRepo) -> None
     assert find_files(layout.path, tree, both) == find_files(layout.path, None, both)
 
 
+def test_a_double_star_spans_folders_alike_at_a_commit_and_in_the_working_tree(
+    layout: GitRepo,
+) -> None:
+    tree = layout.git("rev-parse", "HEAD^{tree}")
+    deep = ["configs/**/*-master.yaml"]
+    found = find_files(layout.path, tree, deep)
+    assert found == find_files(layout.path, None, deep)
+    assert found == [
+        "configs/amd-master.yaml",
+        "configs/deprecated/amd-1k1k-master.yaml",
+        "configs/nested/deeper/x-master.yaml",
+    ]
+    assert find_files(layout.path, tree, ["configs/**"]) == sorted(
+        [*found, "configs/ci-priority.yaml", "configs/runners.yaml"]
+    )
+
+
 def test_every_command_runs_with_defaults_on_the_real_layout(layout: GitRepo) -> None:
     entry = (
         '- config-keys:\n    - llama-fp8-mi355x-vllm\n  description:\n    - "x"\n  pr-link: XXX\n'
