@@ -53,7 +53,11 @@ def rewrite_links(
         line_no, offset = entry.value_pos["pr-link"]
         text = lines[line_no - 1]
         start, end = _scalar_span(text, offset)
-        lines[line_no - 1] = text[:start] + link.encode() + text[end:]
+        rest = text[end:]
+        # A comment may touch a closing quote (`"XXX"#draft`); after a plain link it would
+        # become part of the value, so it moves one space away.
+        gap = b" " if rest[:1] == b"#" else b""
+        lines[line_no - 1] = text[:start] + link.encode() + gap + rest
         done.append(Rewrite(line_no, str(entry.pr_link), link))
         expected[-1] = link
     if not done:

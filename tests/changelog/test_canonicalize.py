@@ -94,3 +94,28 @@ def test_the_rewrite_is_read_back_before_it_is_written() -> None:
     policy = LinkPolicy(repo="acme/bench", pr=41)
     with pytest.raises(ChangelogError, match="nothing was written"):
         rewrite_region(region, [wrong], policy)
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ('"XXX"#draft', f"{LINK}41 #draft"),
+        ("'XXX'#draft", f"{LINK}41 #draft"),
+        (f'"{LINK}XXX"# to do', f"{LINK}41 # to do"),
+    ],
+)
+def test_a_quoted_placeholder_with_a_comment_right_after_it(
+    repo: GitRepo, value: str, written: str
+) -> None:
+    """YAML readers (libyaml, PyYAML) take `"XXX"#draft` for the value XXX and a comment, and
+    the gate accepts it; the link must not run into the comment, which would make `#draft`
+    part of a plain value. The comment keeps its place, after one space."""
+    text = HISTORY + "\n" + entry(link=value)
+    repo.write("perf-changelog.yaml", text)
+    assert repo.infx("changelog", "check", "--base", "base", "--pr", "41").exit_code == 0
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == HISTORY + "\n" + entry(link=written)
+    repo.commit("canonical")
+    check = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD")
+    assert check.exit_code == 0, check.output

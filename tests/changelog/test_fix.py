@@ -194,3 +194,11 @@ def test_fix_never_changes_what_a_value_says(inferencex: GitRepo) -> None:
     assert result.exit_code == 1
     assert "would read differently" in result.output
     assert inferencex.read().decode() == text
+
+
+def test_a_quoted_spelling_with_a_comment_right_after_it_becomes_xxx(repo: GitRepo) -> None:
+    """`"PENDING"#later` reads PENDING and a comment; `XXX#later` would read as one value."""
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link='"PENDING"#later'))
+    result = repo.infx("changelog", "fix", "--base", "base")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == HISTORY + "\n" + entry(link="XXX #later")

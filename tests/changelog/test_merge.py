@@ -340,3 +340,17 @@ def test_driver_never_splices_a_link_into_a_spread_pr_link(repo: GitRepo, value:
     assert "write `pr-link: XXX` on one line" in merge.stderr
     text = repo.read().decode()
     assert spread in text and MAIN_ENTRY in text and f"{LINK}31" not in text
+
+
+def test_driver_canonicalizes_a_quoted_placeholder_with_a_comment_right_after_it(
+    repo: GitRepo,
+) -> None:
+    """The gate accepts `pr-link: "XXX"#draft` (a value, then a comment): the merge must
+    not conflict on it, nor make the comment part of the link."""
+    use_driver(repo, "--pr", "31")
+    pr_side = entry(description="PR change", link='"XXX"#draft')
+    branches(repo, HISTORY + "\n" + pr_side, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode == 0, merge.stderr
+    landed = entry(description="PR change", link=f"{LINK}31 #draft")
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed
