@@ -10,6 +10,7 @@ the gate, or there is no automatic answer and the merge must conflict.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entries
@@ -50,13 +51,40 @@ def _landed_copy(
 
 
 def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
-    """The entries `side` holds after the ancestor's, with their text."""
-    known = len(split_entries(ancestor)[0])
+    """The entries `side` holds beyond the ancestor's, with their text, in the side's order.
+
+    Each of the ancestor's entries accounts for one of the side's: the same text, else one
+    that reads the same but for its link. So an entry of the ancestor that the side holds
+    with its link canonicalized, or after main's newer ones (a rebase replays a PR's
+    second commit onto main and its first), is not new; one the side added that reads
+    like an older one is.
+    """
+    old = split_entries(ancestor)[0]
+    unmatched = Counter(_strip_blank_tail(chunk.text) for chunk in old)
+    fresh = []
+    for chunk in split_entries(side)[0]:
+        key = _strip_blank_tail(chunk.text)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+        else:
+            fresh.append(chunk)
+    left = []
+    for chunk in old:
+        key = _strip_blank_tail(chunk.text)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+            entry, _ = parse_chunk(chunk)
+            if entry is not None:
+                left.append(entry.content())
     found = []
-    for chunk in split_entries(side)[0][known:]:
+    for chunk in fresh:
         entry, _ = parse_chunk(chunk)
-        if entry is not None:
-            found.append((chunk, entry))
+        if entry is None:
+            continue
+        if entry.content() in left:
+            left.remove(entry.content())
+            continue
+        found.append((chunk, entry))
     return found
 
 

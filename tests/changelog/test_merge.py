@@ -354,3 +354,29 @@ def test_driver_canonicalizes_a_quoted_placeholder_with_a_comment_right_after_it
     assert merge.returncode == 0, merge.stderr
     landed = entry(description="PR change", link=f"{LINK}31 #draft")
     assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed
+
+
+@pytest.mark.parametrize("options", [(), ("--pr", "31")], ids=["no --pr", "--pr 31"])
+def test_rebasing_a_pr_whose_commits_append_entries_that_read_alike_keeps_both(
+    repo: GitRepo, options: tuple[str, ...]
+) -> None:
+    """Two commits of one PR each append an entry that reads the same (a sweep run twice).
+    Replaying the second onto main, its ancestor is the first commit, and the side git calls
+    main holds main's entry and the first one (canonicalized with --pr): the first one is
+    not an entry main landed, so the second is neither dropped nor a conflict."""
+    use_driver(repo, *options)
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.commit("first run", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    repo.commit(
+        "second run", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY + "\n" + PR_ENTRY}
+    )
+    repo.git("checkout", "-q", "main")
+    repo.commit("main", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    repo.git("checkout", "-q", "pr")
+    rebase = subprocess.run(
+        ["git", "rebase", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert rebase.returncode == 0, rebase.stderr
+    landed = entry(description="PR change", link=f"{LINK}31") if options else PR_ENTRY
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed + "\n" + landed
+    assert repo.git("rev-list", "--count", "main..pr") == "2"
