@@ -50,14 +50,24 @@ def _landed_copy(
     return _strip_blank_tail(own) == _strip_blank_tail(main_text)
 
 
-def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
+def _but_link(chunk: Chunk, entry: Entry) -> bytes:
+    """An entry's text with its pr-link line blanked: equal for an entry and its
+    canonicalized copy."""
+    lines = _strip_blank_tail(chunk.text).split(b"\n")
+    if "pr-link" in entry.key_lines:
+        lines[entry.line_of("pr-link") - entry.line] = b""
+    return b"\n".join(lines)
+
+
+def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tuple[Chunk, Entry]]:
     """The entries `side` holds beyond the ancestor's, with their text, in the side's order.
 
-    Each of the ancestor's entries accounts for one of the side's: the same text, else one
-    that reads the same but for its link. So an entry of the ancestor that the side holds
-    with its link canonicalized, or after main's newer ones (a rebase replays a PR's
-    second commit onto main and its first), is not new; one the side added that reads
-    like an older one is.
+    Each of the ancestor's entries accounts for one of the side's, found by the same text,
+    else the same text but for the pr-link value (its canonicalized copy), else what it
+    reads; among several, the one whose link is `link` (this PR's), else the last. So an
+    entry of the ancestor that the side holds with its link canonicalized, or after main's
+    newer ones (a rebase replays a PR's second commit onto main and its first), is not
+    new; one the side added that reads like an older one is.
     """
     old = split_entries(ancestor)[0]
     unmatched = Counter(_strip_blank_tail(chunk.text) for chunk in old)
@@ -75,16 +85,20 @@ def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
             unmatched[key] -= 1
             entry, _ = parse_chunk(chunk)
             if entry is not None:
-                left.append(entry.content())
-    found = []
-    for chunk in fresh:
-        entry, _ = parse_chunk(chunk)
-        if entry is None:
-            continue
-        if entry.content() in left:
-            left.remove(entry.content())
-            continue
-        found.append((chunk, entry))
+                left.append((chunk, entry))
+    found = [(chunk, entry) for chunk in fresh if (entry := parse_chunk(chunk)[0]) is not None]
+    for same in (
+        lambda a, b: a[1].content() == b[1].content() and _but_link(*a) == _but_link(*b),
+        lambda a, b: a[1].content() == b[1].content(),
+    ):
+        rest = []
+        for old_one in left:
+            matches = [i for i, new in enumerate(found) if same(new, old_one)]
+            if not matches:
+                rest.append(old_one)
+                continue
+            del found[next((i for i in matches if found[i][1].pr_link == link), matches[-1])]
+        left = rest
     return found
 
 
@@ -107,13 +121,17 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
             "the PR side of perf-changelog.yaml is not its base plus whole new entries "
             f"(line {first.line or 1}: {first.text()}); resolve this conflict by hand"
         )
-    held = _new_since(ancestor, main)
+    own = policy.canonical(policy.pr) if policy is not None and policy.pr is not None else None
+    held = _new_since(ancestor, main, own)
     chunks, _ = split_entries(pr_result.diff.appended)
     new_text = []
     kept = []
     for chunk, entry in zip(chunks, pr_result.region_entries, strict=True):
         same = [(c, e) for c, e in held if e.content() == entry.content()]
-        if any(_landed_copy(chunk.text, entry, c.text, policy) for c, _ in same):
+        copy = next((c for c, _ in same if _landed_copy(chunk.text, entry, c.text, policy)), None)
+        if copy is not None:
+            # Each of main's copies stands for one of the PR's entries, not for every alike.
+            held = [(c, e) for c, e in held if c is not copy]
             continue
         if same:
             where = pr_result.offset + chunk.line
