@@ -15,7 +15,7 @@ from typing import Literal
 
 from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entries
 from infx.changelog.check import check
-from infx.changelog.diff import blank_lines_at_end
+from infx.changelog.diff import Correction, blank_lines_at_end, compare
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import Chunk, parse_chunk, parse_region, split_entries
@@ -102,6 +102,24 @@ def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tu
     return found
 
 
+def _corrected(ancestor: bytes, main: bytes, pr: bytes, corrections: list[Correction]) -> bytes:
+    """The PR's corrected history, then main's new entries: the answer when the PR side
+    only corrects pr-links and main only appended. Read back: from main's side, the result
+    is exactly the PR's corrections."""
+    merged = pr + main[len(ancestor) :] if main.startswith(ancestor) else None
+    after = compare(main, merged) if merged is not None else None
+    if (
+        after is None
+        or after.kind != "correction"
+        or [(c.old, c.new) for c in after.corrections] != [(c.old, c.new) for c in corrections]
+    ):
+        raise ChangelogError(
+            "the PR side of perf-changelog.yaml corrects pr-links and main changed more than "
+            "its end; resolve this conflict by hand"
+        )
+    return merged
+
+
 def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) -> bytes:
     """Main's bytes followed by the PR's appended entries main lacks (canonicalized when
     `policy` names the PR). Raises ChangelogError when the PR side does more than append
@@ -109,6 +127,8 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     pr_result = check(ancestor, pr, None)
     if pr_result.diff.kind == "unchanged":
         return main
+    if pr_result.diff.kind == "correction" and pr_result.ok:
+        return _corrected(ancestor, main, pr, pr_result.diff.corrections)
     if pr_result.diff.kind != "append":
         why = pr_result.violations[0].text() if pr_result.violations else "it corrects pr-links"
         raise ChangelogError(

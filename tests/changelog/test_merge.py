@@ -380,3 +380,20 @@ def test_rebasing_a_pr_whose_commits_append_entries_that_read_alike_keeps_both(
     landed = entry(description="PR change", link=f"{LINK}31") if options else PR_ENTRY
     assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed + "\n" + landed
     assert repo.git("rev-list", "--count", "main..pr") == "2"
+
+
+@pytest.mark.parametrize("on", ["pr", "main"])
+def test_a_pr_that_corrects_a_pr_link_merges_with_mains_new_entries(repo: GitRepo, on: str) -> None:
+    """A correction is a change the gate accepts: git's own line merge of it with main's
+    new entries is clean, and the driver must not turn it into a conflict that repeats
+    every line from the correction to the end of the file on both sides."""
+    use_driver(repo, "--pr", "31")
+    corrected = HISTORY.replace(f"{LINK}1\n", f"{LINK}10\n")
+    branches(repo, corrected, HISTORY + "\n" + MAIN_ENTRY)
+    repo.git("checkout", "-q", on)
+    merge = git_merge(repo, "main" if on == "pr" else "pr")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == corrected + "\n" + MAIN_ENTRY
+    check = repo.infx("changelog", "check", "--base", "main" if on == "pr" else "HEAD^1")
+    assert check.exit_code == 0, check.output
+    assert "ok (1 pr-link correction(s))" in check.output
