@@ -179,7 +179,8 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     same_entries(before, tail, [e.pr_link for e in before])
     if policy is None or policy.pr is None:
         return merged
-    rewritten, _, _ = canonicalize(prefix, merged, policy)
+    # In a rebase, main's side holds this PR's earlier commits, replayed and canonicalized.
+    rewritten, _, _ = canonicalize(prefix, merged, policy, base_may_link=True)
     return rewritten
 
 

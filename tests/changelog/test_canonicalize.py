@@ -119,3 +119,19 @@ def test_a_quoted_placeholder_with_a_comment_right_after_it(
     repo.commit("canonical")
     check = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD")
     assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize("landed", [f"{LINK}2", f"{LINK}2/changes", f"'{LINK}2'  "])
+def test_refuses_a_pr_number_history_already_holds(repo: GitRepo, landed: str) -> None:
+    """A pull request lands once: when history already links PR 2, `--pr 2` is a wrong
+    number, and writing it would credit these entries to another PR's results."""
+    history = HISTORY.replace(f"  pr-link: {LINK}2\n", f"  pr-link: {landed}\n")
+    repo.commit(**{"perf-changelog.yaml": history})
+    repo.git("tag", "-f", "base")
+    text = history + "\n" + entry()
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "2")
+    assert result.exit_code == 1, result.output
+    assert "already links PR #2 at line 11" in result.output
+    assert repo.read().decode() == text
+    assert repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "22").exit_code == 0
