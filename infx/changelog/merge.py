@@ -218,7 +218,9 @@ def resolve(
     return merge(ancestor, main, pr, policy)
 
 
-def conflict_text(ours: bytes, theirs: bytes, labels: tuple[str, str]) -> bytes:
+def conflict_text(
+    ours: bytes, theirs: bytes, labels: tuple[str, str], marker_size: int = 7
+) -> bytes:
     """Both sides in full between conflict markers, with the lines they share kept outside,
     for a refusal where a line merge would leave no marker."""
     a, b = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
@@ -235,10 +237,11 @@ def conflict_text(ours: bytes, theirs: bytes, labels: tuple[str, str]) -> bytes:
 
     return (
         b"".join(a[:start])
-        + f"<<<<<<< {labels[0]}\n".encode()
+        + f"{'<' * marker_size} {labels[0]}\n".encode()
         + middle(a)
-        + b"=======\n"
+        + b"=" * marker_size
+        + b"\n"
         + middle(b)
-        + f">>>>>>> {labels[1]}\n".encode()
+        + f"{'>' * marker_size} {labels[1]}\n".encode()
         + b"".join(a[len(a) - end :] if end else [])
     )

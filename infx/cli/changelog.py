@@ -368,6 +368,14 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
 )
 @repo_option
 @main_side_option
+@click.option(
+    "--marker-size",
+    type=click.IntRange(min=1, max=1000),
+    default=7,
+    show_default=True,
+    help="Length of the conflict markers when there is no automatic answer (git's %L: the "
+    "file's conflict-marker-size attribute).",
+)
 def merge_driver(
     ancestor: Path,
     current: Path,
@@ -376,6 +384,7 @@ def merge_driver(
     pr: int | None,
     repo: str | None,
     main_side: str | None,
+    marker_size: int,
 ) -> None:
     """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
@@ -390,7 +399,7 @@ def merge_driver(
 
     side = _main_side(root, main_side, merging_in(os.environ))
 
-    refused = run_driver(ancestor, current, other, side, policy)
+    refused = run_driver(ancestor, current, other, side, policy, marker_size)
     if refused is not None:
         where = pathname or current
         click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)

@@ -397,3 +397,20 @@ def test_a_pr_that_corrects_a_pr_link_merges_with_mains_new_entries(repo: GitRep
     check = repo.infx("changelog", "check", "--base", "main" if on == "pr" else "HEAD^1")
     assert check.exit_code == 0, check.output
     assert "ok (1 pr-link correction(s))" in check.output
+
+
+def test_driver_markers_follow_the_conflict_marker_size(repo: GitRepo) -> None:
+    """git passes a file's `conflict-marker-size` as %L: the driver's markers use it, so
+    they are the ones git, rerere and editors look for in that file."""
+    use_driver(repo, "--marker-size", "%L")
+    repo.write(
+        ".gitattributes", "perf-changelog.yaml merge=infx-changelog conflict-marker-size=12\n"
+    )
+    repo.commit("marker size")
+    branches(repo, HISTORY + "  all-evals: true\n", HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0
+    text = repo.read().decode()
+    assert "\n" + "<" * 12 + " " in text and "\n" + ">" * 12 + " " in text
+    assert "\n<<<<<<< " not in text
+    assert "  all-evals: true\n" in text and MAIN_ENTRY in text
