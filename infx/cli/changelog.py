@@ -275,8 +275,8 @@ def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_o
 def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
-    CRLF line endings (a whole file saved with them too, when it is otherwise history plus
-    appended entries), trailing spaces, one empty line before each entry, the final
+    CRLF line endings (a whole file saved with them or a byte-order mark too, when it is
+    otherwise history plus appended entries), trailing spaces, one empty line before each entry, the final
     newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
     which become XXX. History bytes are never touched; the file is written atomically,
     and only when the fixed text reads as the old one did but for those links. Then the
