@@ -59,6 +59,18 @@ def _but_link(chunk: Chunk, entry: Entry) -> bytes:
     return b"\n".join(lines)
 
 
+def _same_text(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return _strip_blank_tail(a[0].text) == _strip_blank_tail(b[0].text)
+
+
+def _same_but_link(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return a[1].content() == b[1].content() and _but_link(*a) == _but_link(*b)
+
+
+def _same_content(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return a[1].content() == b[1].content()
+
+
 def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tuple[Chunk, Entry]]:
     """The entries `side` holds beyond the ancestor's, with their text, in the side's order.
 
@@ -87,10 +99,7 @@ def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tu
             if entry is not None:
                 left.append((chunk, entry))
     found = [(chunk, entry) for chunk in fresh if (entry := parse_chunk(chunk)[0]) is not None]
-    for same in (
-        lambda a, b: a[1].content() == b[1].content() and _but_link(*a) == _but_link(*b),
-        lambda a, b: a[1].content() == b[1].content(),
-    ):
+    for same in (_same_but_link, _same_content):
         rest = []
         for old_one in left:
             matches = [i for i, new in enumerate(found) if same(new, old_one)]
@@ -185,27 +194,37 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
 
 
 def dropped_entries(
-    ancestor: bytes, side: bytes, result: bytes, name: str, path: str = "perf-changelog.yaml"
+    ancestor: bytes,
+    sides: list[tuple[bytes, str]],
+    result: bytes,
+    path: str = "perf-changelog.yaml",
 ) -> list[Violation]:
-    """The entries `side` (named `name`) added since `ancestor` that a merge `result` (the
-    file at `path`) no longer holds; an entry whose link was canonicalized meanwhile is
-    still held."""
-    held = [entry.content() for _, entry in _new_since(ancestor, result)]
-    found = []
-    for chunk, entry in _new_since(ancestor, side):
-        if entry.content() in held:
-            held.remove(entry.content())
-            continue
-        found.append(
-            Violation(
-                None,
-                "merge",
-                f"this merge drops the entry {name} added at its line {chunk.line}",
-                f"bring both sides back with `git checkout --merge -- {path}`, "
-                "then run `infx changelog resolve-conflict`",
-            )
+    """The entries each side (its bytes and its name) added since `ancestor` that a merge
+    `result` (the file at `path`) no longer holds. Each entry of the result stands for one
+    entry of one side, found by the same text, else the same text but for its link (it was
+    canonicalized meanwhile), else what it reads: two alike entries need two in the
+    result."""
+    held = _new_since(ancestor, result)
+    added = [(name, found) for data, name in sides for found in _new_since(ancestor, data)]
+    for same in (_same_text, _same_but_link, _same_content):
+        missing = []
+        for name, found in added:
+            match = next((i for i, kept in enumerate(held) if same(found, kept)), None)
+            if match is None:
+                missing.append((name, found))
+            else:
+                del held[match]
+        added = missing
+    return [
+        Violation(
+            None,
+            "merge",
+            f"this merge drops the entry {name} added at its line {chunk.line}",
+            f"bring both sides back with `git checkout --merge -- {path}`, "
+            "then run `infx changelog resolve-conflict`",
         )
-    return found
+        for name, (chunk, _) in added
+    ]
 
 
 def resolve(

@@ -109,12 +109,10 @@ def _merge_losses(
         return []
     files = git.read_many([(ancestor, path), (main, path), (other, path)], root)
     old = files[(ancestor, path)] or b""
-    found = []
-    for side, who in ((main, "main"), (other, name)):
-        data = files[(side, path)]
-        if data is not None:
-            found += dropped_entries(old, data, result, who, path)
-    return found
+    sides = [(files[(side, path)], who) for side, who in ((main, "main"), (other, name))]
+    return dropped_entries(
+        old, [(data, who) for data, who in sides if data is not None], result, path
+    )
 
 
 def _write_changes(
