@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from infx.changelog.canonicalize import canonicalize
 from infx.changelog.check import check
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import merge
+from infx.changelog.merge import dropped_entries, merge
 from infx.changelog.new import quote
-from infx.changelog.parse import parse_region
+from infx.changelog.parse import parse_region, split_entries
 from infx.errors import ChangelogError
 from tests.conftest import HISTORY, LINK, REPO
 
@@ -144,3 +144,28 @@ def test_canonicalize_changes_no_byte_but_a_placeholders(prs: list[str]) -> None
         rest = before[token.end() :]
         gap = b" " if rest.startswith(b"#") else b""
         assert after == before[: token.start()] + link + gap + rest
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    mains=st.lists(entries(main_links), min_size=1, max_size=3),
+    prs=st.lists(entries(st.sampled_from(PR_LINKS)), min_size=1, max_size=3),
+    drop=st.integers(0, 5),
+)
+def test_the_merge_check_passes_a_full_merge_and_names_one_dropped_entry(
+    mains: list[str], prs: list[str], drop: int
+) -> None:
+    """A merge that holds every entry of both sides (the resolver's, or both kept by hand
+    where it refuses) drops nothing; the same result without any one new entry drops
+    exactly one, whichever side it came from and however alike the entries read."""
+    main, pr = appended(BASE, mains), appended(BASE, prs)
+    try:
+        result = merge(BASE, main, pr, POLICY)
+    except ChangelogError:
+        result = appended(main, prs)
+    sides = [(main, "main"), (pr, "the branch")]
+    assert dropped_entries(BASE, sides, result) == []
+    chunks, _ = split_entries(result)
+    gone = len(split_entries(BASE)[0]) + drop % (len(mains) + len(prs))
+    cut = b"".join(c.text for i, c in enumerate(chunks) if i != gone).rstrip(b"\n") + b"\n"
+    assert len(dropped_entries(BASE, sides, cut)) == 1
