@@ -399,7 +399,12 @@ def test_a_pr_that_corrects_a_pr_link_merges_with_mains_new_entries(repo: GitRep
     assert "ok (1 pr-link correction(s))" in check.output
 
 
-def test_driver_markers_follow_the_conflict_marker_size(repo: GitRepo) -> None:
+@pytest.mark.parametrize(
+    "pr_side",
+    [HISTORY + "  all-evals: true\n", HISTORY.replace("Bring up", "Brought up")],
+    ids=["git's line merge conflicts", "git's line merge is clean"],
+)
+def test_driver_markers_follow_the_conflict_marker_size(repo: GitRepo, pr_side: str) -> None:
     """git passes a file's `conflict-marker-size` as %L: the driver's markers use it, so
     they are the ones git, rerere and editors look for in that file."""
     use_driver(repo, "--marker-size", "%L")
@@ -407,10 +412,11 @@ def test_driver_markers_follow_the_conflict_marker_size(repo: GitRepo) -> None:
         ".gitattributes", "perf-changelog.yaml merge=infx-changelog conflict-marker-size=12\n"
     )
     repo.commit("marker size")
-    branches(repo, HISTORY + "  all-evals: true\n", HISTORY + "\n" + MAIN_ENTRY)
+    branches(repo, pr_side, HISTORY + "\n" + MAIN_ENTRY)
     merge = git_merge(repo, "main")
     assert merge.returncode != 0
     text = repo.read().decode()
-    assert "\n" + "<" * 12 + " " in text and "\n" + ">" * 12 + " " in text
+    for marker in ("<" * 12 + " ", "=" * 12 + "\n", ">" * 12 + " "):
+        assert "\n" + marker in text
     assert "\n<<<<<<< " not in text
-    assert "  all-evals: true\n" in text and MAIN_ENTRY in text
+    assert ("all-evals" in text or "Brought up" in text) and MAIN_ENTRY in text
