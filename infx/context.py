@@ -34,7 +34,25 @@ class Repository:
 
     @property
     def guessed(self) -> bool:
-        return self.origin.endswith("remote")
+        return self.origin.endswith("remote") or self.origin == FROM_HISTORY
+
+
+FROM_HISTORY = "the changelog's own pr-links"
+
+
+def history_slug(history: bytes, server: str) -> str | None:
+    """The one OWNER/NAME that all canonical pr-links of `history` name; None when there is
+    none, or more than one (a guess between two repositories is no answer)."""
+    host = re.escape(server.rstrip("/"))
+    found = re.findall(
+        rb"^\s*-?\s*pr-link:\s*['\"]?"
+        + host.encode()
+        + rb"/([A-Za-z0-9-]+/[A-Za-z0-9._-]+)/pull/[1-9]",
+        history,
+        re.MULTILINE,
+    )
+    slugs = {slug.decode() for slug in found}
+    return slugs.pop() if len(slugs) == 1 else None
 
 
 def server_url(settings: Settings | None = None) -> str:
@@ -58,7 +76,12 @@ def slug_from_url(url: str, server: str) -> str | None:
 
 
 def repository(
-    explicit: str | None, root: Path | None, settings: Settings, *, for_api: bool = False
+    explicit: str | None,
+    root: Path | None,
+    settings: Settings,
+    *,
+    for_api: bool = False,
+    history: bytes | None = None,
 ) -> Repository:
     """The repository links point at (or, `for_api`, the one to query), by the precedence in
     this module's docstring."""
@@ -79,6 +102,9 @@ def repository(
         slug = slug_from_url(url, server) if url else None
         if slug:
             return Repository(slug, server, f"the {name} remote")
+    slug = history_slug(history, server) if history and not for_api else None
+    if slug:
+        return Repository(slug, server, FROM_HISTORY)
     raise UsageError(
         "cannot tell the repository: pass --repo OWNER/NAME, set repository = "
         f'"OWNER/NAME" in {SETTINGS_FILE}, or set GITHUB_REPOSITORY'

@@ -45,8 +45,14 @@ file_option = changelog_file
 repo_option = links_repo_option
 
 
-def _policy(repo: str | None, pr: int | None, root: Path, branch: bool = False) -> LinkPolicy:
-    where = repository(repo, root, load_settings(root))
+def _policy(
+    repo: str | None,
+    pr: int | None,
+    root: Path,
+    branch: bool = False,
+    history: bytes | None = None,
+) -> LinkPolicy:
+    where = repository(repo, root, load_settings(root), history=history)
     if where.guessed:
         click.echo(
             f"infx: note: links point at {where.slug}, taken from {where.origin}; "
@@ -190,8 +196,8 @@ def check(
             base = merging[0]
         base = branch_base(root) if base is None else base
         change = read_change(root, base, head, path, config_globs)
-        policy = _policy(repo, pr, root, branch)
         base_bytes, head_bytes = change.changelog_base, change.changelog_head
+        policy = _policy(repo, pr, root, branch, base_bytes)
         if base_bytes is None and head_bytes is None:
             where = f"at {head}" if head else "in the working tree"
             raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
@@ -254,7 +260,9 @@ def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_o
     head_bytes = _existing(git.read_at(None, path, root), path)
     from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
 
-    new, rewrites, _ = canonicalize_bytes(base_bytes, head_bytes, _policy(repo, pr, root))
+    new, rewrites, _ = canonicalize_bytes(
+        base_bytes, head_bytes, _policy(repo, pr, root, history=base_bytes)
+    )
     verb = "would rewrite" if check_only else "rewrote"
     changes = [f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}" for r in rewrites]
     _write_changes(root / path, new, changes, check_only, f"{path}: already canonical")
@@ -293,7 +301,7 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
     if fixed != base_bytes:
         with contextlib.suppress(UsageError):  # no master configs: keys are not checked
             masters = load_masters(root, None, config_globs)
-    remaining = _gate(base_bytes, fixed, _fix_policy(root), masters, config_globs)
+    remaining = _gate(base_bytes, fixed, _fix_policy(root, base_bytes), masters, config_globs)
     if remaining.ok:
         _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
         return
@@ -308,11 +316,11 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
     sys.exit(1)
 
 
-def _fix_policy(root: Path) -> LinkPolicy | None:
+def _fix_policy(root: Path, history: bytes | None) -> LinkPolicy | None:
     """The link rules of a branch, when the repository can be told; else none (fix still
     names every other problem)."""
     try:
-        return _policy(None, None, root, branch=True)
+        return _policy(None, None, root, branch=True, history=history)
     except UsageError:
         return None
 

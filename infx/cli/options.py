@@ -80,25 +80,25 @@ api_repo_option = click.option(
 base_option = click.option(
     "--base",
     help="Ref the change is compared against. Default: where this branch left main, the "
-    "merge base of HEAD and upstream/main, else origin/main (main-branch in infx.toml "
-    "names main).",
+    "merge base of HEAD and upstream/main, else origin/main, else the local main branch "
+    "(main-branch in infx.toml names main).",
 )
 
 
 def branch_base(root: Path) -> str:
     """Where this branch left main: the merge base of HEAD with upstream's main, else
-    origin's; the one default of every command that takes --base."""
+    origin's, else the local main branch (a clone with no remote); the one default of
+    every command that takes --base."""
     from infx.context import REMOTES
 
     main = load_settings(root).main_branch
-    for remote in REMOTES:
-        ref = f"{remote}/{main}"
+    for ref in [*(f"{remote}/{main}" for remote in REMOTES), f"refs/heads/{main}"]:
         if git.has_ref(ref, root):
             found = git.merge_base("HEAD", ref, root)
             if found is None:
                 raise UsageError(f"HEAD shares no history with {ref}; pass --base")
             return found
     raise UsageError(
-        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} to compare "
-        f"with: run `git fetch origin {main}` or pass --base REF"
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} or branch "
+        f"{main} to compare with: run `git fetch origin {main}` or pass --base REF"
     )

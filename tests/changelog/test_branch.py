@@ -58,9 +58,49 @@ def test_upstream_main_is_preferred_over_a_forks_origin(repo: GitRepo) -> None:
 
 
 def test_without_a_main_to_compare_with_the_fix_is_named(repo: GitRepo) -> None:
+    repo.git("branch", "-m", "main", "trunk")
     result = repo.infx("changelog", "check")
     assert result.exit_code == 2
     assert "git fetch origin main" in result.output and "--base" in result.output
+
+
+def test_a_clone_with_no_remote_compares_with_its_local_main(repo: GitRepo) -> None:
+    """A user's own clone (no origin/main fetched): the local main branch is where the
+    branch left main, so the default options still check exactly the appended entry."""
+    repo.git("remote", "remove", "origin")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry())
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 0, result.output
+    assert "1 appended entry" in result.output
+    repo.write("perf-changelog.yaml", HISTORY.replace("Bring up", "Brought up") + "\n" + entry())
+    edited = repo.infx("changelog", "check")
+    assert edited.exit_code == 1 and "history" in edited.output
+
+
+def test_links_follow_the_repository_the_history_names(repo: GitRepo) -> None:
+    """No --repo, settings, GITHUB_REPOSITORY or remote: every canonical link of history
+    names one repository, so links must point there (and the user is told it was inferred)."""
+    repo.git("remote", "remove", "origin")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(
+        "perf-changelog.yaml", HISTORY + "\n" + entry(link="https://github.com/else/where/pull/9")
+    )
+    wrong = repo.infx("changelog", "check")
+    assert wrong.exit_code == 1 and f"use XXX or {LINK}XXX or {LINK}<number>" in wrong.output
+    assert "taken from the changelog's own pr-links" in wrong.output
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link=f"{LINK}9"))
+    assert repo.infx("changelog", "check").exit_code == 0
+
+
+def test_a_history_naming_two_repositories_is_no_answer(repo: GitRepo) -> None:
+    repo.git("remote", "remove", "origin")
+    two = HISTORY + "\n" + entry(link="https://github.com/else/where/pull/3")
+    repo.commit("an entry of another repository", **{"perf-changelog.yaml": two})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("perf-changelog.yaml", two + "\n" + entry())
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 2 and "cannot tell the repository" in result.output
 
 
 def _diverged(repo: GitRepo) -> tuple[str, str]:

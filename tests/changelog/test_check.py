@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from tests.changelog.conftest import real_entry
-from tests.conftest import HISTORY, LINK, REPO, GitRepo, entry
+from tests.conftest import HISTORY, LINK, REPO, GitRepo, entry, make_repo
 
 
 def append(repo: GitRepo, text: str) -> str:
@@ -322,7 +323,10 @@ def test_not_a_repository_is_usage_error(tmp_path) -> None:
     assert result.exit_code == 2 and "not inside a git repository" in result.output
 
 
-def test_missing_repository_slug_is_usage_error(repo: GitRepo) -> None:
+def test_missing_repository_slug_is_usage_error(tmp_path: Path) -> None:
+    """No --repo, settings, GITHUB_REPOSITORY or remote, and a history whose links name no
+    repository: nothing tells where links point."""
+    repo = make_repo(tmp_path / "repo", history=entry(link="XXX"))
     repo.git("remote", "remove", "origin")
     append(repo, "\n" + entry())
     result = run_check(repo)
