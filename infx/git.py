@@ -299,10 +299,14 @@ def worktree(root: Path, commit: str) -> Iterator[Path]:
 
 
 def merge_file(
-    current: Path, ancestor: Path, other: Path, labels: tuple[str, str, str]
+    current: Path,
+    ancestor: Path,
+    other: Path,
+    labels: tuple[str, str, str],
+    marker_size: int = 7,
 ) -> tuple[bytes, int]:
     """git's line merge of three files (diff3 style): the text and its count of conflicts."""
-    args = ["merge-file", "--stdout", "--diff3"]
+    args = ["merge-file", "--stdout", "--diff3", f"--marker-size={marker_size}"]
     for label in labels:
         args += ["-L", label]
     proc = _run([*args, str(current), str(ancestor), str(other)], check=False)

@@ -6,6 +6,7 @@ the rest of each line included, stays as it was.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -53,7 +54,11 @@ def rewrite_links(
         line_no, offset = entry.value_pos["pr-link"]
         text = lines[line_no - 1]
         start, end = _scalar_span(text, offset)
-        lines[line_no - 1] = text[:start] + link.encode() + text[end:]
+        rest = text[end:]
+        # A comment may touch a closing quote (`"XXX"#draft`); after a plain link it would
+        # become part of the value, so it moves one space away.
+        gap = b" " if rest[:1] == b"#" else b""
+        lines[line_no - 1] = text[:start] + link.encode() + gap + rest
         done.append(Rewrite(line_no, str(entry.pr_link), link))
         expected[-1] = link
     if not done:
@@ -96,12 +101,27 @@ def rewrite_region(
     return rewrite_links(region, entries, lambda v: link if policy.is_placeholder(v) else None)
 
 
+def _linked_at(history: bytes, link: str) -> int | None:
+    """The first line of `history` whose pr-link is `link` (quoted, on the line below, or
+    followed by a path such as `/changes`, too), or None."""
+    found = re.search(
+        rb"^  pr-link: *(?:\n {3,})?['\"]?" + re.escape(link.encode()) + rb"(?![0-9])",
+        history,
+        re.M,
+    )
+    return history.count(b"\n", 0, found.start()) + 1 if found else None
+
+
 def canonicalize(
     base: bytes | None,
     head: bytes,
     policy: LinkPolicy,
+    *,
+    base_may_link: bool = False,
 ) -> tuple[bytes, list[Rewrite], CheckResult]:
-    """The head bytes with placeholders rewritten; refuses a diff that breaks a rule."""
+    """The head bytes with placeholders rewritten; refuses a diff that breaks a rule, and a
+    PR number the base already links (a PR lands once) unless `base_may_link` (a rebase
+    step, whose base holds the PR's own commits replayed)."""
     result = check(base, head, policy)
     if not result.ok:
         raise ChangelogError(
@@ -111,6 +131,16 @@ def canonicalize(
     if result.diff.kind != "append":
         return head, [], result
     new_region, rewrites = rewrite_region(result.diff.appended, result.region_entries, policy)
+    landed = (
+        _linked_at(base, policy.canonical(policy.pr))
+        if rewrites and base and not base_may_link
+        else None
+    )
+    if landed is not None:
+        raise ChangelogError(
+            f"nothing was rewritten: history already links PR #{policy.pr} at line {landed}; a "
+            f"pull request lands once, so #{policy.pr} is not the number of this change"
+        )
     offset = result.offset
     shifted = [Rewrite(r.line + offset, r.old, r.new) for r in rewrites]
     rewritten = head[: result.diff.base_len] + new_region

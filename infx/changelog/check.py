@@ -12,7 +12,7 @@ from infx.changelog.diff import (
     ChangelogDiff,
     Correction,
     compare,
-    crlf_saved,
+    editor_saved,
     separator_violations,
 )
 from infx.changelog.links import LinkPolicy
@@ -216,20 +216,21 @@ def check(
         )
     diff = compare(base, head)
     if diff.kind == "rejected":
-        restored = crlf_saved(base, head)
-        if restored is not None:
-            lines = head.count(b"\r\n")
+        saved = editor_saved(base, head)
+        if saved is not None:
             result = check(
-                base, restored, policy, config_keys, keys_source=keys_source, selects=selects
+                base, saved.restored, policy, config_keys, keys_source=keys_source, selects=selects
             )
             result.violations.insert(
                 0,
                 Violation(
                     1,
                     "characters",
-                    f"the file was saved with CRLF line endings ({lines:,} lines); history "
-                    "is otherwise unchanged",
-                    "save it with LF line endings (infx changelog fix does it)",
+                    f"the file was saved with {saved.what()}; history is otherwise unchanged",
+                    "save it as UTF-8 without a byte-order mark, with LF line endings "
+                    "(infx changelog fix does it)"
+                    if saved.bom
+                    else "save it with LF line endings (infx changelog fix does it)",
                 ),
             )
             return result

@@ -74,7 +74,12 @@ def resolve_index(root: Path, path: str, main_side: MainSide, policy: LinkPolicy
 
 
 def run_driver(
-    ancestor: Path, current: Path, other: Path, main_side: MainSide, policy: LinkPolicy | None
+    ancestor: Path,
+    current: Path,
+    other: Path,
+    main_side: MainSide,
+    policy: LinkPolicy | None,
+    marker_size: int = 7,
 ) -> str | None:
     """The merge-driver step: write the resolution to `current` and return None, or write a
     conflict holding both sides (git's diff3 markers) and return why there is no resolution."""
@@ -84,9 +89,11 @@ def run_driver(
     except ChangelogError as exc:
         labels = _labels(main_side)
         text, conflicts = git.merge_file(
-            current, ancestor, other, (labels[0], "common ancestor", labels[1])
+            current, ancestor, other, (labels[0], "common ancestor", labels[1]), marker_size
         )
-        atomic_write(current, text if conflicts else conflict_text(ours, theirs, labels))
+        if not conflicts:
+            text = conflict_text(ours, theirs, labels, marker_size)
+        atomic_write(current, text)
         return str(exc)
     atomic_write(current, merged)
     return None

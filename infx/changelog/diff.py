@@ -63,13 +63,38 @@ def compare(base: bytes | None, head: bytes) -> ChangelogDiff:
     return _non_append(base, head)
 
 
-def crlf_saved(base: bytes | None, head: bytes) -> bytes | None:
-    """`head` with LF restored when it is the base, plus appended text or corrections, saved
-    with CRLF line endings (an editor's whole-file save); None when it is not that."""
-    if not base or b"\r\n" not in head or b"\r" in base:
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class EditorSave:
+    """What an editor's whole-file save added to a file that is otherwise the base plus
+    appended text or corrections: a UTF-8 byte-order mark, CRLF line endings, or both."""
+
+    restored: bytes
+    bom: bool
+    crlf_lines: int
+
+    def what(self) -> str:
+        crlf = f"CRLF line endings ({self.crlf_lines:,} lines)" if self.crlf_lines else ""
+        bom = "a byte-order mark" if self.bom else ""
+        return " and ".join(part for part in (bom, crlf) if part)
+
+
+def editor_saved(base: bytes | None, head: bytes) -> EditorSave | None:
+    """`head` with what an editor's whole-file save added undone, when the result is the
+    base plus appended text or corrections; None when it is not that."""
+    if not base:
         return None
-    restored = head.replace(b"\r\n", b"\n")
-    return restored if compare(base, restored).kind != "rejected" else None
+    bom = head.startswith(BOM) and not base.startswith(BOM)
+    body = head[len(BOM) :] if bom else head
+    crlf = body.count(b"\r\n") if b"\r" not in base else 0
+    if not bom and not crlf:
+        return None
+    restored = body.replace(b"\r\n", b"\n") if crlf else body
+    if compare(base, restored).kind == "rejected":
+        return None
+    return EditorSave(restored, bom, crlf)
 
 
 def separator_violations(base: bytes, appended: bytes) -> list[Violation]:

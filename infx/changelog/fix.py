@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from infx.changelog import ENTRY_START
 from infx.changelog.canonicalize import rewrite_links, same_entries
-from infx.changelog.diff import blank_lines_at_end, compare, crlf_saved
+from infx.changelog.diff import blank_lines_at_end, compare, editor_saved
 from infx.changelog.links import PLACEHOLDER
 from infx.changelog.model import Entry
 from infx.changelog.parse import MAX_CHECKED_BYTES, parse_region, size_violation
@@ -86,17 +86,19 @@ def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
     """`head` with the mechanical fixes applied to the text appended after `base`."""
     diff = compare(base, head)
     fixes: list[Fix] = []
-    restored = crlf_saved(base, head) if diff.kind == "rejected" else None
-    if restored is not None:
-        lines = head.count(b"\r\n")
-        fixes.append(
-            Fix(
-                None,
-                "the whole file had been saved with CRLF line endings: restored LF on "
-                f"{lines:,} line(s)",
+    saved = editor_saved(base, head) if diff.kind == "rejected" else None
+    if saved is not None:
+        if saved.bom:
+            fixes.append(Fix(None, "removed the byte-order mark at the start of the file"))
+        if saved.crlf_lines:
+            fixes.append(
+                Fix(
+                    None,
+                    "the whole file had been saved with CRLF line endings: restored LF on "
+                    f"{saved.crlf_lines:,} line(s)",
+                )
             )
-        )
-        head, diff = restored, compare(base, restored)
+        head, diff = saved.restored, compare(base, saved.restored)
     if diff.kind == "unchanged":
         return head, fixes
     if diff.kind != "append":

@@ -10,11 +10,12 @@ the gate, or there is no automatic answer and the merge must conflict.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entries
 from infx.changelog.check import check
-from infx.changelog.diff import blank_lines_at_end
+from infx.changelog.diff import Correction, blank_lines_at_end, compare
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import Chunk, parse_chunk, parse_region, split_entries
@@ -49,15 +50,83 @@ def _landed_copy(
     return _strip_blank_tail(own) == _strip_blank_tail(main_text)
 
 
-def _new_since(ancestor: bytes, side: bytes) -> list[tuple[Chunk, Entry]]:
-    """The entries `side` holds after the ancestor's, with their text."""
-    known = len(split_entries(ancestor)[0])
-    found = []
-    for chunk in split_entries(side)[0][known:]:
-        entry, _ = parse_chunk(chunk)
-        if entry is not None:
-            found.append((chunk, entry))
+def _but_link(chunk: Chunk, entry: Entry) -> bytes:
+    """An entry's text with its pr-link line blanked: equal for an entry and its
+    canonicalized copy."""
+    lines = _strip_blank_tail(chunk.text).split(b"\n")
+    if "pr-link" in entry.key_lines:
+        lines[entry.line_of("pr-link") - entry.line] = b""
+    return b"\n".join(lines)
+
+
+def _same_text(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return _strip_blank_tail(a[0].text) == _strip_blank_tail(b[0].text)
+
+
+def _same_but_link(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return a[1].content() == b[1].content() and _but_link(*a) == _but_link(*b)
+
+
+def _same_content(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
+    return a[1].content() == b[1].content()
+
+
+def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tuple[Chunk, Entry]]:
+    """The entries `side` holds beyond the ancestor's, with their text, in the side's order.
+
+    Each of the ancestor's entries accounts for one of the side's, found by the same text,
+    else the same text but for the pr-link value (its canonicalized copy), else what it
+    reads; among several, the one whose link is `link` (this PR's), else the last. So an
+    entry of the ancestor that the side holds with its link canonicalized, or after main's
+    newer ones (a rebase replays a PR's second commit onto main and its first), is not
+    new; one the side added that reads like an older one is.
+    """
+    old = split_entries(ancestor)[0]
+    unmatched = Counter(_strip_blank_tail(chunk.text) for chunk in old)
+    fresh = []
+    for chunk in split_entries(side)[0]:
+        key = _strip_blank_tail(chunk.text)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+        else:
+            fresh.append(chunk)
+    left = []
+    for chunk in old:
+        key = _strip_blank_tail(chunk.text)
+        if unmatched[key] > 0:
+            unmatched[key] -= 1
+            entry, _ = parse_chunk(chunk)
+            if entry is not None:
+                left.append((chunk, entry))
+    found = [(chunk, entry) for chunk in fresh if (entry := parse_chunk(chunk)[0]) is not None]
+    for same in (_same_but_link, _same_content):
+        rest = []
+        for old_one in left:
+            matches = [i for i, new in enumerate(found) if same(new, old_one)]
+            if not matches:
+                rest.append(old_one)
+                continue
+            del found[next((i for i in matches if found[i][1].pr_link == link), matches[-1])]
+        left = rest
     return found
+
+
+def _corrected(ancestor: bytes, main: bytes, pr: bytes, corrections: list[Correction]) -> bytes:
+    """The PR's corrected history, then main's new entries: the answer when the PR side
+    only corrects pr-links and main only appended. Read back: from main's side, the result
+    is exactly the PR's corrections."""
+    merged = pr + main[len(ancestor) :] if main.startswith(ancestor) else None
+    after = compare(main, merged) if merged is not None else None
+    if (
+        after is None
+        or after.kind != "correction"
+        or [(c.old, c.new) for c in after.corrections] != [(c.old, c.new) for c in corrections]
+    ):
+        raise ChangelogError(
+            "the PR side of perf-changelog.yaml corrects pr-links and main changed more than "
+            "its end; resolve this conflict by hand"
+        )
+    return merged
 
 
 def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) -> bytes:
@@ -67,6 +136,8 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     pr_result = check(ancestor, pr, None)
     if pr_result.diff.kind == "unchanged":
         return main
+    if pr_result.diff.kind == "correction" and pr_result.ok:
+        return _corrected(ancestor, main, pr, pr_result.diff.corrections)
     if pr_result.diff.kind != "append":
         why = pr_result.violations[0].text() if pr_result.violations else "it corrects pr-links"
         raise ChangelogError(
@@ -79,13 +150,17 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
             "the PR side of perf-changelog.yaml is not its base plus whole new entries "
             f"(line {first.line or 1}: {first.text()}); resolve this conflict by hand"
         )
-    held = _new_since(ancestor, main)
+    own = policy.canonical(policy.pr) if policy is not None and policy.pr is not None else None
+    held = _new_since(ancestor, main, own)
     chunks, _ = split_entries(pr_result.diff.appended)
     new_text = []
     kept = []
     for chunk, entry in zip(chunks, pr_result.region_entries, strict=True):
         same = [(c, e) for c, e in held if e.content() == entry.content()]
-        if any(_landed_copy(chunk.text, entry, c.text, policy) for c, _ in same):
+        copy = next((c for c, _ in same if _landed_copy(chunk.text, entry, c.text, policy)), None)
+        if copy is not None:
+            # Each of main's copies stands for one of the PR's entries, not for every alike.
+            held = [(c, e) for c, e in held if c is not copy]
             continue
         if same:
             where = pr_result.offset + chunk.line
@@ -113,32 +188,43 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
     same_entries(before, tail, [e.pr_link for e in before])
     if policy is None or policy.pr is None:
         return merged
-    rewritten, _, _ = canonicalize(prefix, merged, policy)
+    # In a rebase, main's side holds this PR's earlier commits, replayed and canonicalized.
+    rewritten, _, _ = canonicalize(prefix, merged, policy, base_may_link=True)
     return rewritten
 
 
 def dropped_entries(
-    ancestor: bytes, side: bytes, result: bytes, name: str, path: str = "perf-changelog.yaml"
+    ancestor: bytes,
+    sides: list[tuple[bytes, str]],
+    result: bytes,
+    path: str = "perf-changelog.yaml",
 ) -> list[Violation]:
-    """The entries `side` (named `name`) added since `ancestor` that a merge `result` (the
-    file at `path`) no longer holds; an entry whose link was canonicalized meanwhile is
-    still held."""
-    held = [entry.content() for _, entry in _new_since(ancestor, result)]
-    found = []
-    for chunk, entry in _new_since(ancestor, side):
-        if entry.content() in held:
-            held.remove(entry.content())
-            continue
-        found.append(
-            Violation(
-                None,
-                "merge",
-                f"this merge drops the entry {name} added at its line {chunk.line}",
-                f"bring both sides back with `git checkout --merge -- {path}`, "
-                "then run `infx changelog resolve-conflict`",
-            )
+    """The entries each side (its bytes and its name) added since `ancestor` that a merge
+    `result` (the file at `path`) no longer holds. Each entry of the result stands for one
+    entry of one side, found by the same text, else the same text but for its link (it was
+    canonicalized meanwhile), else what it reads: two alike entries need two in the
+    result."""
+    held = _new_since(ancestor, result)
+    added = [(name, found) for data, name in sides for found in _new_since(ancestor, data)]
+    for same in (_same_text, _same_but_link, _same_content):
+        missing = []
+        for name, found in added:
+            match = next((i for i, kept in enumerate(held) if same(found, kept)), None)
+            if match is None:
+                missing.append((name, found))
+            else:
+                del held[match]
+        added = missing
+    return [
+        Violation(
+            None,
+            "merge",
+            f"this merge drops the entry {name} added at its line {chunk.line}",
+            f"bring both sides back with `git checkout --merge -- {path}`, "
+            "then run `infx changelog resolve-conflict`",
         )
-    return found
+        for name, (chunk, _) in added
+    ]
 
 
 def resolve(
@@ -151,7 +237,9 @@ def resolve(
     return merge(ancestor, main, pr, policy)
 
 
-def conflict_text(ours: bytes, theirs: bytes, labels: tuple[str, str]) -> bytes:
+def conflict_text(
+    ours: bytes, theirs: bytes, labels: tuple[str, str], marker_size: int = 7
+) -> bytes:
     """Both sides in full between conflict markers, with the lines they share kept outside,
     for a refusal where a line merge would leave no marker."""
     a, b = ours.splitlines(keepends=True), theirs.splitlines(keepends=True)
@@ -168,10 +256,11 @@ def conflict_text(ours: bytes, theirs: bytes, labels: tuple[str, str]) -> bytes:
 
     return (
         b"".join(a[:start])
-        + f"<<<<<<< {labels[0]}\n".encode()
+        + f"{'<' * marker_size} {labels[0]}\n".encode()
         + middle(a)
-        + b"=======\n"
+        + b"=" * marker_size
+        + b"\n"
         + middle(b)
-        + f">>>>>>> {labels[1]}\n".encode()
+        + f"{'>' * marker_size} {labels[1]}\n".encode()
         + b"".join(a[len(a) - end :] if end else [])
     )

@@ -350,6 +350,67 @@ def _values_violation(line: int | None = None) -> Violation:
 
 
 _YAML_BREAK = re.compile(rb"\r\n|\r|\n")
+_STR_TAG = "tag:yaml.org,2002:str"
+_KINDS = {
+    "tag:yaml.org,2002:bool": "boolean",
+    "tag:yaml.org,2002:int": "integer",
+    "tag:yaml.org,2002:float": "number",
+    "tag:yaml.org,2002:null": "null",
+    "tag:yaml.org,2002:timestamp": "date",
+}
+
+
+# The fields that hold text: a value YAML 1.1 reads as another type is misread there.
+_TEXT_FIELDS = frozenset({"config-keys", "description", "pr-link"})
+
+
+def _scalars(node: Any) -> list[Any]:
+    found, stack = [], [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            found.append(node)
+        else:
+            for item in node.value:
+                stack.extend(item if isinstance(item, tuple) else (item,))
+    return found
+
+
+def _misread_values(root: Any, first_line: int) -> list[Violation]:
+    """Plain values some YAML reader takes for another type than the entry holds: a date or
+    timestamp anywhere (no field is one), and, in a field of text, a value that YAML 1.1
+    readers (PyYAML, the InferenceX planner) read as a boolean, number or null (`yes`,
+    `off`, `12:30`)."""
+    from yaml.nodes import ScalarNode as Yaml11Scalar
+    from yaml.resolver import Resolver
+
+    resolver = Resolver()
+    first_chars = Resolver.yaml_implicit_resolvers
+    found = []
+    for key_node, value_node in root.value[0].value:
+        text = isinstance(key_node, ScalarNode) and key_node.value in _TEXT_FIELDS
+        for node in _scalars(key_node) + _scalars(value_node):
+            if node.style not in ("", None):
+                continue
+            if node.tag == "tag:yaml.org,2002:timestamp":
+                reader, kind = "YAML reads", "date"
+            elif text and node.tag == _STR_TAG and node.value[:1] in first_chars:
+                kind = _KINDS.get(resolver.resolve(Yaml11Scalar, node.value, (True, False)), "")
+                reader = "YAML 1.1 readers (PyYAML, the InferenceX planner) read"
+                if not kind:
+                    continue
+            else:
+                continue
+            found.append(
+                Violation(
+                    first_line + node.start_mark.line,
+                    "yaml",
+                    f"{reader} {node.value!r} as a {kind}",
+                    f'quote it: "{node.value}"',
+                    node.start_mark.column + 1,
+                )
+            )
+    return sorted(found)
 
 
 def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
@@ -373,6 +434,9 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
                 "write the entry as '- config-keys: ...' with its fields below",
             )
         ]
+    misread = _misread_values(root, chunk.line)
+    if any(v.rule == "yaml" and "as a date" in v.message for v in misread):
+        return None, misread
     # YAML's own line breaks (a lone CR is one too), so marks index the right line.
     lines = _YAML_BREAK.split(chunk.text)
     entry = Entry(data=_plain(doc[0]), line=chunk.line, text=chunk.text)
@@ -396,7 +460,7 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
                 chunk.line + item.start_mark.line for item in value_node.value
             ]
     entry.inline = frozenset(inline)
-    return entry, schema_violations(entry)
+    return entry, misread + schema_violations(entry)
 
 
 _TYPE_FIX = {

@@ -115,12 +115,10 @@ def _merge_losses(
         return []
     files = git.read_many([(ancestor, path), (main, path), (other, path)], root)
     old = files[(ancestor, path)] or b""
-    found = []
-    for side, who in ((main, "main"), (other, name)):
-        data = files[(side, path)]
-        if data is not None:
-            found += dropped_entries(old, data, result, who, path)
-    return found
+    sides = [(files[(side, path)], who) for side, who in ((main, "main"), (other, name))]
+    return dropped_entries(
+        old, [(data, who) for data, who in sides if data is not None], result, path
+    )
 
 
 def _write_changes(
@@ -283,8 +281,8 @@ def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_o
 def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
-    CRLF line endings (a whole file saved with them too, when it is otherwise history plus
-    appended entries), trailing spaces, one empty line before each entry, the final
+    CRLF line endings (a whole file saved with them or a byte-order mark too, when it is
+    otherwise history plus appended entries), trailing spaces, one empty line before each entry, the final
     newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
     which become XXX. History bytes are never touched; the file is written atomically,
     and only when the fixed text reads as the old one did but for those links. Then the
@@ -376,6 +374,14 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
 )
 @repo_option
 @main_side_option
+@click.option(
+    "--marker-size",
+    type=click.IntRange(min=1, max=1000),
+    default=7,
+    show_default=True,
+    help="Length of the conflict markers when there is no automatic answer (git's %L: the "
+    "file's conflict-marker-size attribute).",
+)
 def merge_driver(
     ancestor: Path,
     current: Path,
@@ -384,6 +390,7 @@ def merge_driver(
     pr: int | None,
     repo: str | None,
     main_side: str | None,
+    marker_size: int,
 ) -> None:
     """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
@@ -398,7 +405,7 @@ def merge_driver(
 
     side = _main_side(root, main_side, merging_in(os.environ))
 
-    refused = run_driver(ancestor, current, other, side, policy)
+    refused = run_driver(ancestor, current, other, side, policy, marker_size)
     if refused is not None:
         where = pathname or current
         click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)

@@ -3,6 +3,8 @@ left main, with placeholders allowed (the pre-commit hook runs exactly this)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.changelog.conftest import REAL_KEY, UPSTREAM_LINK, real_entry
 from tests.conftest import HISTORY, LINK, GitRepo, entry
 
@@ -136,6 +138,30 @@ def test_a_merge_that_drops_the_branchs_entry_fails(repo: GitRepo) -> None:
     result = repo.infx("changelog", "check")
     assert result.exit_code == 1, result.output
     assert "this merge drops the entry the branch added at its line 13" in result.output
+
+
+@pytest.mark.parametrize("kept", ["main", "branch"])
+def test_a_merge_that_keeps_one_of_two_alike_entries_fails(repo: GitRepo, kept: str) -> None:
+    """Main and the branch each appended an entry that reads the same (another PR's run of
+    the same sweep): the driver conflicts, and a resolution that keeps one of them loses
+    the other. Each entry of the result stands for one entry of one side."""
+    _branch(repo)
+    ours = HISTORY + "\n" + entry(description="Rerun the sweep")
+    repo.commit("branch work", **{"perf-changelog.yaml": ours})
+    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="Rerun the sweep")
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves", **{"perf-changelog.yaml": theirs})
+    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "--no-edit", "origin/main", check=False)
+    repo.write("perf-changelog.yaml", theirs if kept == "main" else ours)
+    repo.git("add", "perf-changelog.yaml")
+    result = repo.infx("changelog", "check")
+    assert result.exit_code == 1, result.output
+    lost = "the branch" if kept == "main" else "main"
+    assert f"this merge drops the entry {lost} added at its line 13" in result.output
+    repo.write("perf-changelog.yaml", theirs + "\n" + entry(description="Rerun the sweep"))
+    assert repo.infx("changelog", "check").exit_code == 0
 
 
 def test_merging_a_branch_into_main_is_checked_against_main(repo: GitRepo) -> None:

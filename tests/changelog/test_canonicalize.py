@@ -94,3 +94,44 @@ def test_the_rewrite_is_read_back_before_it_is_written() -> None:
     policy = LinkPolicy(repo="acme/bench", pr=41)
     with pytest.raises(ChangelogError, match="nothing was written"):
         rewrite_region(region, [wrong], policy)
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ('"XXX"#draft', f"{LINK}41 #draft"),
+        ("'XXX'#draft", f"{LINK}41 #draft"),
+        (f'"{LINK}XXX"# to do', f"{LINK}41 # to do"),
+    ],
+)
+def test_a_quoted_placeholder_with_a_comment_right_after_it(
+    repo: GitRepo, value: str, written: str
+) -> None:
+    """YAML readers (libyaml, PyYAML) take `"XXX"#draft` for the value XXX and a comment, and
+    the gate accepts it; the link must not run into the comment, which would make `#draft`
+    part of a plain value. The comment keeps its place, after one space."""
+    text = HISTORY + "\n" + entry(link=value)
+    repo.write("perf-changelog.yaml", text)
+    assert repo.infx("changelog", "check", "--base", "base", "--pr", "41").exit_code == 0
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == HISTORY + "\n" + entry(link=written)
+    repo.commit("canonical")
+    check = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD")
+    assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize("landed", [f"{LINK}2", f"{LINK}2/changes", f"'{LINK}2'  "])
+def test_refuses_a_pr_number_history_already_holds(repo: GitRepo, landed: str) -> None:
+    """A pull request lands once: when history already links PR 2, `--pr 2` is a wrong
+    number, and writing it would credit these entries to another PR's results."""
+    history = HISTORY.replace(f"  pr-link: {LINK}2\n", f"  pr-link: {landed}\n")
+    repo.commit(**{"perf-changelog.yaml": history})
+    repo.git("tag", "-f", "base")
+    text = history + "\n" + entry()
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "2")
+    assert result.exit_code == 1, result.output
+    assert "already links PR #2 at line 11" in result.output
+    assert repo.read().decode() == text
+    assert repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "22").exit_code == 0

@@ -426,3 +426,47 @@ def test_an_entry_that_selects_jobs_passes(inferencex: GitRepo, key: str, extra:
     inferencex.write("perf-changelog.yaml", history + real_entry(key=key, extra=extra))
     result = inferencex.infx("changelog", "check")
     assert result.exit_code == 0, result.output
+
+
+READ_AS_ANOTHER_TYPE = {
+    # A plain value YAML reads as a date or timestamp: a description point, or the pr-link.
+    "date in a description": ("  description:\n    - 2026-12-03\n  pr-link: XXX\n", 16, "date"),
+    "timestamp in a description": (
+        "  description:\n    - 2026-12-03 17:00:00\n  pr-link: XXX\n",
+        16,
+        "date",
+    ),
+    "date as the pr-link": ('  description:\n    - "x"\n  pr-link: 2026-12-03\n', 17, "date"),
+    # Strings to YAML 1.2, but booleans and numbers to YAML 1.1 readers (PyYAML, InferenceX).
+    "yes": ("  description:\n    - yes\n  pr-link: XXX\n", 16, "boolean"),
+    "off": ('  description:\n    - "x"\n    - off\n  pr-link: XXX\n', 17, "boolean"),
+    "sexagesimal": ("  description:\n    - 12:30\n  pr-link: XXX\n", 16, "integer"),
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "kind"), READ_AS_ANOTHER_TYPE.values(), ids=READ_AS_ANOTHER_TYPE.keys()
+)
+def test_a_value_some_reader_takes_for_another_type_is_named(
+    repo: GitRepo, body: str, line: int, kind: str
+) -> None:
+    """Every field of an entry is text, a list of text, a boolean or a number; a plain value
+    that a YAML reader turns into something else (a date, or under YAML 1.1 a boolean or a
+    number) is named at its line with the fix, never a crash or a pass."""
+    append(repo, "\n- config-keys:\n    - llama-fp8-mi355x-vllm\n" + body)
+    result = run_check(repo)
+    assert result.exit_code == 1, result.output
+    assert f"perf-changelog.yaml:{line}" in result.output
+    assert f"as a {kind}" in result.output and "quote it" in result.output
+    lint = repo.infx("changelog", "lint")
+    assert lint.exit_code == 1 and f"as a {kind}" in lint.output
+
+
+def test_quoted_they_pass(repo: GitRepo) -> None:
+    append(
+        repo,
+        "\n"
+        + entry(description="2026-12-03")
+        + entry(description="yes").replace("- config-keys", "\n- config-keys"),
+    )
+    assert run_check(repo).exit_code == 0

@@ -135,6 +135,31 @@ def test_a_file_saved_with_crlf_gets_lf_back(inferencex: GitRepo) -> None:
     assert inferencex.infx("changelog", "check").exit_code == 0
 
 
+@pytest.mark.parametrize("crlf", [False, True], ids=["bom", "bom and crlf"])
+def test_a_file_saved_with_a_byte_order_mark_gets_it_removed(
+    inferencex: GitRepo, crlf: bool
+) -> None:
+    """Editors on Windows save UTF-8 with a byte-order mark (often with CRLF too): the gate
+    says so in one line instead of "history changed at line 1", and fix removes it
+    because the rest is history plus the appended entry."""
+    history = inferencex.read()
+    saved = history + real_entry().encode()
+    saved = b"\xef\xbb\xbf" + (saved.replace(b"\n", b"\r\n") if crlf else saved)
+    inferencex.write("perf-changelog.yaml", saved)
+    gate = inferencex.infx("changelog", "check")
+    assert gate.exit_code == 1
+    problems = gate.stdout.splitlines()[:-1]
+    assert len(problems) == 1, gate.output
+    assert "the file was saved with a byte-order mark" in problems[0]
+    assert ("CRLF" in problems[0]) == crlf
+
+    fixed = inferencex.infx("changelog", "fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert "byte-order mark" in fixed.stdout
+    assert inferencex.read() == history + real_entry().encode()
+    assert inferencex.infx("changelog", "check").exit_code == 0
+
+
 def test_crlf_over_an_edited_history_is_still_refused(inferencex: GitRepo) -> None:
     history = inferencex.read()
     edited = history.replace(b"/pull/95\n", b"/pull/96\n") + real_entry().encode()
@@ -194,3 +219,11 @@ def test_fix_never_changes_what_a_value_says(inferencex: GitRepo) -> None:
     assert result.exit_code == 1
     assert "would read differently" in result.output
     assert inferencex.read().decode() == text
+
+
+def test_a_quoted_spelling_with_a_comment_right_after_it_becomes_xxx(repo: GitRepo) -> None:
+    """`"PENDING"#later` reads PENDING and a comment; `XXX#later` would read as one value."""
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + entry(link='"PENDING"#later'))
+    result = repo.infx("changelog", "fix", "--base", "base")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == HISTORY + "\n" + entry(link="XXX #later")

@@ -340,3 +340,83 @@ def test_driver_never_splices_a_link_into_a_spread_pr_link(repo: GitRepo, value:
     assert "write `pr-link: XXX` on one line" in merge.stderr
     text = repo.read().decode()
     assert spread in text and MAIN_ENTRY in text and f"{LINK}31" not in text
+
+
+def test_driver_canonicalizes_a_quoted_placeholder_with_a_comment_right_after_it(
+    repo: GitRepo,
+) -> None:
+    """The gate accepts `pr-link: "XXX"#draft` (a value, then a comment): the merge must
+    not conflict on it, nor make the comment part of the link."""
+    use_driver(repo, "--pr", "31")
+    pr_side = entry(description="PR change", link='"XXX"#draft')
+    branches(repo, HISTORY + "\n" + pr_side, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode == 0, merge.stderr
+    landed = entry(description="PR change", link=f"{LINK}31 #draft")
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed
+
+
+@pytest.mark.parametrize("options", [(), ("--pr", "31")], ids=["no --pr", "--pr 31"])
+def test_rebasing_a_pr_whose_commits_append_entries_that_read_alike_keeps_both(
+    repo: GitRepo, options: tuple[str, ...]
+) -> None:
+    """Two commits of one PR each append an entry that reads the same (a sweep run twice).
+    Replaying the second onto main, its ancestor is the first commit, and the side git calls
+    main holds main's entry and the first one (canonicalized with --pr): the first one is
+    not an entry main landed, so the second is neither dropped nor a conflict."""
+    use_driver(repo, *options)
+    repo.git("checkout", "-q", "-b", "pr")
+    repo.commit("first run", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    repo.commit(
+        "second run", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY + "\n" + PR_ENTRY}
+    )
+    repo.git("checkout", "-q", "main")
+    repo.commit("main", **{"perf-changelog.yaml": HISTORY + "\n" + MAIN_ENTRY})
+    repo.git("checkout", "-q", "pr")
+    rebase = subprocess.run(
+        ["git", "rebase", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert rebase.returncode == 0, rebase.stderr
+    landed = entry(description="PR change", link=f"{LINK}31") if options else PR_ENTRY
+    assert repo.read().decode() == HISTORY + "\n" + MAIN_ENTRY + "\n" + landed + "\n" + landed
+    assert repo.git("rev-list", "--count", "main..pr") == "2"
+
+
+@pytest.mark.parametrize("on", ["pr", "main"])
+def test_a_pr_that_corrects_a_pr_link_merges_with_mains_new_entries(repo: GitRepo, on: str) -> None:
+    """A correction is a change the gate accepts: git's own line merge of it with main's
+    new entries is clean, and the driver must not turn it into a conflict that repeats
+    every line from the correction to the end of the file on both sides."""
+    use_driver(repo, "--pr", "31")
+    corrected = HISTORY.replace(f"{LINK}1\n", f"{LINK}10\n")
+    branches(repo, corrected, HISTORY + "\n" + MAIN_ENTRY)
+    repo.git("checkout", "-q", on)
+    merge = git_merge(repo, "main" if on == "pr" else "pr")
+    assert merge.returncode == 0, merge.stderr
+    assert repo.read().decode() == corrected + "\n" + MAIN_ENTRY
+    check = repo.infx("changelog", "check", "--base", "main" if on == "pr" else "HEAD^1")
+    assert check.exit_code == 0, check.output
+    assert "ok (1 pr-link correction(s))" in check.output
+
+
+@pytest.mark.parametrize(
+    "pr_side",
+    [HISTORY + "  all-evals: true\n", HISTORY.replace("Bring up", "Brought up")],
+    ids=["git's line merge conflicts", "git's line merge is clean"],
+)
+def test_driver_markers_follow_the_conflict_marker_size(repo: GitRepo, pr_side: str) -> None:
+    """git passes a file's `conflict-marker-size` as %L: the driver's markers use it, so
+    they are the ones git, rerere and editors look for in that file."""
+    use_driver(repo, "--marker-size", "%L")
+    repo.write(
+        ".gitattributes", "perf-changelog.yaml merge=infx-changelog conflict-marker-size=12\n"
+    )
+    repo.commit("marker size")
+    branches(repo, pr_side, HISTORY + "\n" + MAIN_ENTRY)
+    merge = git_merge(repo, "main")
+    assert merge.returncode != 0
+    text = repo.read().decode()
+    for marker in ("<" * 12 + " ", "=" * 12 + "\n", ">" * 12 + " "):
+        assert "\n" + marker in text
+    assert "\n<<<<<<< " not in text
+    assert ("all-evals" in text or "Brought up" in text) and MAIN_ENTRY in text
