@@ -167,7 +167,9 @@ class BudgetVerdict:
 
     @property
     def over(self) -> bool:
-        return self.budget is not None and not self.gpu_hours <= self.budget
+        # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
+        # lands a hair above it. NaN and infinity stay over any budget.
+        return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
@@ -178,7 +180,7 @@ class BudgetVerdict:
 
 
 def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float]) -> BudgetVerdict:
-    hours = sum(cost.gpu_hours for cost in costs)
+    hours = math.fsum(cost.gpu_hours for cost in costs)
     budget = budgets.get(category)
     return BudgetVerdict(category, hours, None if budget is None else float(budget))
 
