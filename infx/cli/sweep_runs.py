@@ -262,6 +262,18 @@ def _preview(files: PlanFiles, todo: RerunPlan, whole_jobs: int, kinds: dict[str
     return "\n".join(lines) + "\n"
 
 
+def _floors_here() -> Any:
+    """The accuracy floors of the checkout infx runs in (None outside one, or without)."""
+    from infx.results.floors import load_floors
+    from infx.settings import load as load_settings
+
+    try:
+        root = git.root()
+        return load_floors(load_settings(root).accuracy_floors, root)
+    except InfxError:
+        return None
+
+
 def decide_rerun(
     gh: GitHub, run_id: int, workflow: str, scope: str, automatic: bool, pr: int | None = None
 ) -> Decision:
@@ -304,9 +316,10 @@ def decide_rerun(
     whole = files.whole
     plan_jobs = jobs_of(whole)
     seen = outcomes(jobs, files.plan, logs)
-    chosen = select(
-        plan_jobs, missing(plan_jobs, valid_points(docs, None)), files.plan, seen, scope
-    )
+    # An eval that failed its floor check left a score in the table: no valid result (by
+    # this checkout's floors, and by the job's own verdict when there are none here).
+    missing_at = missing(plan_jobs, valid_points(docs, _floors_here()), seen)
+    chosen = select(plan_jobs, missing_at, files.plan, seen, scope)
     if not chosen:
         return Decision(run, f"nothing to rerun: no {scope} row of run {run.id} lacks a result")
     todo = rerun_plan(whole, chosen, recipe_changed=False, source_canary=record.canary)
@@ -655,7 +668,7 @@ def rerun_plan(
         click.echo(f"infx: warning: not counted as a result: {text}", err=True)
     plan_jobs = jobs_of(whole)
     seen = outcomes(jobs, files.plan, logs)
-    missing_at = missing(plan_jobs, valid_points(docs, floors))
+    missing_at = missing(plan_jobs, valid_points(docs, floors), seen)
     chosen = select(plan_jobs, missing_at, files.plan, seen, scope)
     todo = plan_rerun(
         whole, chosen, recipe_changed=bool(recipe_changes), source_canary=record.canary

@@ -1,0 +1,139 @@
+"""Failed sweeps the issue's own tests do not replay, published in the fake API as GitHub
+keeps them (the run, its sweep-plan and results_bmk artifacts, its jobs and log tails), and
+decided by `infx sweep rerun` and `/rerun-failed` as a maintainer would run them. Each
+case is a way GPU time could be spent wrongly or a failed point never run again."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from infx.matrix.options import PlanOptions
+from infx.results.collect import merge
+from infx.workflows.rerun import RunRecord, jobs_of
+from infx.workflows.rerun_io import zip_bytes
+from tests.conftest import make_repo
+from tests.github.fake_api import FakeGitHub, stamp
+from tests.workflows.test_rerun_rules import measured, plan_of
+
+RUN = 4100
+FLOORS = '[accuracy-floors]\ndefault = { gsm8k = 0.9 }\n'
+
+
+@dataclass
+class Sweep:
+    """A finished sweep: its plan, which jobs passed, failed or never ran, and what it left."""
+
+    plan: dict[str, Any]
+    record: RunRecord
+    # position in jobs_of(plan) -> (conclusion, failing step, log tail); absent: success
+    failed: dict[int, tuple[str, str | None, str | None]] = field(default_factory=dict)
+    scores: dict[int, float] = field(default_factory=dict)  # eval position -> its score
+    never_ran: set[int] = field(default_factory=set)  # skipped after a failed canary
+
+
+def job_name(plan: dict[str, Any], position: int) -> str:
+    """The name GitHub gives the benchmark job of a plan position."""
+    from infx.workflows.rows import chunk_rows
+
+    row, _ = jobs_of(plan)[position]
+    buckets = ["canary", "single", "evals"]
+    for bucket in buckets:
+        try:
+            rows = chunk_rows(plan, bucket, 0)
+        except Exception:
+            continue
+        for index, candidate in enumerate(rows):
+            if candidate is row:
+                return f"{bucket} (0) / {bucket}/0/{index} {row['exp-name']}"
+    raise AssertionError(f"no job for position {position}")
+
+
+def publish(api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN) -> None:
+    jobs, docs = [], []
+    for position, (row, _) in enumerate(jobs_of(sweep.plan)):
+        if position in sweep.never_ran:
+            continue
+        conclusion, step, log = sweep.failed.get(position, ("success", None, None))
+        job_id = run_id * 100 + position
+        steps = [{"number": 1, "name": "Set up job", "status": "completed",
+                  "conclusion": "success"}]  # fmt: skip
+        if step:
+            steps.append({"number": 2, "name": step, "status": "completed",
+                          "conclusion": "failure"})  # fmt: skip
+        jobs.append({
+            "id": job_id, "run_id": run_id, "run_attempt": 1,
+            "name": job_name(sweep.plan, position), "status": "completed",
+            "conclusion": conclusion, "started_at": stamp(1), "completed_at": stamp(21),
+            "runner_name": f"mi355x-amds_0{position % 8}", "labels": ["mi355x"], "steps": steps,
+        })  # fmt: skip
+        if log is not None:
+            api.state.logs[job_id] = log.encode()
+        if conclusion == "success" or step == "Check accuracy floors":
+            docs.append((f"job{position}", measured(tmp_path, row,
+                                                    score=sweep.scores.get(position, 0.95))))  # fmt: skip
+    api.state.add_run(run_id, head_sha="a" * 40, minute=60, conclusion="failure",
+                      artifacts=["sweep-plan", "results_bmk"])  # fmt: skip
+    record = {**sweep.record.as_json(), "run_id": run_id, "root": run_id}
+    api.state.blobs[run_id * 100] = zip_bytes({
+        "sweep.json": json.dumps(sweep.plan).encode(),
+        "rerun.json": json.dumps(record).encode(),
+    })  # fmt: skip
+    table = merge(docs) if docs else {"format": "infx-results/1", "rows": []}
+    api.state.blobs[run_id * 100 + 1] = zip_bytes({"results.json": json.dumps(table).encode()})
+    api.state.jobs[run_id] = jobs
+
+
+def record(canary: bool = False, fail_fast: bool = False) -> RunRecord:
+    return RunRecord(RUN, "pull_request", "a" * 40, 17, "full-sweep-enabled", PlanOptions(),
+                     canary, fail_fast, False, RUN)  # fmt: skip
+
+
+@pytest.fixture
+def env(api: FakeGitHub, tmp_path: Path) -> dict[str, str]:
+    api.state.add_pull(17, head_sha="a" * 40, commits=["a" * 40])
+    return {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """The default branch a maintainer runs infx in, with accuracy floors in its settings."""
+    repo = make_repo(tmp_path / "checkout")
+    repo.commit("floors", **{"infx.toml": FLOORS})
+    return repo.path
+
+
+def rerun(env: dict[str, str], cwd: Path, *args: str):
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, ["sweep", "rerun", str(RUN), "--dry-run", *args], env=env)
+    finally:
+        os.chdir(old)
+
+
+@pytest.mark.parametrize("where", ["checkout", "elsewhere"])
+def test_an_eval_below_its_floor_is_rerun_not_nothing_to_rerun(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path, where: str
+) -> None:
+    """The eval job uploaded its result, then failed its floor check: the results table
+    holds a score, but not a valid one. Outside a checkout with floors, the failed floor
+    check of the job says so."""
+    plan = plan_of(concs=(4, 8))
+    below = "infx: error: llama70b gsm8k exact_match,strict-match 0.5000 is below its floor 0.9"
+    sweep = Sweep(plan, record(), failed={2: ("failure", "Check accuracy floors", below)},
+                  scores={2: 0.5})  # fmt: skip
+    publish(api, tmp_path, sweep)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    result = rerun(env, checkout if where == "checkout" else outside)
+    assert result.exit_code == 0, result.output
+    assert "Rerunning 1 of 3 jobs" in result.output
+    assert "| llama70b_8k1k | 32 | mi355x | accuracy-floor on" in result.output
