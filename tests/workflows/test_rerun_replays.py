@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
+from infx.errors import UsageError
 from infx.matrix.options import PlanOptions
 from infx.results.collect import merge
 from infx.workflows.rerun import RunRecord, jobs_of
@@ -37,6 +38,7 @@ class Sweep:
     failed: dict[int, tuple[str, str | None, str | None]] = field(default_factory=dict)
     scores: dict[int, float] = field(default_factory=dict)  # eval position -> its score
     never_ran: set[int] = field(default_factory=set)  # skipped after a failed canary
+    empty: set[int] = field(default_factory=set)  # passed, uploaded no result
 
 
 def job_name(plan: dict[str, Any], position: int) -> str:
@@ -44,11 +46,10 @@ def job_name(plan: dict[str, Any], position: int) -> str:
     from infx.workflows.rows import chunk_rows
 
     row, _ = jobs_of(plan)[position]
-    buckets = ["canary", "single", "evals"]
-    for bucket in buckets:
+    for bucket in ("canary", "single", "evals"):
         try:
             rows = chunk_rows(plan, bucket, 0)
-        except Exception:
+        except UsageError:
             continue
         for index, candidate in enumerate(rows):
             if candidate is row:
@@ -76,7 +77,9 @@ def publish(api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN) ->
         })  # fmt: skip
         if log is not None:
             api.state.logs[job_id] = log.encode()
-        if conclusion == "success" or step == "Check accuracy floors":
+        if position in sweep.empty:
+            pass
+        elif conclusion == "success" or step == "Check accuracy floors":
             docs.append((f"job{position}", measured(tmp_path, row,
                                                     score=sweep.scores.get(position, 0.95))))  # fmt: skip
     api.state.add_run(run_id, head_sha="a" * 40, minute=60, conclusion="failure",
@@ -137,3 +140,50 @@ def test_an_eval_below_its_floor_is_rerun_not_nothing_to_rerun(
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 3 jobs" in result.output
     assert "| llama70b_8k1k | 32 | mi355x | accuracy-floor on" in result.output
+
+
+def canary_plan() -> dict[str, Any]:
+    from infx.matrix.plan import canary
+
+    first, remaining = canary(plan_of(concs=(4, 8, 16)))
+    return {"canary": [first], "remaining": remaining}
+
+
+LOST = "##[error]The self-hosted runner: mi355x-amds_00 lost communication with the server."
+RECIPE = "ValueError: unrecognized arguments: --enable-foo\n##[error]Process completed with exit code 1."
+
+
+@pytest.mark.parametrize(
+    ("scope", "log", "expected"),
+    [
+        ("missing", RECIPE, "Rerunning 4 of 4 jobs"),
+        ("missing", LOST, "Rerunning 4 of 4 jobs"),
+        ("infra", LOST, "Rerunning 4 of 4 jobs"),  # the canary's runner went: all of it
+        ("infra", RECIPE, "nothing to rerun"),  # a broken recipe is left to a person
+    ],
+)
+def test_a_failed_canary_that_stopped_everything_reruns_everything_canary_first(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path, scope, log, expected
+) -> None:
+    plan = canary_plan()
+    sweep = Sweep(plan, record(canary=True), failed={0: ("failure", "Run the recipe", log)},
+                  never_ran={1, 2, 3})  # fmt: skip
+    publish(api, tmp_path, sweep)
+    result = rerun(env, checkout, "--scope", scope)
+    assert result.exit_code == 0, result.output
+    assert expected in result.output
+    if expected.startswith("Rerunning"):
+        table = [line for line in result.output.splitlines() if line.startswith("| llama")]
+        assert "canary, first" in table[0] and "| 4 |" in table[0]
+        assert sorted(line.split("|")[2].strip() for line in table) == ["16", "32", "4", "8"]
+
+
+def test_a_job_that_passed_without_a_result_runs_again(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path
+) -> None:
+    sweep = Sweep(plan_of(concs=(4, 8, 16)), record(), empty={1})
+    publish(api, tmp_path, sweep)
+    result = rerun(env, checkout)
+    assert result.exit_code == 0, result.output
+    assert "Rerunning 1 of 4 jobs" in result.output
+    assert "| llama70b_1k1k | 8 | mi355x | no valid result |" in result.output
