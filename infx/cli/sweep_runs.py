@@ -123,16 +123,32 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
     help="The source run's sweep-jobs folder, for a rerun: its attempts count too.",
 )
 @click.option(
+    "--results",
+    "results_dirs",
+    multiple=True,
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a "
+    "successful job that left a valid result there is a duration sample.",
+)
+@click.option(
     "--out-dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output."
 )
 @click.option("--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID")
 @repo_option
 def triage(
-    plan_dir: Path, previous: Path | None, out_dir: Path, run_id: str, repo: str | None
+    plan_dir: Path,
+    previous: Path | None,
+    results_dirs: tuple[Path, ...],
+    out_dir: Path,
+    run_id: str,
+    repo: str | None,
 ) -> None:
     """Classify this run's failed benchmark jobs, tabulate them per class and runner with the
-    success rate per pool, and record the durations of its successful jobs."""
-    from infx.workflows.rerun import outcomes
+    success rate per pool, and record the durations of its successful jobs that left a
+    valid result (a job that passed without one measured nothing: its minutes would make
+    the next estimate too low)."""
+    from infx.workflows.rerun import has_result, outcomes, valid_points
     from infx.workflows.rerun_io import (
         TIMINGS_FILE,
         TRIAGE_FILE,
@@ -142,7 +158,7 @@ def triage(
         read_attempts,
         write_json,
     )
-    from infx.workflows.timings import samples_of
+    from infx.workflows.timings import job_slot, row_at, samples_of
     from infx.workflows.triage import Attempt, summary
 
     this_run = _run_id(run_id, "--run-id")
@@ -173,7 +189,15 @@ def triage(
     write_json(out_dir / TRIAGE_FILE, {"format": "infx-sweep-triage/1", "attempts": every})
     recorded = files.timings
     if files.record is None or not files.record.agentx_fast:
-        recorded = recorded.add(samples_of(jobs, files.plan, this_run))
+        points = valid_points(_job_results(results_dirs), None)
+
+        def measured(job: Any) -> bool:
+            slot = job_slot(job.name)
+            row = row_at(files.plan, slot) if slot else None
+            return row is not None and has_result(row, slot.bucket.endswith("evals"), points)
+
+        done = [job for job in jobs if job.conclusion == "success" and measured(job)]
+        recorded = recorded.add(samples_of(done, files.plan, this_run))
     write_json(out_dir / TIMINGS_FILE, recorded.as_json())
     notes = {"Logs read": f"{len(logs)} (at most 30 per run)"} if logs else None
     markdown = summary(
@@ -181,6 +205,20 @@ def triage(
     )
     append_summary(markdown)
     click.echo(markdown)
+
+
+def _job_results(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """The job result files below the folders (not tables: a rerun's table holds its
+    source's points too); a file that is not one is skipped with a warning."""
+    from infx.results.files import job_files, load_results
+
+    docs = []
+    for path in job_files(list(folders)):
+        try:
+            docs.append(load_results(path))
+        except InfxError as exc:
+            click.echo(f"infx: warning: not counted as a result: {exc}", err=True)
+    return docs
 
 
 # --- the budget status -------------------------------------------------------------------------

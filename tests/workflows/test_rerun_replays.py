@@ -187,3 +187,41 @@ def test_a_job_that_passed_without_a_result_runs_again(
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 4 jobs" in result.output
     assert "| llama70b_1k1k | 8 | mi355x | no valid result |" in result.output
+
+
+def triage(env: dict[str, str], tmp_path: Path, sweep: Sweep, *extra: str):
+    """`infx sweep triage` as the collect job runs it, with the run's job result folders."""
+    plan_dir = tmp_path / "sweep-plan"
+    plan_dir.mkdir()
+    (plan_dir / "sweep.json").write_text(json.dumps(sweep.plan))
+    record = {**sweep.record.as_json(), "run_id": RUN, "root": RUN}
+    (plan_dir / "rerun.json").write_text(json.dumps(record))
+    out = tmp_path / "sweep-jobs"
+    result = CliRunner().invoke(
+        cli,
+        ["sweep", "triage", "--plan", str(plan_dir), "--out-dir", str(out), "--run-id", str(RUN),
+         *extra],
+        env=env,
+    )  # fmt: skip
+    return result, out
+
+
+def test_a_job_that_passed_without_a_result_is_no_duration_sample(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A recipe that exits 0 without benchmarking finishes early: its minutes would make the
+    next estimate of that identity far too low, and a large sweep pass its budget."""
+    from infx.matrix.cost import job_key
+    from infx.results.files import write_json
+    from infx.results.process import RESULT_FILE
+
+    sweep = Sweep(plan_of(concs=(4, 8), evals=False), record(), empty={1})
+    publish(api, tmp_path, sweep)
+    rows = [row for row, _ in jobs_of(sweep.plan)]
+    results = tmp_path / "results_bmk"
+    write_json(results / "bmk_single_llama70b_1k1k_0_0" / RESULT_FILE, measured(tmp_path, rows[0]))
+    (results / "bmk_single_llama70b_1k1k_0_1").mkdir()  # the upload found no file
+    result, out = triage(env, tmp_path, sweep, "--results", str(results))
+    assert result.exit_code == 0, result.output
+    timings = json.loads((out / "timings.json").read_text())["jobs"]
+    assert set(timings) == {job_key(rows[0])}
