@@ -661,6 +661,7 @@ def rerun_plan(
         job_logs,
         newer_sweeps,
         plan_files,
+        read_manifest,
         results_below,
         write_json,
     )
@@ -694,7 +695,7 @@ def rerun_plan(
     if why is not None or record is None:
         raise ConfigError(f"no rerun: {why}")
     whole = files.whole
-    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest = read_manifest(manifest_file)
     if record.pr is not None:
         changed = _plan_changed(root, manifest, record, settings)
         if changed:

@@ -83,6 +83,18 @@ def plan_files(files: Mapping[str, bytes], where: str) -> PlanFiles:
     return PlanFiles(plan, record, source, timings)
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A source run's sweep-manifest.json; anything else is a one-line usage error."""
+    from infx import schemas
+
+    doc = _json(path.read_bytes(), str(path))
+    problems = schemas.errors("sweep-manifest", doc)
+    if not isinstance(doc, dict) or problems:
+        why = f": {problems[0].message}" if problems else ""
+        raise UsageError(f"{path} is not a sweep manifest{why}")
+    return doc
+
+
 def folder_files(folder: Path) -> dict[str, bytes]:
     """The files directly in a folder a download-artifact step filled."""
     if not folder.is_dir():

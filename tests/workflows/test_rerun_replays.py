@@ -225,3 +225,35 @@ def test_a_job_that_passed_without_a_result_is_no_duration_sample(
     assert result.exit_code == 0, result.output
     timings = json.loads((out / "timings.json").read_text())["jobs"]
     assert set(timings) == {job_key(rows[0])}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("{", "is not JSON"), ('{"format": "infx-sweep-manifest/1"}', "is not a sweep manifest")],
+)
+def test_a_source_manifest_that_is_not_one_is_a_clear_error(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path, text: str, message: str
+) -> None:
+    """The source's sweep-manifest artifact (an older infx's, or a broken upload) stops the
+    rerun's planning job with one line, not a crash."""
+    sweep = Sweep(plan_of(concs=(4,)), record())
+    publish(api, tmp_path, sweep)
+    source = tmp_path / "source" / "sweep-plan"
+    source.mkdir(parents=True)
+    (source / "sweep.json").write_text(json.dumps(sweep.plan))
+    (source / "rerun.json").write_text(json.dumps({**sweep.record.as_json(), "run_id": RUN,
+                                                   "root": RUN}))  # fmt: skip
+    manifest = tmp_path / "sweep-manifest.json"
+    manifest.write_text(text)
+    old = Path.cwd()
+    os.chdir(checkout)
+    try:
+        result = CliRunner().invoke(cli, [
+            "sweep", "rerun-plan", "--source-run", str(RUN), "--source-dir",
+            str(tmp_path / "source"), "--manifest", str(manifest), "--output-dir",
+            str(tmp_path / "out"), "--pr", "17", "--run-id", "4200", "--ref-name", "feature",
+        ], env=env)  # fmt: skip
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and not (tmp_path / "out").exists()
