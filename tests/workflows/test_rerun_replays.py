@@ -25,7 +25,7 @@ from tests.github.fake_api import FakeGitHub, stamp
 from tests.workflows.test_rerun_rules import measured, plan_of
 
 RUN = 4100
-FLOORS = '[accuracy-floors]\ndefault = { gsm8k = 0.9 }\n'
+FLOORS = "[accuracy-floors]\ndefault = { gsm8k = 0.9 }\n"
 
 
 @dataclass
@@ -150,7 +150,9 @@ def canary_plan() -> dict[str, Any]:
 
 
 LOST = "##[error]The self-hosted runner: mi355x-amds_00 lost communication with the server."
-RECIPE = "ValueError: unrecognized arguments: --enable-foo\n##[error]Process completed with exit code 1."
+RECIPE = (
+    "ValueError: unrecognized arguments: --enable-foo\n##[error]Process completed with exit code 1."
+)
 
 
 @pytest.mark.parametrize(
