@@ -141,6 +141,7 @@ class LabelEvent:
     action: str  # labeled | unlabeled
     label: str
     created_at: datetime
+    actor: str = ""  # who added or removed it ("": GitHub names no one)
 
 
 class _Json:
@@ -556,9 +557,12 @@ class GitHub:
         events = []
         for item in self._pages(what, f"{self._base}/issues/{number}/timeline"):
             if item.maybe_text("event") in ("labeled", "unlabeled"):
-                label = item.obj("label")
+                label, actor = item.obj("label"), item.maybe_obj("actor")
+                login = (actor.maybe_text("login") if actor is not None else None) or ""
                 events.append(
-                    LabelEvent(item.text("event"), label.text("name"), item.time("created_at"))
+                    LabelEvent(
+                        item.text("event"), label.text("name"), item.time("created_at"), login
+                    )
                 )
         return events
 

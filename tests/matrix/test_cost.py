@@ -172,3 +172,29 @@ def test_a_plan_exactly_at_its_budget_is_within_it() -> None:
         "within budget: 28.0 of 28.0 GPU-hours for label full-sweep-enabled"
     )
     assert verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 27.99}).over
+
+
+@pytest.mark.parametrize(
+    ("adder", "permission", "held"),
+    [
+        ("ana", "admin", False),
+        ("ana", "maintain", False),
+        ("ana", "write", False),
+        ("tri", "read", True),  # the triage role, as GitHub reports it
+        ("tri", "triage", True),
+        ("gone", "none", True),
+        (None, None, True),
+    ],
+)
+def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
+    adder: str | None, permission: str | None, held: bool
+) -> None:
+    from infx.matrix.cost import labeler_hold
+
+    why = labeler_hold("full-sweep-enabled", adder, permission)
+    assert bool(why) is held
+    found = BudgetVerdict("full-sweep-enabled", 2.0, 100.0, why)
+    assert found.over is held
+    assert not BudgetVerdict("full-sweep-enabled", 2.0, None, why).over  # no budget: no limit
+    if held:
+        assert found.text().startswith("approval needed: label full-sweep-enabled")
