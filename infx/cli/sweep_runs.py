@@ -312,6 +312,24 @@ def _floors_here() -> Any:
         return None
 
 
+def _retry_refusal(pull: Any, category: str) -> str | None:
+    """Why a PR's failed sweep is not retried automatically: closed, a draft again, or its
+    sweep label taken off since (someone said to stop spending on it)."""
+    if pull.state != "open":
+        return f"PR #{pull.number} is {pull.state}; its sweep is not retried"
+    if pull.draft:
+        return f"PR #{pull.number} is a draft; its sweep is not retried"
+    from infx.settings import load as load_settings
+
+    try:
+        name = load_settings(git.root()).label(category)
+    except InfxError:
+        name = category
+    if name not in pull.labels:
+        return f"PR #{pull.number} no longer carries its sweep label {name}; not retried"
+    return None
+
+
 def decide_rerun(
     gh: GitHub, run_id: int, workflow: str, scope: str, automatic: bool, pr: int | None = None
 ) -> Decision:
@@ -347,8 +365,7 @@ def decide_rerun(
         why = f"run {run.id} is not a sweep of PR #{pr}"
     if why is None and automatic and record is not None and record.pr is not None:
         pull = gh.decide(lambda: gh.pull(record.pr))
-        if pull.state != "open":
-            why = f"PR #{pull.number} is {pull.state}; its sweep is not retried"
+        why = _retry_refusal(pull, record.category)
     if why is not None or files is None or record is None:
         return Decision(run, why or "no plan")
     whole = files.whole

@@ -58,6 +58,7 @@ class Pull:
     labels: tuple[str, ...]
     created_at: datetime
     merge_commit_sha: str | None = None  # once merged: the commit the merge put on the base
+    draft: bool = False
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,7 @@ def _pull(item: _Json) -> Pull:
         merge_commit_sha=item.sha("merge_commit_sha")
         if item.maybe_text("merge_commit_sha")
         else None,
+        draft=item.flag("draft"),
     )
 
 

@@ -109,7 +109,8 @@ class SourceRun:
     logs: dict[int, bytes]
 
     def publish(self, api: FakeGitHub, world: World) -> None:
-        api.state.add_pull(17, head_sha=self.repo.head, commits=[self.repo.head])
+        api.state.add_pull(17, head_sha=self.repo.head, commits=[self.repo.head],
+                           labels=["full-sweep-enabled"])  # fmt: skip
         publish(api, world, self.run, A_ID, head_sha=self.repo.head, conclusion="failure",
                 jobs=self.jobs, logs=self.logs)  # fmt: skip
 

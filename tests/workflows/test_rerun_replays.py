@@ -101,7 +101,7 @@ def record(canary: bool = False, fail_fast: bool = False) -> RunRecord:
 
 @pytest.fixture
 def env(api: FakeGitHub, tmp_path: Path) -> dict[str, str]:
-    api.state.add_pull(17, head_sha="a" * 40, commits=["a" * 40])
+    api.state.add_pull(17, head_sha="a" * 40, commits=["a" * 40], labels=["full-sweep-enabled"])
     return {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
 
 
@@ -259,3 +259,28 @@ def test_a_source_manifest_that_is_not_one_is_a_clear_error(
         os.chdir(old)
     assert result.exit_code == 2, result.output
     assert message in result.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "draft", "refused"),
+    [
+        (["full-sweep-enabled"], False, None),
+        ([], False, "no longer carries its sweep label full-sweep-enabled"),
+        (["full-sweep-enabled"], True, "is a draft"),
+    ],
+)
+def test_the_automatic_retry_needs_a_pr_that_still_asks_for_its_sweep(
+    api: FakeGitHub, tmp_path: Path, checkout: Path, labels, draft, refused
+) -> None:
+    """A maintainer who removed the sweep label, or turned the PR back into a draft, after
+    a sweep failed has said to stop: its infra failures are not retried on GPUs."""
+    api.state.add_pull(17, head_sha="a" * 40, commits=["a" * 40], labels=labels)
+    api.state.pulls[17]["draft"] = draft
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    sweep = Sweep(plan_of(concs=(4, 8)), record(), failed={1: ("failure", "Run the recipe", LOST)})
+    publish(api, tmp_path, sweep)
+    result = rerun(env, checkout, "--scope", "infra", "--automatic")
+    if refused is None:
+        assert result.exit_code == 0 and "Rerunning 1 of 3 jobs" in result.output, result.output
+    else:
+        assert result.exit_code == 1 and refused in result.output + result.stderr, result.output
