@@ -39,6 +39,7 @@ class Sweep:
     scores: dict[int, float] = field(default_factory=dict)  # eval position -> its score
     never_ran: set[int] = field(default_factory=set)  # skipped after a failed canary
     empty: set[int] = field(default_factory=set)  # passed, uploaded no result
+    minutes: dict[int, float] = field(default_factory=dict)  # how long a job ran; else 20
 
 
 def job_name(plan: dict[str, Any], position: int) -> str:
@@ -72,7 +73,8 @@ def publish(api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN) ->
         jobs.append({
             "id": job_id, "run_id": run_id, "run_attempt": 1,
             "name": job_name(sweep.plan, position), "status": "completed",
-            "conclusion": conclusion, "started_at": stamp(1), "completed_at": stamp(21),
+            "conclusion": conclusion, "started_at": stamp(1),
+            "completed_at": stamp(1 + sweep.minutes.get(position, 20)),
             "runner_name": f"mi355x-amds_0{position % 8}", "labels": ["mi355x"], "steps": steps,
         })  # fmt: skip
         if log is not None:
@@ -284,3 +286,27 @@ def test_the_automatic_retry_needs_a_pr_that_still_asks_for_its_sweep(
         assert result.exit_code == 0 and "Rerunning 1 of 3 jobs" in result.output, result.output
     else:
         assert result.exit_code == 1 and refused in result.output + result.stderr, result.output
+
+
+TIMED_OUT = (
+    "##[error]The job running on runner mi355x-amds_02 has exceeded the maximum execution "
+    "time of 360 minutes.\n##[error]The operation was canceled.\n"
+)
+
+
+def test_a_job_cancelled_by_its_timeout_is_no_fail_fast_collateral(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path
+) -> None:
+    """GitHub reports a job that ran past its timeout-minutes as cancelled. Taken for a job
+    fail-fast cancelled, the automatic infra retry would run its six hours again."""
+    sweep = Sweep(
+        plan_of(concs=(4, 8)),
+        record(),
+        failed={0: ("failure", "Run the recipe", LOST), 1: ("cancelled", None, TIMED_OUT)},
+        minutes={1: 360},
+    )
+    publish(api, tmp_path, sweep)
+    result = rerun(env, checkout, "--scope", "infra")
+    assert result.exit_code == 0, result.output
+    assert "Rerunning 1 of 3 jobs" in result.output
+    assert "| llama70b_1k1k | 4 | mi355x | runner-lost on" in result.output
