@@ -170,8 +170,8 @@ class BudgetVerdict:
     def over(self) -> bool:
         # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
         # lands a hair above it. NaN and infinity stay over any budget.
-        if self.budget is not None and self.held:
-            return True
+        if self.budget is not None and self.held and not self.gpu_hours <= 0:
+            return True  # held for who asked; a plan of no jobs asks no one
         return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
