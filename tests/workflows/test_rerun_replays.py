@@ -310,3 +310,51 @@ def test_a_job_cancelled_by_its_timeout_is_no_fail_fast_collateral(
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 3 jobs" in result.output
     assert "| llama70b_1k1k | 4 | mi355x | runner-lost on" in result.output
+
+
+@pytest.mark.parametrize(
+    ("change", "login", "message"),
+    [
+        ({"state": "closed"}, "maintainer", "PR #17 is closed"),
+        (
+            {"head": {"ref": "feature", "sha": "a" * 40, "repo": {"full_name": "someone/bench"}}},
+            "maintainer",
+            "comes from a fork",
+        ),  # fmt: skip
+        ({}, "triager", "triager lacks write, maintain or admin permission"),
+        ({}, "maintainer", None),
+    ],
+)
+def test_rerun_failed_comment_refusals(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, change, login, message
+) -> None:
+    from tests.workflows.harness import comment_payload
+
+    sweep = Sweep(plan_of(concs=(4, 8)), record(), failed={1: ("failure", "Run the recipe", LOST)})
+    publish(api, tmp_path, sweep)
+    api.state.pulls[17].update(change)
+    api.state.permissions.update({"maintainer": "write", "triager": "read"})
+    comment = api.state.add_comment(17, login, f"/rerun-failed {RUN}", 300)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(comment_payload(comment, number=17)))
+    outputs = tmp_path / "outputs"
+    outputs.write_text("")
+    result = CliRunner().invoke(
+        cli,
+        ["rerun-failed", "--decide-only"],
+        env={
+            **env,
+            "GITHUB_EVENT_NAME": "issue_comment",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_OUTPUT": str(outputs),
+        },  # fmt: skip
+    )
+    assert result.exit_code == 0, result.output
+    written = outputs.read_text()
+    if message is None:
+        assert "\n+1\n" in written
+        assert '"rerun-of": "4100"' in written
+    else:
+        assert message in result.output
+        assert "\n-1\n" in written and "rerun-of" not in written
+    assert api.state.workflow_dispatches == []
