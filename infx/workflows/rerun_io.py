@@ -212,6 +212,7 @@ def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[s
 
 
 _ATTEMPT = {"run": int, "attempt": int, "pool": str, "node": str}
+_MAYBE = {"conclusion": str, "class": str}  # present, a string or null
 
 
 def read_attempts(path: Path) -> list[dict[str, Any]]:
@@ -225,6 +226,8 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
             isinstance(item.get(k), kind) for k, kind in _ATTEMPT.items()
         ):
             raise UsageError(f"{path} is not a triage file: an attempt lacks run, pool or node")
+        if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
+            raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
 
 

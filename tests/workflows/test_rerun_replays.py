@@ -320,7 +320,7 @@ def test_a_job_cancelled_by_its_timeout_is_no_fail_fast_collateral(
             {"head": {"ref": "feature", "sha": "a" * 40, "repo": {"full_name": "someone/bench"}}},
             "maintainer",
             "comes from a fork",
-        ),  # fmt: skip
+        ),
         ({}, "triager", "triager lacks write, maintain or admin permission"),
         ({}, "maintainer", None),
     ],
@@ -347,7 +347,7 @@ def test_rerun_failed_comment_refusals(
             "GITHUB_EVENT_NAME": "issue_comment",
             "GITHUB_EVENT_PATH": str(event),
             "GITHUB_OUTPUT": str(outputs),
-        },  # fmt: skip
+        },
     )
     assert result.exit_code == 0, result.output
     written = outputs.read_text()
@@ -358,3 +358,22 @@ def test_rerun_failed_comment_refusals(
         assert message in result.output
         assert "\n-1\n" in written and "rerun-of" not in written
     assert api.state.workflow_dispatches == []
+
+
+def test_a_source_triage_without_classes_is_refused_in_one_line(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The source run's triage.json (an older infx's, or edited) must not crash the rerun's
+    triage; it is named and refused."""
+    sweep = Sweep(plan_of(concs=(4,)), record())
+    publish(api, tmp_path, sweep)
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    attempt = {"run": 1, "attempt": 1, "pool": "mi355x", "node": "n1"}  # no conclusion, class
+    (previous / "triage.json").write_text(
+        json.dumps({"format": "infx-sweep-triage/1", "attempts": [attempt]})
+    )
+    result, _ = triage(env, tmp_path, sweep, "--results", str(tmp_path / "none"),
+                       "--previous", str(previous))  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "is not a triage file" in result.output
