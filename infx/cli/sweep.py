@@ -231,11 +231,17 @@ def _labeler_checked(root: Path, verdict: BudgetVerdict, role: str, payload: dic
             raise UsageError("the event names no pull request")
         gh = GitHub(repo_slug(None))
 
+        sender = (payload.get("sender") or {}).get("login")
+        this_label = (payload.get("label") or {}).get("name")
+
         def fetch() -> tuple[str | None, str | None]:
-            events = sorted(gh.label_events(number), key=lambda e: e.created_at)
-            added = [e for e in events if e.action == "labeled"]
-            adders = [e.actor for e in added if e.label == name and e.actor]
-            adder = adders[-1] if adders else None
+            if payload.get("action") == "labeled" and this_label == name and sender:
+                adder: str | None = str(sender)  # this event added it (the timeline may lag)
+            else:
+                events = sorted(gh.label_events(number), key=lambda e: e.created_at)
+                added = [e for e in events if e.action == "labeled"]
+                adders = [e.actor for e in added if e.label == name and e.actor]
+                adder = adders[-1] if adders else None
             return adder, gh.permission(adder) if adder else None
 
         adder, permission = gh.decide(fetch)

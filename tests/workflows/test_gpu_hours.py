@@ -361,6 +361,8 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
         ("triager", "read", "added by triager, who lacks write permission"),  # triage reads as read
         ("maintainer", "write", None),
         (None, None, "no one is known to have added it"),  # the timeline says nothing
+        ("sender:triager", "read", "added by triager, who lacks write permission"),
+        ("sender:maintainer", "write", None),  # this labeled event's sender; timeline lags
     ],
 )
 def test_a_budgeted_label_added_without_write_permission_waits_for_approval(
@@ -371,13 +373,17 @@ def test_a_budgeted_label_added_without_write_permission_waits_for_approval(
     GPU job for a reviewer, however small the plan."""
     repo = _budgeted(tmp_path, 100)
     api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
-    if who is not None:
+    payload = pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled",
+                         head_sha=repo.head, base_sha=repo.base)  # fmt: skip
+    if who is not None and who.startswith("sender:"):
+        who = who.removeprefix("sender:")
+        payload["sender"] = {"login": who}
+        api.state.permissions[who] = permission
+    elif who is not None:
         api.state.label(17, "labeled", "full-sweep-enabled", 1)
         api.state.timeline[17][-1]["actor"] = api.state.user(who)
         api.state.permissions[who] = permission
     world = world_for(repo, api, tmp_path)
-    payload = pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled",
-                         head_sha=repo.head, base_sha=repo.base)  # fmt: skip
     run = simulate(world, "run-sweep.yml", "pull_request", payload)
     assert run.ran("setup"), run.log("setup")
     assert run.outputs["setup"]["over-budget"] == str(why is not None).lower()
