@@ -91,7 +91,9 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
             if artifact.expired or artifact.run_id is None or artifact.run_id in checked:
                 continue
             checked.add(artifact.run_id)
-            if not gh.run(artifact.run_id).path.endswith(f".github/workflows/{workflow}"):
+            run = gh.run(artifact.run_id)
+            # A fork's run executes the fork's workflow: its artifacts say what it likes.
+            if not run.path.endswith(f".github/workflows/{workflow}") or run.head_repo != gh.slug:
                 continue
             files = artifact_files(gh, artifact.run_id, JOBS_ARTIFACT) or {}
             if TIMINGS_FILE in files:
@@ -360,7 +362,9 @@ def decide_rerun(
 
     run, files, branch, newer, docs, jobs, logs = gh.decide(fetch)
     record = files.record if files is not None else None
-    why = refusal(run, workflow, record, branch, newer, scope=scope, automatic=automatic)
+    why = refusal(
+        run, workflow, record, branch, newer, scope=scope, automatic=automatic, repo=gh.slug
+    )
     if why is None and pr is not None and record is not None and record.pr != pr:
         why = f"run {run.id} is not a sweep of PR #{pr}"
     if why is None and automatic and record is not None and record.pr is not None:
@@ -505,6 +509,8 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
         run = gh.decide(lambda: gh.run(int(data["inputs"]["rerun-of"])))
         if run.head_branch != data["ref"] or not run.path.endswith(f".github/workflows/{workflow}"):
             raise UsageError(f"run {run.id} is not a {workflow} run on {data['ref']}")
+        if run.head_repo != gh.slug:
+            raise UsageError(f"run {run.id} ran commits of {run.head_repo}, not {gh.slug}")
         if comment is not None and data["inputs"].get("pr-number") != str(comment.issue_number):
             raise UsageError(f"the dispatch is not for PR #{comment.issue_number}")
         _dispatch(gh, data)
@@ -700,7 +706,14 @@ def rerun_plan(
     run, branch, newer, jobs, logs = gh.decide(fetch)
     others = [r for r in branch if r.id != this_run]
     why = refusal(
-        run, workflow, files.record, others, newer, scope=scope, automatic=scope == "infra"
+        run,
+        workflow,
+        files.record,
+        others,
+        newer,
+        scope=scope,
+        automatic=scope == "infra",
+        repo=gh.slug,
     )
     record = files.record
     if why is None and record is not None and record.pr != pr:

@@ -341,11 +341,19 @@ def refusal(
     *,
     scope: str,
     automatic: bool = False,
+    repo: str | None = None,
 ) -> str | None:
     """Why `run` may not be rerun now (None: it may). `branch_runs` are the workflow's recent
-    runs on the run's branch; `newer_sweeps` the runs that uploaded a sweep plan there since."""
+    runs on the run's branch; `newer_sweeps` the runs that uploaded a sweep plan there since.
+    `repo`: this repository; a run of another's commits (a fork's pull request runs the
+    fork's own workflow, which can upload any plan) is never rerun."""
     if not run.path.endswith(f".github/workflows/{workflow}"):
         return f"run {run.id} is not a run of {workflow} ({run.path})"
+    if repo is not None and run.head_repo != repo:
+        return (
+            f"run {run.id} ran commits of {run.head_repo or 'an unknown repository'}, "
+            f"not {repo}: a fork's run is never rerun"
+        )
     if run.status != "completed":
         return f"run {run.id} is {run.status}; wait until it completes"
     if record is None:

@@ -58,7 +58,9 @@ def job_name(plan: dict[str, Any], position: int) -> str:
     raise AssertionError(f"no job for position {position}")
 
 
-def publish(api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN) -> None:
+def publish(
+    api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN, head_repo: str = "acme/bench"
+) -> None:
     jobs, docs = [], []
     for position, (row, _) in enumerate(jobs_of(sweep.plan)):
         if position in sweep.never_ran:
@@ -85,7 +87,7 @@ def publish(api: FakeGitHub, tmp_path: Path, sweep: Sweep, run_id: int = RUN) ->
             docs.append((f"job{position}", measured(tmp_path, row,
                                                     score=sweep.scores.get(position, 0.95))))  # fmt: skip
     api.state.add_run(run_id, head_sha="a" * 40, minute=60, conclusion="failure",
-                      artifacts=["sweep-plan", "results_bmk"])  # fmt: skip
+                      artifacts=["sweep-plan", "results_bmk"], head_repo=head_repo)  # fmt: skip
     record = {**sweep.record.as_json(), "run_id": run_id, "root": run_id}
     api.state.blobs[run_id * 100] = zip_bytes({
         "sweep.json": json.dumps(sweep.plan).encode(),
@@ -377,3 +379,82 @@ def test_a_source_triage_without_classes_is_refused_in_one_line(
                        "--previous", str(previous))  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "is not a triage file" in result.output
+
+
+def test_a_run_of_a_forks_commits_is_never_rerun(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path
+) -> None:
+    """A fork's pull_request run executes the fork's own run-sweep.yml: it can upload any
+    sweep-plan (rows with its own image, a rerun.json naming a same-repository PR) and fail
+    on purpose. Named after a branch of this repository, it must not be retried, rerun on a
+    comment, planned or dispatched: its rows would run on the self-hosted GPU runners."""
+    from tests.workflows.harness import comment_payload
+
+    sweep = Sweep(plan_of(concs=(4, 8)), record(), failed={1: ("failure", "Run the recipe", LOST)})
+    publish(api, tmp_path, sweep, head_repo="mallory/bench")
+    automatic = rerun(env, checkout, "--scope", "infra", "--automatic")
+    assert automatic.exit_code == 1 and "mallory/bench" in automatic.output, automatic.output
+    by_hand = rerun(env, checkout)
+    assert by_hand.exit_code == 1 and "mallory/bench" in by_hand.output, by_hand.output
+
+    api.state.permissions["maintainer"] = "write"
+    comment = api.state.add_comment(17, "maintainer", f"/rerun-failed {RUN}", 300)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(comment_payload(comment, number=17)))
+    outputs = tmp_path / "outputs"
+    outputs.write_text("")
+    comment_env = {**env, "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": str(event),
+                   "GITHUB_OUTPUT": str(outputs)}  # fmt: skip
+    decided = CliRunner().invoke(cli, ["rerun-failed", "--decide-only"], env=comment_env)
+    assert decided.exit_code == 0 and "mallory/bench" in decided.output, decided.output
+    assert "rerun-of" not in outputs.read_text()
+
+    # A decision forged for it is refused by the acting job.
+    forged = {"workflow": "run-sweep.yml", "ref": "feature",
+              "inputs": {"rerun-of": str(RUN), "scope": "infra", "pr-number": "17"}}  # fmt: skip
+    run_event = tmp_path / "run-event.json"
+    run_event.write_text(json.dumps({"action": "completed", "workflow_run": {"id": RUN}}))
+    acted = CliRunner().invoke(cli, ["sweep", "dispatch-rerun"], env={
+        **env, "GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(run_event),
+        "DISPATCH": json.dumps(forged)})  # fmt: skip
+    assert acted.exit_code == 2 and "mallory/bench" in acted.output, acted.output
+    assert api.state.workflow_dispatches == []
+
+    # Dispatched anyway (by hand), the rerun's planning job refuses it.
+    source = tmp_path / "source" / "sweep-plan"
+    source.mkdir(parents=True)
+    (source / "sweep.json").write_text(json.dumps(sweep.plan))
+    (source / "rerun.json").write_text(
+        json.dumps({**sweep.record.as_json(), "run_id": RUN, "root": RUN})
+    )
+    (tmp_path / "manifest.json").write_text("{}")
+    old = Path.cwd()
+    os.chdir(checkout)
+    try:
+        planned = CliRunner().invoke(cli, [
+            "sweep", "rerun-plan", "--source-run", str(RUN), "--source-dir",
+            str(tmp_path / "source"), "--manifest", str(tmp_path / "manifest.json"),
+            "--output-dir", str(tmp_path / "out"), "--pr", "17", "--run-id", "4200",
+            "--ref-name", "feature",
+        ], env=env)  # fmt: skip
+    finally:
+        os.chdir(old)
+    assert planned.exit_code == 1 and "mallory/bench" in planned.output, planned.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_timings_a_forks_run_uploaded_are_not_read(api: FakeGitHub, tmp_path: Path) -> None:
+    """A fork's run executes the fork's own workflow and can upload a sweep-jobs artifact
+    that says every identity takes a minute: the next estimate would pass any budget."""
+    timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
+    forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}
+    api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"])
+    api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"],
+                      head_repo="mallory/bench")  # fmt: skip
+    api.state.blobs[100] = zip_bytes({"timings.json": json.dumps(timings).encode()})
+    api.state.blobs[300] = zip_bytes({"timings.json": json.dumps(forged).encode()})
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    out = tmp_path / "t.json"
+    result = CliRunner().invoke(cli, ["sweep", "timings", "--out", str(out)], env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["jobs"] == {"a" * 20: [[900.0, 1]]}
