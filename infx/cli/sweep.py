@@ -248,9 +248,10 @@ def _labeler_checked(root: Path, verdict: BudgetVerdict, role: str, payload: dic
         held = labeler_hold(name, adder, permission)
     except InfxError as exc:
         held = f"who added label {name} could not be read ({exc})"
-    if held:
+    checked = replace(verdict, held=held)
+    if checked.over and held:
         click.echo(f"infx: {held}: the sweep waits for approval", err=True)
-    return replace(verdict, held=held)
+    return checked
 
 
 def _write_record(

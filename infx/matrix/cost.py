@@ -168,17 +168,17 @@ class BudgetVerdict:
 
     @property
     def over(self) -> bool:
-        # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
-        # lands a hair above it. NaN and infinity stay over any budget.
         if self.budget is not None and self.held and not self.gpu_hours <= 0:
             return True  # held for who asked; a plan of no jobs asks no one
+        # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
+        # lands a hair above it. NaN and infinity stay over any budget.
         return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
         if self.budget is None:
             return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
-        if self.held:
+        if self.held and self.over:
             return (
                 f"approval needed: {self.held} "
                 f"({self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours)"

@@ -196,6 +196,7 @@ def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
     found = BudgetVerdict("full-sweep-enabled", 2.0, 100.0, why)
     assert found.over is held
     assert not BudgetVerdict("full-sweep-enabled", 2.0, None, why).over  # no budget: no limit
-    assert not BudgetVerdict("full-sweep-enabled", 0.0, 100.0, why).over  # nothing to approve
+    nothing = BudgetVerdict("full-sweep-enabled", 0.0, 100.0, why)  # nothing to approve
+    assert not nothing.over and nothing.text().startswith("within budget: 0.0 of 100.0")
     if held:
         assert found.text().startswith("approval needed: label full-sweep-enabled")
