@@ -458,3 +458,15 @@ def test_timings_a_forks_run_uploaded_are_not_read(api: FakeGitHub, tmp_path: Pa
     result = CliRunner().invoke(cli, ["sweep", "timings", "--out", str(out)], env=env)
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["jobs"] == {"a" * 20: [[900.0, 1]]}
+
+
+@pytest.mark.parametrize("scope", ["missing", "infra"])
+def test_a_sweep_whose_every_job_lost_its_runner_reruns_every_job(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path, scope: str
+) -> None:
+    plan = canary_plan()
+    failed = {i: ("failure", "Run the recipe", LOST) for i in range(4)}
+    publish(api, tmp_path, Sweep(plan, record(canary=True), failed=failed))
+    result = rerun(env, checkout, "--scope", scope)
+    assert result.exit_code == 0, result.output
+    assert "Rerunning 4 of 4 jobs" in result.output and "canary, first" in result.output
