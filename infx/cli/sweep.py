@@ -196,6 +196,8 @@ def plan(
     costs, wall, verdict = _costs(
         result.plan, durations, decision.agentx_fast, planned.runner_info, category, budgets
     )
+    if from_event and event_name == "pull_request" and verdict.budget is not None:
+        verdict = _labeler_checked(root, verdict, decision.label, payload)
     if from_event or estimate_file is not None:
         _write_estimate(estimate_file, costs, verdict, wall, from_event)
     if rerun_record is not None:
@@ -210,6 +212,46 @@ def plan(
     )
     click.echo(table)
     append_summary(f"### Sweep plan\n\n{table}\n")
+
+
+def _labeler_checked(root: Path, verdict: BudgetVerdict, role: str, payload: dict) -> BudgetVerdict:
+    """The verdict, held for approval when the PR's budgeted sweep label was last added by
+    someone without write permission, or by no one the timeline names; an API failure
+    holds it too (read through the API: GITHUB_TOKEN with pull-requests: read)."""
+    from dataclasses import replace
+
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+    from infx.matrix.cost import labeler_hold
+
+    name = load_settings(root).label(role)
+    number = (payload.get("pull_request") or {}).get("number")
+    try:
+        if not isinstance(number, int):
+            raise UsageError("the event names no pull request")
+        gh = GitHub(repo_slug(None))
+
+        sender = (payload.get("sender") or {}).get("login")
+        this_label = (payload.get("label") or {}).get("name")
+
+        def fetch() -> tuple[str | None, str | None]:
+            if payload.get("action") == "labeled" and this_label == name and sender:
+                adder: str | None = str(sender)  # this event added it (the timeline may lag)
+            else:
+                events = sorted(gh.label_events(number), key=lambda e: e.created_at)
+                added = [e for e in events if e.action == "labeled"]
+                adders = [e.actor for e in added if e.label == name and e.actor]
+                adder = adders[-1] if adders else None
+            return adder, gh.permission(adder) if adder else None
+
+        adder, permission = gh.decide(fetch)
+        held = labeler_hold(name, adder, permission)
+    except InfxError as exc:
+        held = f"who added label {name} could not be read ({exc})"
+    checked = replace(verdict, held=held)
+    if checked.over and held:
+        click.echo(f"infx: {held}: the sweep waits for approval", err=True)
+    return checked
 
 
 def _write_record(

@@ -91,7 +91,9 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
             if artifact.expired or artifact.run_id is None or artifact.run_id in checked:
                 continue
             checked.add(artifact.run_id)
-            if not gh.run(artifact.run_id).path.endswith(f".github/workflows/{workflow}"):
+            run = gh.run(artifact.run_id)
+            # A fork's run executes the fork's workflow: its artifacts say what it likes.
+            if not run.path.endswith(f".github/workflows/{workflow}") or run.head_repo != gh.slug:
                 continue
             files = artifact_files(gh, artifact.run_id, JOBS_ARTIFACT) or {}
             if TIMINGS_FILE in files:
@@ -123,16 +125,32 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
     help="The source run's sweep-jobs folder, for a rerun: its attempts count too.",
 )
 @click.option(
+    "--results",
+    "results_dirs",
+    multiple=True,
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a "
+    "successful job that left a valid result there is a duration sample.",
+)
+@click.option(
     "--out-dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Output."
 )
 @click.option("--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID")
 @repo_option
 def triage(
-    plan_dir: Path, previous: Path | None, out_dir: Path, run_id: str, repo: str | None
+    plan_dir: Path,
+    previous: Path | None,
+    results_dirs: tuple[Path, ...],
+    out_dir: Path,
+    run_id: str,
+    repo: str | None,
 ) -> None:
     """Classify this run's failed benchmark jobs, tabulate them per class and runner with the
-    success rate per pool, and record the durations of its successful jobs."""
-    from infx.workflows.rerun import outcomes
+    success rate per pool, and record the durations of its successful jobs that left a
+    valid result (a job that passed without one measured nothing: its minutes would make
+    the next estimate too low)."""
+    from infx.workflows.rerun import has_result, outcomes, valid_points
     from infx.workflows.rerun_io import (
         TIMINGS_FILE,
         TRIAGE_FILE,
@@ -142,7 +160,7 @@ def triage(
         read_attempts,
         write_json,
     )
-    from infx.workflows.timings import samples_of
+    from infx.workflows.timings import job_slot, row_at, samples_of
     from infx.workflows.triage import Attempt, summary
 
     this_run = _run_id(run_id, "--run-id")
@@ -173,7 +191,15 @@ def triage(
     write_json(out_dir / TRIAGE_FILE, {"format": "infx-sweep-triage/1", "attempts": every})
     recorded = files.timings
     if files.record is None or not files.record.agentx_fast:
-        recorded = recorded.add(samples_of(jobs, files.plan, this_run))
+        points = valid_points(_job_results(results_dirs), None)
+
+        def measured(job: Any) -> bool:
+            slot = job_slot(job.name)
+            row = row_at(files.plan, slot) if slot else None
+            return row is not None and has_result(row, slot.bucket.endswith("evals"), points)
+
+        done = [job for job in jobs if job.conclusion == "success" and measured(job)]
+        recorded = recorded.add(samples_of(done, files.plan, this_run))
     write_json(out_dir / TIMINGS_FILE, recorded.as_json())
     notes = {"Logs read": f"{len(logs)} (at most 30 per run)"} if logs else None
     markdown = summary(
@@ -181,6 +207,20 @@ def triage(
     )
     append_summary(markdown)
     click.echo(markdown)
+
+
+def _job_results(folders: tuple[Path, ...]) -> list[dict[str, Any]]:
+    """The job result files below the folders (not tables: a rerun's table holds its
+    source's points too); a file that is not one is skipped with a warning."""
+    from infx.results.files import job_files, load_results
+
+    docs = []
+    for path in job_files(list(folders)):
+        try:
+            docs.append(load_results(path))
+        except InfxError as exc:
+            click.echo(f"infx: warning: not counted as a result: {exc}", err=True)
+    return docs
 
 
 # --- the budget status -------------------------------------------------------------------------
@@ -262,6 +302,36 @@ def _preview(files: PlanFiles, todo: RerunPlan, whole_jobs: int, kinds: dict[str
     return "\n".join(lines) + "\n"
 
 
+def _floors_here() -> Any:
+    """The accuracy floors of the checkout infx runs in (None outside one, or without)."""
+    from infx.results.floors import load_floors
+    from infx.settings import load as load_settings
+
+    try:
+        root = git.root()
+        return load_floors(load_settings(root).accuracy_floors, root)
+    except InfxError:
+        return None
+
+
+def _retry_refusal(pull: Any, category: str) -> str | None:
+    """Why a PR's failed sweep is not retried automatically: closed, a draft again, or its
+    sweep label taken off since (someone said to stop spending on it)."""
+    if pull.state != "open":
+        return f"PR #{pull.number} is {pull.state}; its sweep is not retried"
+    if pull.draft:
+        return f"PR #{pull.number} is a draft; its sweep is not retried"
+    from infx.settings import load as load_settings
+
+    try:
+        name = load_settings(git.root()).label(category)
+    except InfxError:
+        name = category
+    if name not in pull.labels:
+        return f"PR #{pull.number} no longer carries its sweep label {name}; not retried"
+    return None
+
+
 def decide_rerun(
     gh: GitHub, run_id: int, workflow: str, scope: str, automatic: bool, pr: int | None = None
 ) -> Decision:
@@ -292,21 +362,23 @@ def decide_rerun(
 
     run, files, branch, newer, docs, jobs, logs = gh.decide(fetch)
     record = files.record if files is not None else None
-    why = refusal(run, workflow, record, branch, newer, scope=scope, automatic=automatic)
+    why = refusal(
+        run, workflow, record, branch, newer, scope=scope, automatic=automatic, repo=gh.slug
+    )
     if why is None and pr is not None and record is not None and record.pr != pr:
         why = f"run {run.id} is not a sweep of PR #{pr}"
     if why is None and automatic and record is not None and record.pr is not None:
         pull = gh.decide(lambda: gh.pull(record.pr))
-        if pull.state != "open":
-            why = f"PR #{pull.number} is {pull.state}; its sweep is not retried"
+        why = _retry_refusal(pull, record.category)
     if why is not None or files is None or record is None:
         return Decision(run, why or "no plan")
     whole = files.whole
     plan_jobs = jobs_of(whole)
     seen = outcomes(jobs, files.plan, logs)
-    chosen = select(
-        plan_jobs, missing(plan_jobs, valid_points(docs, None)), files.plan, seen, scope
-    )
+    # An eval that failed its floor check left a score in the table: no valid result (by
+    # this checkout's floors, and by the job's own verdict when there are none here).
+    missing_at = missing(plan_jobs, valid_points(docs, _floors_here()), seen)
+    chosen = select(plan_jobs, missing_at, files.plan, seen, scope)
     if not chosen:
         return Decision(run, f"nothing to rerun: no {scope} row of run {run.id} lacks a result")
     todo = rerun_plan(whole, chosen, recipe_changed=False, source_canary=record.canary)
@@ -437,6 +509,8 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
         run = gh.decide(lambda: gh.run(int(data["inputs"]["rerun-of"])))
         if run.head_branch != data["ref"] or not run.path.endswith(f".github/workflows/{workflow}"):
             raise UsageError(f"run {run.id} is not a {workflow} run on {data['ref']}")
+        if run.head_repo != gh.slug:
+            raise UsageError(f"run {run.id} ran commits of {run.head_repo}, not {gh.slug}")
         if comment is not None and data["inputs"].get("pr-number") != str(comment.issue_number):
             raise UsageError(f"the dispatch is not for PR #{comment.issue_number}")
         _dispatch(gh, data)
@@ -610,6 +684,7 @@ def rerun_plan(
         job_logs,
         newer_sweeps,
         plan_files,
+        read_manifest,
         results_below,
         write_json,
     )
@@ -631,7 +706,14 @@ def rerun_plan(
     run, branch, newer, jobs, logs = gh.decide(fetch)
     others = [r for r in branch if r.id != this_run]
     why = refusal(
-        run, workflow, files.record, others, newer, scope=scope, automatic=scope == "infra"
+        run,
+        workflow,
+        files.record,
+        others,
+        newer,
+        scope=scope,
+        automatic=scope == "infra",
+        repo=gh.slug,
     )
     record = files.record
     if why is None and record is not None and record.pr != pr:
@@ -643,7 +725,7 @@ def rerun_plan(
     if why is not None or record is None:
         raise ConfigError(f"no rerun: {why}")
     whole = files.whole
-    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest = read_manifest(manifest_file)
     if record.pr is not None:
         changed = _plan_changed(root, manifest, record, settings)
         if changed:
@@ -655,7 +737,7 @@ def rerun_plan(
         click.echo(f"infx: warning: not counted as a result: {text}", err=True)
     plan_jobs = jobs_of(whole)
     seen = outcomes(jobs, files.plan, logs)
-    missing_at = missing(plan_jobs, valid_points(docs, floors))
+    missing_at = missing(plan_jobs, valid_points(docs, floors), seen)
     chosen = select(plan_jobs, missing_at, files.plan, seen, scope)
     todo = plan_rerun(
         whole, chosen, recipe_changed=bool(recipe_changes), source_canary=record.canary

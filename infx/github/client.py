@@ -58,6 +58,7 @@ class Pull:
     labels: tuple[str, ...]
     created_at: datetime
     merge_commit_sha: str | None = None  # once merged: the commit the merge put on the base
+    draft: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ class LabelEvent:
     action: str  # labeled | unlabeled
     label: str
     created_at: datetime
+    actor: str = ""  # who added or removed it ("": GitHub names no one)
 
 
 class _Json:
@@ -277,6 +279,7 @@ def _pull(item: _Json) -> Pull:
         merge_commit_sha=item.sha("merge_commit_sha")
         if item.maybe_text("merge_commit_sha")
         else None,
+        draft=item.flag("draft"),
     )
 
 
@@ -567,9 +570,12 @@ class GitHub:
         events = []
         for item in self._pages(what, f"{self._base}/issues/{number}/timeline"):
             if item.maybe_text("event") in ("labeled", "unlabeled"):
-                label = item.obj("label")
+                label, actor = item.obj("label"), item.maybe_obj("actor")
+                login = (actor.maybe_text("login") if actor is not None else None) or ""
                 events.append(
-                    LabelEvent(item.text("event"), label.text("name"), item.time("created_at"))
+                    LabelEvent(
+                        item.text("event"), label.text("name"), item.time("created_at"), login
+                    )
                 )
         return events
 

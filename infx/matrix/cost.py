@@ -164,23 +164,47 @@ class BudgetVerdict:
     category: str
     gpu_hours: float
     budget: float | None
+    held: str = ""  # why the plan waits for approval whatever it costs ("": it need not)
 
     @property
     def over(self) -> bool:
-        return self.budget is not None and not self.gpu_hours <= self.budget
+        if self.budget is not None and self.held and not self.gpu_hours <= 0:
+            return True  # held for who asked; a plan of no jobs asks no one
+        # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
+        # lands a hair above it. NaN and infinity stay over any budget.
+        return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
         if self.budget is None:
             return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
+        if self.held and self.over:
+            return (
+                f"approval needed: {self.held} "
+                f"({self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours)"
+            )
         verdict = "over budget" if self.over else "within budget"
         return f"{verdict}: {self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours for {what}"
 
 
 def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float]) -> BudgetVerdict:
-    hours = sum(cost.gpu_hours for cost in costs)
+    hours = math.fsum(cost.gpu_hours for cost in costs)
     budget = budgets.get(category)
     return BudgetVerdict(category, hours, None if budget is None else float(budget))
+
+
+WRITE = frozenset({"admin", "maintain", "write"})
+
+
+def labeler_hold(label: str, adder: str | None, permission: str | None) -> str:
+    """Why a budgeted label's plan waits for approval because of who added the label ("":
+    it need not). A label's budget trusts whoever may push; the triage role may label too
+    (GitHub reports it as read), and a label no one is known to have added is trusted by no one."""
+    if not adder:
+        return f"label {label}: no one is known to have added it"
+    if permission not in WRITE:
+        return f"label {label} added by {adder}, who lacks write permission"
+    return ""
 
 
 def estimate_document(

@@ -27,7 +27,7 @@ from infx.matrix.options import PlanOptions
 from infx.matrix.plan import EVAL_BUCKETS, canary
 from infx.results.floors import Floors, checks
 from infx.workflows.timings import JobSlot, job_slot, row_at
-from infx.workflows.triage import CANCELLED, Failure, classify, is_infra
+from infx.workflows.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
 
 if TYPE_CHECKING:
     from infx.github.client import Job, Run
@@ -194,9 +194,19 @@ def has_result(row: Row, is_eval: bool, points: set[str]) -> bool:
     return all(point in points for point in expected(row, is_eval))
 
 
-def missing(plan_jobs: Sequence[tuple[Row, bool]], points: set[str]) -> list[int]:
-    """Positions of the jobs without a valid result."""
-    return [i for i, (row, is_eval) in enumerate(plan_jobs) if not has_result(row, is_eval, points)]
+def missing(
+    plan_jobs: Sequence[tuple[Row, bool]],
+    points: set[str],
+    source_outcomes: Sequence[Outcome] = (),
+) -> list[int]:
+    """Positions of the jobs without a valid result. A row whose job failed its floor check
+    in the source run has none whatever floors the caller knows: its score is in the table."""
+    below = {row_id(o.row) for o in source_outcomes if o.kind == ACCURACY}
+    return [
+        i
+        for i, (row, is_eval) in enumerate(plan_jobs)
+        if not has_result(row, is_eval, points) or row_id(row) in below
+    ]
 
 
 # --- what the source run's jobs say ---------------------------------------------------------
@@ -331,11 +341,19 @@ def refusal(
     *,
     scope: str,
     automatic: bool = False,
+    repo: str | None = None,
 ) -> str | None:
     """Why `run` may not be rerun now (None: it may). `branch_runs` are the workflow's recent
-    runs on the run's branch; `newer_sweeps` the runs that uploaded a sweep plan there since."""
+    runs on the run's branch; `newer_sweeps` the runs that uploaded a sweep plan there since.
+    `repo`: this repository; a run of another's commits (a fork's pull request runs the
+    fork's own workflow, which can upload any plan) is never rerun."""
     if not run.path.endswith(f".github/workflows/{workflow}"):
         return f"run {run.id} is not a run of {workflow} ({run.path})"
+    if repo is not None and run.head_repo != repo:
+        return (
+            f"run {run.id} ran commits of {run.head_repo or 'an unknown repository'}, "
+            f"not {repo}: a fork's run is never rerun"
+        )
     if run.status != "completed":
         return f"run {run.id} is {run.status}; wait until it completes"
     if record is None:

@@ -2,8 +2,9 @@
 run through the GitHub client, files from a folder the workflow downloaded; decide nothing.
 
 Every read is bounded: artifacts are size-capped downloads of named files, at most
-MAX_LOGS log tails of MAX_LOG_BYTES are read per run (failed jobs first, in job order),
-and the client's request, page and time limits hold (`GitHub.decide`).
+MAX_LOGS log tails of MAX_LOG_BYTES are read per run (failed jobs first, in job order,
+then cancelled benchmark jobs, longest first), and the client's request, page and time
+limits hold (`GitHub.decide`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,18 @@ def plan_files(files: Mapping[str, bytes], where: str) -> PlanFiles:
     return PlanFiles(plan, record, source, timings)
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """A source run's sweep-manifest.json; anything else is a one-line usage error."""
+    from infx import schemas
+
+    doc = _json(path.read_bytes(), str(path))
+    problems = schemas.errors("sweep-manifest", doc)
+    if not isinstance(doc, dict) or problems:
+        why = f": {problems[0].message}" if problems else ""
+        raise UsageError(f"{path} is not a sweep manifest{why}")
+    return doc
+
+
 def folder_files(folder: Path) -> dict[str, bytes]:
     """The files directly in a folder a download-artifact step filled."""
     if not folder.is_dir():
@@ -132,15 +145,26 @@ def run_results(gh: GitHub, run_id: int) -> list[dict[str, Any]]:
 
 
 def job_logs(gh: GitHub, jobs: Sequence[Job], limit: int = MAX_LOGS) -> dict[int, str | None]:
-    """Log tails of the jobs that failed (not those merely cancelled), at most `limit`."""
-    logs: dict[int, str | None] = {}
-    for job in jobs:
-        if job.conclusion in (None, "success", "skipped", "cancelled", "neutral"):
-            continue
-        if len(logs) == limit:
-            break
-        logs[job.id] = gh.job_log_tail(job.id, MAX_LOG_BYTES)
-    return logs
+    """Log tails of the jobs that failed, then of benchmark jobs cancelled after running,
+    longest first, at most `limit` in all. GitHub reports a job that ran past its
+    timeout-minutes as cancelled, like one fail-fast stopped: only its log tells them apart
+    (a timeout is never retried as fail-fast collateral), and it ran longest."""
+    from infx.workflows.timings import job_slot
+
+    failed = [
+        job
+        for job in jobs
+        if job.conclusion not in (None, "success", "skipped", "cancelled", "neutral")
+    ]
+    stopped = sorted(
+        (
+            job
+            for job in jobs
+            if job.conclusion == "cancelled" and job.seconds and job_slot(job.name) is not None
+        ),
+        key=lambda job: -(job.seconds or 0.0),
+    )
+    return {job.id: gh.job_log_tail(job.id, MAX_LOG_BYTES) for job in (failed + stopped)[:limit]}
 
 
 def newer_sweeps(gh: GitHub, run: Run) -> list[int]:
@@ -188,6 +212,7 @@ def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[s
 
 
 _ATTEMPT = {"run": int, "attempt": int, "pool": str, "node": str}
+_MAYBE = {"conclusion": str, "class": str}  # present, a string or null
 
 
 def read_attempts(path: Path) -> list[dict[str, Any]]:
@@ -201,6 +226,8 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
             isinstance(item.get(k), kind) for k, kind in _ATTEMPT.items()
         ):
             raise UsageError(f"{path} is not a triage file: an attempt lacks run, pool or node")
+        if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
+            raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
 
 

@@ -28,8 +28,9 @@ KEEP = 20
 # A successful benchmark job shorter than this did not benchmark anything worth timing
 # (a stub, a cached no-op); it would make every later estimate too low.
 MIN_SECONDS = 60.0
-# `<bucket>/<chunk>/<index> <exp-name>`, possibly after the caller's `name (matrix) / `.
-_TAG = re.compile(r"(?:^|/ )([a-z][a-z-]*)/(\d+)/(\d+) ")
+# `<bucket>/<chunk>/<index> <exp-name>`, possibly after the caller's `name (matrix) / `
+# (GitHub trims the space an empty exp-name leaves).
+_TAG = re.compile(r"(?:^|/ )([a-z][a-z-]*)/(\d+)/(\d+)(?: |$)")
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,15 @@
 Pure. A failed job is classified by its conclusion, the step that failed and the last
 part of its log, first match wins:
 
-- `runner-lost`: the runner lost contact, was shut down, or left no log at all;
+- `runner-lost`: GitHub says the runner lost contact or was shut down, or the job left no
+  log at all (a server or client saying so about itself is the recipe's failure);
 - `timeout`: the job ran past its `timeout-minutes`;
-- `workspace-permission`: permission denied on the runner's workspace (root-owned
-  leftovers of an earlier container, InferenceX #2039), or checkout could not clean it;
+- `workspace-permission`: permission denied on a path of the runner's workspace, on one
+  line (root-owned leftovers of an earlier container, InferenceX #2039), or in a setup
+  step such as checkout cleaning it;
+- `accuracy-floor`: the floor check is the step that failed;
 - `out-of-memory`: GPU or host memory ran out (CUDA/HIP OOM, the kernel's OOM killer);
-- `accuracy-floor`: an eval scored below its floor;
+- `accuracy-floor` too when the log says a score is below its floor;
 - `recipe-error`: anything else the recipe, the server or the client did.
 
 Only `runner-lost` and `workspace-permission` are infra: the same job on another node
@@ -34,14 +37,22 @@ CLASSES = (RUNNER_LOST, TIMEOUT, WORKSPACE, OOM, ACCURACY, RECIPE)
 INFRA = frozenset({RUNNER_LOST, WORKSPACE})
 FLOOR_STEP = "Check accuracy floors"
 
+# GitHub's own wording (a server or client may say "lost communication" or "shutdown
+# signal" about itself; that is the recipe's failure and must not be retried as infra).
 _LOST = re.compile(
-    r"lost communication with the server|received a shutdown signal|"
-    r"runner has been (?:removed|deleted)|The operation was canceled because the runner",
-    re.I,
+    r"self-hosted runner: \S+ lost communication with the server|"
+    r"The runner has received a shutdown signal|runner has been (?:removed|deleted)|"
+    r"The operation was canceled because the runner"
 )
 _TIMEOUT = re.compile(r"exceeded the maximum execution time|has timed out", re.I)
 _DENIED = re.compile(r"permission denied|EACCES|operation not permitted|unable to be removed", re.I)
 _WORKSPACE_PATH = re.compile(r"/_work/|/_temp/|RUNNER_TEMP|GITHUB_WORKSPACE|actions-runner", re.I)
+# Denied on a workspace path: both on one line (any traceback names files under _work/).
+_WORKSPACE_DENIED = re.compile(
+    rf"^.*(?:(?:{_DENIED.pattern}).*(?:{_WORKSPACE_PATH.pattern})|"
+    rf"(?:{_WORKSPACE_PATH.pattern}).*(?:{_DENIED.pattern})).*$",
+    re.I | re.M,
+)
 _OOM = re.compile(
     r"out of memory|OutOfMemoryError|hipErrorOutOfMemory|cudaErrorMemoryAllocation|"
     r"oom[-_ ]?kill|exit code 137|exit status 137|Killed process \d+",
@@ -71,12 +82,13 @@ def classify(failure: Failure) -> str:
     if failure.conclusion == "timed_out" or _TIMEOUT.search(log):
         return TIMEOUT
     step = failure.failed_step or ""
-    denied = _DENIED.search(log)
-    if denied and (_WORKSPACE_PATH.search(log) or _SETUP_STEPS.match(step)):
+    if _WORKSPACE_DENIED.search(log) or (_SETUP_STEPS.match(step) and _DENIED.search(log)):
         return WORKSPACE
+    if step == FLOOR_STEP:
+        return ACCURACY  # the step that failed says it; earlier lines do not
     if _OOM.search(log):
         return OOM
-    if step == FLOOR_STEP or _FLOOR.search(log):
+    if _FLOOR.search(log):
         return ACCURACY
     return RECIPE
 

@@ -159,3 +159,44 @@ def test_budget_verdicts() -> None:
 def test_a_number_that_is_not_a_number_is_over_any_budget() -> None:
     assert BudgetVerdict("push", math.nan, 100).over
     assert BudgetVerdict("push", math.inf, 100).over
+
+
+def test_a_plan_exactly_at_its_budget_is_within_it() -> None:
+    """Ten jobs recorded at 21 minutes on 8 GPUs are 28 GPU-hours; floating point adds them
+    up to a hair above 28, which must not hold the sweep for an approval."""
+    rows = [({**FIXED, "conc": c}, False) for c in range(1, 11)]
+    recorded = {job_key(row): [1260.0] for row, _ in rows}
+    costs = estimate(rows, recorded)
+    at = verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 28})
+    assert not at.over and at.text() == (
+        "within budget: 28.0 of 28.0 GPU-hours for label full-sweep-enabled"
+    )
+    assert verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 27.99}).over
+
+
+@pytest.mark.parametrize(
+    ("adder", "permission", "held"),
+    [
+        ("ana", "admin", False),
+        ("ana", "maintain", False),
+        ("ana", "write", False),
+        ("tri", "read", True),  # the triage role, as GitHub reports it
+        ("tri", "triage", True),
+        ("gone", "none", True),
+        (None, None, True),
+    ],
+)
+def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
+    adder: str | None, permission: str | None, held: bool
+) -> None:
+    from infx.matrix.cost import labeler_hold
+
+    why = labeler_hold("full-sweep-enabled", adder, permission)
+    assert bool(why) is held
+    found = BudgetVerdict("full-sweep-enabled", 2.0, 100.0, why)
+    assert found.over is held
+    assert not BudgetVerdict("full-sweep-enabled", 2.0, None, why).over  # no budget: no limit
+    nothing = BudgetVerdict("full-sweep-enabled", 0.0, 100.0, why)  # nothing to approve
+    assert not nothing.over and nothing.text().startswith("within budget: 0.0 of 100.0")
+    if held:
+        assert found.text().startswith("approval needed: label full-sweep-enabled")

@@ -109,7 +109,8 @@ class SourceRun:
     logs: dict[int, bytes]
 
     def publish(self, api: FakeGitHub, world: World) -> None:
-        api.state.add_pull(17, head_sha=self.repo.head, commits=[self.repo.head])
+        api.state.add_pull(17, head_sha=self.repo.head, commits=[self.repo.head],
+                           labels=["full-sweep-enabled"])  # fmt: skip
         publish(api, world, self.run, A_ID, head_sha=self.repo.head, conclusion="failure",
                 jobs=self.jobs, logs=self.logs)  # fmt: skip
 
@@ -320,6 +321,8 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
 ) -> None:
     repo = _budgeted(tmp_path, budget)
     api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+    api.state.label(17, "labeled", "full-sweep-enabled", 1)  # by a maintainer
+    api.state.permissions["maintainer"] = "write"
     world = world_for(repo, api, tmp_path)
     payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
                          base_sha=repo.base)  # fmt: skip
@@ -350,6 +353,47 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
     if approval and over:
         assert ours[0]["state"] == "success"
         assert "approved in gpu-budget" in ours[0]["description"]
+
+
+@pytest.mark.parametrize(
+    ("who", "permission", "why"),
+    [
+        ("triager", "read", "added by triager, who lacks write permission"),  # triage reads as read
+        ("maintainer", "write", None),
+        (None, None, "no one is known to have added it"),  # the timeline says nothing
+        ("sender:triager", "read", "added by triager, who lacks write permission"),
+        ("sender:maintainer", "write", None),  # this labeled event's sender; timeline lags
+    ],
+)
+def test_a_budgeted_label_added_without_write_permission_waits_for_approval(
+    api: FakeGitHub, tmp_path: Path, who: str | None, permission: str | None, why: str | None
+) -> None:
+    """The label's budget is the repository's trust in whoever may add that label: one added
+    by someone who may not push (the triage role may label) or by no one known holds every
+    GPU job for a reviewer, however small the plan."""
+    repo = _budgeted(tmp_path, 100)
+    api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+    payload = pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled",
+                         head_sha=repo.head, base_sha=repo.base)  # fmt: skip
+    if who is not None and who.startswith("sender:"):
+        who = who.removeprefix("sender:")
+        payload["sender"] = {"login": who}
+        api.state.permissions[who] = permission
+    elif who is not None:
+        api.state.label(17, "labeled", "full-sweep-enabled", 1)
+        api.state.timeline[17][-1]["actor"] = api.state.user(who)
+        api.state.permissions[who] = permission
+    world = world_for(repo, api, tmp_path)
+    run = simulate(world, "run-sweep.yml", "pull_request", payload)
+    assert run.ran("setup"), run.log("setup")
+    assert run.outputs["setup"]["over-budget"] == str(why is not None).lower()
+    if why is None:
+        assert len(run.dispatches) == len(plan_rows(planned(run)))
+        return
+    assert run.dispatches == [] and run.jobs["budget-approval"] == "waiting"
+    assert why in run.log("setup")
+    ours = [s for s in api.state.statuses.get(repo.head, []) if s["context"] == "infx/gpu-budget"]
+    assert ours[0]["state"] == "pending" and "approval" in ours[0]["description"]
 
 
 @pytest.mark.parametrize("over_budget", ["", "maybe", "TRUE"])

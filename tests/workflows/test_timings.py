@@ -45,6 +45,11 @@ def plan(concs=(4, 8, 16)) -> dict:
             JobSlot("multi-agentic", 3, 255),
         ),
         ("agentic evals (0) / agentic-evals/0/0 x", JobSlot("agentic-evals", 0, 0)),
+        # Commas, brackets and unicode in an exp-name, and an exp-name that names a slot.
+        ("single-node (0) / single/0/3 llama,[x]✓ ü", JobSlot("single", 0, 3)),
+        ("single-node (0) / single/0/3 a / evals/0/9 b", JobSlot("single", 0, 3)),
+        # An empty exp-name: GitHub trims the name's trailing space.
+        ("single-node (0) / single/0/4", JobSlot("single", 0, 4)),
         ("setup", None),
         ("collect results", None),
         ("single-node (0) / rows", None),

@@ -131,3 +131,54 @@ def test_a_source_runs_triage_of_another_shape_is_refused(tmp_path, text: str) -
     path.write_text(text)
     with pytest.raises(UsageError):
         read_attempts(path)
+
+
+# Misleading log tails: text that looks like an infra failure but is the recipe's own. An
+# infra class would retry the job automatically on another node, where it fails the same.
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/runner/actions-runner/_work/bench/bench/utils/bench_serving.py", line 88\n'
+    "    clone(repo)\n"
+    "Cloning into '/home/runner/actions-runner/_work/bench/bench/third_party/kernels'...\n"
+    "git@github.com: Permission denied (publickey).\n"
+    "fatal: Could not read from remote repository.\n"
+)
+MISLEADING = [
+    ("Run the recipe", TRACEBACK, RECIPE),
+    (
+        "Run the recipe",
+        "aiperf: lost communication with the server at http://0.0.0.0:8888, giving up\n"
+        "RuntimeError: the benchmark client exited with 3\n",
+        RECIPE,
+    ),
+    (
+        "Run the recipe",
+        "sglang: scheduler received a shutdown signal from the tokenizer manager\n"
+        "ValueError: --moe-backend aiter is not supported with tp 4\n",
+        RECIPE,
+    ),
+    (
+        "Check accuracy floors",
+        "WARNING: retrying batch 3 after CUDA out of memory, halving the batch size\n"
+        "infx: error: llama70b gsm8k exact_match,strict-match 0.7100 is below its floor 0.9\n",
+        ACCURACY,
+    ),
+]
+
+
+@pytest.mark.parametrize(("step", "log", "kind"), MISLEADING)
+def test_misleading_log_text_does_not_make_a_recipe_failure_infra(
+    step: str, log: str, kind: str
+) -> None:
+    assert classify(Failure("failure", step, log)) == kind
+
+
+def test_github_runner_messages_still_mean_a_lost_runner() -> None:
+    text = (
+        "##[error]The self-hosted runner: mi355x-amds_03 lost communication with the server. "
+        "Verify the machine is running and has a healthy network connection."
+    )
+    assert classify(Failure("failure", "Run the recipe", text)) == RUNNER_LOST
+    # A timeout while the runner was going away: the runner went, so it is retried once.
+    late = "##[error]The runner has received a shutdown signal.\n" + LOGS[TIMEOUT][0][1]
+    assert classify(Failure("timed_out", "Run the recipe", late)) == RUNNER_LOST
