@@ -464,9 +464,13 @@ def _aggregates(
     concurrency (against each point's level), each a mean over the config's points."""
     measures: list[np.ndarray] = []
     staged: list[tuple[int, list[float], list[float], tuple[tuple[float, float], ...]]] = []
+    pools: list[tuple[float | None, int]] = []  # each job's pooled throughput scatter
     owners: list[tuple[int, int]] = []  # (job, 0 curve | 1 equal concurrency)
     joints: list[set[int]] = []
     for j, job in enumerate(pending):
+        pools.append(
+            noise.pooled([levels[i] for (conc, m), i in job.slots.items() if m == "tput_per_gpu"])
+        )
         ref = []
         for conc in sorted(job.expected | set(job.mine)):
             xi, yi = job.slots.get((conc, "intvty")), job.slots.get((conc, "tput_per_gpu"))
@@ -506,7 +510,7 @@ def _aggregates(
     ]
     out: list[list[Curve | None]] = [[None, None] for _ in pending]
     for (j, which), (slot, mine, slopes, edge) in zip(owners, staged, strict=True):
-        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold)
+        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold, pools[j])
     return [(a, b) for a, b in out]
 
 
@@ -526,14 +530,17 @@ def _measure(
     slopes: list[float],
     edge: tuple[tuple[float, float], ...],
     threshold: float,
+    point: tuple[float | None, int] = (None, 0),
 ) -> Curve:
     change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
     if lv.sigma is None:
-        # No scatter of the measure itself: the assumed per-point noise, carried through the
-        # frontier's slope (interactivity is measured too) and averaged over the points.
-        sigma = noise.DEFAULT_NOISE * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
-        width = 100.0 * noise.critical(None) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
-        band = noise.Band(max(threshold, width), sigma, True)
+        # No scatter of the measure itself: the per-point noise (the config's pooled
+        # throughput scatter, else the assumed one), carried through the frontier's slope
+        # (interactivity is measured too) and averaged over the points.
+        base, df = point if point[0] is not None else (noise.DEFAULT_NOISE, None)
+        sigma = base * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
+        width = 100.0 * noise.critical(df) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
+        band = noise.Band(max(threshold, width), sigma, point[0] is None)
     else:
         band = noise.band(lv, (None, 0), threshold)
     verdict = direction(change, band.pct, higher_is_better=True)
