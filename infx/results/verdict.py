@@ -241,6 +241,7 @@ def _value(row: dict[str, Any], key: str) -> float | None:
 
 
 _METRICS = (*(c.key for c in CHECKS), "intvty")
+_CURVE = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 
 
 def _point_series(
@@ -371,9 +372,11 @@ def compare(
         expected = set(hist.points[runs[-1]][key]) if runs else set()
         job = _Pending(key, ident, points, runs, expected)
         for conc in sorted(set(points) | expected):
-            if conc not in points or not runs:
+            if not runs:
                 continue
             for metric, (values, at) in _point_series(hist, runs, key, conc).items():
+                if conc not in points and metric not in _CURVE:
+                    continue  # a point the PR did not measure still draws main's curve
                 job.slots[(conc, metric)] = len(series)
                 series.append(values)
                 where.append(at)
@@ -490,7 +493,9 @@ def _aggregates(
             measures.append(np.array(past))
             joints.append(_mapped(job.joint, at))
         centers = {
-            conc: levels[i].center for (conc, m), i in job.slots.items() if m == "tput_per_gpu"
+            conc: levels[i].center
+            for (conc, m), i in job.slots.items()
+            if m == "tput_per_gpu" and conc in job.mine
         }
         same = _offsets(job.mine, centers)
         past, at = [], []
