@@ -3,6 +3,13 @@ changes, broken numbers."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from infx.cli import cli
 from infx.results.compare import COVERAGE_LOST, NOISE, REGRESSED
 from infx.results.verdict import compare
 from tests.results.simulate import Sweeps
@@ -22,3 +29,33 @@ def test_a_curve_measured_at_other_concurrencies_is_compared_at_matched_interact
     assert slow.curve.verdict == REGRESSED and slow.verdict == REGRESSED
     assert same.curve is not None and same.curve.verdict == NOISE
     assert same.verdict == COVERAGE_LOST
+
+
+def _cli_compare(pr: Path, history: Path) -> Result:
+    return CliRunner().invoke(
+        cli, ["results", "compare", str(pr), "--history", str(history), "--format", "json"]
+    )
+
+
+@pytest.mark.parametrize("side", ["pr", "main"])
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_that_is_not_finite_is_refused(tmp_path: Path, side: str, value: str) -> None:
+    """Python reads NaN and Infinity in JSON; a NaN throughput was 'n/a' and the gate
+    passed, an infinite one 'improved'. Either side's table is refused in one line."""
+    sweeps = Sweeps(1, seed=3)
+    folder = tmp_path / "history"
+    folder.mkdir()
+    docs = sweeps.history(6)
+    pr = sweeps.run(9000)
+    spoiled = pr if side == "pr" else docs[-1]
+    for row in spoiled["rows"]:
+        row["metrics"]["tput_per_gpu"] = "@@"
+    for d in docs:
+        (folder / f"{d['run']['id']}.json").write_text(json.dumps(d).replace('"@@"', value))
+    (tmp_path / "pr.json").write_text(json.dumps(pr).replace('"@@"', value))
+    outcome = _cli_compare(tmp_path / "pr.json", folder)
+    assert outcome.exit_code not in (0, 3), outcome.output
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit)
+    assert "tput_per_gpu" in outcome.stderr
+    assert "finite" in outcome.stderr or value == "-Infinity"  # that one is below 0
+    assert len(outcome.stderr.strip().splitlines()) == 1
