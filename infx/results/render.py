@@ -273,8 +273,9 @@ def _method(report: Report) -> str:
         f"Each point is judged against main's level (the newest segment of its history, cut "
         f"at change points) with a band of the larger of ±{report.threshold:g}% and a "
         f"one-sided {noise.ALPHA:.2%} prediction interval from main's own scatter (pooled "
-        f"over the config); with fewer than {noise.MIN_HISTORY} runs behind it a scatter of "
-        f"{noise.DEFAULT_NOISE:.0%} per run is assumed. Checks: throughput per GPU, TTFT and "
+        f"over the config); when fewer than {noise.MIN_HISTORY - 1} degrees of freedom of "
+        f"scatter stand behind it, even pooled, {noise.DEFAULT_NOISE:.0%} per run is assumed. "
+        "Checks: throughput per GPU, TTFT and "
         "TPOT p50 and p99 (ITL and interactivity are TPOT again, shown, not counted); "
         "accuracy against 1.96 combined standard errors."
     )

@@ -194,6 +194,9 @@ def judge(
     pool: tuple[float | None, int],
     threshold: float,
 ) -> Check:
+    if level is not None and after == 0 and metric.higher_is_better:
+        # Nothing came through (the schema allows 0): no band holds a -100 % change.
+        return Check(metric, level.value, after, -100.0, None, None, level.k, False, REGRESSED)
     if level is None or after is None or after <= 0:
         before = level.value if level is not None else None
         return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
@@ -238,6 +241,12 @@ class _History:
 def _value(row: dict[str, Any], key: str) -> float | None:
     value = row.get("metrics", {}).get(key)
     return value if isinstance(value, int | float) and value > 0 else None
+
+
+def _measured(row: dict[str, Any], key: str) -> float | None:
+    """The PR's value as judged: 0 too (a throughput of 0 is a regression, not n/a)."""
+    value = row.get("metrics", {}).get(key)
+    return value if isinstance(value, int | float) and value >= 0 else None
 
 
 _METRICS = (*(c.key for c in CHECKS), "intvty")
@@ -421,7 +430,7 @@ def _throughput(
             judge(
                 c,
                 levels[job.slots[(conc, c.key)]] if (conc, c.key) in job.slots else None,
-                _value(pr, c.key),
+                _measured(pr, c.key),
                 pools[c.key],
                 threshold,
             )

@@ -59,3 +59,18 @@ def test_a_number_that_is_not_finite_is_refused(tmp_path: Path, side: str, value
     assert "tput_per_gpu" in outcome.stderr
     assert "finite" in outcome.stderr or value == "-Infinity"  # that one is below 0
     assert len(outcome.stderr.strip().splitlines()) == 1
+
+
+def test_a_throughput_of_zero_is_a_regression_not_n_a() -> None:
+    """A table may say 0 tok/s (the schema allows it): that is the worst regression, and
+    the gate must not pass it as 'within noise'."""
+    sweeps = Sweeps(1, seed=3)
+    history = sweeps.history(6)
+    pr = sweeps.run(9000)
+    for row in pr["rows"][:2]:
+        row["metrics"]["tput_per_gpu"] = 0.0
+    report = compare(pr["rows"], history)
+    assert report.verdict == REGRESSED and report.failing
+    dead = [p for c in report.configs for p in c.points if p.conc in (4, 8)]
+    assert {p.verdict for p in dead} == {REGRESSED}
+    assert {p.checks[0].change_pct for p in dead} == {-100.0}
