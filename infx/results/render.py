@@ -223,6 +223,7 @@ class Context:
     history: str | None = None  # how main's history was found
     plots: str | None = None
     ack_label: str | None = None
+    run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
 
 
 def headline(report: Report) -> str:
@@ -300,8 +301,13 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     Configs come worst first; detail sections that would pass `limit` are left out and
     counted, so the body always fits.
     """
-    head = [
-        MARKER,
+    head = [MARKER]
+    if context.run_id is not None:
+        from infx.results.gate import shown_line
+
+        ack = report.ack.comment_id if report.ack is not None else None
+        head.append("\n" + shown_line(context.run_id, ack))
+    head += [
         "\n## Benchmark results against main\n\n",
         headline(report),
         "\n",

@@ -136,6 +136,7 @@ class Ack:
     by: str  # "label" or "comment"
     who: str  # the label's name or the commenter
     url: str | None = None
+    comment_id: int | None = None  # the acknowledging comment
 
 
 @dataclass(frozen=True)
