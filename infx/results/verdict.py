@@ -222,10 +222,10 @@ class _History:
     families: list[dict[str, list[str]]]
 
     @classmethod
-    def of(cls, docs: Sequence[dict[str, Any]]) -> _History:
+    def of(cls, docs: Sequence[dict[str, Any]], notes: list[str] | None = None) -> _History:
         runs, points, families = [], [], []
         for doc in docs:
-            indexed = index(doc.get("rows", []))
+            indexed = index(doc.get("rows", []), notes, "main", twice=False)
             runs.append(dict(doc.get("run") or {}))
             points.append(indexed)
             fam: dict[str, list[str]] = {}
@@ -366,7 +366,7 @@ def compare(
     missing, but not coverage lost."""
     notes: list[str] = []
     mine = index(rows, notes, "this run")
-    hist = _History.of(history)
+    hist = _History.of(history, notes)
     series: list[np.ndarray] = []
     where: list[list[int]] = []
     pending: list[_Pending] = []

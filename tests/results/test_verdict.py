@@ -74,3 +74,42 @@ def test_a_throughput_of_zero_is_a_regression_not_n_a() -> None:
     dead = [p for c in report.configs for p in c.points if p.conc in (4, 8)]
     assert {p.verdict for p in dead} == {REGRESSED}
     assert {p.checks[0].change_pct for p in dead} == {-100.0}
+
+
+def test_an_identity_differing_only_by_case_or_spacing_is_the_same_config() -> None:
+    """The PR spelled the framework 'vLLM ' where main has 'vllm': its points are not all
+    new (the gate would pass a 20 % slower config unseen) and main's curve is not lost."""
+    sweeps = Sweeps(1, seed=4)
+    history = sweeps.history(8)
+    pr = sweeps.run(9000, lambda i, c: 0.8)
+    for row in pr["rows"]:
+        ident = row["identity"]
+        row["identity"] = {
+            **ident,
+            "framework": " vLLM ",
+            "model-prefix": ident["model-prefix"].upper(),
+        }
+    report = compare(pr["rows"], history)
+    (config,) = report.configs
+    assert config.verdict == REGRESSED and config.runs == 8
+    assert any("case" in note for note in report.notes), report.notes
+
+
+def test_a_respelled_config_is_compared_through_the_results_database(tmp_path: Path) -> None:
+    sweeps = Sweeps(1, seed=4)
+    database = tmp_path / "history.sqlite"
+    for r, table in enumerate(sweeps.history(6)):
+        table["run"]["created_at"] = f"2026-11-{r + 1:02d}T00:00:00Z"
+        (tmp_path / "main.json").write_text(json.dumps(table))
+        stored = CliRunner().invoke(
+            cli, ["results", "ingest", str(tmp_path / "main.json"), "--history", str(database)]
+        )
+        assert stored.exit_code == 0, stored.output
+    pr = sweeps.run(9000, lambda i, c: 0.8)
+    for row in pr["rows"]:
+        row["identity"] = {**row["identity"], "framework": "VLLM"}
+    (tmp_path / "pr.json").write_text(json.dumps(pr))
+    outcome = _cli_compare(tmp_path / "pr.json", database)
+    assert outcome.exit_code == 1, outcome.output
+    (config,) = json.loads(outcome.stdout)["configs"]
+    assert config["verdict"] == REGRESSED and config["history_runs"] == 6
