@@ -5,11 +5,13 @@ over main's runs, oldest first. Values are compared on a log scale, so noise and
 are relative. A step (a new image, a driver) is a change, not noise: the series is cut at
 its change points (PELT with an L2 cost: ruptures' `KernelCPD`, linear kernel; penalty
 PENALTY x sigma^2 x ln n with sigma from the median absolute first difference, which a
-few steps do not move), and main's level is the newest segment's. The scatter is the
-standard deviation of that segment after dropping values more than OUTLIER robust
-standard deviations (MAD) from its median, so one bad run neither hides nor fakes a
-change. A newest segment shorter than MIN_HISTORY borrows the scatter of the series'
-older segments; a series with fewer values than that has no estimate of its own.
+few steps do not move, or their root mean square below ROBUST_DIFFS differences), and
+main's level is the newest segment's. The scatter is the standard deviation of that
+segment after dropping outliers (beyond OUTLIER robust standard deviations and outside
+the other values' prediction interval), so one bad run neither hides nor fakes a change.
+A newest segment shorter than MIN_HISTORY borrows the scatter of the series' older
+segments; a series with fewer values than that has no estimate of its own, and its
+squares go to its config's pooled scatter (`pooled`).
 
 NumPy is needed here; ruptures and SciPy load only when a series has three values or
 more, so a comparison with one baseline run never pays for them.
