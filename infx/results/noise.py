@@ -124,8 +124,8 @@ def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
     each moved by less than its own penalty, e.g. in main's newest run alone.
 
     Each series is scaled by its first-difference noise (never below the columns' median
-    one); the penalty is the chi-square
-    quantile that one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
+    one, each value clipped at JOINT_CLIP); the penalty is the chi-square quantile that
+    one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
     """
     if not columns or len(columns[0]) < 2 * MIN_JOINT_SEGMENT + 1:
         return ()
