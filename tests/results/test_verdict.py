@@ -3,6 +3,7 @@ changes, broken numbers."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -113,3 +114,41 @@ def test_a_respelled_config_is_compared_through_the_results_database(tmp_path: P
     assert outcome.exit_code == 1, outcome.output
     (config,) = json.loads(outcome.stdout)["configs"]
     assert config["verdict"] == REGRESSED and config["history_runs"] == 6
+
+
+def test_a_run_twice_in_the_history_folder_counts_once(tmp_path: Path) -> None:
+    """The same main run's table downloaded into two folders: counted twice, its values
+    looked like runs agreeing exactly, the scatter shrank and every config regressed."""
+    sweeps = Sweeps(6, seed=2)
+    folder = tmp_path / "history"
+    for doc in sweeps.history(6):
+        for where in ("a", "b"):
+            (folder / where).mkdir(parents=True, exist_ok=True)
+            (folder / where / f"{doc['run']['id']}.json").write_text(json.dumps(doc))
+    later = copy.deepcopy(doc)
+    later["run"]["attempt"] = 2
+    later["rows"] = later["rows"][:3]  # attempt 2's table: a re-run of failed jobs, merged
+    (folder / "b" / "attempt2.json").write_text(json.dumps(later))
+    (tmp_path / "pr.json").write_text(json.dumps(sweeps.run(9000)))
+    outcome = _cli_compare(tmp_path / "pr.json", folder)
+    verdict = json.loads(outcome.stdout)
+    assert verdict["method"]["history_runs"] == 6
+    assert verdict["configs_by_verdict"][REGRESSED] <= 1, outcome.output
+
+
+def test_two_different_tables_of_one_run_attempt_are_refused(tmp_path: Path) -> None:
+    sweeps = Sweeps(1, seed=2)
+    folder = tmp_path / "history"
+    folder.mkdir()
+    docs = sweeps.history(3)
+    for doc in docs:
+        (folder / f"{doc['run']['id']}.json").write_text(json.dumps(doc))
+    other = copy.deepcopy(docs[-1])
+    other["rows"] = other["rows"][:2]
+    (folder / "other.json").write_text(json.dumps(other))
+    (tmp_path / "pr.json").write_text(json.dumps(sweeps.run(9000)))
+    outcome = _cli_compare(tmp_path / "pr.json", folder)
+    assert outcome.exit_code not in (0, 3), outcome.output
+    assert outcome.stderr.startswith("infx: error:") and not outcome.stdout
+    assert f"run {docs[-1]['run']['id']}" in outcome.stderr
+    assert len(outcome.stderr.strip().splitlines()) == 1
