@@ -297,7 +297,9 @@ def compare(
         raise UsageError("--baseline, --baseline-run and --history exclude each other")
     config = _results_settings()
     ack_label = ack_label or config.acknowledge_label
-    rows = load_results(current)["rows"]
+    table = load_results(current)
+    rows = table["rows"]
+    own_id = (table.get("run") or {}).get("id")
     if not rows:
         click.echo(f"{current} holds no results: nothing to compare", err=True)
         return
@@ -326,6 +328,10 @@ def compare(
         if not history:
             described = f"none found ({search.describe()})"
         click.echo(f"history search: {search.describe()}", err=True)
+    if isinstance(own_id, int) and any((d.get("run") or {}).get("id") == own_id for d in history):
+        # A run is never its own baseline (its table inside the --history folder, say).
+        history = [d for d in history if (d.get("run") or {}).get("id") != own_id]
+        described += f"; this run's own table ({own_id}) left out"
     report = judge_rows(rows, history, threshold, trimmed=trimmed)
     if report.failing and pr_number is not None:
         client = client or _client(repo)

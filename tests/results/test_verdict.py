@@ -152,3 +152,19 @@ def test_two_different_tables_of_one_run_attempt_are_refused(tmp_path: Path) -> 
     assert outcome.stderr.startswith("infx: error:") and not outcome.stdout
     assert f"run {docs[-1]['run']['id']}" in outcome.stderr
     assert len(outcome.stderr.strip().splitlines()) == 1
+
+
+def test_this_runs_own_table_is_never_its_baseline(tmp_path: Path) -> None:
+    """--history . with the PR's table inside: the run judged against itself read within
+    noise however slow it was."""
+    sweeps = Sweeps(2, seed=5)
+    for doc in sweeps.history(6):
+        (tmp_path / f"main-{doc['run']['id']}.json").write_text(json.dumps(doc))
+    pr = sweeps.run(9000, lambda i, c: 0.8 if i == 0 else 1.0)
+    pr["run"]["created_at"] = "2099-01-01T00:00:00Z"  # newer than every main run
+    (tmp_path / "pr.json").write_text(json.dumps(pr))
+    outcome = _cli_compare(tmp_path / "pr.json", tmp_path)
+    assert outcome.exit_code == 1, outcome.output
+    verdict = json.loads(outcome.stdout)
+    assert verdict["method"]["history_runs"] == 6
+    assert verdict["configs_by_verdict"][REGRESSED] == 1
