@@ -306,6 +306,10 @@ def compare(
     client = None
     if history_dir is not None:
         history, described = _read_history(history_dir, rows, history_runs or config.history_runs)
+        own = [d for d in history if isinstance(own_id, int) and d["run"].get("id") == own_id]
+        if own:  # this run's table inside the --history folder: never its own baseline
+            history = [d for d in history if d["run"].get("id") != own_id]
+            described += f"; this run's own table ({own_id}) left out"
     elif baseline is not None:
         history = [load_results(baseline)]
         described = f"one table, `{baseline.name}`"
@@ -328,10 +332,6 @@ def compare(
         if not history:
             described = f"none found ({search.describe()})"
         click.echo(f"history search: {search.describe()}", err=True)
-    if isinstance(own_id, int) and any((d.get("run") or {}).get("id") == own_id for d in history):
-        # A run is never its own baseline (its table inside the --history folder, say).
-        history = [d for d in history if (d.get("run") or {}).get("id") != own_id]
-        described += f"; this run's own table ({own_id}) left out"
     report = judge_rows(rows, history, threshold, trimmed=trimmed)
     if report.failing and pr_number is not None:
         client = client or _client(repo)
