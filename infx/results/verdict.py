@@ -562,6 +562,19 @@ def _measure(
     return Curve(len(mine), change, band.pct, band.sigma * 100, lv.k, band.assumed, verdict, edge)
 
 
+def _stderr(score: dict[str, Any]) -> float | None:
+    """The score's standard error; without one (lm-eval's "N/A"), the binomial error of a
+    rate over its samples, so a drop is never 'n/a' merely for want of a stderr."""
+    stderr = score.get("stderr")
+    if stderr is not None:
+        return stderr
+    value, samples = score.get("value"), score.get("samples")
+    rate = isinstance(value, int | float) and 0 <= value <= 1
+    if rate and isinstance(samples, int) and samples > 0:
+        return math.sqrt(value * (1 - value) / samples)
+    return None
+
+
 def _accuracy(
     key: str,
     ident: dict[str, Any],
@@ -584,7 +597,7 @@ def _accuracy(
             sa, sb = a.get(k), b.get(k)
             status = COMPARED if sa and sb else (NEW if sa else MISSING)
             verdict = (
-                judge_score(sb["value"], sb.get("stderr"), sa["value"], sa.get("stderr"))
+                judge_score(sb["value"], _stderr(sb), sa["value"], _stderr(sa))
                 if sa and sb
                 else status
             )

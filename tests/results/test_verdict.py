@@ -168,3 +168,18 @@ def test_this_runs_own_table_is_never_its_baseline(tmp_path: Path) -> None:
     verdict = json.loads(outcome.stdout)
     assert verdict["method"]["history_runs"] == 6
     assert verdict["configs_by_verdict"][REGRESSED] == 1
+
+
+def test_an_accuracy_drop_without_stderr_is_judged_on_its_samples() -> None:
+    """lm-eval reports no stderr for some metrics ("N/A"): gsm8k falling from 0.97 to 0.50
+    was 'n/a' and passed as within noise. Its 1,319 samples bound the binomial error."""
+    from tests.results.test_compare import accuracy, doc
+
+    def judged(before: float, after: float) -> str:
+        report = compare([accuracy(16, after, None)], [doc([accuracy(16, before, None)])])
+        (config,) = report.configs
+        return config.verdict
+
+    assert judged(0.97, 0.50) == REGRESSED
+    assert judged(0.970, 0.965) == NOISE  # 0.5 points: within 1.96 binomial errors
+    assert judged(0.90, 0.95) == "improved"
