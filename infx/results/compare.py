@@ -187,15 +187,14 @@ def index(
     whose names differ only by case or spacing share one key (said in `notes`)."""
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
-        key = match_key(row["kind"], row["identity"])
-        if notes is not None and key not in out:
-            own = f"{row['kind']}|{config_key(row['identity'])}"
-            if own != key:
-                notes.append(
-                    f"{side}: {config_label(row['identity'])} is matched with "
-                    f"{config_label(json.loads(key.split('|', 1)[1]) | {'conc': 0})}, "
-                    "which differs only by case or spacing"
-                )
+        own = f"{row['kind']}|{config_key(row['identity'])}"
+        key = _SAME.get(own) or match_key(row["kind"], row["identity"])
+        if notes is not None and key not in out and own != key:
+            notes.append(
+                f"{side}: {config_label(row['identity'])} is matched with "
+                f"{config_label(json.loads(key.split('|', 1)[1]) | {'conc': 0})}, "
+                "which differs only by case or spacing"
+            )
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:
