@@ -297,13 +297,19 @@ def compare(
         raise UsageError("--baseline, --baseline-run and --history exclude each other")
     config = _results_settings()
     ack_label = ack_label or config.acknowledge_label
-    rows = load_results(current)["rows"]
+    table = load_results(current)
+    rows = table["rows"]
+    own_id = (table.get("run") or {}).get("id")
     if not rows:
         click.echo(f"{current} holds no results: nothing to compare", err=True)
         return
     client = None
     if history_dir is not None:
         history, described = _read_history(history_dir, rows, history_runs or config.history_runs)
+        own = [d for d in history if isinstance(own_id, int) and d["run"].get("id") == own_id]
+        if own:  # this run's table inside the --history folder: never its own baseline
+            history = [d for d in history if d["run"].get("id") != own_id]
+            described += f"; this run's own table ({own_id}) left out"
     elif baseline is not None:
         history = [load_results(baseline)]
         described = f"one table, `{baseline.name}`"
@@ -329,14 +335,14 @@ def compare(
     report = judge_rows(rows, history, threshold, trimmed=trimmed)
     if report.failing and pr_number is not None:
         client = client or _client(repo)
-        report = _acknowledge(client, report, pr_number, ack_label)
+        report = _acknowledge(client, report, pr_number, ack_label, bot_login)
     plot_note = None
     if plots is not None:
         from infx.results.plot import draw
 
         written = draw(report, plots)
         plot_note = f"{len(written)} PNG(s) in the `{plots_artifact}` artifact"
-    context = Context(history=described, plots=plot_note, ack_label=ack_label)
+    context = Context(history=described, plots=plot_note, ack_label=ack_label, run_id=_this_run())
     body = comment(report, context)
     if out is not None:
         atomic_write(out, body.encode())
@@ -421,21 +427,29 @@ def _results_settings() -> Any:
     return load(root).results
 
 
-def _acknowledge(client: Any, report: Any, number: int, label: str) -> Any:
-    """The PR's label or an authorized /ack-regression comment, if any, on the report. Inside
-    Actions a comment counts only when posted after this run started: it acknowledges the
-    sweep a maintainer saw, not the next push's."""
+def _this_run() -> int | None:
     import os
 
-    from infx.results.gate import acknowledgement, askers
+    run_id = os.environ.get("GITHUB_RUN_ID", "")
+    return int(run_id) if run_id.isdigit() else None
+
+
+def _acknowledge(client: Any, report: Any, number: int, label: str, bot_login: str) -> Any:
+    """The PR's label or an authorized /ack-regression comment, if any, on the report. Inside
+    Actions a comment counts only when posted after this run started and after the sticky
+    comment began showing this run's verdict: it acknowledges the sweep a maintainer saw,
+    not the next push's."""
+    from infx.results.gate import acknowledgement, askers, shown
+    from infx.results.render import sticky
     from infx.results.verdict import acknowledged
 
     pull = client.pull(number)
-    run_id = os.environ.get("GITHUB_RUN_ID", "")
-    since = client.run(int(run_id)).created_at if run_id.isdigit() else None
+    run_id = _this_run()
+    since = client.run(run_id).created_at if run_id is not None else None
     comments = client.comments(number)
+    seen = shown(sticky(comments, bot_login), run_id) if run_id is not None else None
     permissions = {login: client.permission(login) for login in sorted(askers(comments, since))}
-    found = acknowledgement(pull.labels, comments, permissions, label, since)
+    found = acknowledgement(pull.labels, comments, permissions, label, since, seen)
     return acknowledged(report, found)
 
 

@@ -23,6 +23,7 @@ class RunFacts:
     url: str
     created_at: datetime  # UTC, naive
     reused_from: int | None = None
+    stamped: bool = False  # created_at is the first ingest's time: the table had none
 
     def document(self) -> dict[str, Any]:
         """The `run` object of a results document."""
@@ -109,6 +110,7 @@ def _facts(doc: dict[str, Any]) -> RunFacts:
         url=run.get("url", ""),
         created_at=utc(created) if created else now(),
         reused_from=run.get("reused_from"),
+        stamped=not created,
     )
 
 

@@ -111,6 +111,8 @@ class History:
                 f"run {facts.id} is stored with commit {stored.sha}; this table says "
                 f"{facts.sha}: a run's commit never changes"
             )
+        if facts.stamped:  # a run's creation never changes: its first ingest placed it
+            run_values["created_at"] = stored.created_at
         run_updated = False
         if (
             not created

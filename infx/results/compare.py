@@ -66,11 +66,47 @@ def config_key(identity: dict[str, Any]) -> str:
 _KEYS: dict[tuple[Any, ...], str] = {}
 
 
+def _folded(value: Any) -> Any:
+    """A name as it is meant: case and spacing are not part of it."""
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, dict):
+        return {k: _folded(v) for k, v in value.items()}
+    return value
+
+
 def family_key(kind: str, identity: dict[str, Any]) -> str:
     """Model, hardware, framework, precision, scenario...: the configs one changelog entry
-    sweeps together (its parallelisms, sequence lengths and concurrencies vary)."""
-    rest = {k: v for k, v in identity.items() if k not in _SEARCH_SPACE}
+    sweeps together (its parallelisms, sequence lengths and concurrencies vary). Names
+    that differ only by case or spacing are one family."""
+    rest = {k: _folded(v) for k, v in identity.items() if k not in _SEARCH_SPACE}
     return kind + "|" + json.dumps(rest, sort_keys=True)
+
+
+# Keys of configs whose names differ only by case or spacing: one config for a comparison
+# (the first key seen stands for all), so a respelled name is neither new nor lost.
+_SAME: dict[str, str] = {}  # key -> the key standing for it
+_FOLDED: dict[str, str] = {}  # folded key -> the key standing for it
+
+
+_FOLD: dict[str, str] = {}  # key -> folded key
+
+
+def folded_key(kind: str, identity: dict[str, Any]) -> str:
+    """The config's key with names folded (case and spacing)."""
+    key = f"{kind}|{config_key(identity)}"
+    found = _FOLD.get(key)
+    if found is None:
+        found = _FOLD[key] = f"{kind}|{config_key(_folded(identity))}"
+    return found
+
+
+def match_key(kind: str, identity: dict[str, Any]) -> str:
+    key = f"{kind}|{config_key(identity)}"
+    found = _SAME.get(key)
+    if found is None:
+        found = _SAME[key] = _FOLDED.setdefault(folded_key(kind, identity), key)
+    return found
 
 
 def interactivity(metrics: dict[str, Any]) -> float | None:
@@ -142,16 +178,27 @@ def judge_score(
 
 
 def index(
-    rows: Iterable[dict[str, Any]], notes: list[str] | None = None, side: str = ""
+    rows: Iterable[dict[str, Any]],
+    notes: list[str] | None = None,
+    side: str = "",
+    twice: bool = True,
 ) -> dict[str, dict[int, dict[str, Any]]]:
-    """(kind|config) -> conc -> row; a point measured twice keeps its first row."""
+    """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
+    whose names differ only by case or spacing share one key (said in `notes`)."""
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
-        key = f"{row['kind']}|{config_key(row['identity'])}"
+        own = f"{row['kind']}|{config_key(row['identity'])}"
+        key = _SAME.get(own) or match_key(row["kind"], row["identity"])
+        if notes is not None and key not in out and own != key:
+            notes.append(
+                f"{side}: {config_label(row['identity'])} is matched with "
+                f"{config_label(json.loads(key.split('|', 1)[1]) | {'conc': 0})}, "
+                "which differs only by case or spacing"
+            )
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:
-            if notes is not None:
+            if notes is not None and twice:
                 notes.append(
                     f"{side}: {config_label(row['identity'])} conc {conc} was measured twice; "
                     "the first row is used"
@@ -162,4 +209,5 @@ def index(
 
 
 def configs_of(rows: Iterable[dict[str, Any]]) -> set[str]:
-    return {f"{row['kind']}|{config_key(row['identity'])}" for row in rows}
+    """Configs as matched across runs (names folded: case and spacing aside)."""
+    return {folded_key(row["kind"], row["identity"]) for row in rows}

@@ -131,13 +131,40 @@ def history_folder(path: Path) -> list[dict[str, Any]]:
     placed in time and is refused."""
     if not path.is_dir():
         raise UsageError(f"{path}: --history needs a folder of results.json files")
-    docs = []
+    by_run: dict[int, list[tuple[Path, dict[str, Any]]]] = {}
     for file in sorted(path.rglob("*.json")):
         doc = _checked(file)
         run = doc.get("run") or {}
         if not isinstance(run.get("id"), int):
             raise ResultsError(f"{file}: a history table needs run.id (written by collect)")
-        docs.append(doc)
-    if not docs:
+        by_run.setdefault(run["id"], []).append((file, doc))
+    if not by_run:
         raise UsageError(f"{path}: no results tables below it")
+    docs = [_one_run(tables) for tables in by_run.values()]
     return sorted(docs, key=lambda d: (str(d["run"].get("created_at", "")), d["run"]["id"]))
+
+
+def _one_run(tables: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """One run's tables as one (a run counted twice would look like runs agreeing exactly):
+    per point the newest attempt's row; two tables of one attempt must agree."""
+    from infx.results.collect import point_key
+
+    if len(tables) == 1:
+        return tables[0][1]
+    by_attempt: dict[int, tuple[Path, dict[str, dict[str, Any]]]] = {}
+    newest: dict[str, Any] = {}
+    for file, doc in tables:
+        attempt = doc["run"].get("attempt", 1)
+        rows = {point_key(row): row for row in doc["rows"]}
+        if attempt in by_attempt and by_attempt[attempt][1] != rows:
+            raise ResultsError(
+                f"{file}: run {doc['run']['id']} attempt {attempt} has another table with "
+                f"other rows ({by_attempt[attempt][0]})"
+            )
+        by_attempt[attempt] = (file, rows)
+        if attempt >= newest.get("attempt", 1):
+            newest = doc["run"]
+    points: dict[str, dict[str, Any]] = {}
+    for attempt in sorted(by_attempt):
+        points.update(by_attempt[attempt][1])
+    return {"format": "infx-results/1", "run": dict(newest), "rows": list(points.values())}

@@ -5,11 +5,13 @@ over main's runs, oldest first. Values are compared on a log scale, so noise and
 are relative. A step (a new image, a driver) is a change, not noise: the series is cut at
 its change points (PELT with an L2 cost: ruptures' `KernelCPD`, linear kernel; penalty
 PENALTY x sigma^2 x ln n with sigma from the median absolute first difference, which a
-few steps do not move), and main's level is the newest segment's. The scatter is the
-standard deviation of that segment after dropping values more than OUTLIER robust
-standard deviations (MAD) from its median, so one bad run neither hides nor fakes a
-change. A newest segment shorter than MIN_HISTORY borrows the scatter of the series'
-older segments; a series with fewer values than that has no estimate of its own.
+few steps do not move, or their root mean square below ROBUST_DIFFS differences), and
+main's level is the newest segment's. The scatter is the standard deviation of that
+segment after dropping outliers (beyond OUTLIER robust standard deviations and outside
+the other values' prediction interval), so one bad run neither hides nor fakes a change.
+A newest segment shorter than MIN_HISTORY borrows the scatter of the series' older
+segments; a series with fewer values than that has no estimate of its own, and its
+squares go to its config's pooled scatter (`pooled`).
 
 NumPy is needed here; ruptures and SciPy load only when a series has three values or
 more, so a comparison with one baseline run never pays for them.
@@ -40,7 +42,12 @@ MIN_SEGMENT = 2
 MIN_JOINT_SEGMENT = 1
 # Chance that noise alone cuts a config's joint series (see joint_breaks).
 JOINT_ALPHA = 0.001
+JOINT_CLIP = 4.0
 OUTLIER = 5.0
+# Chance that one series of pure noise loses a value as an outlier.
+OUTLIER_ALPHA = 0.001
+# First differences a series needs before their MAD (robust to a step) estimates its noise.
+ROBUST_DIFFS = 12
 _MADN = 1.4826  # MAD -> standard deviation for normal data
 _TINY = 1e-6
 
@@ -55,6 +62,10 @@ class Level:
     df: int  # degrees of freedom of sigma (0 when None)
     breaks: tuple[int, ...]  # indexes where a newer segment starts
     n: int  # values in the series
+    # Squared deviations within segments and their degrees of freedom, however few: what
+    # this series adds to its config's pooled scatter (sigma^2 x df when sigma is known).
+    squares: float = 0.0
+    dof: int = 0
 
     @property
     def value(self) -> float:
@@ -72,12 +83,18 @@ def _median(values: Sequence[float]) -> float:
 
 
 def diff_scale(x: np.ndarray) -> float:
-    """Noise from first differences (MAD): a step moves one difference, not the median."""
+    """Noise from first differences: a step moves one difference, not the median, so with
+    ROBUST_DIFFS differences or more their MAD; below that the MAD of a handful of values
+    is far too often near zero (a pure-noise series then looks like steps), and the root
+    mean square of the differences, which a step can only inflate, is used instead."""
     if len(x) < 3:
         return 0.0
-    d = np.diff(x).tolist()
-    mid = _median(d)
-    return _MADN * _median([abs(v - mid) for v in d]) / math.sqrt(2)
+    d = np.diff(x)
+    if len(d) < ROBUST_DIFFS:
+        return math.sqrt(float(np.mean(d * d)) / 2)
+    values = d.tolist()
+    mid = _median(values)
+    return _MADN * _median([abs(v - mid) for v in values]) / math.sqrt(2)
 
 
 def penalty(x: np.ndarray) -> float:
@@ -106,8 +123,9 @@ def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
     metrics over the same runs): a new image moves them all at once, which shows even when
     each moved by less than its own penalty, e.g. in main's newest run alone.
 
-    Each series is scaled by its first-difference noise; the penalty is the chi-square
-    quantile that one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
+    Each series is scaled by its first-difference noise (never below the columns' median
+    one, each value clipped at JOINT_CLIP); the penalty is the chi-square quantile that
+    one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
     """
     if not columns or len(columns[0]) < 2 * MIN_JOINT_SEGMENT + 1:
         return ()
@@ -115,22 +133,45 @@ def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
     from scipy.special import chdtri
 
     n = len(columns[0])
+    scales = [max(diff_scale(x), DEFAULT_NOISE / 10) for x in columns]
+    # A column whose few values happen to lie close together would weigh as if it were
+    # near noiseless, and noise alone would cut the block: no column counts as calmer than
+    # the config's typical one.
+    typical = _median(scales)
     block = np.column_stack(
-        [(x - _median(x.tolist())) / max(diff_scale(x), DEFAULT_NOISE / 10) for x in columns]
+        [(x - _median(x.tolist())) / max(s, typical) for x, s in zip(columns, scales, strict=True)]
     )
+    # One wild value (a bad node in one run) would outweigh all the other columns: each
+    # value counts at most JOINT_CLIP scatters away from its column's median.
+    np.clip(block, -JOINT_CLIP, JOINT_CLIP, out=block)
     pen = float(chdtri(block.shape[1], JOINT_ALPHA / (n - 1)))
     ends = KernelCPD(kernel="linear", min_size=MIN_JOINT_SEGMENT).fit(block).predict(pen=pen)
     return tuple(int(e) for e in ends[:-1])
 
 
 def _inliers(x: np.ndarray) -> np.ndarray:
+    """The values left after dropping outliers. The MAD of a few values is often far below
+    the scatter, so a value beyond OUTLIER robust deviations is only a suspect: it is
+    dropped when it also lies outside the prediction interval (Student's t, two-sided
+    OUTLIER_ALPHA over the series) of the values that are not suspects. With a handful of
+    values nothing can be told apart, and nothing is dropped."""
     if len(x) < 3:
         return x
     med = _median(x.tolist())
-    scale = _MADN * _median(np.abs(x - med).tolist())
+    dev = np.abs(x - med)
+    scale = _MADN * _median(dev.tolist())
     if scale <= _TINY:
         scale = float(np.std(x))
-    return x[np.abs(x - med) <= OUTLIER * scale + _TINY]
+    suspect = dev > OUTLIER * scale + _TINY
+    if not suspect.any():
+        return x
+    rest = x[~suspect]
+    if len(rest) < 3:
+        return x
+    sd = float(rest.std(ddof=1))
+    limit = critical(len(rest) - 1, OUTLIER_ALPHA / (2 * len(x)))
+    beyond = np.abs(x - rest.mean()) > limit * sd * math.sqrt(1 + 1 / len(rest)) + _TINY
+    return x[~(suspect & beyond)]
 
 
 def level(x: np.ndarray, breaks: tuple[int, ...]) -> Level:
@@ -145,6 +186,7 @@ def level(x: np.ndarray, breaks: tuple[int, ...]) -> Level:
     df = 0
     if len(newest) >= MIN_HISTORY:
         sigma, df = float(newest.std(ddof=1)), len(newest) - 1
+        squares, count = sigma * sigma * df, df
     else:
         squares, count = 0.0, 0
         for start, end in zip(starts, ends, strict=True):
@@ -154,7 +196,7 @@ def level(x: np.ndarray, breaks: tuple[int, ...]) -> Level:
                 count += len(kept) - 1
         if count >= MIN_HISTORY - 1:
             sigma, df = math.sqrt(squares / count), count
-    return Level(center, len(newest), sigma, df, breaks, len(x))
+    return Level(center, len(newest), sigma, df, breaks, len(x), squares, count)
 
 
 def levels(series: Sequence[np.ndarray]) -> list[Level]:
@@ -175,10 +217,12 @@ def critical(df: int | None, alpha: float | None = None) -> float:
 
 
 def pooled(found: Sequence[Level]) -> tuple[float | None, int]:
-    """One scatter for several series judged together (a config's points, one metric)."""
-    squares = sum(lv.sigma**2 * lv.df for lv in found if lv.sigma is not None)
-    df = sum(lv.df for lv in found if lv.sigma is not None)
-    return (math.sqrt(squares / df), df) if df else (None, 0)
+    """One scatter for several series judged together (a config's points, one metric).
+    Series too short for a scatter of their own count too: three main runs of eight
+    points are 16 degrees of freedom, evidence enough to replace the assumed noise."""
+    squares = sum(lv.squares for lv in found)
+    df = sum(lv.dof for lv in found)
+    return (math.sqrt(squares / df), df) if df >= MIN_HISTORY - 1 else (None, 0)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ throughput per GPU, latencies in seconds, interactivity = 1000 / TPOT in ms.
 from __future__ import annotations
 
 import json
+import math
+from collections import deque
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -287,10 +289,36 @@ def result_errors(doc: Any) -> list[ValidationError]:
     """Schema errors of a results document, the first in document order first. The verdict
     comes from jsonschema-rs (a 2,000-row table in milliseconds instead of seconds); only a
     table it rejects is walked again to say why."""
-    if schemas.is_valid("result", doc):
+    if not schemas.is_valid("result", doc):
+        found = list(_result_validator().iter_errors(doc))
+        if found:  # jsonschema-rs also rejects a NaN, which the walk below then finds
+            return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+    try:  # C speed; only a table holding NaN or an infinity is walked to say where
+        json.dumps(doc, allow_nan=False)
         return []
-    found = list(_result_validator().iter_errors(doc))
-    return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
+    except ValueError:
+        bad = _not_finite(doc, [])
+    if bad is None:
+        return []
+    return [ValidationError(f"{bad[1]} is not finite", path=deque(bad[0]))]
+
+
+def _not_finite(value: Any, where: list[Any]) -> tuple[list[Any], float] | None:
+    """Where a NaN or an infinity sits: Python's JSON reader takes them, a schema's
+    `minimum` does not catch NaN, and a verdict on them is meaningless."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where, value)
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _not_finite(item, [*where, key])
+        if found is not None:
+            return found
+    return None
 
 
 def document(rows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> dict[str, Any]:

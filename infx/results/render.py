@@ -223,6 +223,7 @@ class Context:
     history: str | None = None  # how main's history was found
     plots: str | None = None
     ack_label: str | None = None
+    run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
 
 
 def headline(report: Report) -> str:
@@ -273,8 +274,9 @@ def _method(report: Report) -> str:
         f"Each point is judged against main's level (the newest segment of its history, cut "
         f"at change points) with a band of the larger of ±{report.threshold:g}% and a "
         f"one-sided {noise.ALPHA:.2%} prediction interval from main's own scatter (pooled "
-        f"over the config); with fewer than {noise.MIN_HISTORY} runs behind it a scatter of "
-        f"{noise.DEFAULT_NOISE:.0%} per run is assumed. Checks: throughput per GPU, TTFT and "
+        f"over the config); when fewer than {noise.MIN_HISTORY - 1} degrees of freedom of "
+        f"scatter stand behind it, even pooled, {noise.DEFAULT_NOISE:.0%} per run is assumed. "
+        "Checks: throughput per GPU, TTFT and "
         "TPOT p50 and p99 (ITL and interactivity are TPOT again, shown, not counted); "
         "accuracy against 1.96 combined standard errors."
     )
@@ -299,8 +301,13 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     Configs come worst first; detail sections that would pass `limit` are left out and
     counted, so the body always fits.
     """
-    head = [
-        MARKER,
+    head = [MARKER]
+    if context.run_id is not None:
+        from infx.results.gate import shown_line
+
+        ack = report.ack.comment_id if report.ack is not None else None
+        head.append("\n" + shown_line(context.run_id, ack))
+    head += [
         "\n## Benchmark results against main\n\n",
         headline(report),
         "\n",

@@ -136,6 +136,7 @@ class Ack:
     by: str  # "label" or "comment"
     who: str  # the label's name or the commenter
     url: str | None = None
+    comment_id: int | None = None  # the acknowledging comment
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,9 @@ def judge(
     pool: tuple[float | None, int],
     threshold: float,
 ) -> Check:
+    if level is not None and after == 0 and metric.higher_is_better:
+        # Nothing came through (the schema allows 0): no band holds a -100 % change.
+        return Check(metric, level.value, after, -100.0, None, None, level.k, False, REGRESSED)
     if level is None or after is None or after <= 0:
         before = level.value if level is not None else None
         return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
@@ -218,10 +222,10 @@ class _History:
     families: list[dict[str, list[str]]]
 
     @classmethod
-    def of(cls, docs: Sequence[dict[str, Any]]) -> _History:
+    def of(cls, docs: Sequence[dict[str, Any]], notes: list[str] | None = None) -> _History:
         runs, points, families = [], [], []
         for doc in docs:
-            indexed = index(doc.get("rows", []))
+            indexed = index(doc.get("rows", []), notes, "main", twice=False)
             runs.append(dict(doc.get("run") or {}))
             points.append(indexed)
             fam: dict[str, list[str]] = {}
@@ -240,7 +244,14 @@ def _value(row: dict[str, Any], key: str) -> float | None:
     return value if isinstance(value, int | float) and value > 0 else None
 
 
+def _measured(row: dict[str, Any], key: str) -> float | None:
+    """The PR's value as judged: 0 too (a throughput of 0 is a regression, not n/a)."""
+    value = row.get("metrics", {}).get(key)
+    return value if isinstance(value, int | float) and value >= 0 else None
+
+
 _METRICS = (*(c.key for c in CHECKS), "intvty")
+_CURVE = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 
 
 def _point_series(
@@ -355,7 +366,7 @@ def compare(
     missing, but not coverage lost."""
     notes: list[str] = []
     mine = index(rows, notes, "this run")
-    hist = _History.of(history)
+    hist = _History.of(history, notes)
     series: list[np.ndarray] = []
     where: list[list[int]] = []
     pending: list[_Pending] = []
@@ -371,9 +382,11 @@ def compare(
         expected = set(hist.points[runs[-1]][key]) if runs else set()
         job = _Pending(key, ident, points, runs, expected)
         for conc in sorted(set(points) | expected):
-            if conc not in points or not runs:
+            if not runs:
                 continue
             for metric, (values, at) in _point_series(hist, runs, key, conc).items():
+                if conc not in points and metric not in _CURVE:
+                    continue  # a point the PR did not measure still draws main's curve
                 job.slots[(conc, metric)] = len(series)
                 series.append(values)
                 where.append(at)
@@ -418,7 +431,7 @@ def _throughput(
             judge(
                 c,
                 levels[job.slots[(conc, c.key)]] if (conc, c.key) in job.slots else None,
-                _value(pr, c.key),
+                _measured(pr, c.key),
                 pools[c.key],
                 threshold,
             )
@@ -464,9 +477,13 @@ def _aggregates(
     concurrency (against each point's level), each a mean over the config's points."""
     measures: list[np.ndarray] = []
     staged: list[tuple[int, list[float], list[float], tuple[tuple[float, float], ...]]] = []
+    pools: list[tuple[float | None, int]] = []  # each job's pooled throughput scatter
     owners: list[tuple[int, int]] = []  # (job, 0 curve | 1 equal concurrency)
     joints: list[set[int]] = []
     for j, job in enumerate(pending):
+        pools.append(
+            noise.pooled([levels[i] for (conc, m), i in job.slots.items() if m == "tput_per_gpu"])
+        )
         ref = []
         for conc in sorted(job.expected | set(job.mine)):
             xi, yi = job.slots.get((conc, "intvty")), job.slots.get((conc, "tput_per_gpu"))
@@ -486,7 +503,9 @@ def _aggregates(
             measures.append(np.array(past))
             joints.append(_mapped(job.joint, at))
         centers = {
-            conc: levels[i].center for (conc, m), i in job.slots.items() if m == "tput_per_gpu"
+            conc: levels[i].center
+            for (conc, m), i in job.slots.items()
+            if m == "tput_per_gpu" and conc in job.mine
         }
         same = _offsets(job.mine, centers)
         past, at = [], []
@@ -506,7 +525,7 @@ def _aggregates(
     ]
     out: list[list[Curve | None]] = [[None, None] for _ in pending]
     for (j, which), (slot, mine, slopes, edge) in zip(owners, staged, strict=True):
-        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold)
+        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold, pools[j])
     return [(a, b) for a, b in out]
 
 
@@ -526,18 +545,34 @@ def _measure(
     slopes: list[float],
     edge: tuple[tuple[float, float], ...],
     threshold: float,
+    point: tuple[float | None, int] = (None, 0),
 ) -> Curve:
     change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
     if lv.sigma is None:
-        # No scatter of the measure itself: the assumed per-point noise, carried through the
-        # frontier's slope (interactivity is measured too) and averaged over the points.
-        sigma = noise.DEFAULT_NOISE * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
-        width = 100.0 * noise.critical(None) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
-        band = noise.Band(max(threshold, width), sigma, True)
+        # No scatter of the measure itself: the per-point noise (the config's pooled
+        # throughput scatter, else the assumed one), carried through the frontier's slope
+        # (interactivity is measured too) and averaged over the points.
+        base, df = point if point[0] is not None else (noise.DEFAULT_NOISE, None)
+        sigma = base * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
+        width = 100.0 * noise.critical(df) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
+        band = noise.Band(max(threshold, width), sigma, point[0] is None)
     else:
         band = noise.band(lv, (None, 0), threshold)
     verdict = direction(change, band.pct, higher_is_better=True)
     return Curve(len(mine), change, band.pct, band.sigma * 100, lv.k, band.assumed, verdict, edge)
+
+
+def _stderr(score: dict[str, Any]) -> float | None:
+    """The score's standard error; without one (lm-eval's "N/A"), the binomial error of a
+    rate over its samples, so a drop is never 'n/a' merely for want of a stderr."""
+    stderr = score.get("stderr")
+    if stderr is not None:
+        return stderr
+    value, samples = score.get("value"), score.get("samples")
+    rate = isinstance(value, int | float) and 0 <= value <= 1
+    if rate and isinstance(samples, int) and samples > 0:
+        return math.sqrt(value * (1 - value) / samples)
+    return None
 
 
 def _accuracy(
@@ -562,7 +597,7 @@ def _accuracy(
             sa, sb = a.get(k), b.get(k)
             status = COMPARED if sa and sb else (NEW if sa else MISSING)
             verdict = (
-                judge_score(sb["value"], sb.get("stderr"), sa["value"], sa.get("stderr"))
+                judge_score(sb["value"], _stderr(sb), sa["value"], _stderr(sa))
                 if sa and sb
                 else status
             )

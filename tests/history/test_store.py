@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import time
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -178,3 +180,27 @@ def test_each_stored_table_is_valid_and_sorted(history_url: str) -> None:
         for r in back["rows"]
     ]
     assert keys == sorted(keys) and result_errors(back) == []
+
+
+def test_a_table_without_its_creation_time_keeps_its_place(history_url: str) -> None:
+    """`collect` writes no created_at; an ingest without the API stamps the run when it is
+    first stored. Storing it again (the same table, or a later attempt of the run, after a
+    newer run) must neither change anything nor make it main's newest run."""
+    first = table(5000, curve(1000))
+    first["run"].pop("created_at")
+    with open_history(history_url) as history:
+        history.ingest(copy.deepcopy(first))
+        (stamped,) = history.main_runs()
+        when = datetime.fromisoformat(stamped["run"]["created_at"].replace("Z", "+00:00"))
+        newer = table(5001, curve(1000))
+        newer["run"]["created_at"] = (when + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        history.ingest(newer)
+        time.sleep(2.2)  # the clock passes the newer run's creation
+        again = history.ingest(copy.deepcopy(first))
+        assert not again.changed
+        later = copy.deepcopy(first)
+        later["run"]["attempt"] = 2
+        history.ingest(later)
+        runs = history.main_runs()
+    assert [d["run"]["id"] for d in runs] == [5000, 5001]
+    assert runs[0]["run"]["attempt"] == 2

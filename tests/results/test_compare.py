@@ -214,8 +214,11 @@ def test_a_five_percent_slower_config_is_flagged(tmp_path: Path) -> None:
     verdict = json.loads(outcome.stdout)
     assert schema_errors("results-verdict", verdict) == []
     assert verdict["verdict"] == REGRESSED and verdict["gate"]["passed"] is False
-    (slow,) = [c for c in verdict["configs"] if c["verdict"] == REGRESSED]
-    assert slow["identity"]["tp"] == 5 and slow["history_runs"] == 20
+    regressed = [c for c in verdict["configs"] if c["verdict"] == REGRESSED]
+    (slow,) = [c for c in regressed if c["identity"]["tp"] == 5 and '"m0"' in c["key"]]
+    assert slow["history_runs"] == 20
+    # the other 29 configs did not change: at most the noise model's false-alarm rate
+    assert len(regressed) - 1 <= 2, [c["label"] for c in regressed]
     assert slow["curve"]["verdict"] == REGRESSED and slow["curve"]["change_pct"] < -4
     assert "results gate fails: regressed" in outcome.stderr
 

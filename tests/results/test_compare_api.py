@@ -288,8 +288,35 @@ def test_an_acknowledgement_covers_the_sweep_it_was_posted_for_only(
     outcome = verdict_run(api, tmp_path)
     assert outcome.exit_code == 1, outcome.output
     assert not any("/collaborators/" in p for _, p in api.state.requests)
-    # The maintainer looks at this sweep, acknowledges it, and re-runs the job.
-    api.state.add_comment(PR, "maint", "/ack-regression", 70, "MEMBER")
+    # The maintainer looks at this sweep's comment (posted at minute 900), acknowledges
+    # it, and re-runs the job.
+    api.state.add_comment(PR, "maint", "/ack-regression", 950, "MEMBER")
     outcome = verdict_run(api, tmp_path)
     assert outcome.exit_code == 0, outcome.output
     assert [c["conclusion"] for c in check_runs(api)] == ["failure", "success"]
+
+
+def test_an_acknowledgement_covers_only_the_verdict_the_maintainer_saw(
+    api, tmp_path: Path, monkeypatch
+) -> None:
+    """Run 4242 (the first push) failed and its comment is up; a second push started run
+    4243 before the maintainer acknowledged 4242's comment. 4243's verdict was never shown:
+    the acknowledgement must not wave it through; once shown and acknowledged, it passes,
+    and re-running the job again keeps it acknowledged."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions["maint"] = "write"
+    api.state.add_run(4242, head_sha="a" * 40, minute=60, branch="feature")
+    api.state.add_run(4243, head_sha=HEAD, minute=65, branch="feature", status="in_progress")
+    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    assert verdict_run(api, tmp_path).exit_code == 1  # the sticky comment shows run 4242
+    api.state.add_comment(PR, "maint", "/ack-regression", 1000, "MEMBER")  # after reading it
+    monkeypatch.setenv("GITHUB_RUN_ID", "4243")
+    outcome = verdict_run(api, tmp_path, factor=0.6)
+    assert outcome.exit_code == 1, outcome.output
+    assert "Gate: **fails**" in bot_comments(api.state)[0]["body"]
+    # Now 4243's verdict is up; the maintainer acknowledges it and re-runs the job, twice.
+    api.state.add_comment(PR, "maint", "/ack-regression", 1300, "MEMBER")
+    for _ in range(2):
+        outcome = verdict_run(api, tmp_path, factor=0.6)
+        assert outcome.exit_code == 0, outcome.output
+    assert "`/ack-regression` by maint" in bot_comments(api.state)[0]["body"]
