@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from infx.context import slug_from_url
-from tests.conftest import REPO, GitRepo, entry
+from tests.conftest import REPO, GitRepo, entry, make_repo
 
 UPSTREAM = "SemiAnalysisAI/InferenceX"
 
@@ -54,7 +55,9 @@ def test_precedence_option_settings_environment_remote(repo: GitRepo) -> None:
     assert from_upstream.exit_code == 0 and "taken from the upstream remote" in from_upstream.stderr
 
 
-def test_without_a_slug_the_three_ways_are_named(repo: GitRepo) -> None:
+def test_without_a_slug_the_three_ways_are_named(tmp_path: Path) -> None:
+    # A history whose links name no repository: it cannot tell the slug either.
+    repo = make_repo(tmp_path / "repo", history=entry(link="XXX"))
     repo.git("remote", "remove", "origin")
     _append(repo, entry())
     result = repo.infx("changelog", "check", "--base", "base", "--pr", "9")
