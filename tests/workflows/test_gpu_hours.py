@@ -612,14 +612,26 @@ def test_a_dispatch_on_the_wrong_branch_starts_no_gpu_job(
         assert run.dispatches == []
 
 
-def test_timings_come_from_sweep_runs_only(api: FakeGitHub, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        {"path": ".github/workflows/other.yml"},
+        # A fork's run executes the fork's own workflow and can upload a sweep-jobs
+        # artifact saying every identity takes a minute: the next estimate would pass any
+        # budget.
+        {"head_repo": "mallory/bench"},
+    ],
+    ids=["another workflow", "a fork's run"],
+)
+def test_timings_come_from_this_repositorys_sweep_runs_only(
+    api: FakeGitHub, tmp_path: Path, elsewhere: dict[str, str]
+) -> None:
     from infx.workflows.rerun_io import zip_bytes
 
     timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
     forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}
     api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"])
-    api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"],
-                      path=".github/workflows/other.yml")  # fmt: skip
+    api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"], **elsewhere)
     api.state.blobs[100] = zip_bytes({"timings.json": json.dumps(timings).encode()})
     api.state.blobs[300] = zip_bytes({"timings.json": json.dumps(forged).encode()})
     env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}

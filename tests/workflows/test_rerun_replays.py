@@ -443,23 +443,6 @@ def test_a_run_of_a_forks_commits_is_never_rerun(
     assert not (tmp_path / "out").exists()
 
 
-def test_timings_a_forks_run_uploaded_are_not_read(api: FakeGitHub, tmp_path: Path) -> None:
-    """A fork's run executes the fork's own workflow and can upload a sweep-jobs artifact
-    that says every identity takes a minute: the next estimate would pass any budget."""
-    timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
-    forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}
-    api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"])
-    api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"],
-                      head_repo="mallory/bench")  # fmt: skip
-    api.state.blobs[100] = zip_bytes({"timings.json": json.dumps(timings).encode()})
-    api.state.blobs[300] = zip_bytes({"timings.json": json.dumps(forged).encode()})
-    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
-    out = tmp_path / "t.json"
-    result = CliRunner().invoke(cli, ["sweep", "timings", "--out", str(out)], env=env)
-    assert result.exit_code == 0, result.output
-    assert json.loads(out.read_text())["jobs"] == {"a" * 20: [[900.0, 1]]}
-
-
 @pytest.mark.parametrize("scope", ["missing", "infra"])
 def test_a_sweep_whose_every_job_lost_its_runner_reruns_every_job(
     api: FakeGitHub, env: dict[str, str], tmp_path: Path, checkout: Path, scope: str
