@@ -103,12 +103,14 @@ def test_a_history_naming_two_repositories_is_no_answer(repo: GitRepo) -> None:
     assert result.exit_code == 2 and "cannot tell the repository" in result.output
 
 
-def _diverged(repo: GitRepo) -> tuple[str, str]:
+def _diverged(
+    repo: GitRepo, ours_says: str = "branch change", theirs_says: str = "main's own change"
+) -> tuple[str, str]:
     """A branch and main that both appended an entry since the branch left main."""
     _branch(repo)
-    ours = HISTORY + "\n" + entry(description="branch change")
+    ours = HISTORY + "\n" + entry(description=ours_says)
     repo.commit("branch work", **{"perf-changelog.yaml": ours})
-    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="main's own change")
+    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description=theirs_says)
     repo.git("checkout", "-q", "main")
     repo.commit("main moves", **{"perf-changelog.yaml": theirs})
     repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
@@ -145,14 +147,7 @@ def test_a_merge_that_keeps_one_of_two_alike_entries_fails(repo: GitRepo, kept: 
     """Main and the branch each appended an entry that reads the same (another PR's run of
     the same sweep): the driver conflicts, and a resolution that keeps one of them loses
     the other. Each entry of the result stands for one entry of one side."""
-    _branch(repo)
-    ours = HISTORY + "\n" + entry(description="Rerun the sweep")
-    repo.commit("branch work", **{"perf-changelog.yaml": ours})
-    theirs = HISTORY + "\n" + entry(link=f"{LINK}3", description="Rerun the sweep")
-    repo.git("checkout", "-q", "main")
-    repo.commit("main moves", **{"perf-changelog.yaml": theirs})
-    repo.git("update-ref", "refs/remotes/origin/main", "HEAD")
-    repo.git("checkout", "-q", "feature")
+    ours, theirs = _diverged(repo, "Rerun the sweep", "Rerun the sweep")
     repo.git("merge", "--no-edit", "origin/main", check=False)
     repo.write("perf-changelog.yaml", theirs if kept == "main" else ours)
     repo.git("add", "perf-changelog.yaml")
