@@ -34,12 +34,22 @@ def test_a_step_shared_by_a_config_in_its_newest_run_is_still_found() -> None:
 def test_a_noisier_main_than_assumed_is_not_all_regressions() -> None:
     """Main scatters 5 % per point (not the assumed 2 %) over 8 runs: an A/A comparison
     must not call most configs regressed."""
-    regressed = total = 0
+    reports = _aa_with_five_percent_noise(runs=8)
+    _few_regressed(reports)
+
+
+def _aa_with_five_percent_noise(runs: int) -> list:
+    """A/A comparisons of 10 configs against `runs` main runs scattering 5 % per point."""
+    reports = []
     for seed in range(3):
         sweeps = Sweeps(10, seed=seed, noise=0.05)
-        report = compare(sweeps.run(9000)["rows"], sweeps.history(8))
-        regressed += report.configs_with(REGRESSED)
-        total += len(report.configs)
+        reports.append(compare(sweeps.run(9000)["rows"], sweeps.history(runs)))
+    return reports
+
+
+def _few_regressed(reports: list) -> None:
+    regressed = sum(report.configs_with(REGRESSED) for report in reports)
+    total = sum(len(report.configs) for report in reports)
     assert regressed <= total // 10, f"{regressed} of {total} configs judged regressed"
 
 
@@ -57,15 +67,11 @@ def test_a_short_history_shows_its_noise_through_the_configs_points() -> None:
     """Three main runs are too few for one series, but a config's eight points together
     show main scatters 5 %, not the assumed 2 %: an A/A comparison stays quiet, and the
     scatter is reported as measured."""
-    regressed = total = 0
-    for seed in range(3):
-        sweeps = Sweeps(10, seed=seed, noise=0.05)
-        report = compare(sweeps.run(9000)["rows"], sweeps.history(3))
-        regressed += report.configs_with(REGRESSED)
-        total += len(report.configs)
+    reports = _aa_with_five_percent_noise(runs=3)
+    for report in reports:
         tput = [c for cfg in report.configs for p in cfg.points for c in p.checks[:1]]
         assert not any(c.assumed for c in tput)
-    assert regressed <= total // 10, f"{regressed} of {total} configs judged regressed"
+    _few_regressed(reports)
 
 
 def test_one_main_run_assumes_the_default_noise_and_says_so() -> None:
