@@ -77,6 +77,16 @@ api_repo_option = click.option(
 )
 
 
+# The sweep workflow whose runs the comment commands, reuse and reruns read.
+workflow_option = click.option(
+    "--workflow-id",
+    "workflow",
+    default="run-sweep.yml",
+    show_default=True,
+    help="File name of the sweep workflow.",
+)
+
+
 base_option = click.option(
     "--base",
     help="Ref the change is compared against. Default: where this branch left main, the "

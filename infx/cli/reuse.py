@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import api_repo_option
+from infx.cli.options import api_repo_option, workflow_option
 from infx.context import repo_slug
 from infx.errors import InfxError, UsageError
 from infx.github.actions import append_summary, comment_event, event, set_outputs
@@ -40,13 +40,6 @@ from infx.workflows.reuse import (
 )
 from infx.workflows.stage import DISPATCH_EVENT, decide_stage
 
-workflow_option = click.option(
-    "--workflow-id",
-    "workflow",
-    default="run-sweep.yml",
-    show_default=True,
-    help="File name of the sweep workflow.",
-)
 repo_option = api_repo_option
 decide_only_option = click.option(
     "--decide-only",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from infx import git
-from infx.cli.options import api_repo_option
+from infx.cli.options import api_repo_option, workflow_option
 from infx.errors import ConfigError, InfxError, UsageError
 from infx.github.actions import append_summary, event, set_outputs
 
@@ -29,13 +29,6 @@ STATUS_CONTEXT = "infx/gpu-budget"
 ENVIRONMENT = "gpu-budget"
 _BRANCH = re.compile(r"[A-Za-z0-9._/-]{1,200}")
 
-workflow_option = click.option(
-    "--workflow-id",
-    "workflow",
-    default="run-sweep.yml",
-    show_default=True,
-    help="File name of the sweep workflow.",
-)
 repo_option = api_repo_option
 scope_option = click.option(
     "--scope",
