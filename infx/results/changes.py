@@ -64,7 +64,8 @@ def _significant(x: np.ndarray, cuts: set[int], previous: int, last: int, alpha:
 def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.0) -> list[Step]:
     """Steps whose first bad run is among the newest `recent` runs of their series' config."""
     runs = [dict(d.get("run") or {}) for d in history]
-    indexed = [index(d.get("rows", [])) for d in history]
+    names: dict[str, str] = {}
+    indexed = [index(d.get("rows", []), names=names) for d in history]
     keys = sorted({k for p in indexed for k in p if k.startswith("throughput|")})
     out: list[Step] = []
     for key in keys:

@@ -83,12 +83,6 @@ def family_key(kind: str, identity: dict[str, Any]) -> str:
     return kind + "|" + json.dumps(rest, sort_keys=True)
 
 
-# Keys of configs whose names differ only by case or spacing: one config for a comparison
-# (the first key seen stands for all), so a respelled name is neither new nor lost.
-_SAME: dict[str, str] = {}  # key -> the key standing for it
-_FOLDED: dict[str, str] = {}  # folded key -> the key standing for it
-
-
 _FOLD: dict[str, str] = {}  # key -> folded key
 
 
@@ -101,12 +95,11 @@ def folded_key(kind: str, identity: dict[str, Any]) -> str:
     return found
 
 
-def match_key(kind: str, identity: dict[str, Any]) -> str:
-    key = f"{kind}|{config_key(identity)}"
-    found = _SAME.get(key)
-    if found is None:
-        found = _SAME[key] = _FOLDED.setdefault(folded_key(kind, identity), key)
-    return found
+def match_key(kind: str, identity: dict[str, Any], names: dict[str, str]) -> str:
+    """The key a config is matched under in one comparison: configs whose names differ only
+    by case or spacing are one config there (the first key seen, kept in `names` by folded
+    key, stands for all), so a respelled name is neither new nor lost."""
+    return names.setdefault(folded_key(kind, identity), f"{kind}|{config_key(identity)}")
 
 
 def interactivity(metrics: dict[str, Any]) -> float | None:
@@ -182,13 +175,16 @@ def index(
     notes: list[str] | None = None,
     side: str = "",
     twice: bool = True,
+    names: dict[str, str] | None = None,
 ) -> dict[str, dict[int, dict[str, Any]]]:
     """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
-    whose names differ only by case or spacing share one key (said in `notes`)."""
+    whose names differ only by case or spacing share one key (said in `notes`); tables
+    indexed for one comparison share its `names` (see match_key)."""
+    names = {} if names is None else names
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
         own = f"{row['kind']}|{config_key(row['identity'])}"
-        key = _SAME.get(own) or match_key(row["kind"], row["identity"])
+        key = match_key(row["kind"], row["identity"], names)
         if notes is not None and key not in out and own != key:
             notes.append(
                 f"{side}: {config_label(row['identity'])} is matched with "

@@ -222,10 +222,16 @@ class _History:
     families: list[dict[str, list[str]]]
 
     @classmethod
-    def of(cls, docs: Sequence[dict[str, Any]], notes: list[str] | None = None) -> _History:
+    def of(
+        cls,
+        docs: Sequence[dict[str, Any]],
+        notes: list[str] | None = None,
+        names: dict[str, str] | None = None,
+    ) -> _History:
+        names = {} if names is None else names
         runs, points, families = [], [], []
         for doc in docs:
-            indexed = index(doc.get("rows", []), notes, "main", twice=False)
+            indexed = index(doc.get("rows", []), notes, "main", twice=False, names=names)
             runs.append(dict(doc.get("run") or {}))
             points.append(indexed)
             fam: dict[str, list[str]] = {}
@@ -365,8 +371,9 @@ def compare(
     run measured each curve at its lowest concurrency only: the points it did not plan are
     missing, but not coverage lost."""
     notes: list[str] = []
-    mine = index(rows, notes, "this run")
-    hist = _History.of(history, notes)
+    names: dict[str, str] = {}
+    mine = index(rows, notes, "this run", names=names)
+    hist = _History.of(history, notes, names)
     series: list[np.ndarray] = []
     where: list[list[int]] = []
     pending: list[_Pending] = []

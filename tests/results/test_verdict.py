@@ -94,6 +94,13 @@ def test_an_identity_differing_only_by_case_or_spacing_is_the_same_config() -> N
     (config,) = report.configs
     assert config.verdict == REGRESSED and config.runs == 8
     assert any("case" in note for note in report.notes), report.notes
+    # The matching belongs to that comparison: the next one, spelled alike on both sides
+    # (the respelled identity first this time), compares the same and notes no respelling.
+    again = compare(pr["rows"], [dict(t, rows=pr["rows"]) for t in history])
+    assert again.configs[0].key == config.key
+    assert not any("case" in note for note in again.notes), again.notes
+    plain = compare(sweeps.run(9000)["rows"], history)
+    assert not any("case" in note for note in plain.notes), plain.notes
 
 
 def test_a_respelled_config_is_compared_through_the_results_database(tmp_path: Path) -> None:
