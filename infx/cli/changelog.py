@@ -282,8 +282,8 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
     CRLF line endings (a whole file saved with them or a byte-order mark too, when it is
-    otherwise history plus appended entries), trailing spaces, one empty line before each entry, the final
-    newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
+    otherwise history plus appended entries), trailing spaces, one empty line before each
+    entry, the final newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
     which become XXX. History bytes are never touched; the file is written atomically,
     and only when the fixed text reads as the old one did but for those links. Then the
     gate runs on the result: exit 1 names each problem a person must fix.

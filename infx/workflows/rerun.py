@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -82,17 +82,11 @@ class RunRecord:
 
     def rerun(self, run_id: int, sha: str, scope: str) -> RunRecord:
         """The record of a rerun of this run."""
-        return RunRecord(
+        return replace(
+            self,
             run_id=run_id,
             event="workflow_dispatch",
             sha=sha,
-            pr=self.pr,
-            category=self.category,
-            options=self.options,
-            canary=self.canary,
-            fail_fast=self.fail_fast,
-            agentx_fast=self.agentx_fast,
-            root=self.root,
             source=self.run_id,
             scope=scope,
             depth=self.depth + 1,
