@@ -283,10 +283,10 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
 
     CRLF line endings (a whole file saved with them or a byte-order mark too, when it is
     otherwise history plus appended entries), trailing spaces, one empty line before each
-    entry, the final newline, and placeholder spellings of a pr-link (PENDING, TBD, pull/PENDING, ...)
-    which become XXX. History bytes are never touched; the file is written atomically,
-    and only when the fixed text reads as the old one did but for those links. Then the
-    gate runs on the result: exit 1 names each problem a person must fix.
+    entry, the final newline, and placeholder spellings of a pr-link (PENDING, TBD,
+    pull/PENDING, ...) which become XXX. History bytes are never touched; the file is
+    written atomically, and only when the fixed text reads as the old one did but for those
+    links. Then the gate runs on the result: exit 1 names each problem a person must fix.
     """
     root = git.root()
     base = branch_base(root) if base is None else base
@@ -395,9 +395,9 @@ def merge_driver(
     """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
     It writes the merge of both sides' new entries to %A; nothing here talks to GitHub
-    (`infx merge` merges a pull request there). Main's entries come first, whichever side is ours. When there is no automatic answer
-    it exits 1 and leaves both sides between conflict markers in %A, so git reports a
-    normal conflict and nothing is lost.
+    (`infx merge` merges a pull request there). Main's entries come first, whichever side is
+    ours. When there is no automatic answer it exits 1 and leaves both sides between
+    conflict markers in %A, so git reports a normal conflict and nothing is lost.
     """
     root = git.root()
     policy = _policy(repo, pr, root) if pr else None

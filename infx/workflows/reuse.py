@@ -151,7 +151,10 @@ def ambiguous(artifacts: Iterable[Artifact], names: Iterable[str], run_id: int) 
     for name in names:
         count = sum(1 for a in artifacts if a.name == name and not a.expired)
         if count > 1:
-            return f"run {run_id} has {count} unexpired {name} artifacts; which one is its own is unknown"
+            return (
+                f"run {run_id} has {count} unexpired {name} artifacts; which one is its own "
+                "is unknown"
+            )
     return None
 
 
