@@ -32,9 +32,9 @@ from infx.matrix.expand import hardware_table, is_agentic, is_multinode, row_con
 from infx.matrix.load import load_yaml, parse_masters
 from infx.matrix.pipeline import SweepInputs, plan_sweep
 from infx.matrix.plan import PlanOptions, Revision, canary
+from infx.matrix.timings import Timings
+from infx.rerun.rules import jobs_of, missing, rerun_plan, row_id, select, valid_points
 from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
-from infx.workflows.rerun import jobs_of, missing, rerun_plan, row_id, select, valid_points
-from infx.workflows.timings import Timings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_plan import synthetic  # the same synthetic configs as the plan benchmark

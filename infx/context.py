@@ -17,9 +17,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from infx import git
-from infx.changelog.links import DEFAULT_SERVER
 from infx.errors import UsageError
-from infx.settings import SETTINGS_FILE, Settings
+from infx.settings import DEFAULT_SERVER, SETTINGS_FILE, Settings
 
 _SLUG = re.compile(r"[A-Za-z0-9-]+/[A-Za-z0-9._-]+")
 REMOTES = ("upstream", "origin")

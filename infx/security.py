@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from infx.errors import GitHubError
+from infx.github.values import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
 
 if TYPE_CHECKING:
     from infx.github.client import GitHub
@@ -27,34 +28,10 @@ APPROVE_ALL = "all_external_contributors"
 
 
 @dataclass(frozen=True)
-class SelfHostedRunner:
-    name: str
-    labels: tuple[str, ...]
-    ephemeral: bool | None  # None: the API did not say
-    group_id: int | None  # None: registered to the repository, or not said
-
-
-@dataclass(frozen=True)
-class RunnerGroup:
-    id: int
-    name: str
-    restricted_to_workflows: bool
-    selected_workflows: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Unread:
     """A setting the API would not show this token, with GitHub's answer."""
 
     reason: str
-
-
-@dataclass(frozen=True)
-class PrivateForkPolicy:
-    run_workflows: bool
-    send_write_tokens: bool
-    send_secrets: bool
-    require_approval: bool
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from infx import schemas
-from infx.changelog import CHANGELOG_FILE
 from infx.errors import UsageError
-from infx.matrix import MASTER_GLOB, RUNNERS_FILE
 
 SETTINGS_FILE = "infx.toml"
 # What every benchmark job reads besides its recipe script: the sweep workflow, which
 # passes each job its inputs, and the job template. A sweep's manifest records their
 # bytes, so a reused run must have run the same ones.
 JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
+
+CHANGELOG_FILE = "perf-changelog.yaml"
+MASTER_GLOB = "configs/*-master.yaml"
+RUNNERS_FILE = "configs/runners.yaml"
+# Where pr-links and the API point when nothing names a GitHub Enterprise host.
+DEFAULT_SERVER = "https://github.com"
 
 
 @dataclass(frozen=True)

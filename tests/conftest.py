@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from infx.cli import cli
+from tests.github.fake_api import FakeGitHub
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex"
 REPO = "acme/bench"
@@ -193,3 +194,17 @@ def postgres() -> Iterator[str]:
         pytest.skip(reason)
     with server() as url:
         yield url
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeGitHub]:
+    """A fake GitHub API of this test's own, which PyGithub reaches through GITHUB_API_URL."""
+    with FakeGitHub() as fake:
+        fake.state.workdir = tmp_path / "api-git"
+        monkeypatch.setenv("GITHUB_API_URL", fake.url)
+        monkeypatch.setenv("GITHUB_TOKEN", "test-token")
+        monkeypatch.setenv("GITHUB_REPOSITORY", "acme/bench")
+        monkeypatch.delenv("GH_TOKEN", raising=False)
+        monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+        monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+        yield fake

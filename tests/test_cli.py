@@ -153,9 +153,9 @@ def test_every_repo_option_names_each_place_the_default_comes_from() -> None:
 
 
 def test_chunk_help_names_the_buckets_plans_and_the_sweep_workflow_have(repo) -> None:
-    from infx.workflows.rows import buckets
+    from infx.matrix.rows import buckets
+    from tests.actions.harness import load
     from tests.conftest import entry
-    from tests.workflows.harness import load
 
     repo.commit("entry", **{"perf-changelog.yaml": repo.read().decode() + "\n" + entry()})
     planned = json.loads(repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD").stdout)
@@ -169,7 +169,7 @@ def test_chunk_help_names_the_buckets_plans_and_the_sweep_workflow_have(repo) ->
 
 
 def test_sweep_mode_help_names_the_outputs_it_writes() -> None:
-    from infx.workflows.labels import PUSH
+    from infx.sweep.labels import PUSH
 
     # The help wraps after hyphens: `fail-` at a line's end, `fast` on the next.
     text = re.sub(r"-\s+", "-", " ".join(help_text("sweep", "mode").split()))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infx.settings import DEFAULT_SERVER
+
 PLACEHOLDER = "XXX"
-DEFAULT_SERVER = "https://github.com"
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from infx import git
 from infx.cli.options import api_repo_option
 from infx.context import repo_slug, server_url
 from infx.github.client import GitHub
+from infx.merge.helper import MergeOptions, merge_pr
 from infx.settings import load as load_settings
-from infx.workflows.merge import MergeOptions, merge_pr
 
 
 @click.command("merge")

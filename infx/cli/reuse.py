@@ -12,21 +12,17 @@ from infx import git
 from infx.cli.options import api_repo_option, workflow_option
 from infx.context import repo_slug
 from infx.errors import InfxError, UsageError
-from infx.github.actions import append_summary, comment_event, event, set_outputs
+from infx.github.actions import CommentEvent, append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
-from infx.settings import Settings
-from infx.settings import load as load_settings
-from infx.workflows.commands import CommentEvent
-from infx.workflows.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
-from infx.workflows.handoff import (
+from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
+from infx.reuse.handoff import (
     Dispatch,
     StatusDecision,
     decision_outputs,
     parse_decision,
     parse_status,
 )
-from infx.workflows.labels import PRIMARY
-from infx.workflows.reuse import (
+from infx.reuse.rules import (
     STATUS_CONTEXT,
     GateEvent,
     GateResult,
@@ -38,7 +34,10 @@ from infx.workflows.reuse import (
     reuse_status,
     verdict,
 )
-from infx.workflows.stage import DISPATCH_EVENT, decide_stage
+from infx.reuse.stage import DISPATCH_EVENT, decide_stage
+from infx.settings import Settings
+from infx.settings import load as load_settings
+from infx.sweep.labels import PRIMARY
 
 repo_option = api_repo_option
 decide_only_option = click.option(
@@ -96,7 +95,7 @@ def main_ref(root: Path, remote: str, branch: str) -> str:
 
 
 def _merging_of_pull(root: Path, settings: Settings, remote: str, head_sha: str) -> Merging:
-    from infx.workflows.preview import merging_of_pull
+    from infx.reuse.preview import merging_of_pull
 
     if not git.has_ref(f"{head_sha}^{{commit}}", root):
         return Merging(None, f"the PR head {head_sha[:12]} is not in this checkout")
@@ -160,7 +159,7 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
 def _local(root: Path, settings: Settings, asked: GateEvent) -> Local:
     """What the checkout says about the asking run: the pushed commit's first parent and
     what merges (the push itself, or the PR's merge commit GitHub checked out)."""
-    from infx.workflows.preview import merging_between
+    from infx.reuse.preview import merging_between
 
     if asked.name == "push":
         parent = (

@@ -24,14 +24,14 @@ from infx.github.actions import append_summary, event, set_outputs
 from infx.matrix.cost import PUSH
 from infx.matrix.options import PlanOptions
 from infx.matrix.plan import canary
+from infx.matrix.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
 from infx.matrix.sources import load_masters, load_runners, manifest_of, plan_change
 from infx.matrix.summary import summary_table
 from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.schemas import errors as schema_errors
 from infx.settings import load as load_settings
 from infx.settings import load_at as load_settings_at
-from infx.workflows.labels import Decision, decide_event
-from infx.workflows.rows import BUCKETS, bucket_outputs, chunk_rows, recipe_path, row_env
+from infx.sweep.labels import Decision, decide_event
 from infx.yamlio import atomic_write
 
 if TYPE_CHECKING:
@@ -257,11 +257,11 @@ def _labeler_checked(root: Path, verdict: BudgetVerdict, role: str, payload: dic
 def _write_record(
     root: Path, target: Path, decision: Decision, category: str, event_name: str, payload: dict
 ) -> None:
-    """rerun.json: what a rerun of this run needs to know (infx.workflows.rerun.RunRecord)."""
+    """rerun.json: what a rerun of this run needs to know (infx.sweep.record.RunRecord)."""
     import os
 
-    from infx.workflows.rerun import RunRecord
-    from infx.workflows.rerun_io import write_json
+    from infx.rerun.facts import write_json
+    from infx.sweep.record import RunRecord
 
     run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
     pr = (payload.get("pull_request") or {}).get("number")
@@ -291,7 +291,7 @@ def _costs(
     """Every job's estimate, the wall time per pool and the budget verdict."""
     from infx.matrix.cost import estimate, verdict, wall_minutes
     from infx.matrix.summary import plan_rows
-    from infx.workflows.timings import parse_timings
+    from infx.matrix.timings import parse_timings
 
     recorded = (
         parse_timings(durations.read_bytes(), str(durations)).durations() if durations else {}
@@ -408,8 +408,8 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, and the
     node each row is pinned to (`runs-on`, empty: the row's runner label) from the
     runs-on.json a rerun writes beside its plan."""
-    from infx.workflows.rerun import row_id
-    from infx.workflows.rerun_io import pins_for
+    from infx.rerun.facts import pins_for
+    from infx.rerun.rules import row_id
 
     rows = chunk_rows(_read_plan(plan_file), bucket, index)
     pins = pins_for(plan_file)

@@ -22,8 +22,9 @@ from infx.github.actions import append_summary, event, set_outputs
 
 if TYPE_CHECKING:
     from infx.github.client import GitHub, Run
-    from infx.workflows.rerun import RerunPlan, RunRecord
-    from infx.workflows.rerun_io import PlanFiles
+    from infx.rerun.facts import PlanFiles
+    from infx.rerun.rules import RerunPlan
+    from infx.sweep.record import RunRecord
 
 STATUS_CONTEXT = "infx/gpu-budget"
 ENVIRONMENT = "gpu-budget"
@@ -71,8 +72,8 @@ def _run_id(value: str, what: str) -> int:
 @repo_option
 def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
     """Fetch the job timings recorded by the newest sweeps (their sweep-jobs artifacts)."""
-    from infx.workflows.rerun_io import JOBS_ARTIFACT, TIMINGS_FILE, artifact_files, write_json
-    from infx.workflows.timings import Timings, parse_timings
+    from infx.matrix.timings import Timings, parse_timings
+    from infx.rerun.facts import JOBS_ARTIFACT, TIMINGS_FILE, artifact_files, write_json
 
     gh = _client(repo)
 
@@ -143,8 +144,8 @@ def triage(
     success rate per pool, and record the durations of its successful jobs that left a
     valid result (a job that passed without one measured nothing: its minutes would make
     the next estimate too low)."""
-    from infx.workflows.rerun import has_result, outcomes, valid_points
-    from infx.workflows.rerun_io import (
+    from infx.matrix.timings import job_slot, row_at, samples_of
+    from infx.rerun.facts import (
         TIMINGS_FILE,
         TRIAGE_FILE,
         folder_files,
@@ -153,8 +154,8 @@ def triage(
         read_attempts,
         write_json,
     )
-    from infx.workflows.timings import job_slot, row_at, samples_of
-    from infx.workflows.triage import Attempt, summary
+    from infx.rerun.rules import has_result, outcomes, valid_points
+    from infx.rerun.triage import Attempt, summary
 
     this_run = _run_id(run_id, "--run-id")
     files = plan_files(folder_files(plan_dir), str(plan_dir))
@@ -270,7 +271,7 @@ class Decision:
 
 def _preview(files: PlanFiles, todo: RerunPlan, whole_jobs: int, kinds: dict[str, str]) -> str:
     from infx.matrix.cost import estimate
-    from infx.workflows.rerun import jobs_of, row_id
+    from infx.rerun.rules import jobs_of, row_id
 
     durations = files.timings.durations()
     agentx = bool(files.record and files.record.agentx_fast)
@@ -330,7 +331,8 @@ def decide_rerun(
 ) -> Decision:
     """Whether and what to rerun of a run, read through the API (the rerun run itself
     decides again from the artifacts, with the recipe at its checkout)."""
-    from infx.workflows.rerun import (
+    from infx.rerun.facts import job_logs, newer_sweeps, run_plan_files, run_results
+    from infx.rerun.rules import (
         jobs_of,
         missing,
         outcomes,
@@ -340,7 +342,6 @@ def decide_rerun(
         select,
         valid_points,
     )
-    from infx.workflows.rerun_io import job_logs, newer_sweeps, run_plan_files, run_results
 
     def fetch() -> tuple[Any, ...]:
         run = gh.run(run_id)
@@ -523,7 +524,7 @@ USAGE = "usage: /rerun-failed [<run_id>] alone in the comment"
 
 def _newest_sweep(gh: GitHub, pull: Any) -> int | None:
     """The newest run on the PR's head branch, of one of its commits, that planned a sweep."""
-    from infx.workflows.rerun import PLAN_ARTIFACT
+    from infx.sweep.record import PLAN_ARTIFACT
 
     commits = set(gh.pull_commits(pull.number))
     found = [
@@ -547,7 +548,7 @@ def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
     """Handle a `/rerun-failed [<run_id>]` comment on a PR: a maintainer's request to run
     again the jobs of the PR's newest sweep (or the pinned run) that left no valid result."""
     from infx.github.actions import comment_event
-    from infx.workflows.reuse import WRITE_PERMISSIONS
+    from infx.github.permissions import WRITE_PERMISSIONS
 
     name, payload = event()
     if name != "issue_comment" or payload.get("action") != "created":
@@ -651,24 +652,7 @@ def rerun_plan(
     from infx.matrix.cost import estimate, verdict, wall_minutes
     from infx.matrix.manifest import lineage
     from infx.matrix.sources import load_runners
-    from infx.results.floors import load_floors
-    from infx.settings import load as load_settings
-    from infx.settings import load_at
-    from infx.workflows.rerun import (
-        PINS_FILE,
-        RECORD_FILE,
-        SOURCE_PLAN_FILE,
-        jobs_of,
-        missing,
-        outcomes,
-        pin_nodes,
-        refusal,
-        row_id,
-        select,
-        valid_points,
-    )
-    from infx.workflows.rerun import rerun_plan as plan_rerun
-    from infx.workflows.rerun_io import (
+    from infx.rerun.facts import (
         ESTIMATE_FILE,
         PLAN_FILE,
         TIMINGS_FILE,
@@ -681,6 +665,23 @@ def rerun_plan(
         results_below,
         write_json,
     )
+    from infx.rerun.rules import (
+        PINS_FILE,
+        RECORD_FILE,
+        SOURCE_PLAN_FILE,
+        jobs_of,
+        missing,
+        outcomes,
+        pin_nodes,
+        refusal,
+        row_id,
+        select,
+        valid_points,
+    )
+    from infx.rerun.rules import rerun_plan as plan_rerun
+    from infx.results.floors import load_floors
+    from infx.settings import load as load_settings
+    from infx.settings import load_at
 
     root = git.root()
     settings = load_settings(root)

@@ -30,7 +30,7 @@ def check(pattern: str) -> None:
     [labels], each old name left there, and each label list missing a name, is listed
     with its file and line (exit 1).
     """
-    from infx.workflows.label_lists import label_problems
+    from infx.sweep.label_lists import label_problems
 
     root = git.root()
     settings = load_settings(root)

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infx.errors import UsageError
 
-if TYPE_CHECKING:
-    from infx.workflows.commands import CommentEvent
+
+@dataclass(frozen=True)
+class CommentEvent:
+    """An issue_comment event, as read from its payload at the edge."""
+
+    issue_number: int
+    on_pull_request: bool
+    comment_id: int
+    body: str
+    updated_at: str  # as the payload spells it, compared with the API's current value
 
 
 def event() -> tuple[str, dict[str, Any]]:
@@ -32,8 +41,6 @@ def event() -> tuple[str, dict[str, Any]]:
 
 def comment_event(payload: dict[str, Any]) -> CommentEvent:
     """The issue_comment payload as a value; a payload of another shape is a usage error."""
-    from infx.workflows.commands import CommentEvent
-
     issue, comment = payload.get("issue"), payload.get("comment")
     if not isinstance(issue, dict) or not isinstance(comment, dict):
         raise UsageError("the issue_comment payload lacks 'issue' or 'comment'")

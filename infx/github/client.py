@@ -29,7 +29,7 @@ from github.GithubException import RateLimitExceededExceedsMaxWait
 
 from infx.errors import GitHubError
 from infx.github.budget import Limits, Meter, within
-from infx.security import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
+from infx.github.values import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
 
 DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")

@@ -1,4 +1,5 @@
 """Master configs and their expansion into a GitHub Actions benchmark matrix."""
 
-MASTER_GLOB = "configs/*-master.yaml"
-RUNNERS_FILE = "configs/runners.yaml"
+from infx.settings import MASTER_GLOB, RUNNERS_FILE
+
+__all__ = ["MASTER_GLOB", "RUNNERS_FILE"]

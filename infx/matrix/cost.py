@@ -8,7 +8,7 @@ same identity, or else an assumption stated in the job's `source`:
   is produced (image, recipe fingerprint, exp-name, lengths, DRAM budget, component
   versions, workers' extra settings), so a new image keeps its config's history;
 - recorded durations come from a `Durations` mapping (job key -> seconds, oldest first);
-  `infx.workflows.timings` fills it from the job-timings file the workflow carries, and
+  `infx.matrix.timings` fills it from the job-timings file the workflow carries, and
   any other source (a results database) only needs to produce the same mapping;
 - assumptions: a fixed-seq-len or eval point takes MINUTES_PER_POINT, an agentic job its
   `duration`, its eval included (AGENTX_FAST_MINUTES for a throughput job under the

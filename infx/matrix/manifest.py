@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infx.workflows.rows import buckets, recipe_path
+from infx.matrix.rows import buckets, recipe_path
 
 if TYPE_CHECKING:
     from infx.matrix.plan import Plan

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from infx.github.client import Comment
+from infx.github.permissions import PREFILTER_ASSOCIATIONS, authorized
 from infx.results.verdict import Ack
-from infx.workflows.reuse import PREFILTER_ASSOCIATIONS, authorized
 
 ACK_COMMAND = "/ack-regression"
 _SHOWN = re.compile(r"^<!-- infx:run (\d+)(?: ack (\d+))? -->$", re.MULTILINE)

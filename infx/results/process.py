@@ -21,9 +21,9 @@ from infx import schemas
 from infx.errors import ResultsError, UsageError
 from infx.matrix.contract import row_gpus
 from infx.matrix.expand import row_concs
+from infx.matrix.rows import gpu_type
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
 from infx.schemas import schema_path
-from infx.workflows.rows import gpu_type
 
 FORMAT = "infx-results/1"
 FIXED = "fixed-seq-len"

@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 
 from infx.cli import cli
 from infx.matrix.manifest import evaluated
-from infx.workflows.preview import merge_preview
+from infx.reuse.preview import merge_preview
 from tests.conftest import HISTORY, LINK, GitRepo, entry, make_repo
 from tests.github.fake_api import REPO, FakeGitHub, State
 

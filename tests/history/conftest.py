@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.github.conftest import api
 from tests.history.postgres import create_database
 
-__all__ = ["api"]
 _names = itertools.count()
 
 

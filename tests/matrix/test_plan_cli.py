@@ -189,7 +189,7 @@ def test_summary_counts_gpu_hours_of_multi_node_jobs(bench: GitRepo) -> None:
 
 def test_no_entries_plans_nothing(bench: GitRepo) -> None:
     """Every bucket of the plan is empty; the same bench with an entry fills each one."""
-    from infx.workflows.rows import buckets
+    from infx.matrix.rows import buckets
 
     bench.commit("nothing")
     empty = {name: len(rows) for name, rows in buckets(plan(bench)).items()}

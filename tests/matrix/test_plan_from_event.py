@@ -7,9 +7,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from infx.workflows.rows import buckets
+from infx.matrix.rows import buckets
+from tests.actions.harness import pr_payload
 from tests.conftest import GitRepo
-from tests.workflows.harness import pr_payload
 
 
 def _plan_from_event(bench: GitRepo, payload: dict, tmp_path, name="pull_request"):

@@ -12,8 +12,8 @@ import pytest
 from infx.matrix.contract import printed
 from infx.matrix.expand import expand, hardware_table, is_agentic
 from infx.matrix.load import load_yaml as load_fast
+from infx.matrix.rows import recipe_path, row_env
 from infx.results.process import AIPERF_EXPORT, LM_EVAL_DIR
-from infx.workflows.rows import recipe_path, row_env
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-dspark"

@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
-from infx.workflows.rows import row_env
+from infx.matrix.rows import row_env
 from tests.github.fake_api import State
 from tests.results.formats import ROOT, agentic_rows
 from tests.results.openai_server import OpenAIServer

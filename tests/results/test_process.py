@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infx.cli import cli
+from infx.matrix.rows import row_env
 from infx.results.clients import ClientRun
 from infx.results.process import metrics, row_from_env
 from infx.schemas import errors as schema_errors
-from infx.workflows.rows import row_env
 from tests.results.formats import (
     agentic_rows,
     fixed_row,

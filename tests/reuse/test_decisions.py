@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from infx.errors import ReuseError
+from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
 from infx.matrix.manifest import SweepOptions, build, differences, summarize
 from infx.matrix.plan import Plan
-from infx.workflows.commands import CommentEvent, ReuseCommand
-from infx.workflows.labels import sweep_label_problem
-from infx.workflows.reuse import (
+from infx.reuse.commands import ReuseCommand
+from infx.reuse.rules import (
     MAX_CANDIDATES,
     STATUS_LENGTH,
     Candidate,
@@ -29,7 +29,8 @@ from infx.workflows.reuse import (
     reuse_status,
     verdict,
 )
-from infx.workflows.stage import StageFacts, decide_stage
+from infx.reuse.stage import StageFacts, decide_stage
+from infx.sweep.labels import sweep_label_problem
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 REPO = "acme/bench"

@@ -1,0 +1,1 @@
+"""The maintainer's merge helper (`infx merge PR`)."""

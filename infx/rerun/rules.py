@@ -1,0 +1,323 @@
+"""Rerun only what failed: the rows of a sweep without a valid result, the plan that runs
+them again (the canary first where due), and the node each infra retry goes to.
+
+Pure. A rerun is a new run of the sweep workflow (workflow_dispatch, input `rerun-of`)
+that carries its source's plan: its planning job writes the rows to run into its own
+`sweep.json`, the whole plan the lineage measures into `source-plan.json`, and a
+`rerun.json` record; its collect job merges the source's results under its own. GitHub's
+"re-run failed jobs" cannot do this: it keeps the run's commit (a fixed recipe is not
+picked up), cannot send a job to another node, and does not rerun a job that passed
+without leaving a valid result.
+
+A row has a valid result when every point it measures (`expected_outputs`) is in a
+results file of the lineage with the row's own recipe (image, exp-name, fingerprint, ...)
+and, for an eval, every score meets its accuracy floor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from infx.matrix.plan import EVAL_BUCKETS, canary
+from infx.matrix.timings import JobSlot, job_slot, row_at
+from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
+from infx.results.floors import Floors, checks
+from infx.sweep.record import MAX_DEPTH, PLAN_ARTIFACT, RECORD_FILE, SCOPES, RunRecord
+
+if TYPE_CHECKING:
+    from infx.github.client import Job, Run
+
+Row = dict[str, Any]
+SOURCE_PLAN_FILE = "source-plan.json"
+PINS_FILE = "runs-on.json"
+
+
+# --- plans as lists of jobs ----------------------------------------------------------------
+
+
+def row_id(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True, separators=(",", ":"))
+
+
+def _lists(plan: Mapping[str, Any]) -> Iterator[tuple[tuple[str, ...], list[Row], bool]]:
+    """(where, rows, is_eval) of every row list of a plan."""
+    for shape in ("single_node", "multi_node"):
+        for name, rows in plan.get(shape, {}).items():
+            yield (shape, name), rows, False
+    for name in EVAL_BUCKETS:
+        yield (name,), plan.get(name, []), True
+
+
+def jobs_of(plan: Mapping[str, Any]) -> list[tuple[Row, bool]]:
+    """(row, is_eval) of every job of a plan or of a canary split (canary first)."""
+    if "remaining" in plan:
+        head = [(row, False) for row in plan.get("canary", [])]
+        return head + jobs_of(plan["remaining"])
+    return [(row, is_eval) for _, rows, is_eval in _lists(plan) for row in rows]
+
+
+def whole_plan(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan with its canary (if split off) back at the head of its bucket."""
+    if "remaining" not in payload:
+        return dict(payload)
+    plan = json.loads(json.dumps(payload["remaining"]))
+    for row in payload.get("canary", []):
+        name = "1k1k" if (row.get("isl"), row.get("osl")) == (1024, 1024) else "8k1k"
+        plan.setdefault("single_node", {}).setdefault(name, []).insert(0, row)
+    return plan
+
+
+def subset(plan: Mapping[str, Any], keep: Sequence[str]) -> dict[str, Any]:
+    """The plan with only the rows named in `keep` (row ids, a multiset), same layout."""
+    wanted: dict[str, int] = {}
+    for rid in keep:
+        wanted[rid] = wanted.get(rid, 0) + 1
+    out: dict[str, Any] = {"single_node": {}, "multi_node": {}}
+    for where, rows, _ in _lists(plan):
+        kept = []
+        for row in rows:
+            rid = row_id(row)
+            if wanted.get(rid, 0) > 0:
+                wanted[rid] -= 1
+                kept.append(row)
+        if len(where) == 2:
+            if kept:
+                out[where[0]][where[1]] = kept
+        else:
+            out[where[0]] = kept
+    out["changelog_metadata"] = plan.get("changelog_metadata", {})
+    return out
+
+
+# --- valid results ----------------------------------------------------------------------------
+
+
+def _point(kind: str, identity: Mapping[str, Any], recipe: Any) -> str:
+    """A point measured with one recipe (two configs may measure the same point with
+    different images; each needs its own result)."""
+    ident = {k: v for k, v in identity.items() if k != "hardware"}
+    return json.dumps([kind, ident, recipe], sort_keys=True)
+
+
+def expected(row: Row, is_eval: bool) -> list[str]:
+    """The points a row's job measures, with its recipe."""
+    from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
+
+    how = recipe(row)
+    if is_eval or row.get("run-eval"):
+        return [_point("accuracy", identity(row, eval_concurrency(row)), how)]
+    return [_point("throughput", identity(row, conc), how) for conc, _ in expected_outputs(row)]
+
+
+def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> set[str]:
+    """Every point, with its recipe, that a result row counts for: an accuracy row below a
+    floor does not."""
+    found: set[str] = set()
+    for doc in docs:
+        for result in doc.get("rows", []):
+            if result.get("kind") == "accuracy" and floors is not None:
+                single = {"rows": [result]}
+                if any(not check.passed for check in checks(single, floors)):
+                    continue
+            found.add(_point(result["kind"], result["identity"], result.get("recipe")))
+    return found
+
+
+def has_result(row: Row, is_eval: bool, points: set[str]) -> bool:
+    return all(point in points for point in expected(row, is_eval))
+
+
+def missing(
+    plan_jobs: Sequence[tuple[Row, bool]],
+    points: set[str],
+    source_outcomes: Sequence[Outcome] = (),
+) -> list[int]:
+    """Positions of the jobs without a valid result. A row whose job failed its floor check
+    in the source run has none whatever floors the caller knows: its score is in the table."""
+    below = {row_id(o.row) for o in source_outcomes if o.kind == ACCURACY}
+    return [
+        i
+        for i, (row, is_eval) in enumerate(plan_jobs)
+        if not has_result(row, is_eval, points) or row_id(row) in below
+    ]
+
+
+# --- what the source run's jobs say ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One benchmark job of a run, mapped to the row it ran."""
+
+    slot: JobSlot
+    row: Row
+    conclusion: str | None
+    kind: str | None  # triage class; None: it succeeded
+    node: str
+    attempt: int = 1
+
+
+def outcomes(
+    jobs: Iterable[Job], plan: Mapping[str, Any], logs: Mapping[int, str | None]
+) -> list[Outcome]:
+    """The benchmark jobs of a run with their triage class. `logs` holds the log tails read
+    (job id -> text, None: GitHub kept none); a failed job missing from it was not read."""
+    found = []
+    for job in jobs:
+        slot = job_slot(job.name)
+        row = row_at(plan, slot) if slot else None
+        if slot is None or row is None:
+            continue
+        kind = None
+        if job.conclusion != "success":
+            kind = classify(
+                Failure(job.conclusion, job.failed_step, logs.get(job.id), job.id in logs)
+            )
+        found.append(Outcome(slot, row, job.conclusion, kind, job.runner_name or "", job.attempt))
+    return found
+
+
+def select(
+    plan_jobs: Sequence[tuple[Row, bool]],
+    missing_at: Sequence[int],
+    ran: Mapping[str, Any],
+    source_outcomes: Sequence[Outcome],
+    scope: str,
+) -> list[int]:
+    """Positions of the jobs to run again. `missing` scope: every job without a valid
+    result. `infra` scope: those whose job failed for an infra reason; and, when every
+    failure of the source run was infra, also its rows that never ran or were cancelled
+    (fail-fast, a canary lost with its runner). `ran` is the source run's own plan."""
+    if scope == "missing":
+        return list(missing_at)
+    failed = [o for o in source_outcomes if o.kind not in (None, CANCELLED)]
+    infra = {row_id(o.row) for o in failed if is_infra(o.kind or "")}
+    collateral: set[str] = set()
+    if failed and len(infra) == len({row_id(o.row) for o in failed}):
+        finished = {row_id(o.row) for o in source_outcomes if o.kind != CANCELLED}
+        planned = {row_id(row) for row, _ in jobs_of(ran)}
+        collateral = planned - finished
+    chosen = infra | collateral
+    return [i for i in missing_at if row_id(plan_jobs[i][0]) in chosen]
+
+
+def pin_nodes(
+    rows: Sequence[Row], source_outcomes: Sequence[Outcome], pools: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, str], list[str]]:
+    """Row id -> the node an infra failure is retried on, spread round-robin over the nodes
+    of the row's pool that had no infra failure in the source run; notes on rows left to
+    the whole pool."""
+    bad = {o.node for o in source_outcomes if o.kind and is_infra(o.kind) and o.node}
+    failed_on = {row_id(o.row): o.node for o in source_outcomes if o.kind and is_infra(o.kind)}
+    pins: dict[str, str] = {}
+    notes: list[str] = []
+    turn: dict[str, int] = {}
+    for row in rows:
+        rid = row_id(row)
+        if rid not in failed_on or rid in pins:
+            continue
+        label = str(row["runner"])
+        allowed = [node for node in pools.get(label, []) if node not in bad]
+        if not allowed:
+            notes.append(f"{row.get('exp-name')}: no other node of {label} is known to be healthy")
+            continue
+        pins[rid] = allowed[turn.get(label, 0) % len(allowed)]
+        turn[label] = turn.get(label, 0) + 1
+    return pins, notes
+
+
+@dataclass
+class RerunPlan:
+    """What a rerun runs: its plan (canary split when due), pins, and why."""
+
+    plan: dict[str, Any]
+    jobs: list[tuple[Row, bool]]
+    canary: Row | None
+    pins: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def rerun_plan(
+    whole: Mapping[str, Any],
+    chosen: Sequence[int],
+    *,
+    recipe_changed: bool,
+    source_canary: bool,
+) -> RerunPlan:
+    """The plan of a rerun: the chosen jobs of the whole plan, with the plan's canary run
+    first when the recipe changed since the source run or when the canary itself is among
+    the jobs of a sweep that had one."""
+    plan_jobs = jobs_of(whole)
+    ids = [row_id(plan_jobs[i][0]) for i in chosen]
+    first, _ = canary(dict(whole))
+    due = first is not None and (recipe_changed or (source_canary and row_id(first) in ids))
+    if not due or first is None:
+        kept = subset(whole, ids)
+        return RerunPlan(kept, jobs_of(kept), None)
+    rest = list(ids)
+    if row_id(first) in rest:
+        rest.remove(row_id(first))
+    kept = subset(whole, rest)
+    payload = {"canary": [first], "remaining": kept}
+    return RerunPlan(payload, jobs_of(payload), first)
+
+
+# --- may this run be rerun? ---------------------------------------------------------------------
+
+
+def refusal(
+    run: Run,
+    workflow: str,
+    record: RunRecord | None,
+    branch_runs: Sequence[Run],
+    newer_sweeps: Sequence[int],
+    *,
+    scope: str,
+    automatic: bool = False,
+    repo: str | None = None,
+) -> str | None:
+    """Why `run` may not be rerun now (None: it may). `branch_runs` are the workflow's recent
+    runs on the run's branch; `newer_sweeps` the runs that uploaded a sweep plan there since.
+    `repo`: this repository; a run of another's commits (a fork's pull request runs the
+    fork's own workflow, which can upload any plan) is never rerun."""
+    if not run.path.endswith(f".github/workflows/{workflow}"):
+        return f"run {run.id} is not a run of {workflow} ({run.path})"
+    if repo is not None and run.head_repo != repo:
+        return (
+            f"run {run.id} ran commits of {run.head_repo or 'an unknown repository'}, "
+            f"not {repo}: a fork's run is never rerun"
+        )
+    if run.status != "completed":
+        return f"run {run.id} is {run.status}; wait until it completes"
+    if record is None:
+        return f"run {run.id} has no {RECORD_FILE} in its {PLAN_ARTIFACT} artifact"
+    if scope not in SCOPES:
+        return f"scope must be one of {', '.join(SCOPES)}"
+    if record.depth >= MAX_DEPTH:
+        return f"run {run.id} is already rerun number {record.depth} of run {record.root}"
+    if automatic:
+        if run.conclusion != "failure":
+            return f"run {run.id} concluded {run.conclusion}; only failed sweeps are retried"
+        if record.scope == "infra":
+            return f"run {run.id} is itself an automatic retry; infra failures are retried once"
+    running = [r for r in branch_runs if r.status != "completed" and r.id != run.id]
+    if running:
+        return (
+            f"run {running[0].id} of {workflow} is {running[0].status} on this branch; wait for it"
+        )
+    newer = sorted(n for n in newer_sweeps if n != run.id)
+    if newer:
+        return f"run {newer[-1]} is a newer sweep of this branch; rerun that one instead"
+    return None
+
+
+def newest_first(runs: Iterable[Run]) -> list[Run]:
+    return sorted(runs, key=lambda r: (r.created_at, r.id), reverse=True)
+
+
+def created_after(runs: Iterable[Run], moment: datetime) -> list[Run]:
+    return [r for r in runs if r.created_at > moment]

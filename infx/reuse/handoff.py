@@ -1,0 +1,137 @@
+"""Comment commands in two jobs: one reads the untrusted comment with a read-only token and
+decides; a second job, holding the write permission, only carries the decision out.
+
+The decision crosses between the jobs as job outputs. The acting job trusts none of it
+blindly: the reaction must be +1 or -1, the comment is the event's own, and a dispatch must
+be the staging event for the event's own pull request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from infx.errors import UsageError
+from infx.github.client import Status
+from infx.reuse.rules import STATUS_CONTEXT, STATUS_LENGTH
+
+REACTIONS = ("+1", "-1")
+STAGE_EVENT = "stage-results"
+STATUS_STATES = ("success", "failure")
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    event_type: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StatusDecision:
+    """The `infx/reuse` commit status decided for a PR head."""
+
+    sha: str
+    status: Status
+
+
+def decision_outputs(
+    reaction: str | None, dispatches: list[Dispatch], status: StatusDecision | None = None
+) -> dict[str, str]:
+    """Step outputs of the deciding job; an empty reaction means: nothing to do."""
+    if len(dispatches) > 1:
+        raise UsageError("a comment command dispatches at most one event")
+    dispatch = ""
+    if dispatches:
+        dispatch = json.dumps(
+            {"event_type": dispatches[0].event_type, "client_payload": dispatches[0].payload},
+            separators=(",", ":"),
+        )
+    decided = ""
+    if status is not None:
+        decided = json.dumps(
+            {
+                "sha": status.sha,
+                "state": status.status.state,
+                "description": status.status.description,
+            },
+            separators=(",", ":"),
+        )
+    return {"reaction": reaction or "", "dispatch": dispatch, "status": decided}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _stage_payload_problem(payload: Any, pr_number: int) -> str | None:
+    if not isinstance(payload, dict):
+        return "client_payload is not an object"
+    expected = {"pr-number", "run-id", "run-attempt", "requested-by", "artifacts"}
+    if set(payload) != expected:
+        return f"client_payload keys must be {', '.join(sorted(expected))}"
+    if payload["pr-number"] != pr_number:
+        return f"client_payload is for PR {payload['pr-number']!r}, the comment is on #{pr_number}"
+    if not (_is_int(payload["run-id"]) and _is_int(payload["run-attempt"])):
+        return "run-id and run-attempt must be integers"
+    if not isinstance(payload["requested-by"], str):
+        return "requested-by must be a login"
+    artifacts = payload["artifacts"]
+    if not isinstance(artifacts, list) or not all(
+        isinstance(a, dict)
+        and set(a) == {"id", "name", "staged-as"}
+        and _is_int(a["id"])
+        and isinstance(a["name"], str)
+        and isinstance(a["staged-as"], str)
+        for a in artifacts
+    ):
+        return "artifacts must be a list of {id, name, staged-as}"
+    return None
+
+
+def parse_decision(
+    reaction: str, dispatch: str, pr_number: int
+) -> tuple[str | None, Dispatch | None]:
+    """The acting job's view of the outputs it was handed; anything unexpected is refused."""
+    if reaction and reaction not in REACTIONS:
+        raise UsageError(
+            f"reaction must be one of {', '.join(REACTIONS)} or empty, not {reaction!r}"
+        )
+    if not dispatch:
+        return reaction or None, None
+    if reaction != "+1":
+        raise UsageError("a dispatch comes only with an accepted (+1) command")
+    try:
+        data = json.loads(dispatch)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"dispatch is not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or set(data) != {"event_type", "client_payload"}:
+        raise UsageError("dispatch must be {event_type, client_payload}")
+    if data["event_type"] != STAGE_EVENT:
+        raise UsageError(f"only the {STAGE_EVENT!r} event may be dispatched")
+    problem = _stage_payload_problem(data["client_payload"], pr_number)
+    if problem:
+        raise UsageError(f"dispatch refused: {problem}")
+    return reaction, Dispatch(data["event_type"], data["client_payload"])
+
+
+def parse_status(status: str) -> StatusDecision | None:
+    """The acting job's view of a decided `infx/reuse` status; anything unexpected is refused.
+    The context is always infx's own: a decision cannot name another check."""
+    if not status:
+        return None
+    try:
+        data = json.loads(status)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"status is not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or set(data) != {"sha", "state", "description"}:
+        raise UsageError("status must be {sha, state, description}")
+    if not isinstance(data["sha"], str) or not re.fullmatch(r"[0-9a-f]{40}", data["sha"]):
+        raise UsageError("status sha must be a commit id")
+    if data["state"] not in STATUS_STATES:
+        raise UsageError(f"status state must be one of {', '.join(STATUS_STATES)}")
+    text = data["description"]
+    if not isinstance(text, str) or not 0 < len(text) <= STATUS_LENGTH:
+        raise UsageError(f"status description must be 1 to {STATUS_LENGTH} characters")
+    return StatusDecision(data["sha"], Status(STATUS_CONTEXT, data["state"], text))

@@ -1,0 +1,171 @@
+"""`/stage-results [<run_id>]`: hand a PR's sweep results to the staging pipeline.
+
+Pure rules over facts read beforehand (`infx.reuse.facts`); the command's edge
+dispatches and reacts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from infx.github.actions import CommentEvent
+from infx.github.client import Artifact, Comment, LabelEvent, Pull
+from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
+from infx.reuse.rules import (
+    AGGREGATE_ARTIFACTS,
+    WRITE_PERMISSIONS,
+    Candidate,
+    ambiguous,
+    check_run,
+)
+from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
+
+DISPATCH_EVENT = "stage-results"
+METADATA_ARTIFACT = "changelog-metadata"
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """What the API said about the requester, the PR and its candidate runs."""
+
+    comment: Comment
+    permission: str
+    pull: Pull | None = None  # None: the requester lacks permission, nothing more was read
+    commits: frozenset[str] = frozenset()
+    label_events: tuple[LabelEvent, ...] = ()
+    candidates: tuple[Candidate, ...] = ()  # pinned: the pinned run if it exists
+    exhausted: bool = False  # more candidates existed than MAX_CANDIDATES
+
+
+@dataclass(frozen=True)
+class StageResult:
+    reaction: str | None
+    reason: str
+    staged: dict[str, str] = field(default_factory=dict)  # artifact -> staged name
+    dispatch: dict[str, Any] | None = None  # the repository dispatch payload to send
+
+
+def label_active_at(
+    events: Iterable[LabelEvent], labels: Iterable[str], when: datetime
+) -> set[str]:
+    """Which of `labels` were on the PR at `when`, replayed from labeled/unlabeled events."""
+    wanted = set(labels)
+    active: set[str] = set()
+    for event in sorted(events, key=lambda e: e.created_at):
+        if event.created_at > when:
+            break
+        if event.label in wanted:
+            (active.add if event.action == "labeled" else active.discard)(event.label)
+    return active
+
+
+def result_artifacts(artifacts: Iterable[Artifact]) -> list[Artifact]:
+    """What a run produced to stage: the aggregate tables, or the agentic jobs' own files."""
+    return [
+        a
+        for a in artifacts
+        if not a.expired and (a.name in AGGREGATE_ARTIFACTS or a.name.startswith("bmk_agentic_"))
+    ]
+
+
+def staged_name(pr: int, run_id: int, artifact: str) -> str:
+    return f"pr{pr}-run{run_id}-{artifact}"
+
+
+def stage_ignores(event: CommentEvent) -> str | None:
+    """Why a comment event is none of /stage-results' business (None: it is)."""
+    if not mentions_stage(event.body):
+        return "comment is not a /stage-results command"
+    if not event.on_pull_request:
+        return "comment is on an issue, not a pull request"
+    return None
+
+
+def stage_refusal(event: CommentEvent) -> str | None:
+    """The usage line when the comment is not exactly the command."""
+    valid, _ = stage_command(event.body)
+    return None if valid else STAGE_USAGE
+
+
+def stageable(
+    candidate: Candidate,
+    commits: frozenset[str],
+    events: tuple[LabelEvent, ...],
+    workflow: str,
+    repo: str,
+) -> tuple[str | None, list[Artifact]]:
+    """Why a run cannot be staged (None: it can), and the artifacts to stage."""
+    run = candidate.run
+    why = check_run(run, commits, workflow, True, repo)
+    if why:
+        return why, []
+    if not label_active_at(events, FULL_SWEEP, run.created_at):
+        return f"run {run.id} started without a full-sweep label on the PR", []
+    metadata = [a for a in candidate.artifacts if a.name == METADATA_ARTIFACT and not a.expired]
+    results = result_artifacts(candidate.artifacts)
+    if not metadata or not results:
+        return f"run {run.id} lacks unexpired {METADATA_ARTIFACT} and result artifacts", []
+    staged = metadata + results
+    why = ambiguous(staged, sorted({a.name for a in staged}), run.id)
+    if why:
+        return why, []
+    return None, staged
+
+
+def decide_stage(
+    event: CommentEvent, facts: StageFacts | None, workflow: str, repo: str
+) -> StageResult:
+    """What to do about a /stage-results comment; `facts` is None when nothing was read."""
+    why = stage_ignores(event)
+    if why:
+        return StageResult(None, why)
+    usage = stage_refusal(event)
+    if usage or facts is None:
+        return StageResult("-1", usage or STAGE_USAGE)
+    # The requester is the comment's author, never whoever re-runs the job.
+    comment = facts.comment
+    if facts.permission not in WRITE_PERMISSIONS:
+        return StageResult("-1", f"{comment.author} lacks write, maintain or admin permission")
+    pull = facts.pull
+    if pull is None:
+        return StageResult("-1", f"PR #{event.issue_number} was not read")
+    problem = sweep_label_problem(pull.number, pull.labels, reuse=False)
+    if problem:
+        return StageResult("-1", problem)
+    _, run_id = stage_command(event.body)
+    if run_id is not None:
+        found = [c for c in facts.candidates if c.run.id == run_id]
+        if not found:
+            return StageResult("-1", f"run {run_id} does not exist")
+        chosen = found[0]
+        why, artifacts = stageable(chosen, facts.commits, facts.label_events, workflow, repo)
+        if why:
+            return StageResult("-1", why)
+    else:
+        valid = [
+            (c, artifacts)
+            for c in facts.candidates
+            for why, artifacts in [stageable(c, facts.commits, facts.label_events, workflow, repo)]
+            if why is None
+        ]
+        if not valid:
+            more = (
+                "; pin one of the older runs with /stage-results <run_id>"
+                if facts.exhausted
+                else ""
+            )
+            return StageResult("-1", f"no stageable {workflow} run on PR #{pull.number}{more}")
+        chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
+    run = chosen.run
+    staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}
+    payload = {
+        "pr-number": pull.number,
+        "run-id": run.id,
+        "run-attempt": run.run_attempt,
+        "requested-by": comment.author,
+        "artifacts": [{"id": a.id, "name": a.name, "staged-as": staged[a.name]} for a in artifacts],
+    }
+    return StageResult("+1", f"staged {len(staged)} artifact(s) of run {run.id}", staged, payload)

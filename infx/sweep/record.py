@@ -1,0 +1,67 @@
+"""The record a sweep run keeps of itself (`rerun.json` in its sweep-plan artifact): what a
+rerun of it, or a reuse of it, needs to know about how it was planned."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from infx.errors import UsageError
+from infx.matrix.options import PlanOptions
+
+RECORD_FILE = "rerun.json"
+PLAN_ARTIFACT = "sweep-plan"
+SCOPES = ("missing", "infra")
+# Reruns of reruns: a lineage stops growing here (each one is a person's or the retry's
+# decision; this only bounds a loop).
+MAX_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a rerun of a run needs to know about it (`rerun.json` in its sweep-plan)."""
+
+    run_id: int
+    event: str
+    sha: str  # the commit the run checked out and benchmarked
+    pr: int | None
+    category: str  # the budget category: primary label, or push
+    options: PlanOptions
+    canary: bool
+    fail_fast: bool
+    agentx_fast: bool
+    root: int  # the original sweep of the lineage
+    source: int | None = None  # the run this one reran
+    scope: str | None = None  # None: an original sweep
+    depth: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["options"] = asdict(self.options)
+        return {"format": "infx-rerun-record/1", **out}
+
+    @classmethod
+    def from_json(cls, data: Any, name: str) -> RunRecord:
+        try:
+            if data.get("format") != "infx-rerun-record/1":
+                raise ValueError("format")
+            fields = {k: v for k, v in data.items() if k != "format"}
+            fields["options"] = PlanOptions(**fields["options"])
+            record = cls(**fields)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise UsageError(f"{name} is not an infx rerun record") from None
+        if record.scope not in (None, *SCOPES) or not isinstance(record.run_id, int):
+            raise UsageError(f"{name} is not an infx rerun record")
+        return record
+
+    def rerun(self, run_id: int, sha: str, scope: str) -> RunRecord:
+        """The record of a rerun of this run."""
+        return replace(
+            self,
+            run_id=run_id,
+            event="workflow_dispatch",
+            sha=sha,
+            source=self.run_id,
+            scope=scope,
+            depth=self.depth + 1,
+        )

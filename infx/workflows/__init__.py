@@ -1,1 +1,0 @@
-"""GitHub Actions glue: label modes, matrix rows, comment commands."""
