@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from infx.markdown import text
 from infx.results.compare import (
     CHECKS,
     COMPARED,
@@ -51,17 +52,6 @@ _WORD = {
     NEW: "new",
     MISSING: "missing",
 }
-_MARKDOWN = re.compile(r"([\\`*_\[\]|~#])")
-
-
-def text(value: Any) -> str:
-    """A data string as inert Markdown on one line: HTML special characters as entities
-    (no tag, no `<!--`), Markdown punctuation and table pipes backslash-escaped, and a
-    zero-width space after each `@` so no one is mentioned."""
-    out = " ".join(str(value).split())
-    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    out = _MARKDOWN.sub(r"\\\1", out)
-    return out.replace("@", "@&#8203;")
 
 
 def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:

@@ -1,0 +1,87 @@
+"""The one Markdown writer: every value infx puts into a comment, a step summary or a table
+goes through here, escaped, unless the caller says it is Markdown infx wrote itself.
+
+Data in these texts comes from places an outsider can write (config names, image tags,
+exp-names, log lines, branch names), and GitHub renders comments and step summaries as
+HTML. Escaping at each call site missed some; escaping here, once, by default, does not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+# Punctuation that starts emphasis, code, links, tables, strike-through or headings.
+_PUNCTUATION = re.compile(r"([\\`*_\[\]|~#])")
+Align = Literal["left", "right"]
+
+
+class Md(str):
+    """Markdown infx wrote itself (links, emphasis around escaped data): passed through as is."""
+
+    __slots__ = ()
+
+
+def text(value: object) -> Md:
+    """A data string as inert Markdown on one line: HTML special characters as entities
+    (no tag, no `<!--`), Markdown punctuation and table pipes backslash-escaped, and a
+    zero-width space after each `@` so no one is mentioned."""
+    if isinstance(value, Md):
+        return value
+    out = " ".join(str(value).split())
+    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = _PUNCTUATION.sub(r"\\\1", out)
+    return Md(out.replace("@", "@&#8203;"))
+
+
+def code(value: object) -> Md:
+    """A data string as an inline code span: fenced with one backtick more than its longest
+    run of them, pipes escaped for tables, on one line. Mentions and tags are inert inside
+    a code span already."""
+    out = " ".join(str(value).split()).replace("|", "\\|")
+    if not out:
+        return Md("")
+    longest = max((len(run) for run in re.findall(r"`+", out)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if out.startswith("`") or out.endswith("`") else ""
+    return Md(f"{fence}{pad}{out}{pad}{fence}")
+
+
+def bold(value: object) -> Md:
+    return Md(f"**{text(value)}**")
+
+
+def link(label: object, url: str) -> Md:
+    """A link whose label is escaped data; the URL must be one infx built (http or https)."""
+    if not re.fullmatch(r"https?://[^\s()<>]+", url):
+        return text(label)
+    return Md(f"[{text(label)}]({url})")
+
+
+def cell(value: object) -> Md:
+    """A table cell: Markdown infx wrote passes on one line (its data parts are escaped
+    already), anything else is data and is escaped."""
+    if isinstance(value, Md):
+        return Md(" ".join(value.split()))
+    if value is None:
+        return Md("")
+    return text(value)
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[object]],
+    align: Sequence[Align] | None = None,
+) -> str:
+    """A GitHub-flavoured Markdown table, every cell through `cell`; ends with a newline."""
+    marks = ["---:" if a == "right" else "---" for a in (align or ["left"] * len(headers))]
+    lines = [
+        "| " + " | ".join(cell(h) for h in headers) + " |",
+        "| " + " | ".join(marks) + " |",
+    ]
+    for row in rows:
+        cells = [cell(v) for v in row]
+        cells += [Md("")] * (len(headers) - len(cells))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
