@@ -7,7 +7,6 @@ pay for PyGithub, jsonschema or YAML libraries they never use.
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 import click
@@ -77,6 +76,8 @@ class InfxGroup(click.Group):
             return self.commands.get(name)
         module, attribute, _ = COMMANDS[name]
         command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{module}.{attribute} is not a click command")
         _with_exit_codes(command)
         self.add_command(command, name)
         return command
@@ -123,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()
