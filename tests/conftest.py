@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,20 @@ from click.testing import CliRunner, Result
 from infx.cli import cli
 from tests.github.fake_api import FakeGitHub
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex"
+ROOT = Path(__file__).resolve().parents[1]
+# The folder that holds InferenceX's real data (inferencex/: its perf-changelog.yaml,
+# configs/ and golden plans/), as CONTRIBUTING.md says; the tests that read it skip without it.
+TEST_DATA_VARIABLE = "INFX_TEST_DATA"
+
+
+def shared_folder(environ: Mapping[str, str], clone: Path = ROOT) -> Path:
+    """Where the shared test data lies: the folder INFX_TEST_DATA names (laid out like
+    `../shared`), else `../shared` beside the clone."""
+    named = environ.get(TEST_DATA_VARIABLE, "")
+    return Path(named).expanduser().resolve() if named else clone.parent / "shared"
+
+
+SHARED = shared_folder(os.environ) / "inferencex"
 REPO = "acme/bench"
 LINK = f"https://github.com/{REPO}/pull/"
 
@@ -148,7 +161,7 @@ def real_repo(path: Path, data: Path = SHARED) -> GitRepo:
     under its configs/ (runners.yaml and deprecated configs too), committed on main and
     tagged `base`. Skips the test when ../shared is absent and `data` is its default."""
     if not (data / "configs").is_dir():
-        pytest.skip(f"{data} is not present")
+        pytest.skip(f"{data} is not present (set {TEST_DATA_VARIABLE}: see CONTRIBUTING.md)")
     repo = make_repo(path, history="", master="")
     shutil.rmtree(repo.path / "configs")
     shutil.copytree(data / "configs", repo.path / "configs")
