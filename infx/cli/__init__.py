@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from infx import __version__
-from infx.errors import EXIT_CODES, InfxError
+from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
 # name -> (module, attribute, one-line help shown by `infx --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -97,7 +97,7 @@ class InfxGroup(click.Group):
             click.echo(
                 f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
             )
-            ctx.exit(2)
+            ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
