@@ -245,7 +245,8 @@ SLOW_TESTS = frozenset(
 
 def slow_reason(item: pytest.Item) -> str | None:
     """Why a collected test belongs to the slow suite, or None when it is fast."""
-    module = Path(str(item.path)).relative_to(ROOT).as_posix()
+    path = Path(item.path).resolve()
+    module = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
     if module in SLOW_MODULES:
         return "builds, clones or runs an external client"
     if module.startswith("tests/actions/") and module not in FAST_ACTIONS_MODULES:
@@ -256,6 +257,7 @@ def slow_reason(item: pytest.Item) -> str | None:
         and "postgresql" in [v for v in params.params.values() if isinstance(v, str)]
     ):
         return "the PostgreSQL half of the history tests"
+    # Where @settings keeps a test's settings (hypothesis has no public name for it).
     function = getattr(item, "obj", None)
     examples = getattr(
         getattr(function, "_hypothesis_internal_use_settings", None), "max_examples", 0
