@@ -4,6 +4,8 @@ from __future__ import annotations
 
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+# Every command's help ends with this sentence (infx/cli adds it); the README says the same.
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 a rule is broken, 2 usage or environment error, 3 internal error "
     "(a bug in infx; the traceback goes to ~/.cache/infx/infx.log)."
@@ -47,7 +49,7 @@ class GitHubError(InfxError):
 class InternalError(InfxError):
     """infx contradicted itself (e.g. a plan that fails its own schema): a bug to report."""
 
-    exit_code = 3
+    exit_code = EXIT_INTERNAL
 
 
 class ResultsError(InfxError):
@@ -58,7 +60,7 @@ class ResultsError(InfxError):
     def __init__(self, message: str, *, internal: bool = False) -> None:
         super().__init__(f"internal error: {message}" if internal else message)
         if internal:
-            self.exit_code = 3
+            self.exit_code = EXIT_INTERNAL
 
 
 class HistoryError(InfxError):

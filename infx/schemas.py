@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,12 @@ def schema_path(name: str) -> Path:
 
 @cache
 def load(name: str) -> dict[str, Any]:
-    return json.loads(schema_path(name).read_text(encoding="utf-8"))
+    """The schema as parsed JSON; a schema is always an object at its top."""
+    path = schema_path(name)
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(schema, dict):
+        raise ValueError(f"{path}: a JSON Schema is an object, not {type(schema).__name__}")
+    return schema
 
 
 @cache
@@ -68,15 +74,17 @@ def describe(error: ValidationError, known: frozenset[str] = frozenset()) -> str
     looks unexpected because a sibling rule failed, and that rule's error says why.
     """
     where = ".".join(str(p) for p in error.absolute_path) or "entry"
+    # A boolean schema (`false`) has no properties or description to name.
+    rule = error.schema if isinstance(error.schema, Mapping) else {}
     if error.validator in ("additionalProperties", "unevaluatedProperties"):
         instance = error.instance if isinstance(error.instance, dict) else {}
-        allowed = set(error.schema.get("properties", {}))
+        allowed = set(rule.get("properties", {}))
         extra = sorted(str(k) for k in instance if k not in allowed and k not in known)
         if not extra:
             return None
         return f"{where}: unknown key(s) {', '.join(extra)}"
-    if error.validator in ("oneOf", "anyOf", "not") and error.schema.get("description"):
-        return f"{where}: {error.schema['description']}"
+    if error.validator in ("oneOf", "anyOf", "not") and rule.get("description"):
+        return f"{where}: {rule['description']}"
     return f"{where}: {error.message}"
 
 

@@ -129,6 +129,24 @@ def test_every_help_states_the_exit_codes_once(path, command) -> None:
     assert not re.search(r"(?i)\bexit 0\b", text), text
 
 
+def test_the_readme_lists_the_exit_codes_once_as_the_help_does() -> None:
+    """One listing for the reader of the README, saying what the help says."""
+    from infx.errors import EXIT_INTERNAL, EXIT_USAGE, EXIT_VIOLATION
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    listing = (
+        f"Every command exits 0 when all is well, {EXIT_VIOLATION} when a rule is broken, "
+        f"{EXIT_USAGE} on a usage or environment error"
+    )
+    assert readme.count(listing) == 1
+    assert f"and {EXIT_INTERNAL} when infx itself fails" in readme
+    assert len(re.findall(r"(?i)exits? (code )?[0-3] (when|on)", readme)) == 1
+    help_words = " ".join(EXIT_CODES.split())
+    for code, meaning in ((EXIT_VIOLATION, "rule is broken"), (EXIT_USAGE, "usage or environment"),
+                          (EXIT_INTERNAL, "internal")):  # fmt: skip
+        assert f"{code} a {meaning}" in help_words or f"{code} {meaning}" in help_words
+
+
 def test_every_option_of_every_command_has_help_text() -> None:
     missing = [
         f"infx {' '.join(path)} {param.opts[0]}"

@@ -7,13 +7,12 @@ pay for PyGithub, jsonschema or YAML libraries they never use.
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 import click
 
 from infx import __version__
-from infx.errors import EXIT_CODES, InfxError
+from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
 # name -> (module, attribute, one-line help shown by `infx --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -77,6 +76,8 @@ class InfxGroup(click.Group):
             return self.commands.get(name)
         module, attribute, _ = COMMANDS[name]
         command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{module}.{attribute} is not a click command")
         _with_exit_codes(command)
         self.add_command(command, name)
         return command
@@ -96,7 +97,7 @@ class InfxGroup(click.Group):
             click.echo(
                 f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
             )
-            ctx.exit(2)
+            ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
@@ -123,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -15,8 +15,7 @@ import traceback
 from pathlib import Path
 
 from infx import __version__
-
-EXIT_INTERNAL = 3
+from infx.errors import EXIT_INTERNAL
 
 
 def log_path() -> Path:
