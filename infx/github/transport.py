@@ -6,8 +6,9 @@ follows `Link: rel="next"`, and its objects (Repository, PullRequest, WorkflowRu
 know the URLs. What infx adds sits on PyGithub's own extension points:
 
 - `Transport` (a Requester) charges every GET to the client's Meter before it goes out and
-  refuses any GET answer that is not a JSON object or list (an HTML page, an empty body, a
-  truncated body, a bare number), before PyGithub's classes read it;
+  refuses any GET answer that is not the JSON object (or, for a listing's page, the list)
+  its reader expects: an HTML page, an empty body, a truncated body, a bare number never
+  reach PyGithub's classes;
 - `Pages` (a PaginatedList) checks each page's shape, stops past the meter's page cap, and
   refuses a next-page link that repeats a page or leaves the API;
 - `Item` and `Answer` keep an element or an answer raw, for infx/github/reading.py to check
@@ -41,7 +42,9 @@ from infx.github.reading import Json, Unexpected, listing, shape_error
 
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="next"')
 _DOING: ContextVar[str] = ContextVar("infx_github_doing", default="calling the GitHub API")
-_EXPECTED: ContextVar[str] = ContextVar("infx_github_expected", default="an object")
+_OBJECT, _LIST = "an object", "a list"
+# What the GET in progress must answer: an object, unless a listing's page is a bare list.
+_EXPECTED: ContextVar[str] = ContextVar("infx_github_expected", default=_OBJECT)
 
 
 class GaveUp(Exception):
@@ -132,9 +135,10 @@ class Transport(Requester):
 
 
 def _check_json(headers: dict[str, Any], data: object) -> None:
-    """A GET answers a JSON object or list, or nothing the client may read."""
+    """A GET answers the JSON object or list its reader expects, or nothing it may read."""
+    expected = _EXPECTED.get()
     if data is None:
-        raise shape_error(None, _EXPECTED.get())
+        raise shape_error(None, expected)
     kind = str(headers.get("content-type", "application/json")).split(";")[0]
     if kind != "application/json":
         raise Unexpected(f"{kind}, not JSON")
@@ -145,8 +149,8 @@ def _check_json(headers: dict[str, Any], data: object) -> None:
     ):
         # PyGithub wraps a body that is not JSON as {"data": text} (and adds "url").
         raise Unexpected("a page that is not JSON")
-    if not isinstance(data, dict | list):
-        raise shape_error(data, _EXPECTED.get())
+    if not isinstance(data, list if expected == _LIST else dict):
+        raise shape_error(data, expected)
 
 
 class Item(NonCompletableGithubObject):
@@ -216,7 +220,7 @@ class Pages(PaginatedList[Item]):
         if self._fetched == self._cap:
             raise GaveUp(f"more than {self._fetched} pages of 100 items")
         self._fetched += 1
-        token = _EXPECTED.set("an object" if self._key else "a list")
+        token = _EXPECTED.set(_OBJECT if self._key else _LIST)
         try:
             return super()._fetchNextPage()
         finally:
