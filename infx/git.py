@@ -227,8 +227,8 @@ def index_stages(path: str, cwd: Path | None = None) -> IndexStages | None:
     for record in listing.split(b"\0"):
         if record:
             meta, _ = record.split(b"\t", 1)
-            _, blob, stage = meta.decode().split()
-            blobs[int(stage)] = blob
+            _, object_id, stage = meta.decode().split()
+            blobs[int(stage)] = object_id
     if not blobs:
         return None
 

@@ -40,24 +40,20 @@ def check(repo: str | None, runners_path: str, workflows: tuple[str, ...]) -> No
     from infx.context import repo_slug
     from infx.github.client import GitHub
     from infx.matrix.sources import load_runners
-    from infx.security import findings, read_facts
+    from infx.security import check as judge
+    from infx.security import read_facts
 
     root = git.root()
     info = load_runners(root, None, runners_path)
-    labels = info.runners.labels if info.runners is not None else {}
-    nodes = [node for names in labels.values() for node in names]
     gh = GitHub(repo_slug(repo, root))
-    found = findings(gh.decide(lambda: read_facts(gh)), labels, nodes, workflows)
-    word = {"ok": "ok", "problem": "PROBLEM", "unread": "unread"}
-    for finding in found:
-        click.echo(f"{word[finding.state]:8} {finding.check}: {finding.text}")
-    states = {finding.state for finding in found}
-    if "problem" in states:
-        sys.exit(1)
-    if "unread" in states:
-        click.echo(
-            "infx: error: some settings could not be read: use a token that may administer "
-            f"{gh.slug} and read its organization's runners",
-            err=True,
-        )
-        sys.exit(2)
+    outcome = judge(
+        gh.decide(lambda: read_facts(gh)),
+        info.runners.labels if info.runners is not None else {},
+        workflows,
+    )
+    for line in outcome.lines:
+        click.echo(line)
+    if outcome.error:
+        click.echo(f"infx: error: {outcome.error}", err=True)
+    if outcome.exit_code:
+        sys.exit(outcome.exit_code)

@@ -1,9 +1,12 @@
-"""What one decision may spend on the GitHub API: requests, pages per listing, wall time.
+"""The one request meter of every GitHub read, and what one decision may spend: requests,
+pages per listing, wall time.
 
-A decision that would need more gives up with a GitHubError naming the cap, which the
+Each client has a Meter; its transport charges every GET (and every retry) to it. A
+decision that would need more gives up with a GitHubError naming the cap, which the
 commands turn into "no reuse" (or no staging) and exit 2. The wall-time cap also holds
 against a connection that never answers: the reads run in a worker thread that the
-caller stops waiting for.
+caller stops waiting for. A search with a budget of its own (main's results history,
+infx/results/baseline.py) counts on the same meter through a Tab and stops gracefully.
 """
 
 from __future__ import annotations
@@ -47,18 +50,21 @@ class Limits:
 
 
 class Meter:
-    """Counts the requests (retries included) of the decision in progress, if any."""
+    """Counts every GitHub API request of one client (retries included), and caps those of
+    the decision in progress, if any. A search that spends by its own budget (results'
+    baseline search) reads its share through a `Tab`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.limits: Limits | None = None
-        self.used = 0
+        self.used = 0  # every request this client has made
+        self._decision_start = 0
         self._deadline = 0.0
         self._abandoned = False
 
     def start(self, limits: Limits) -> None:
         with self._lock:
-            self.limits, self.used, self._abandoned = limits, 0, False
+            self.limits, self._decision_start, self._abandoned = limits, self.used, False
             self._deadline = time.monotonic() + limits.seconds
 
     def stop(self) -> None:
@@ -75,10 +81,10 @@ class Meter:
         with self._lock:
             if self._abandoned:
                 raise GitHubError(f"abandoned while {what}")
+            self.used += 1
             if self.limits is None:
                 return
-            self.used += 1
-            if self.used > self.limits.requests:
+            if self.used - self._decision_start > self.limits.requests:
                 raise GitHubError(
                     f"gave up while {what}: a decision may make at most "
                     f"{self.limits.requests} GitHub API requests"
@@ -103,16 +109,39 @@ class Meter:
     def pages(self) -> int:
         return self.limits.pages if self.limits else Limits.pages
 
+    def tab(self) -> Tab:
+        """Start counting one search's requests."""
+        return Tab(self, self.used)
+
+
+@dataclass
+class Tab:
+    """The requests a meter counted from `start` (up to `end`, once closed): what one search
+    spent, retries included, and nothing a later read of the same client adds."""
+
+    meter: Meter
+    start: int
+    end: int | None = None
+
+    @property
+    def count(self) -> int:
+        return (self.meter.used if self.end is None else self.end) - self.start
+
+    def close(self) -> None:
+        if self.end is None:
+            self.end = self.meter.used
+
 
 def within(meter: Meter, limits: Limits, fetch: Callable[[], T]) -> T:
     """Run `fetch` (reads only) under `limits`; stop waiting for it at the deadline."""
-    box: dict[str, object] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            box["value"] = fetch()
+            values.append(fetch())
         except BaseException as exc:  # handed to the caller's thread, re-raised there
-            box["error"] = exc
+            errors.append(exc)
 
     meter.start(limits)
     worker = threading.Thread(target=work, name="infx-github-reads", daemon=True)
@@ -124,6 +153,6 @@ def within(meter: Meter, limits: Limits, fetch: Callable[[], T]) -> T:
             f"gave up waiting for the GitHub API: a decision may take at most {limits.seconds:g} s"
         )
     meter.stop()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return values[0]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from infx.github.client import Comment
+    from infx.github.values import Comment
 
 PREFILTER_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 WRITE_PERMISSIONS = ("admin", "maintain", "write")

@@ -5,9 +5,10 @@ request budget.
 The cost is known before the search starts: one request lists the newest 100 successful
 push runs, one lists the repository's newest `results_bmk` artifacts (each names its run),
 and each further request either downloads a candidate's table or, for a run older than
-that artifact page, looks up its artifact. The search stops when every config has a
-baseline, when the candidates run out, or when the budget is spent; whatever stopped it
-is said in the comment.
+that artifact page, looks up its artifact. The client's meter counts the requests (a
+retry is one more); before each, the search asks whether its budget has room. It stops
+when every config has a baseline, when the candidates run out, or when the budget is
+spent; whatever stopped it is said in the comment.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from infx.errors import GitHubError
-from infx.github.client import Artifact, Run
+from infx.github.budget import Meter, Tab
+from infx.github.values import Artifact, Run
 from infx.results.compare import configs_of
 from infx.results.files import TABLE_FILE
 from infx.results.process import result_errors
@@ -35,6 +37,8 @@ PAGE = 100
 
 
 class Client(Protocol):
+    meter: Meter  # counts every request the client makes
+
     def run(self, run_id: int) -> Run: ...
 
     def successful_runs(
@@ -45,7 +49,7 @@ class Client(Protocol):
 
     def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]: ...
 
-    def download_artifact(self, artifact_id: int, target: Any, max_bytes: int) -> int: ...
+    def download_artifact(self, artifact_id: int, target: Path, max_bytes: int) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -79,18 +83,29 @@ class Search:
 
     budget: int = DEFAULT_BUDGET
     baselines: list[Baseline] = field(default_factory=list)
-    requests: int = 0
     skipped: list[str] = field(default_factory=list)
     stopped: str = ""
     listed: int = 0  # successful push runs considered
+    tab: Tab | None = None  # the client's meter, counting from the search's first request
 
-    def spend(self) -> bool:
-        """Count one more request, or say the budget is spent (and stop the walk)."""
+    @property
+    def requests(self) -> int:
+        """The API requests the search made, retries included."""
+        return self.tab.count if self.tab is not None else 0
+
+    def spend(self, client: Client) -> bool:
+        """Whether one more request fits the budget; if not, say so and stop the walk."""
+        if self.tab is None:
+            self.tab = client.meter.tab()
         if self.requests >= self.budget:
             self.stopped = f"request budget of {self.budget} spent"
             return False
-        self.requests += 1
         return True
+
+    def close(self) -> None:
+        """The walk is over: later reads of the same client are not the search's."""
+        if self.tab is not None:
+            self.tab.close()
 
     def describe(self) -> str:
         text = f"{self.requests} API request(s)"
@@ -111,10 +126,10 @@ def read_document(archive: Path, label: str) -> dict[str, Any]:
                 raise ValueError(f"{label} has no {TABLE_FILE}") from None
             if info.file_size > MAX_TABLE_BYTES:
                 raise ValueError(f"{label}: {TABLE_FILE} is larger than {MAX_TABLE_BYTES} bytes")
-            doc = json.loads(zf.read(info))
+            doc: object = json.loads(zf.read(info))
     except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
-    if result_errors(doc):
+    if not isinstance(doc, dict) or result_errors(doc):
         raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
     return doc
 
@@ -132,7 +147,21 @@ def main_results(
     newest results_bmk artifact (runs without one are passed over). Costs one request for
     the runs, one for the repository's newest results_bmk artifacts, and one lookup per run
     older than that artifact page; ends when the budget is spent or `more()` says so."""
-    if not search.spend():
+    try:
+        yield from _walk(client, search, workflow, branch, limit, more)
+    finally:
+        search.close()
+
+
+def _walk(
+    client: Client,
+    search: Search,
+    workflow: str,
+    branch: str,
+    limit: int,
+    more: Callable[[], bool],
+) -> Iterator[tuple[Run, Artifact]]:
+    if not search.spend(client):
         return
     runs = client.successful_runs(workflow, branch, "push", PAGE)
     runs = [
@@ -144,15 +173,15 @@ def main_results(
     if not runs:
         search.stopped = f"no successful push run of {workflow} on {branch}"
         return
-    if not search.spend():
+    if not search.spend(client):
         return
     page = client.artifacts_named(RESULTS_ARTIFACT, PAGE)
     complete = len(page) < PAGE
-    oldest = min((a.created_at for a in page), default=None)
+    oldest = min((a.created_at for a in page if a.created_at is not None), default=None)
     by_run: dict[int, Artifact] = {}
-    for artifact in page:  # newest first: a re-run's artifact wins over the first attempt's
-        if artifact.name == RESULTS_ARTIFACT and artifact.run_id is not None:
-            by_run.setdefault(artifact.run_id, artifact)
+    for listed in page:  # newest first: a re-run's artifact wins over the first attempt's
+        if listed.name == RESULTS_ARTIFACT and listed.run_id is not None:
+            by_run.setdefault(listed.run_id, listed)
     for run in runs:
         if search.stopped or not more():
             return
@@ -160,7 +189,7 @@ def main_results(
         if artifact is None:
             if complete or (oldest is not None and run.created_at >= oldest):
                 continue
-            if not search.spend():
+            if not search.spend(client):
                 return
             found = client.run_artifacts_named(run.id, RESULTS_ARTIFACT)
             if not found:
@@ -177,7 +206,7 @@ def download(
     if artifact.expired:
         search.skipped.append(f"{label} (results expired)")
         return None
-    if not search.spend():
+    if not search.spend(client):
         return None
     target = folder / f"{artifact.id}.zip"
     client.download_artifact(artifact.id, target, MAX_ARTIFACT_BYTES)
@@ -204,8 +233,23 @@ def find(
     newest run for each config; above that, up to `runs` runs holding any of them (main's
     history). API errors propagate."""
     wanted = configs_of(rows) if rows is not None else {ANY}
-    asked = set(wanted)
     search = Search(budget=budget)
+    try:
+        return _find(client, search, wanted, workflow, branch, run_id, runs)
+    finally:
+        search.close()
+
+
+def _find(
+    client: Client,
+    search: Search,
+    wanted: set[str],
+    workflow: str,
+    branch: str,
+    run_id: int | None,
+    runs: int,
+) -> Search:
+    asked = set(wanted)
     with tempfile.TemporaryDirectory(prefix="infx-baseline-") as tmp:
         folder = Path(tmp)
 
@@ -227,9 +271,9 @@ def find(
             return bool(wanted) if runs <= 1 else len(search.baselines) < runs
 
         if run_id is not None:
-            search.spend()
+            search.spend(client)
             pinned = client.run(run_id)
-            search.spend()
+            search.spend(client)
             found = client.run_artifacts_named(run_id, RESULTS_ARTIFACT)
             if not found:
                 raise GitHubError(f"run {run_id} has no {RESULTS_ARTIFACT} artifact")

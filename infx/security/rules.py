@@ -1,48 +1,18 @@
-"""The repository settings that keep fork code off the GPU runners, as the REST API shows them.
-
-A pull request from a fork runs the workflow files of its own merge commit, so whatever
-those files say (the `head.repo.full_name` guard of run-sweep.yml included) the fork can
-edit away. What it cannot edit lives in the repository's and organization's settings:
-which outside contributors' runs wait for a maintainer's approval, which workflows may
-use the runner group holding the GPU runners, whether those runners are ephemeral, and
-the default permissions of the workflow token. `read_facts` reads them through the client;
-`findings` judges them, a pure function; a setting the token may not read is reported as
-unread, never as fine.
-"""
+"""How `infx security check` judges the settings it read: one finding per check, and the
+command's outcome. Pure: the facts come from infx/security/facts.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal
 
-from infx.errors import GitHubError
-from infx.github.values import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
+from infx.github.values import PrivateForkPolicy, SelfHostedRunner
+from infx.security.facts import Facts, Unread
 
-if TYPE_CHECKING:
-    from infx.github.client import GitHub
-
-T = TypeVar("T")
 State = Literal["ok", "problem", "unread"]
 APPROVE_ALL = "all_external_contributors"
-
-
-@dataclass(frozen=True)
-class Unread:
-    """A setting the API would not show this token, with GitHub's answer."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Facts:
-    repo: str
-    private: bool
-    organization: str | None  # the owner, when it is an organization
-    fork_approval: str | PrivateForkPolicy | Unread
-    token_permissions: tuple[str, bool] | Unread  # default permissions, may approve PRs
-    runners: list[SelfHostedRunner] | Unread
-    groups: list[RunnerGroup] | Unread | None  # None: a user's repository has no groups
+_WORD = {"ok": "ok", "problem": "PROBLEM", "unread": "unread"}
 
 
 @dataclass(frozen=True)
@@ -52,39 +22,14 @@ class Finding:
     text: str
 
 
-def _readable(fetch: Callable[[], T]) -> T | Unread:
-    """GitHub answers 403 or 404 to a token without the admin permission a setting needs."""
-    try:
-        return fetch()
-    except GitHubError as exc:
-        if exc.status in (403, 404):
-            return Unread(str(exc))
-        raise
+@dataclass(frozen=True)
+class Outcome:
+    """What the command prints and how it exits: 1 when a setting is at fault, else 2 when
+    one could not be read (never a pass), else 0."""
 
-
-def read_facts(gh: GitHub) -> Facts:
-    private, owner, owner_type = gh.repository_owner()
-    organization = owner if owner_type == "Organization" else None
-    if private:
-        fork_approval = _readable(gh.private_fork_policy)
-    else:
-        fork_approval = _readable(gh.fork_approval_policy)
-    listed = [_readable(gh.self_hosted_runners)]
-    groups: list[RunnerGroup] | Unread | None = None
-    if organization is not None:
-        listed.append(_readable(lambda: gh.self_hosted_runners(organization)))
-        groups = _readable(lambda: gh.runner_groups(organization))
-    readable = [runner for found in listed if isinstance(found, list) for runner in found]
-    runners = readable if readable or not isinstance(listed[-1], Unread) else listed[-1]
-    return Facts(
-        repo=gh.slug,
-        private=private,
-        organization=organization,
-        fork_approval=fork_approval,
-        token_permissions=_readable(gh.workflow_token_permissions),
-        runners=runners,
-        groups=groups,
-    )
+    lines: list[str]
+    exit_code: int
+    error: str | None  # the closing error line, with exit 2
 
 
 def gpu_runners(
@@ -216,3 +161,20 @@ def findings(
     if not isinstance(gpu, Unread):
         gpu = gpu_runners(gpu, labels, nodes)
     return [_fork_approval(facts), _token(facts), _ephemeral(gpu), _groups(facts, gpu, allowed)]
+
+
+def check(facts: Facts, labels: Mapping[str, Iterable[str]], allowed: tuple[str, ...]) -> Outcome:
+    """The command's outcome: `labels` maps each runners.yaml label to its nodes."""
+    nodes = [node for names in labels.values() for node in names]
+    found = findings(facts, labels, nodes, allowed)
+    lines = [f"{_WORD[f.state]:8} {f.check}: {f.text}" for f in found]
+    states = {f.state for f in found}
+    if "problem" in states:
+        return Outcome(lines, 1, None)
+    if "unread" in states:
+        error = (
+            "some settings could not be read: use a token that may administer "
+            f"{facts.repo} and read its organization's runners"
+        )
+        return Outcome(lines, 2, error)
+    return Outcome(lines, 0, None)
