@@ -14,7 +14,9 @@ from infx.context import repo_slug
 from infx.errors import InfxError, UsageError
 from infx.github.actions import CommentEvent, append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
+from infx.reuse.ack import decide_ack
 from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
+from infx.reuse.gate import GateEvent, GateResult, Local, decide_gate
 from infx.reuse.handoff import (
     Dispatch,
     StatusDecision,
@@ -22,18 +24,8 @@ from infx.reuse.handoff import (
     parse_decision,
     parse_status,
 )
-from infx.reuse.rules import (
-    STATUS_CONTEXT,
-    GateEvent,
-    GateResult,
-    Local,
-    Merging,
-    decide_ack,
-    decide_gate,
-    newest_request,
-    reuse_status,
-    verdict,
-)
+from infx.reuse.measured import STATUS_CONTEXT, Merging, reuse_status, verdict
+from infx.reuse.source import newest_request
 from infx.reuse.stage import DISPATCH_EVENT, decide_stage
 from infx.settings import Settings
 from infx.settings import load as load_settings

@@ -24,15 +24,9 @@ from infx.errors import ChangelogError, MergeError
 from infx.github.client import GitHub, Pull
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.facts import Reader, pull_facts
+from infx.reuse.measured import STATUS_CONTEXT, Merging, Verdict, verdict
 from infx.reuse.preview import merging_between
-from infx.reuse.rules import (
-    STATUS_CONTEXT,
-    Merging,
-    Request,
-    Verdict,
-    newest_request,
-    verdict,
-)
+from infx.reuse.source import Request, newest_request
 from infx.settings import Settings
 from infx.sweep.labels import sweep_label_problem
 from infx.yamlio import atomic_write

@@ -16,30 +16,26 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, UsageError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
+from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import FILE as MANIFEST_FILE
 from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
+from infx.reuse.ack import ack_ignores, stale
 from infx.reuse.commands import stage_command
-from infx.reuse.rules import (
+from infx.reuse.gate import GateEvent, gate_needs_nothing
+from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
-    PREFILTER_ASSOCIATIONS,
     REPUBLISHED,
-    WRITE_PERMISSIONS,
     Candidate,
-    GateEvent,
     Lineage,
     PullFacts,
     Request,
     SourceFacts,
-    ack_ignores,
     ambiguous,
     asking,
-    authorized,
-    gate_needs_nothing,
     newest_request,
     pick_run,
-    stale,
     unexpired,
     usable,
 )

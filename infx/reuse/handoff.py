@@ -15,7 +15,7 @@ from typing import Any
 
 from infx.errors import UsageError
 from infx.github.client import Status
-from infx.reuse.rules import STATUS_CONTEXT, STATUS_LENGTH
+from infx.reuse.measured import STATUS_CONTEXT, STATUS_LENGTH
 
 REACTIONS = ("+1", "-1")
 STAGE_EVENT = "stage-results"

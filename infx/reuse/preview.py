@@ -15,7 +15,7 @@ from infx import git
 from infx.changelog.merge import merge as merge_changelog
 from infx.errors import InfxError
 from infx.matrix.sources import manifest_of, plan_change
-from infx.reuse.rules import Merging
+from infx.reuse.measured import Merging
 from infx.settings import Settings
 from infx.sweep.labels import PUSH
 

@@ -13,14 +13,9 @@ from typing import Any
 
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
+from infx.github.permissions import WRITE_PERMISSIONS
 from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
-from infx.reuse.rules import (
-    AGGREGATE_ARTIFACTS,
-    WRITE_PERMISSIONS,
-    Candidate,
-    ambiguous,
-    check_run,
-)
+from infx.reuse.source import AGGREGATE_ARTIFACTS, Candidate, ambiguous, check_run
 from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
 
 DISPATCH_EVENT = "stage-results"
