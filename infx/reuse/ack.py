@@ -12,9 +12,14 @@ from datetime import datetime
 from infx.github.actions import CommentEvent
 from infx.github.client import Comment
 from infx.github.permissions import authorized
+from infx.markdown import text
 from infx.reuse.commands import reuse_command
-from infx.reuse.measured import Merging, Verdict, verdict
+from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision
+from infx.reuse.measured import Merging, Scope, Verdict, reuse_status, verdict
 from infx.reuse.source import PullFacts, newest_request
+
+# What the step summary and the log call each reaction.
+VERDICT_WORDS = {"+1": "accepted", "-1": "refused", None: "ignored"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,34 @@ def decide_ack(
         require_merged=False,
     )
     return AckResult("+1" if found.ok else "-1", found.reason, found)
+
+
+def ack(
+    event: CommentEvent,
+    current: Comment | None,
+    facts: PullFacts | None,
+    merging: Merging,
+    scope: Scope,
+) -> CommentOutcome:
+    """`infx reuse ack`: the reaction, the PR head's status when a verdict was reached, the
+    step summary and the log line."""
+    result = decide_ack(
+        event,
+        current,
+        facts,
+        merging,
+        repo=scope.repo,
+        workflow=scope.workflow,
+        main_branch=scope.main_branch,
+    )
+    status = None
+    if result.verdict is not None and facts is not None:
+        status = StatusDecision(facts.pull.head_sha, reuse_status(result.verdict))
+    word = VERDICT_WORDS[result.reaction]
+    summary = f"### /reuse-sweep-run {word}\n\n{text(result.reason)}\n"
+    return CommentOutcome(
+        Decision(result.reaction, None, status), summary, (f"{word}: {result.reason}",)
+    )
 
 
 def _stamp(value: datetime) -> str:

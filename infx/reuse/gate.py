@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from infx.errors import ReuseError
 from infx.github.client import Pull
-from infx.reuse.measured import Merging, Verdict, verdict
+from infx.markdown import text
+from infx.reuse.handoff import StatusDecision
+from infx.reuse.measured import Merging, Scope, Verdict, reuse_status, verdict
 from infx.reuse.source import PullFacts, newest_request
 
 
@@ -148,3 +150,39 @@ def decide_gate(
     if not found.ok:
         return GateResult(reason=f"no reuse: {found.reason}", verdict=found)
     return GateResult(reuse_enabled=True, reason=found.reason, verdict=found)
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """`infx reuse gate`'s answer: its step outputs, the step summary, and on a PR event
+    with a verdict the status the PR head carries (set with --status)."""
+
+    outputs: dict[str, str]
+    summary: str
+    status: StatusDecision | None = None
+
+
+def gate(event: GateEvent, pulls: tuple[PullFacts, ...], local: Local, scope: Scope) -> GateOutcome:
+    """The sweep run's reuse decision as outputs, summary and status."""
+    result = decide_gate(
+        event,
+        pulls,
+        local,
+        repo=scope.repo,
+        workflow=scope.workflow,
+        main_branch=scope.main_branch,
+    )
+    status = None
+    if event.name == "pull_request" and result.verdict is not None:
+        status = StatusDecision(event.commit_sha, reuse_status(result.verdict))
+    return GateOutcome(result.outputs(), f"### Sweep reuse\n\n{text(result.reason)}\n", status)
+
+
+def gate_failed(error: Exception) -> dict[str, str]:
+    """The outputs of a gate that failed: reuse off, with the reason, so the sweep runs."""
+    return GateResult(reason=f"no reuse: {error}").outputs()
+
+
+def needs_merging(pulls: tuple[PullFacts, ...]) -> bool:
+    """Whether the decision compares a source run with what merges (someone asked)."""
+    return any(p.source is not None for p in pulls)

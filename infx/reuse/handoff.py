@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.errors import UsageError
+from infx.github.actions import CommentEvent, comment_event
 from infx.github.client import Status
 from infx.reuse.measured import STATUS_CONTEXT, STATUS_LENGTH
 
@@ -34,6 +35,67 @@ class StatusDecision:
 
     sha: str
     status: Status
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a comment command decided to do, in this order: dispatch, react, set a status."""
+
+    reaction: str | None = None  # "+1", "-1" or None (nothing to react)
+    dispatch: Dispatch | None = None
+    status: StatusDecision | None = None
+
+    def outputs(self) -> dict[str, str]:
+        """The deciding job's step outputs, which `infx apply-decision` is handed."""
+        return decision_outputs(
+            self.reaction, [self.dispatch] if self.dispatch else [], self.status
+        )
+
+
+@dataclass(frozen=True)
+class CommentOutcome:
+    """A comment command's answer: its decision, the step summary, the lines it prints."""
+
+    decision: Decision
+    summary: str  # Markdown, data escaped
+    lines: tuple[str, ...]
+
+
+def received_comment(
+    name: str, payload: dict[str, Any], actions: tuple[str, ...]
+) -> tuple[CommentEvent | None, str]:
+    """The issue_comment event if its action is one of `actions`, else None and why not."""
+    if name != "issue_comment" or payload.get("action") not in actions:
+        action = payload.get("action", "")
+        return None, f"ignored: {name} {action} is not a comment {' or '.join(actions)}"
+    return comment_event(payload), ""
+
+
+def handed_on(
+    name: str, payload: dict[str, Any], reaction: str, dispatch: str, status: str
+) -> tuple[CommentEvent, Decision]:
+    """The comment and the decision `infx apply-decision` was handed, both checked."""
+    if name != "issue_comment":
+        raise UsageError("apply-decision runs on an issue_comment event")
+    received = comment_event(payload)
+    decided, to_dispatch = parse_decision(reaction, dispatch, received.issue_number)
+    return received, Decision(decided, to_dispatch, parse_status(status))
+
+
+def status_update(decided: StatusDecision, current: Status | None) -> tuple[bool, str]:
+    """Whether to set the decided status (not when the head carries exactly it already), and
+    what to say about it."""
+    where = f"{STATUS_CONTEXT} on {decided.sha[:12]}"
+    if current == decided.status:
+        return False, f"{where} already says: {decided.status.description}"
+    return True, f"{where}: {decided.status.description}"
+
+
+def head_moved(decided: StatusDecision, head: str, number: int) -> str | None:
+    """Why a handed-on status is left unset (None: its commit is still the PR's head)."""
+    if head != decided.sha:
+        return f"PR #{number}'s head moved to {head[:12]}; status left"
+    return None
 
 
 def decision_outputs(

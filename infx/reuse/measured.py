@@ -36,6 +36,16 @@ STATUS_LENGTH = 140
 
 
 @dataclass(frozen=True)
+class Scope:
+    """Where a reuse decision looks: this repository, the sweep workflow's file name, and
+    the branch PRs merge into."""
+
+    repo: str
+    workflow: str
+    main_branch: str = "main"
+
+
+@dataclass(frozen=True)
 class Merging:
     """What merges, as a reuse decision sees it: its manifest, or why it has none."""
 

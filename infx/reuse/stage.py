@@ -1,7 +1,7 @@
 """`/stage-results [<run_id>]`: hand a PR's sweep results to the staging pipeline.
 
 Pure rules over facts read beforehand (`infx.reuse.facts`); the command's edge
-dispatches and reacts.
+(`infx.reuse.edge`) dispatches and reacts.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from typing import Any
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
 from infx.github.permissions import WRITE_PERMISSIONS
+from infx.markdown import code, table, text
 from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
+from infx.reuse.handoff import STAGE_EVENT, CommentOutcome, Decision, Dispatch
 from infx.reuse.source import AGGREGATE_ARTIFACTS, Candidate, ambiguous, check_run
 from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
 
-DISPATCH_EVENT = "stage-results"
 METADATA_ARTIFACT = "changelog-metadata"
 
 
@@ -164,3 +165,18 @@ def decide_stage(
         "artifacts": [{"id": a.id, "name": a.name, "staged-as": staged[a.name]} for a in artifacts],
     }
     return StageResult("+1", f"staged {len(staged)} artifact(s) of run {run.id}", staged, payload)
+
+
+def stage(
+    event: CommentEvent, facts: StageFacts | None, workflow: str, repo: str
+) -> CommentOutcome:
+    """`infx stage-results`: the reaction, the dispatch, and the summary with the table of
+    what is staged under which name."""
+    result = decide_stage(event, facts, workflow, repo)
+    dispatch = Dispatch(STAGE_EVENT, result.dispatch) if result.dispatch else None
+    summary = f"### /stage-results\n\n{text(result.reason)}\n\n"
+    if result.staged:
+        rows = [(code(name), code(staged)) for name, staged in result.staged.items()]
+        summary += table(("artifact", "staged as"), rows) + "\n"
+    lines = [result.reason, *(f"  {name} -> {staged}" for name, staged in result.staged.items())]
+    return CommentOutcome(Decision(result.reaction, dispatch), summary, tuple(lines))
