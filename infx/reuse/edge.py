@@ -116,7 +116,7 @@ def carry_out(
     what is worth saying as it goes. A decision handed on by another job (`handed_on`)
     says each step, and sets the status only while its commit is still the PR's head."""
     if decided.dispatch is not None:
-        gh.dispatch(decided.dispatch.event_type, decided.dispatch.payload)
+        gh.dispatch(decided.dispatch.event_type, dict(decided.dispatch.payload))
         if handed_on:
             yield f"dispatched {decided.dispatch.event_type} for PR #{received.issue_number}"
     if decided.reaction:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from infx.errors import UsageError
 from infx.github.actions import CommentEvent, comment_event
@@ -23,10 +23,26 @@ STAGE_EVENT = "stage-results"
 STATUS_STATES = ("success", "failure")
 
 
+# What a staging dispatch says (the keys are the staging pipeline's, hyphens and all).
+StagedArtifact = TypedDict("StagedArtifact", {"id": int, "name": str, "staged-as": str})
+StagePayload = TypedDict(
+    "StagePayload",
+    {
+        "pr-number": int,
+        "run-id": int,
+        "run-attempt": int,
+        "requested-by": str,
+        "artifacts": list[StagedArtifact],
+    },
+)
+
+
 @dataclass(frozen=True)
 class Dispatch:
+    """A repository dispatch: only ever the staging event, for one PR."""
+
     event_type: str
-    payload: dict[str, Any]
+    payload: StagePayload
 
 
 @dataclass(frozen=True)
@@ -46,10 +62,21 @@ class Decision:
     status: StatusDecision | None = None
 
     def outputs(self) -> dict[str, str]:
-        """The deciding job's step outputs, which `infx apply-decision` is handed."""
-        return decision_outputs(
-            self.reaction, [self.dispatch] if self.dispatch else [], self.status
-        )
+        """The deciding job's step outputs, which `infx apply-decision` is handed; an empty
+        reaction means: nothing to do."""
+        dispatch = status = ""
+        if self.dispatch is not None:
+            sent = {"event_type": self.dispatch.event_type, "client_payload": self.dispatch.payload}
+            dispatch = json.dumps(sent, separators=(",", ":"))
+        if self.status is not None:
+            decided = self.status.status
+            fields = {
+                "sha": self.status.sha,
+                "state": decided.state,
+                "description": decided.description,
+            }
+            status = json.dumps(fields, separators=(",", ":"))
+        return {"reaction": self.reaction or "", "dispatch": dispatch, "status": status}
 
 
 @dataclass(frozen=True)
@@ -98,36 +125,11 @@ def head_moved(decided: StatusDecision, head: str, number: int) -> str | None:
     return None
 
 
-def decision_outputs(
-    reaction: str | None, dispatches: list[Dispatch], status: StatusDecision | None = None
-) -> dict[str, str]:
-    """Step outputs of the deciding job; an empty reaction means: nothing to do."""
-    if len(dispatches) > 1:
-        raise UsageError("a comment command dispatches at most one event")
-    dispatch = ""
-    if dispatches:
-        dispatch = json.dumps(
-            {"event_type": dispatches[0].event_type, "client_payload": dispatches[0].payload},
-            separators=(",", ":"),
-        )
-    decided = ""
-    if status is not None:
-        decided = json.dumps(
-            {
-                "sha": status.sha,
-                "state": status.status.state,
-                "description": status.status.description,
-            },
-            separators=(",", ":"),
-        )
-    return {"reaction": reaction or "", "dispatch": dispatch, "status": decided}
-
-
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _stage_payload_problem(payload: Any, pr_number: int) -> str | None:
+def _stage_payload_problem(payload: object, pr_number: int) -> str | None:
     if not isinstance(payload, dict):
         return "client_payload is not an object"
     expected = {"pr-number", "run-id", "run-attempt", "requested-by", "artifacts"}
@@ -175,7 +177,7 @@ def parse_decision(
     problem = _stage_payload_problem(data["client_payload"], pr_number)
     if problem:
         raise UsageError(f"dispatch refused: {problem}")
-    return reaction, Dispatch(data["event_type"], data["client_payload"])
+    return reaction, Dispatch(data["event_type"], cast(StagePayload, data["client_payload"]))
 
 
 def parse_status(status: str) -> StatusDecision | None:

@@ -93,8 +93,8 @@ def lineage_problem(
         return f"run {run.id}'s lineage names no original run"
     if root.event != "pull_request":
         return f"run {run.id}'s original run {root.id} was triggered by {root.event}"
-    why = check_run(root, facts.commits, workflow, True, repo)
-    return f"run {run.id}'s original run: {why}" if why else None
+    unusable = check_run(root, facts.commits, workflow, True, repo)
+    return f"run {run.id}'s original run: {unusable}" if unusable else None
 
 
 def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
@@ -149,11 +149,11 @@ def verdict(
     chosen, why = pick_run(request, facts, workflow, pull.number, repo)
     if chosen is None:
         return Verdict(False, why, pull=pull)
-    why = lineage_problem(chosen.run, facts, pull, workflow, repo) or measured_problem(
+    problem = lineage_problem(chosen.run, facts, pull, workflow, repo) or measured_problem(
         chosen, facts, merging
     )
-    if why:
-        return Verdict(False, why, pull=pull)
+    if problem:
+        return Verdict(False, problem, pull=pull)
     run = chosen.run
     return Verdict(
         True, f"run {run.id} of PR #{pull.number} measured exactly what merges", run, pull

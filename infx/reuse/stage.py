@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
 from infx.github.permissions import WRITE_PERMISSIONS
 from infx.markdown import code, table, text
 from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
-from infx.reuse.handoff import STAGE_EVENT, CommentOutcome, Decision, Dispatch
+from infx.reuse.handoff import STAGE_EVENT, CommentOutcome, Decision, Dispatch, StagePayload
 from infx.reuse.source import AGGREGATE_ARTIFACTS, Candidate, ambiguous, check_run
 from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
 
@@ -41,7 +40,7 @@ class StageResult:
     reaction: str | None
     reason: str
     staged: dict[str, str] = field(default_factory=dict)  # artifact -> staged name
-    dispatch: dict[str, Any] | None = None  # the repository dispatch payload to send
+    dispatch: StagePayload | None = None  # the repository dispatch payload to send
 
 
 def label_active_at(
@@ -157,7 +156,7 @@ def decide_stage(
         chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
     run = chosen.run
     staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}
-    payload = {
+    payload: StagePayload = {
         "pr-number": pull.number,
         "run-id": run.id,
         "run-attempt": run.run_attempt,
