@@ -13,9 +13,9 @@ from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub
 from infx.reuse.ack import ack
-from infx.reuse.edge import Checkout, carry_out, restatus, try_reuse_status
+from infx.reuse.edge import Checkout, answer, carry_out, restatus, try_reuse_status
 from infx.reuse.gate import GateEvent, gate, gate_failed
-from infx.reuse.handoff import CommentOutcome, Decision, handed_on, received_comment
+from infx.reuse.handoff import Decision, handed_on, received_comment
 from infx.reuse.stage import stage
 
 decide_only_option = click.option(
@@ -39,18 +39,6 @@ def _received(*actions: str) -> CommentEvent | None:
     return received
 
 
-def _answer(gh: GitHub, received: CommentEvent, found: CommentOutcome, decide_only: bool) -> None:
-    """Hand the decision on (--decide-only) or carry it out; then summarize and say it."""
-    if decide_only:
-        set_outputs(found.decision.outputs())
-    else:
-        for line in carry_out(gh, received, found.decision):
-            click.echo(line)
-    append_summary(found.summary)
-    for line in found.lines:
-        click.echo(line)
-
-
 @click.group()
 def reuse() -> None:
     """Reuse a PR's green sweep at merge (/reuse-sweep-run)."""
@@ -71,7 +59,8 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
     checkout = Checkout.open(repo)
     current, facts, merging = checkout.ack_facts(received, workflow, remote)
     found = ack(received, current, facts, merging, checkout.scope(workflow))
-    _answer(checkout.gh, received, found, decide_only)
+    for line in answer(checkout.gh, received, found, decide_only):
+        click.echo(line)
 
 
 @reuse.command("gate")
@@ -164,7 +153,8 @@ def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
         return
     checkout = Checkout.open(repo)
     found = stage(received, checkout.stage_facts(received, workflow), workflow, checkout.gh.slug)
-    _answer(checkout.gh, received, found, decide_only)
+    for line in answer(checkout.gh, received, found, decide_only):
+        click.echo(line)
 
 
 @click.command("apply-decision")

@@ -16,11 +16,11 @@ from pathlib import Path
 from infx import git
 from infx.context import repo_slug
 from infx.errors import InfxError
-from infx.github.actions import CommentEvent
+from infx.github.actions import CommentEvent, append_summary, set_outputs
 from infx.github.client import Comment, GitHub, Status
 from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, Local, needs_merging
-from infx.reuse.handoff import Decision, StatusDecision, head_moved, status_update
+from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Scope
 from infx.reuse.source import PullFacts
 from infx.reuse.stage import StageFacts
@@ -130,6 +130,19 @@ def carry_out(
             head = gh.pull(received.issue_number).head_sha
             moved = head_moved(decided.status, head, received.issue_number)
         yield moved or set_reuse_status(gh, decided.status)
+
+
+def answer(
+    gh: GitHub, received: CommentEvent, found: CommentOutcome, decide_only: bool
+) -> Iterator[str]:
+    """Hand a comment command's decision on (`decide_only`: as step outputs for `infx
+    apply-decision`) or carry it out; then summarize; yields the lines to print."""
+    if decide_only:
+        set_outputs(found.decision.outputs())
+    else:
+        yield from carry_out(gh, received, found.decision)
+    append_summary(found.summary)
+    yield from found.lines
 
 
 def restatus(
