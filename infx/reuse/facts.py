@@ -1,8 +1,8 @@
-"""The I/O edge of the reuse and stage decisions: read what they need, decide nothing.
+"""The GitHub edge of the reuse and stage decisions: read what they need, decide nothing.
 
 Each fetcher reads a typed snapshot through a `Reader` (the GitHub client, or anything
-with its methods) and stops reading where the pure rules in `reuse`/`stage` would stop
-looking, using those same rules to know where that is.
+with its methods) and stops reading where the pure rules (`source`, `gate`, `ack`,
+`stage`) would stop looking, using those same rules to know where that is.
 """
 
 from __future__ import annotations
