@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import click
 
-from infx import git
 from infx.cli.options import api_repo_option
-from infx.context import repo_slug, server_url
-from infx.github.client import GitHub
-from infx.merge.helper import MergeOptions, merge_pr
-from infx.settings import load as load_settings
+from infx.merge.helper import merge_pr
+from infx.merge.rules import MergeOptions
+from infx.reuse.edge import Checkout
 
 
 @click.command("merge")
@@ -61,23 +59,12 @@ def merge(
     exactly what merges, and it merges once every check passes and the infx/reuse status
     says ready. Not the changelog's git merge driver (`infx changelog merge-driver`), which
     git runs on a local `git merge`."""
-    root = git.root()
-    settings = load_settings(root)
     options = MergeOptions(
         method=method,
         dry_run=dry_run,
         remote=remote,
-        base_branch=settings.main_branch,
         workflow=workflow,
         timeout=timeout,
         poll=poll_interval,
-        server=server_url(settings),
     )
-    merge_pr(
-        GitHub(repo_slug(repo, root)),
-        root,
-        number,
-        options,
-        settings,
-        say=lambda text: click.echo(f"- {text}"),
-    )
+    merge_pr(Checkout.open(repo), number, options, say=lambda text: click.echo(f"- {text}"))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from infx import git
@@ -20,80 +19,35 @@ from infx.changelog import CHANGELOG_FILE
 from infx.changelog.canonicalize import canonicalize
 from infx.changelog.conflict import resolve_index
 from infx.changelog.links import LinkPolicy
+from infx.context import server_url
 from infx.errors import ChangelogError, MergeError
 from infx.github.client import GitHub, Pull
-from infx.reuse.commands import ReuseCommand
-from infx.reuse.facts import Reader, pull_facts
-from infx.reuse.preview import merging_between
-from infx.reuse.rules import (
-    STATUS_CONTEXT,
-    Merging,
-    Request,
-    Verdict,
-    newest_request,
-    verdict,
+from infx.merge.rules import (
+    BARE_REQUEST,
+    MergeOptions,
+    checks_state,
+    failed_checks,
+    preflight,
+    request_note,
+    reusable,
 )
-from infx.settings import Settings
-from infx.sweep.labels import sweep_label_problem
+from infx.reuse.edge import Checkout, reuse_status_of
+from infx.reuse.facts import pull_facts
+from infx.reuse.preview import merging_between
 from infx.yamlio import atomic_write
-
-GATE_CHECK = "check-changelog"
-OK_CONCLUSIONS = ("success", "skipped", "neutral")
-
-
-@dataclass
-class MergeOptions:
-    method: str = "squash"
-    dry_run: bool = False
-    remote: str = "origin"
-    base_branch: str = "main"
-    workflow: str = "run-sweep.yml"
-    timeout: float = 6 * 3600
-    poll: float = 30
-    server: str = "https://github.com"
-
-
-def preflight(pull: Pull, repo: str, main_branch: str = "main") -> str | None:
-    """Why the helper must not touch this PR (None: it may): closed, from a fork, not into
-    main, or labelled for anything but one reusable full sweep."""
-    if pull.state != "open":
-        return f"PR #{pull.number} is {pull.state}"
-    if pull.head_repo != repo:
-        return f"PR #{pull.number} comes from a fork; its branch cannot be updated here"
-    if pull.base_ref != main_branch:
-        return f"PR #{pull.number} merges into {pull.base_ref}, not {main_branch}"
-    return sweep_label_problem(pull.number, pull.labels, reuse=True)
-
-
-def source_run(
-    gh: GitHub, reader: Reader, pull: Pull, merging: Merging, options: MergeOptions
-) -> tuple[Request | None, Verdict]:
-    """Read any authorized request and its source run; decide whether it measured what
-    merges. Without a request the helper's own bare /reuse-sweep-run stands in."""
-    bare = Request(comment=None, command=ReuseCommand(None))
-    facts = gh.decide(lambda: pull_facts(reader, pull, options.workflow, bare))
-    if facts.source is None:
-        raise MergeError(f"PR #{pull.number}'s runs were not read")
-    existing = newest_request(facts.comments, facts.permissions)
-    found = verdict(
-        pull,
-        existing or bare,
-        facts.source,
-        merging,
-        repo=gh.slug,
-        workflow=options.workflow,
-        main_branch=options.base_branch,
-        require_merged=False,
-    )
-    return existing, found
 
 
 def _prepare(
-    root: Path, pull: Pull, options: MergeOptions, policy: LinkPolicy, say: Callable[[str], None]
+    root: Path,
+    pull: Pull,
+    options: MergeOptions,
+    base: str,
+    policy: LinkPolicy,
+    say: Callable[[str], None],
 ) -> str:
-    """Merge main into the PR head in a throw-away worktree, canonicalize, commit; return the
-    new head (a local commit: nothing is pushed here)."""
-    remote, base = options.remote, options.base_branch
+    """Merge main (`base`) into the PR head in a throw-away worktree, canonicalize, commit;
+    return the new head (a local commit: nothing is pushed here)."""
+    remote = options.remote
     git.fetch(remote, [base, pull.head_ref], root)
     head = git.rev_parse(f"{remote}/{pull.head_ref}", root)
     if head != pull.head_sha:
@@ -139,17 +93,6 @@ def _prepare(
         return new_head
 
 
-def _reuse_ready(gh: GitHub, sha: str) -> bool:
-    """Whether the sweep workflow's infx/reuse status on `sha` says ready (False: not yet);
-    a status that says not ready stops the helper with its reason."""
-    status = next((s for s in gh.statuses(sha) if s.context == STATUS_CONTEXT), None)
-    if status is None or status.state == "pending":
-        return False
-    if status.state != "success":
-        raise MergeError(f"{STATUS_CONTEXT} on {sha[:12]}: {status.description}")
-    return True
-
-
 def wait_for_checks(
     gh: GitHub,
     sha: str,
@@ -161,54 +104,40 @@ def wait_for_checks(
     deadline = time.monotonic() + options.timeout
     while True:
         checks = gh.check_runs(sha)
-        failed = [
-            name
-            for name, status, conclusion in checks
-            if status == "completed" and conclusion not in OK_CONCLUSIONS
-        ]
+        failed = failed_checks(checks, sha)
         if failed:
-            raise MergeError(f"checks failed on {sha[:12]}: {', '.join(sorted(failed))}")
-        gate = [c for c in checks if c[0] == GATE_CHECK]
-        pending = [name for name, status, _ in checks if status != "completed"]
-        ready = _reuse_ready(gh, sha)
-        if gate and not pending and ready:
-            say(f"all {len(checks)} checks passed and {STATUS_CONTEXT} says ready on {sha[:12]}")
+            raise MergeError(failed)
+        state = checks_state(checks, reuse_status_of(gh, sha), sha)
+        if state.passed:
+            say(state.passed)
             return
         if time.monotonic() >= deadline:
-            waiting = pending or ([] if gate else [GATE_CHECK]) or [STATUS_CONTEXT]
-            raise MergeError(f"timed out waiting for checks on {sha[:12]} ({', '.join(waiting)})")
+            waiting = ", ".join(state.waiting)
+            raise MergeError(f"timed out waiting for checks on {sha[:12]} ({waiting})")
         sleep(options.poll)
 
 
 def merge_pr(
-    gh: GitHub,
-    root: Path,
-    number: int,
-    options: MergeOptions,
-    settings: Settings,
-    say: Callable[[str], None] = print,
+    checkout: Checkout, number: int, options: MergeOptions, say: Callable[[str], None] = print
 ) -> None:
-    from infx.reuse.facts import Roles
-
-    reader = Roles(gh, settings.labels)
+    """Merge PR `number` as a maintainer would by hand, each step checking before it acts."""
+    gh, root, settings = checkout.gh, checkout.root, checkout.settings
+    scope = checkout.scope(options.workflow)
     say(f"PR #{number}: preflight")
-    pull = gh.decide(lambda: reader.pull(number))
-    problem = preflight(pull, gh.slug, options.base_branch)
+    pull = gh.decide(lambda: checkout.reader.pull(number))
+    problem = preflight(pull, gh.slug, scope.main_branch)
     if problem:
         raise MergeError(problem)
-    policy = LinkPolicy(repo=gh.slug, server=options.server, pr=number)
-    new_head = _prepare(root, pull, options, policy, say)
-    merging = merging_between(root, f"{options.remote}/{options.base_branch}", new_head, settings)
-    existing, found = source_run(gh, reader, pull, merging, options)
+    policy = LinkPolicy(repo=gh.slug, server=server_url(settings), pr=number)
+    new_head = _prepare(root, pull, options, scope.main_branch, policy, say)
+    merging = merging_between(root, f"{options.remote}/{scope.main_branch}", new_head, settings)
+    facts = gh.decide(lambda: pull_facts(checkout.reader, pull, options.workflow, BARE_REQUEST))
+    existing, found = reusable(pull, facts, merging, scope)
     if not found.ok or found.run is None:
         raise MergeError(f"no reusable sweep: {found.reason}")
     say(f"source run {found.run.id} ({found.run.html_url}) measured exactly what merges")
     if existing is not None:
-        pinned = existing.command.run_id
-        say(
-            f"an authorized request exists ({'pinned to run ' + str(pinned) if pinned else 'unpinned'}); "
-            "not posting another"
-        )
+        say(request_note(existing))
     elif options.dry_run:
         say("would post /reuse-sweep-run")
     else:

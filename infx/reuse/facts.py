@@ -1,8 +1,8 @@
-"""The I/O edge of the reuse and stage decisions: read what they need, decide nothing.
+"""The GitHub edge of the reuse and stage decisions: read what they need, decide nothing.
 
 Each fetcher reads a typed snapshot through a `Reader` (the GitHub client, or anything
-with its methods) and stops reading where the pure rules in `reuse`/`stage` would stop
-looking, using those same rules to know where that is.
+with its methods) and stops reading where the pure rules (`source`, `gate`, `ack`,
+`stage`) would stop looking, using those same rules to know where that is.
 """
 
 from __future__ import annotations
@@ -16,30 +16,26 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, UsageError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
+from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import FILE as MANIFEST_FILE
 from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
+from infx.reuse.ack import ack_ignores, stale
 from infx.reuse.commands import stage_command
-from infx.reuse.rules import (
+from infx.reuse.gate import GateEvent, gate_needs_nothing
+from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
-    PREFILTER_ASSOCIATIONS,
     REPUBLISHED,
-    WRITE_PERMISSIONS,
     Candidate,
-    GateEvent,
     Lineage,
     PullFacts,
     Request,
     SourceFacts,
-    ack_ignores,
     ambiguous,
     asking,
-    authorized,
-    gate_needs_nothing,
     newest_request,
     pick_run,
-    stale,
     unexpired,
     usable,
 )
@@ -56,7 +52,8 @@ from infx.sweep.labels import canonical_labels
 class Reader(Protocol):
     """The GitHub reads the decisions need (infx.github.client.GitHub provides them)."""
 
-    slug: str
+    @property
+    def slug(self) -> str: ...
 
     def pull(self, number: int) -> Pull: ...
     def open_pulls(self, base: str) -> list[Pull]: ...
@@ -88,8 +85,42 @@ class Roles:
         self._reader = reader
         self._renamed = dict(renamed)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._reader, name)
+    @property
+    def slug(self) -> str:
+        return self._reader.slug
+
+    def pull_commits(self, number: int) -> list[str]:
+        return self._reader.pull_commits(number)
+
+    def comments(self, number: int) -> list[Comment]:
+        return self._reader.comments(number)
+
+    def comment(self, comment_id: int) -> Comment:
+        return self._reader.comment(comment_id)
+
+    def permission(self, login: str) -> str:
+        return self._reader.permission(login)
+
+    def run(self, run_id: int) -> Run:
+        return self._reader.run(run_id)
+
+    def recent_runs(self, workflow: str, branch: str) -> list[Run]:
+        return self._reader.recent_runs(workflow, branch)
+
+    def artifacts(self, run_id: int) -> list[Artifact]:
+        return self._reader.artifacts(run_id)
+
+    def run_artifacts_page(self, run_id: int) -> tuple[list[Artifact], bool]:
+        return self._reader.run_artifacts_page(run_id)
+
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]:
+        return self._reader.run_artifacts_named(run_id, name)
+
+    def artifacts_since(self, name: str, since: datetime) -> list[Artifact]:
+        return self._reader.artifacts_since(name, since)
+
+    def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes:
+        return self._reader.artifact_member(artifact_id, member, max_bytes)
 
     def _pull(self, pull: Pull) -> Pull:
         return replace(pull, labels=tuple(canonical_labels(list(pull.labels), self._renamed)))
@@ -130,7 +161,7 @@ def source_artifacts(reader: Reader, run: Run, known: Iterable[Artifact] = ()) -
     one page, else those of the names it reads, one listing each (a full sweep uploads an
     artifact per job: 2,500 of them would take 25 pages). `known` are artifacts already
     listed in full for their names (the aggregates, found across the repository)."""
-    from infx.rerun.rules import PLAN_ARTIFACT
+    from infx.sweep.record import PLAN_ARTIFACT
 
     first, whole = reader.run_artifacts_page(run.id)
     if whole:
@@ -190,15 +221,15 @@ def _search(
     best: Run | None = None
     paid = 0
     for run_id in sorted(uploaded, key=lambda r: uploaded[r], reverse=True):
-        run = recent.get(run_id)
-        free = run is not None and listed_suffice
+        known = recent.get(run_id)
+        free = known is not None and listed_suffice
         if best is not None and (uploaded[run_id] < best.created_at or not free):
             break  # it started before the best run, or only more requests would tell
         if not free:
             if paid == MAX_CANDIDATES:
                 return tuple(read), True
             paid += 1
-            run = run or reader.run(run_id)
+        run = known if known is not None else reader.run(run_id)
         artifacts = listed[run_id] if listed_suffice else reader.artifacts(run_id)
         candidate = Candidate(run, tuple(artifacts))
         read.append(candidate)
@@ -207,7 +238,9 @@ def _search(
     return tuple(read), False
 
 
-def read_manifest(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> tuple[Any, str]:
+def read_manifest(
+    reader: Reader, run: Run, artifacts: Iterable[Artifact]
+) -> tuple[dict[str, Any] | None, str]:
     """The run's own sweep manifest, or None and why it cannot be read."""
     from infx import schemas
 
@@ -341,7 +374,7 @@ def ack_facts(
         allowed[current.author] = reader.permission(current.author)
     request = newest_request(comments, allowed)
     mine = request is not None and request.comment is not None and request.comment.id == current.id
-    if not authorized(current, allowed) or not mine or pull.state != "open":
+    if request is None or not mine or not authorized(current, allowed) or pull.state != "open":
         return current, PullFacts(pull, comments, allowed)
     return current, PullFacts(
         pull, comments, allowed, source_facts(reader, pull, request, workflow)

@@ -11,21 +11,38 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from infx.errors import UsageError
+from infx.github.actions import CommentEvent, comment_event
 from infx.github.client import Status
-from infx.reuse.rules import STATUS_CONTEXT, STATUS_LENGTH
+from infx.reuse.measured import STATUS_CONTEXT, STATUS_LENGTH
 
 REACTIONS = ("+1", "-1")
 STAGE_EVENT = "stage-results"
 STATUS_STATES = ("success", "failure")
 
 
+# What a staging dispatch says (the keys are the staging pipeline's, hyphens and all).
+StagedArtifact = TypedDict("StagedArtifact", {"id": int, "name": str, "staged-as": str})
+StagePayload = TypedDict(
+    "StagePayload",
+    {
+        "pr-number": int,
+        "run-id": int,
+        "run-attempt": int,
+        "requested-by": str,
+        "artifacts": list[StagedArtifact],
+    },
+)
+
+
 @dataclass(frozen=True)
 class Dispatch:
+    """A repository dispatch: only ever the staging event, for one PR."""
+
     event_type: str
-    payload: dict[str, Any]
+    payload: StagePayload
 
 
 @dataclass(frozen=True)
@@ -36,36 +53,83 @@ class StatusDecision:
     status: Status
 
 
-def decision_outputs(
-    reaction: str | None, dispatches: list[Dispatch], status: StatusDecision | None = None
-) -> dict[str, str]:
-    """Step outputs of the deciding job; an empty reaction means: nothing to do."""
-    if len(dispatches) > 1:
-        raise UsageError("a comment command dispatches at most one event")
-    dispatch = ""
-    if dispatches:
-        dispatch = json.dumps(
-            {"event_type": dispatches[0].event_type, "client_payload": dispatches[0].payload},
-            separators=(",", ":"),
-        )
-    decided = ""
-    if status is not None:
-        decided = json.dumps(
-            {
-                "sha": status.sha,
-                "state": status.status.state,
-                "description": status.status.description,
-            },
-            separators=(",", ":"),
-        )
-    return {"reaction": reaction or "", "dispatch": dispatch, "status": decided}
+@dataclass(frozen=True)
+class Decision:
+    """What a comment command decided to do, in this order: dispatch, react, set a status."""
+
+    reaction: str | None = None  # "+1", "-1" or None (nothing to react)
+    dispatch: Dispatch | None = None
+    status: StatusDecision | None = None
+
+    def outputs(self) -> dict[str, str]:
+        """The deciding job's step outputs, which `infx apply-decision` is handed; an empty
+        reaction means: nothing to do."""
+        dispatch = status = ""
+        if self.dispatch is not None:
+            sent = {"event_type": self.dispatch.event_type, "client_payload": self.dispatch.payload}
+            dispatch = json.dumps(sent, separators=(",", ":"))
+        if self.status is not None:
+            decided = self.status.status
+            fields = {
+                "sha": self.status.sha,
+                "state": decided.state,
+                "description": decided.description,
+            }
+            status = json.dumps(fields, separators=(",", ":"))
+        return {"reaction": self.reaction or "", "dispatch": dispatch, "status": status}
 
 
-def _is_int(value: Any) -> bool:
+@dataclass(frozen=True)
+class CommentOutcome:
+    """A comment command's answer: its decision, the step summary, the lines it prints."""
+
+    decision: Decision
+    summary: str  # Markdown, data escaped
+    lines: tuple[str, ...]
+
+
+def received_comment(
+    name: str, payload: dict[str, Any], actions: tuple[str, ...]
+) -> tuple[CommentEvent | None, str]:
+    """The issue_comment event if its action is one of `actions`, else None and why not."""
+    if name != "issue_comment" or payload.get("action") not in actions:
+        action = payload.get("action", "")
+        return None, f"ignored: {name} {action} is not a comment {' or '.join(actions)}"
+    return comment_event(payload), ""
+
+
+def handed_on(
+    name: str, payload: dict[str, Any], reaction: str, dispatch: str, status: str
+) -> tuple[CommentEvent, Decision]:
+    """The comment and the decision `infx apply-decision` was handed, both checked."""
+    if name != "issue_comment":
+        raise UsageError("apply-decision runs on an issue_comment event")
+    received = comment_event(payload)
+    decided, to_dispatch = parse_decision(reaction, dispatch, received.issue_number)
+    return received, Decision(decided, to_dispatch, parse_status(status))
+
+
+def status_update(decided: StatusDecision, current: Status | None) -> tuple[bool, str]:
+    """Whether to set the decided status (not when the head carries exactly it already), and
+    what to say about it."""
+    where = f"{STATUS_CONTEXT} on {decided.sha[:12]}"
+    if current == decided.status:
+        return False, f"{where} already says: {decided.status.description}"
+    return True, f"{where}: {decided.status.description}"
+
+
+def head_moved(decided: StatusDecision, head: str, number: int) -> str | None:
+    """Why a handed-on status is left unset (None: its commit is still the PR's head)."""
+    if head != decided.sha:
+        return f"PR #{number}'s head moved to {head[:12]}; status left"
+    return None
+
+
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _stage_payload_problem(payload: Any, pr_number: int) -> str | None:
+def _stage_payload_problem(payload: object, pr_number: int) -> str | None:
     if not isinstance(payload, dict):
         return "client_payload is not an object"
     expected = {"pr-number", "run-id", "run-attempt", "requested-by", "artifacts"}
@@ -113,7 +177,7 @@ def parse_decision(
     problem = _stage_payload_problem(data["client_payload"], pr_number)
     if problem:
         raise UsageError(f"dispatch refused: {problem}")
-    return reaction, Dispatch(data["event_type"], data["client_payload"])
+    return reaction, Dispatch(data["event_type"], cast(StagePayload, data["client_payload"]))
 
 
 def parse_status(status: str) -> StatusDecision | None:

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from infx import git
 from infx.changelog.merge import merge as merge_changelog
-from infx.errors import InfxError
+from infx.errors import InfxError, UsageError
 from infx.matrix.sources import manifest_of, plan_change
-from infx.reuse.rules import Merging
+from infx.reuse.gate import GateEvent, Local
+from infx.reuse.measured import Merging
 from infx.settings import Settings
 from infx.sweep.labels import PUSH
 
@@ -63,3 +64,35 @@ def merging_of_pull(root: Path, main: str, head: str, settings: Settings) -> Mer
     except InfxError as exc:
         return Merging(None, str(exc).splitlines()[0])
     return merging_between(root, main, tree, settings)
+
+
+def main_ref(root: Path, remote: str, branch: str) -> str:
+    """Main as a checkout with full history knows it: the remote's branch, else the local."""
+    for ref in (f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"):
+        if git.has_ref(ref, root):
+            return ref
+    raise UsageError(f"this checkout has neither {remote}/{branch} nor {branch}")
+
+
+def merging_of_head(root: Path, settings: Settings, remote: str, head_sha: str) -> Merging:
+    """What merging the PR head `head_sha` into `remote`'s main now would sweep, in a checkout
+    of main with full history (which holds the PR's branch)."""
+    if not git.has_ref(f"{head_sha}^{{commit}}", root):
+        return Merging(None, f"the PR head {head_sha[:12]} is not in this checkout")
+    return merging_of_pull(root, main_ref(root, remote, settings.main_branch), head_sha, settings)
+
+
+def local(root: Path, settings: Settings, asked: GateEvent) -> Local:
+    """What the checkout says about the asking run: the pushed commit's first parent and
+    what merges (the push itself, or the PR's merge commit GitHub checked out)."""
+    if asked.name == "push":
+        parent = (
+            git.rev_parse(f"{asked.commit_sha}^1", root)
+            if git.has_ref(f"{asked.commit_sha}^1", root)
+            else None
+        )
+        return Local(parent, merging_between(root, asked.before or "", asked.commit_sha, settings))
+    if not git.has_ref("HEAD^2", root) or git.rev_parse("HEAD^2", root) != asked.commit_sha:
+        merging = Merging(None, f"the checkout is not the merge commit of {asked.commit_sha[:12]}")
+        return Local(None, merging)
+    return Local(None, merging_between(root, "HEAD^1", "HEAD", settings))

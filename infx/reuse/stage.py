@@ -1,7 +1,7 @@
 """`/stage-results [<run_id>]`: hand a PR's sweep results to the staging pipeline.
 
 Pure rules over facts read beforehand (`infx.reuse.facts`); the command's edge
-dispatches and reacts.
+(`infx.reuse.edge`) dispatches and reacts.
 """
 
 from __future__ import annotations
@@ -9,21 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull
+from infx.github.permissions import WRITE_PERMISSIONS
+from infx.markdown import code, table, text
 from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
-from infx.reuse.rules import (
-    AGGREGATE_ARTIFACTS,
-    WRITE_PERMISSIONS,
-    Candidate,
-    ambiguous,
-    check_run,
-)
+from infx.reuse.handoff import STAGE_EVENT, CommentOutcome, Decision, Dispatch, StagePayload
+from infx.reuse.source import AGGREGATE_ARTIFACTS, Candidate, ambiguous, check_run
 from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
 
-DISPATCH_EVENT = "stage-results"
 METADATA_ARTIFACT = "changelog-metadata"
 
 
@@ -45,7 +40,7 @@ class StageResult:
     reaction: str | None
     reason: str
     staged: dict[str, str] = field(default_factory=dict)  # artifact -> staged name
-    dispatch: dict[str, Any] | None = None  # the repository dispatch payload to send
+    dispatch: StagePayload | None = None  # the repository dispatch payload to send
 
 
 def label_active_at(
@@ -161,7 +156,7 @@ def decide_stage(
         chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
     run = chosen.run
     staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}
-    payload = {
+    payload: StagePayload = {
         "pr-number": pull.number,
         "run-id": run.id,
         "run-attempt": run.run_attempt,
@@ -169,3 +164,18 @@ def decide_stage(
         "artifacts": [{"id": a.id, "name": a.name, "staged-as": staged[a.name]} for a in artifacts],
     }
     return StageResult("+1", f"staged {len(staged)} artifact(s) of run {run.id}", staged, payload)
+
+
+def stage(
+    event: CommentEvent, facts: StageFacts | None, workflow: str, repo: str
+) -> CommentOutcome:
+    """`infx stage-results`: the reaction, the dispatch, and the summary with the table of
+    what is staged under which name."""
+    result = decide_stage(event, facts, workflow, repo)
+    dispatch = Dispatch(STAGE_EVENT, result.dispatch) if result.dispatch else None
+    summary = f"### /stage-results\n\n{text(result.reason)}\n\n"
+    if result.staged:
+        rows = [(code(name), code(staged)) for name, staged in result.staged.items()]
+        summary += table(("artifact", "staged as"), rows) + "\n"
+    lines = [result.reason, *(f"  {name} -> {staged}" for name, staged in result.staged.items())]
+    return CommentOutcome(Decision(result.reaction, dispatch), summary, tuple(lines))

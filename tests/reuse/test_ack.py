@@ -21,7 +21,7 @@ def test_authorized_request_gets_plus_one(api, tmp_path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert reactions(api, comment["id"]) == ["+1"]
-    assert f"run {RUN} of PR #7 measured exactly what merges" in summary.read_text()
+    assert f"run {RUN} of PR \\#7 measured exactly what merges" in summary.read_text()
     # The reaction and the PR head's status; no comment is ever posted.
     assert api.state.count("POST") == 2
     assert not any("/issues/7/comments" in p for m, p in api.state.requests if m == "POST")

@@ -11,23 +11,18 @@ from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
 from infx.matrix.manifest import SweepOptions, build, differences, summarize
 from infx.matrix.plan import Plan
+from infx.reuse.ack import decide_ack
 from infx.reuse.commands import ReuseCommand
-from infx.reuse.rules import (
+from infx.reuse.gate import GateEvent, Local, decide_gate
+from infx.reuse.measured import STATUS_LENGTH, Merging, reuse_status, verdict
+from infx.reuse.source import (
     MAX_CANDIDATES,
-    STATUS_LENGTH,
     Candidate,
-    GateEvent,
-    Local,
-    Merging,
     PullFacts,
     Request,
     SourceFacts,
-    decide_ack,
-    decide_gate,
     newest_request,
     pick_run,
-    reuse_status,
-    verdict,
 )
 from infx.reuse.stage import StageFacts, decide_stage
 from infx.sweep.labels import sweep_label_problem

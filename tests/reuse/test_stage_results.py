@@ -40,7 +40,7 @@ def test_pinned_run_is_staged_and_dispatched(api, tmp_path) -> None:
         and payload["requested-by"] == "maintainer"
     )
     assert [a["name"] for a in payload["artifacts"]] == ["changelog-metadata", "results_bmk"]
-    assert f"| results_bmk | pr7-run{RUN}-results_bmk |" in summary
+    assert f"| `results_bmk` | `pr7-run{RUN}-results_bmk` |" in summary
 
 
 def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
@@ -60,7 +60,7 @@ def test_usage_errors(api, tmp_path) -> None:
     staged_pr(api.state)
     result, reactions, summary = stage(api, tmp_path, "/stage-results please")
     assert result.exit_code == 0
-    assert reactions == ["-1"] and "usage: /stage-results [<run_id>]" in summary
+    assert reactions == ["-1"] and "usage: /stage-results \\[&lt;run\\_id&gt;\\]" in summary
     assert api.state.dispatches == []
 
 

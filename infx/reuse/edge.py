@@ -1,0 +1,171 @@
+"""The edge of the comment commands, the gate and `reuse status`: the checkout and client
+they run with, the reads each decision needs (GitHub through `facts`, git through
+`preview`), and the writes that carry a decision out (dispatch, reaction, commit status).
+
+The decisions themselves are pure (`ack`, `gate`, `stage`, `status`, `handoff`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from infx import git
+from infx.context import repo_slug
+from infx.errors import InfxError
+from infx.github.actions import CommentEvent, append_summary, set_outputs
+from infx.github.client import Comment, GitHub, Status
+from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
+from infx.reuse.gate import GateEvent, Local, needs_merging
+from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
+from infx.reuse.measured import STATUS_CONTEXT, Merging, Scope
+from infx.reuse.source import PullFacts
+from infx.reuse.stage import StageFacts
+from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
+from infx.settings import Settings
+from infx.settings import load as load_settings
+
+NOT_NEEDED = Merging(None, "not needed")
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The checkout a command runs in, its settings, the API client, and the same client
+    reading labels as roles (settings' [labels] renames)."""
+
+    root: Path
+    settings: Settings
+    gh: GitHub
+    reader: Roles
+
+    @classmethod
+    def open(cls, repo: str | None) -> Checkout:
+        root = git.root()
+        settings = load_settings(root)
+        gh = GitHub(repo_slug(repo, root))
+        return cls(root, settings, gh, Roles(gh, settings.labels))
+
+    def scope(self, workflow: str) -> Scope:
+        return Scope(self.gh.slug, workflow, self.settings.main_branch)
+
+    def merging_of(self, remote: str, head_sha: str) -> Merging:
+        """What merging the PR head into main now would sweep."""
+        from infx.reuse.preview import merging_of_head
+
+        return merging_of_head(self.root, self.settings, remote, head_sha)
+
+    def ack_facts(
+        self, received: CommentEvent, workflow: str, remote: str
+    ) -> tuple[Comment | None, PullFacts | None, Merging]:
+        """The comment as it is now, its PR, and what merging the PR now would sweep (read
+        only when the request's runs were)."""
+        current, facts = self.gh.decide(lambda: ack_facts(self.reader, received, workflow))
+        if facts is None or facts.source is None:
+            return current, facts, NOT_NEEDED
+        return current, facts, self.merging_of(remote, facts.pull.head_sha)
+
+    def gate_facts(self, asked: GateEvent, workflow: str) -> tuple[tuple[PullFacts, ...], Local]:
+        """The PRs the gate looks at and what the run's checkout says (read only when some
+        PR asks)."""
+        from infx.reuse.preview import local
+
+        main = self.settings.main_branch
+        pulls = self.gh.decide(lambda: gate_facts(self.reader, asked, workflow, main))
+        if not needs_merging(pulls):
+            return pulls, Local(None, NOT_NEEDED)
+        return pulls, local(self.root, self.settings, asked)
+
+    def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
+        return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
+
+
+def _run_url(gh: GitHub) -> str | None:
+    run_id = os.environ.get("GITHUB_RUN_ID")
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    return f"{server}/{gh.slug}/actions/runs/{run_id}" if run_id else None
+
+
+def reuse_status_of(gh: GitHub, sha: str) -> Status | None:
+    """The infx/reuse status a commit carries now, if any."""
+    return next((s for s in gh.statuses(sha) if s.context == STATUS_CONTEXT), None)
+
+
+def set_reuse_status(gh: GitHub, decided: StatusDecision) -> str:
+    """Set the status unless the head already carries exactly it; say what happened."""
+    needed, line = status_update(decided, reuse_status_of(gh, decided.sha))
+    if needed:
+        gh.set_status(decided.sha, decided.status, _run_url(gh))
+    return line
+
+
+def try_reuse_status(gh: GitHub, decided: StatusDecision) -> str:
+    """Set the status as `set_reuse_status` does; a failure is a warning, not the gate's."""
+    try:
+        return set_reuse_status(gh, decided)
+    except InfxError as exc:
+        return f"infx: warning: {STATUS_CONTEXT} not set: {exc}"
+
+
+def carry_out(
+    gh: GitHub, received: CommentEvent, decided: Decision, *, handed_on: bool = False
+) -> Iterator[str]:
+    """Dispatch, react to the event's own comment, set the status, in that order, saying
+    what is worth saying as it goes. A decision handed on by another job (`handed_on`)
+    says each step, and sets the status only while its commit is still the PR's head."""
+    if decided.dispatch is not None:
+        gh.dispatch(decided.dispatch.event_type, dict(decided.dispatch.payload))
+        if handed_on:
+            yield f"dispatched {decided.dispatch.event_type} for PR #{received.issue_number}"
+    if decided.reaction:
+        bot = os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]")
+        gh.react(received.comment_id, decided.reaction, bot)
+        if handed_on:
+            yield f"reacted {decided.reaction} to comment {received.comment_id}"
+    if decided.status is not None:
+        moved = None
+        if handed_on:
+            head = gh.pull(received.issue_number).head_sha
+            moved = head_moved(decided.status, head, received.issue_number)
+        yield moved or set_reuse_status(gh, decided.status)
+
+
+def answer(
+    gh: GitHub, received: CommentEvent, found: CommentOutcome, decide_only: bool
+) -> Iterator[str]:
+    """Hand a comment command's decision on (`decide_only`: as step outputs for `infx
+    apply-decision`) or carry it out; then summarize; yields the lines to print."""
+    if decide_only:
+        set_outputs(found.decision.outputs())
+    else:
+        yield from carry_out(gh, received, found.decision)
+    append_summary(found.summary)
+    yield from found.lines
+
+
+def restatus(
+    checkout: Checkout, numbers: tuple[int, ...], scope: Scope, remote: str, max_prs: int
+) -> Iterator[tuple[str, PullStatus | None]]:
+    """Re-decide and set the infx/reuse status of the PRs `numbers` (default: every open PR
+    into main that may ask), at most `max_prs` of those asking; yields a line per PR and
+    its re-decided status (None: it does not ask)."""
+    reader = checkout.reader
+    if numbers:
+        pulls = [reader.pull(n) for n in numbers]
+    else:
+        pulls = asking_pulls(reader.open_pulls(scope.main_branch), scope.repo)
+    asked = 0
+    for pull in pulls:
+        if asked == max_prs:
+            yield f"stopped after {max_prs} PR(s) asking for reuse", None
+            return
+        facts = checkout.gh.decide(partial(pull_facts, reader, pull, scope.workflow))
+        found = standing(facts)
+        if found is None:
+            yield f"PR #{pull.number}: no authorized /reuse-sweep-run", None
+            continue
+        asked += 1
+        decided = pull_status(found, checkout.merging_of(remote, pull.head_sha), scope)
+        yield f"PR #{pull.number}: {set_reuse_status(checkout.gh, decided.status)}", decided
