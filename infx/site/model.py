@@ -36,11 +36,14 @@ class PointSeries:
     images: list[str] = field(default_factory=list)
     values: dict[str, list[float | None]] = field(default_factory=dict)  # metric -> value
 
-    def add(self, run: int, image: str, metrics: dict[str, float | None]) -> None:
+    def add(self, run: int, image: str, values: tuple[float | None, ...]) -> None:
+        """One run's values, in METRICS order."""
         self.runs.append(run)
         self.images.append(image)
-        for metric in METRICS:
-            self.values.setdefault(metric, []).append(metrics.get(metric))
+        if not self.values:
+            self.values = {metric: [] for metric in METRICS}
+        for metric, value in zip(METRICS, values, strict=True):
+            self.values[metric].append(value)
 
 
 @dataclass

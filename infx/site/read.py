@@ -7,16 +7,15 @@ SQLAlchemy loads here, never at start-up.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
 from infx.history.database import database_errors, engine, location, migrate, shown
-from infx.results.compare import config_label, interactivity
+from infx.results.compare import config_label
 from infx.settings import Settings
-from infx.site.model import METRICS, ConfigHistory, HistoryFacts, PointSeries, Run
+from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -46,15 +45,31 @@ def history_url(where: str | None, settings: Settings, root: Path) -> str:
     return url
 
 
-def _metrics(kind: str, data: str) -> dict[str, float | None]:
-    if kind != "throughput":
-        return {}
-    measured = json.loads(data).get("metrics") or {}
-    found: dict[str, float | None] = {}
-    for metric in METRICS:
-        value = interactivity(measured) if metric == "intvty" else measured.get(metric)
-        found[metric] = float(value) if isinstance(value, int | float) else None
-    return found
+# The numbers the site shows, read in SQL (no JSON parse per point in Python): metric ->
+# key under the row's `metrics`; interactivity is the median's, else the mean's.
+_COLUMNS = (
+    ("tput_per_gpu", "tput_per_gpu"),
+    ("intvty", "median_intvty"),
+    ("intvty_mean", "mean_intvty"),
+    ("median_ttft", "median_ttft"),
+    ("p99_ttft", "p99_ttft"),
+    ("median_tpot", "median_tpot"),
+    ("p99_tpot", "p99_tpot"),
+)
+
+
+def _metric_columns(conn: Connection) -> list[Any]:
+    """One SQL expression per metric: SQLite's json_extract, PostgreSQL's jsonb operators."""
+    from sqlalchemy import Float, cast, func, literal_column
+
+    from infx.history.tables import points
+
+    if conn.dialect.name == "postgresql":
+        return [
+            cast(literal_column(f"(data::jsonb -> 'metrics' ->> '{key}')"), Float)
+            for _, key in _COLUMNS
+        ]
+    return [func.json_extract(points.c.data, f"$.metrics.{key}") for _, key in _COLUMNS]
 
 
 def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
@@ -78,10 +93,10 @@ def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
         points.c.kind,
         points.c.conc,
         points.c.image,
-        points.c.data,
+        *_metric_columns(conn),
     ).order_by(points.c.config_id, points.c.kind, points.c.conc)
     result = conn.execution_options(yield_per=_STREAM).execute(query)
-    for run_id, config_id, kind, conc, image, data in result:
+    for run_id, config_id, kind, conc, image, tput, intvty, mean, *latencies in result:
         config = by_config.get((config_id, kind))
         if config is None:
             key, identity = identities[config_id]
@@ -96,7 +111,7 @@ def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
         series = config.points.get(conc)
         if series is None:
             series = config.points[conc] = PointSeries(conc)
-        series.add(place[run_id], image, _metrics(kind, data))
+        series.add(place[run_id], image, (tput, intvty if intvty is not None else mean, *latencies))
     for config in by_config.values():
         for series in config.points.values():
             _oldest_first(series)

@@ -6,7 +6,8 @@ change points and at its config's joint ones (all series measured in every run o
 config, together), exactly as a comparison cuts main's history. A step is a run where any
 series of the config starts a new segment: its first changed run, the run before it that
 measured the config, and how far each series moved (mean of the segment after against the
-segment before, on the log scale).
+segment before, on the log scale). A series' own change point within a run of a joint one
+is taken to be that joint step (noise placed it a run off), so one change shows as one step.
 """
 
 from __future__ import annotations
@@ -92,19 +93,29 @@ def config_steps(config: ConfigHistory, threshold: float = DEFAULT_THRESHOLD) ->
     joint = noise.joint_breaks([series[i] for i in complete]) if complete else ()
     joint_runs = {runs[b] for b in joint}
     merged: list[list[int]] = []
+    # Per series, the run each cut is reported at: a joint cut at the joint step's run (a
+    # series that skipped that run cuts at its next value), its own cuts where they fall.
+    reported: list[dict[int, int]] = []
     for i, at in enumerate(where):
-        cuts: set[int] = set(own[i])
-        for run in joint_runs:
+        shared: dict[int, int] = {}
+        for run in sorted(joint_runs):
             # A joint change point, as an index into this series (runs it missed skipped).
             cut = next((p for p, r in enumerate(at) if r >= run), None)
             if cut:
-                cuts.add(cut)
+                shared.setdefault(cut, run)
+        # A series' own cut a run or so from a shared one is that step, placed a run off
+        # by noise: the shared one stands for it (no one-run segment between the two).
+        cuts = {c: at[c] for c in own[i] if all(abs(c - j) >= noise.MIN_SEGMENT for j in shared)}
+        cuts.update(shared)
         merged.append(sorted(cuts))
+        reported.append(cuts)
     moved: dict[int, list[Moved]] = {}
     before: dict[int, int] = {}
-    for (conc, metric), x, at, sorted_cuts in zip(slots, series, where, merged, strict=True):
+    for (conc, metric), x, at, sorted_cuts, runs_at in zip(
+        slots, series, where, merged, reported, strict=True
+    ):
         for cut in sorted_cuts:
-            run = at[cut]
+            run = runs_at[cut]
             change = _segments_change(x, sorted_cuts, cut)
             moved.setdefault(run, []).append(Moved(conc, metric, change))
             # The widest range: from the earliest of the moved series' previous values.
