@@ -185,9 +185,19 @@ def main_history(tmp_path_factory: pytest.TempPathFactory, tables: dict[str, Pat
     return path
 
 
+REUSED_RUN = 7777  # the pull request run whose sweep main's newest run republished
+
+
 @pytest.fixture(scope="session")
 def changed_history(tmp_path_factory: pytest.TempPathFactory, tables: dict[str, Path]) -> Path:
-    """The 16 unchanged runs, then the 6 changed ones as later main runs."""
-    path = tmp_path_factory.mktemp("history-changed") / "history.sqlite"
-    ingest(f"sqlite:///{path}", tables, MAIN_RUNS + CHANGE_RUNS)
+    """The 16 unchanged runs, then the 6 changed ones as later main runs; the newest of them
+    reused the sweep of pull request run REUSED_RUN."""
+    folder = tmp_path_factory.mktemp("history-changed")
+    path = folder / "history.sqlite"
+    newest = CHANGE_RUNS[-1]
+    doc = json.loads(tables[newest].read_text())
+    doc["run"]["reused_from"] = REUSED_RUN
+    reused = folder / "reused.json"
+    reused.write_text(json.dumps(doc))
+    ingest(f"sqlite:///{path}", tables | {newest: reused}, MAIN_RUNS + CHANGE_RUNS)
     return path

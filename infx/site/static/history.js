@@ -12,7 +12,9 @@
     p99_ttft: "TTFT p99", median_tpot: "TPOT p50", p99_tpot: "TPOT p99", intvty: "interactivity" };
 
   function moved(step) {
-    const sorted = step.moved.slice().sort((a, b) => Math.abs(b[2]) - Math.abs(a[2]));
+    // Throughput first, then TPOT, then TTFT (the noisiest); within each, the largest move.
+    const rank = (m) => ["tput_per_gpu", "median_tpot", "p99_tpot", "median_ttft", "p99_ttft"].indexOf(m[1]);
+    const sorted = step.moved.slice().sort((a, b) => rank(a) - rank(b) || Math.abs(b[2]) - Math.abs(a[2]));
     const shown = sorted.slice(0, 6).map((m) => `${METRIC_SHORT[m[1]] || m[1]} conc ${m[0]} ${pct(m[2])}`);
     return shown.join(", ") + (sorted.length > 6 ? ` and ${sorted.length - 6} more` : "");
   }
@@ -58,7 +60,7 @@
     const f = C.frame({ title: `${metric.label} of ${doc.label} over main's runs`,
       desc: `${concs.length} concurrencies over ${runs.length} runs; y from zero.`,
       xLabel: `Main run, oldest to newest (${runs.length} runs; ticks: run date)`,
-      yLabel: `${metric.label} (${metric.unit}), from zero`, xMax: 1, yMax: yMax * 1.05, xTicks,
+      yLabel: `${metric.label} (${metric.unit})`, xMax: 1, yMax: yMax * 1.05, xTicks,
       height: 300 });
     const x = (r) => f.margin.left + unitX(r) * (f.width - f.margin.left - f.margin.right);
     doc.steps.forEach((step, i) => {

@@ -28,7 +28,7 @@
     for (const q of config.frontier) { xs.push(q[0]); ys.push(q[1]); }
     const f = C.frame({ title: `PR against main: ${config.label}`,
       desc: "Main's level per concurrency with its verdict band, and this run's points by verdict; both axes from zero.",
-      xLabel: "Interactivity (tok/s/user), from zero", yLabel: "Throughput per GPU (tok/s/GPU), from zero",
+      xLabel: "Interactivity (tok/s/user)", yLabel: "Throughput per GPU (tok/s/GPU)",
       xMax: Math.max(...xs, 1) * 1.08, yMax: Math.max(...ys, 1) * 1.06 });
     const main = points.filter((p) => p.main).sort((a, b) => a.conc - b.conc);
     if (config.frontier.length > 1) {
@@ -71,8 +71,11 @@
         c.verdict === "improved").map((c) => `${c.label} ${fmt(c.before)} → ${fmt(c.after)} ${c.unit} (${pct(c.change)}): ${c.verdict}`)));
       f.plot.appendChild(mark);
       if (p.verdict !== "within-noise") {
+        // The checks that made the verdict (the first two), as the comment's row says them.
+        const why = p.checks.filter((c) => c.verdict === p.verdict).slice(0, 2)
+          .map((c) => `${c.label} ${pct(c.change)}`).join(", ");
         f.plot.appendChild(C.sv("text", { class: "pt-label v-" + p.verdict, x: f.x(p.pr[0]) + 9,
-          y: f.y(p.pr[1]) - 7 }, `conc ${p.conc} ${words}${p.change === null ? "" : " " + pct(p.change)}`));
+          y: f.y(p.pr[1]) - 7 }, `conc ${p.conc} ${words}${why ? ": " + why : ""}`));
       }
     }
     const legend = C.legend([

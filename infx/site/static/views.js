@@ -101,7 +101,7 @@
     const yMax = Math.max(...all.map((p) => p.y * (1 + sigmaOf(p)))) * 1.04;
     const f = C.frame({ title: `Throughput per GPU against interactivity, ${doc.title}`,
       desc: `${curves.length} curve(s) of ${all.length} point(s); both axes from zero.`,
-      xLabel: "Interactivity (tok/s/user), from zero", yLabel: "Throughput per GPU (tok/s/GPU), from zero",
+      xLabel: "Interactivity (tok/s/user)", yLabel: "Throughput per GPU (tok/s/GPU)",
       xMax, yMax });
     const rows = [];
     curves.forEach((curve, i) => {
