@@ -118,8 +118,20 @@ def main() -> None:
         f"build: {total:.1f} s (target under 30 s): history, noise model and git {read - start:.1f} s, "
         f"shape {shaped - read:.1f} s, write {done - shaped:.1f} s"
     )
-    steps = sum(len(s.steps) for s in facts.steps.values())
-    print(f"  {len(facts.history.runs)} runs, {len(facts.history.configs)} configs, {steps} steps")
+    print(f"  {len(facts.history.runs)} runs, {len(facts.history.configs)} configs")
+    stepped = at = 0
+    other = 0
+    for config in facts.history.configs:
+        ident = config.identity
+        i = 8 * int(ident["model-prefix"][1:]) + ident["tp"] - 1  # simulate.config_row
+        found = [s.run for s in facts.steps[config.slug].steps]
+        if i % 5 == 0:
+            stepped += 1
+            at += (args.runs * 2 // 3) in found
+            other += sum(1 for run in found if run != args.runs * 2 // 3)
+        else:
+            other += len(found)
+    print(f"  steps: {at} of the {stepped} simulated ones found at their run; {other} elsewhere")
     assets = sum((out / name).stat().st_size for name in ASSETS)
     index = len(site.files[INDEX])
     print(

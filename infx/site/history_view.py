@@ -8,7 +8,7 @@ from typing import Any
 
 from infx.site.explain import explain
 from infx.site.model import ConfigHistory, Range, Run
-from infx.site.shape import SHOWN, model_name, num, scenario_name, shown
+from infx.site.shape import SHOWN, model_name, num, scenario_name, shown_all
 from infx.site.steps import ConfigSteps
 
 
@@ -44,7 +44,7 @@ def config_doc(
         series[str(conc)] = {
             "runs": points.runs,
             "images": image_ids,
-            "m": {m: [shown(m, v) for v in values] for m, values in points.values.items()},
+            "m": {m: shown_all(m, values) for m, values in points.values.items()},
         }
     steps = []
     for step in found.steps if found else ():

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from infx.site.model import METRICS
 
 
@@ -44,6 +46,22 @@ def num(value: float | None, digits: int = 4) -> float | None:
 
 def shown(metric: str, value: float | None) -> float | None:
     return None if value is None else num(value * SHOWN[metric].scale)
+
+
+def shown_all(metric: str, values: list[float | None]) -> list[float | None]:
+    """`shown` of a whole series at once (NumPy: a config page holds ~10,000 values)."""
+    if not values:
+        return []
+    array = np.array([np.nan if v is None else v for v in values], dtype=float)
+    array *= SHOWN[metric].scale
+    finite = np.isfinite(array) & (array != 0)
+    digits = np.zeros(len(array), dtype=int)
+    digits[finite] = 3 - np.floor(np.log10(np.abs(array[finite]))).astype(int)
+    rounded = [
+        None if not math.isfinite(v) else (round(v, d) if v else 0.0)
+        for v, d in zip(array.tolist(), digits.tolist(), strict=True)
+    ]
+    return rounded
 
 
 def name(text: str) -> str:

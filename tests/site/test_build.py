@@ -150,3 +150,15 @@ def test_the_command_writes_every_view_and_rewrites_in_place(
     # main03's table names no pull request (a main run): the number comes from the name
     assert index["prs"][0]["pr"] == 7
     assert not list(out.rglob("*.tmp"))
+
+
+def test_the_documented_synopsis_is_the_command() -> None:
+    import re
+
+    from infx.cli.site import build as command
+    from tests.readme import readme_block
+
+    block = readme_block("sh", "infx site build")
+    documented = set(re.findall(r"--[a-z][a-z-]*", block))
+    options = {o for p in command.params for o in p.opts if o.startswith("--")}
+    assert documented == options
