@@ -17,10 +17,9 @@ def site() -> None:
 @site.command()
 @click.option(
     "--history",
-    default=None,
     metavar="URL_OR_PATH",
-    help="The results history: an SQLite path, sqlite:/// or postgresql:// URL. Default: "
-    "INFX_HISTORY_URL, else history in infx.toml, else .infx/history.sqlite.",
+    help="SQLite path or sqlite:///, postgresql:// URL. Default: INFX_HISTORY_URL, else "
+    "history in infx.toml, else .infx/history.sqlite.",
 )
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Site folder."
@@ -29,36 +28,26 @@ def site() -> None:
     "--pr-results",
     multiple=True,
     type=click.Path(exists=True, path_type=Path),
-    help="A PR's results table (results.json of `infx results collect`), drawn over main's "
-    "curves with its verdicts at #/pr/<N>. Repeatable.",
+    help="A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
 )
 @click.option(
     "--verdicts",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    default=None,
-    help="Folder of `infx results compare --format json` documents named pr-<N>.json or "
-    "pr-<N>-run-<ID>.json: the verdict history page.",
+    help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json.",
 )
 @click.option(
     "--repo-dir",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
-    show_default=True,
-    help="The git repository whose changelog explains main's steps.",
+    help="The git repository whose changelog explains main's steps. Default: .",
 )
-def build(
-    history: str | None,
-    out: Path,
-    pr_results: tuple[Path, ...],
-    verdicts: Path | None,
-    repo_dir: Path,
-) -> None:
-    """Write the site into OUT: Pareto pages, each config's history with its steps
-    explained by the changelog, PR overlays, verdicts and coverage."""
+def build(history: str | None, out: Path, pr_results: tuple[Path, ...], verdicts: Path | None,
+          repo_dir: Path) -> None:  # fmt: skip
+    """Write the site into OUT: Pareto pages, each config's history with its steps explained
+    by the changelog, PR overlays, verdicts and coverage."""
     from infx.site import missing_requirements
 
-    missing = missing_requirements()
-    if missing:
+    if missing := missing_requirements():
         raise UsageError(f"the site needs {', '.join(missing)}: pip install 'infx[compare]'")
     from infx.site.build import build_site
     from infx.site.facts import gather
