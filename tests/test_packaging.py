@@ -44,6 +44,15 @@ def test_the_wheel_holds_every_schema(dist: Path) -> None:
     assert sdist.stat().st_size > 0
 
 
+def test_the_wheel_holds_the_site_pages(dist: Path) -> None:
+    """`infx site build` copies its HTML, CSS and JavaScript from the package."""
+    (wheel,) = dist.glob("infx-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    pages = sorted(p.name for p in (ROOT / "infx" / "site" / "static").iterdir())
+    assert "index.html" in pages
+    assert [n for n in pages if f"infx/site/static/{n}" not in names] == []
+
+
 def test_the_wheel_works_installed_on_its_own(dist: Path, tmp_path: Path) -> None:
     """A throw-away virtualenv holding only the wheel (its dependencies are borrowed from
     this environment through a .pth file, so no index is needed)."""

@@ -49,6 +49,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "security",
         "Check the settings that keep fork code off the GPU runners (via the API).",
     ),
+    "site": (
+        "infx.cli.site",
+        "site",
+        "Build the static results site from main's history (infx[compare]).",
+    ),
     "workflows": (
         "infx.cli.workflows",
         "workflows",

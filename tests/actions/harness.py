@@ -259,7 +259,10 @@ class _Simulator:
             if not condition(job.get("if"), ctx, status):
                 results[job_id] = self.run.jobs[name] = "skipped"
                 continue
-            environment = render(job.get("environment"), ctx)
+            environment = job.get("environment")
+            if isinstance(environment, dict):  # its url may name steps: read after the job
+                environment = environment.get("name")
+            environment = render(environment, ctx)
             if environment:
                 approved = self.approvals.get(str(environment))
                 if approved is None:

@@ -1,0 +1,60 @@
+"""`infx site build`: the static results site, from main's history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from infx.errors import UsageError
+
+
+@click.group()
+def site() -> None:
+    """Build the static results site (HTML, JavaScript, data files) from main's history."""
+
+
+@site.command()
+@click.option(
+    "--history",
+    metavar="URL_OR_PATH",
+    help="SQLite path or sqlite:///, postgresql:// URL. Default: INFX_HISTORY_URL, else "
+    "history in infx.toml, else .infx/history.sqlite.",
+)
+@click.option(
+    "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Site folder."
+)
+@click.option(
+    "--pr-results",
+    multiple=True,
+    type=click.Path(exists=True, path_type=Path),
+    help="A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
+)
+@click.option(
+    "--verdicts",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json.",
+)
+@click.option(
+    "--repo-dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=Path("."),
+    help="The git repository whose changelog explains main's steps. Default: .",
+)
+def build(history: str | None, out: Path, pr_results: tuple[Path, ...], verdicts: Path | None,
+          repo_dir: Path) -> None:  # fmt: skip
+    """Write the site into OUT: Pareto pages, each config's history with its steps explained
+    by the changelog, PR overlays, verdicts and coverage."""
+    from infx.site import missing_requirements
+
+    if missing := missing_requirements():
+        raise UsageError(f"the site needs {', '.join(missing)}: pip install 'infx[compare]'")
+    from infx.site.build import build_site
+    from infx.site.facts import gather
+    from infx.site.write import write_site
+
+    built = build_site(gather(history, repo_dir, pr_results, verdicts))
+    write_site(out, built)
+    for note in built.notes:
+        click.echo(f"infx: note: {note}", err=True)
+    click.echo(f"wrote {out}: {built.describe()}")

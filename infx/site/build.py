@@ -1,0 +1,143 @@
+"""`infx site build` as a plain function: the facts read from the history, git, the PR's
+results and the verdict documents in; the site's data files out (one per view, so the
+first page loads only the index and a config's history loads when it is opened)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from infx.site.coverage import coverage_doc
+from infx.site.history_view import config_doc, step_range
+from infx.site.model import HistoryFacts, PrResults, Range, Run, VerdictRecord
+from infx.site.overlay import overlay_doc
+from infx.site.pareto import pages
+from infx.site.shape import data_file
+from infx.site.steps import ConfigSteps, config_steps
+from infx.site.verdicts import verdicts_doc
+
+INDEX = "data/index.js"
+_RUN_PATH = re.compile(r"/actions/runs/\d+/?$")
+
+
+def analyse(history: HistoryFacts) -> dict[str, ConfigSteps]:
+    """Every throughput config's steps and noise (the noise model over its whole history)."""
+    return {
+        c.slug: config_steps(c)
+        for c in history.configs
+        if c.kind == "throughput" and any(s.runs for s in c.points.values())
+    }
+
+
+def step_ranges(history: HistoryFacts, steps: Mapping[str, ConfigSteps]) -> set[tuple[str, str]]:
+    """The commit ranges whose changelog entries could explain a step."""
+    return {
+        step_range(history.runs, step.before, step.run)
+        for found in steps.values()
+        for step in found.steps
+    }
+
+
+@dataclass(frozen=True)
+class SiteFacts:
+    history: HistoryFacts
+    steps: dict[str, ConfigSteps]
+    ranges: dict[tuple[str, str], Range]
+    generated_at: str
+    prs: tuple[PrResults, ...] = ()
+    verdicts: tuple[VerdictRecord, ...] | None = None  # None: no verdict documents given
+    notes: tuple[str, ...] = ()
+    threshold: float = 2.0
+
+
+@dataclass(frozen=True)
+class Site:
+    files: dict[str, bytes]  # path under the output folder -> data file
+    pareto_pages: int
+    configs: int
+    prs: tuple[int, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        size = sum(len(data) for data in self.files.values())
+        return (
+            f"{self.pareto_pages} Pareto page(s), {self.configs} config page(s), "
+            f"{len(self.prs)} PR overlay(s); {len(self.files)} data file(s), "
+            f"{size / 1e6:.1f} MB; the first page loads {len(self.files[INDEX]) / 1e3:.0f} kB "
+            "of data"
+        )
+
+
+def repo_url(runs: Sequence[Run]) -> str | None:
+    """The repository's web address, from the newest run's URL (…/actions/runs/ID)."""
+    for run in reversed(runs):
+        if _RUN_PATH.search(run.url):
+            return _RUN_PATH.sub("", run.url)
+    return None
+
+
+def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> dict[str, Any]:
+    history = facts.history
+    return {
+        "generated_at": facts.generated_at,
+        "source": history.source,
+        "repo_url": repo_url(history.runs),
+        "runs": [
+            [r.id, r.sha, r.created_at, r.url, r.reused_from, r.attempt] for r in history.runs
+        ],
+        "pages": [
+            {
+                "model": p.model,
+                "scenario": p.scenario,
+                "title": p.title,
+                "curves": len(p.doc["curves"]),
+                "points": sum(len(c["points"]) for c in p.doc["curves"]),
+            }
+            for p in pareto
+        ],
+        "configs": [
+            {
+                "slug": c.slug,
+                "label": c.label,
+                "kind": c.kind,
+                "last": max(c.runs) if c.points else None,
+                "steps": len(facts.steps[c.slug].steps) if c.slug in facts.steps else 0,
+            }
+            for c in history.configs
+        ],
+        "prs": [{"pr": p["pr"], "verdict": p["verdict"], "run": p["run"]} for p in prs],
+        "verdicts": None if facts.verdicts is None else len(facts.verdicts),
+        "notes": list(facts.notes),
+    }
+
+
+def build_site(facts: SiteFacts) -> Site:
+    history = facts.history
+    files: dict[str, bytes] = {}
+    pareto = pages(history.configs, facts.steps)
+    for page in pareto:
+        files[f"data/pareto/{page.model}--{page.scenario}.js"] = data_file(
+            f"pareto/{page.route}", page.doc
+        )
+    for config in history.configs:
+        doc = config_doc(config, history.runs, facts.steps.get(config.slug), facts.ranges)
+        files[f"data/config/{config.slug}.js"] = data_file(f"config/{config.slug}", doc)
+    files["data/coverage.js"] = data_file("coverage", coverage_doc(history.configs, history.runs))
+    if facts.verdicts is not None:
+        files["data/verdicts.js"] = data_file(
+            "verdicts", verdicts_doc(facts.verdicts, history.runs)
+        )
+    known = {c.slug for c in history.configs}
+    overlays = [overlay_doc(pr, known, facts.threshold) for pr in facts.prs]
+    for doc in overlays:
+        files[f"data/pr/{doc['pr']}.js"] = data_file(f"pr/{doc['pr']}", doc)
+    files[INDEX] = data_file("index", _index(facts, pareto, overlays))
+    return Site(
+        files,
+        len(pareto),
+        len(history.configs),
+        tuple(doc["pr"] for doc in overlays),
+        facts.notes,
+    )

@@ -1,0 +1,129 @@
+"""Everything `infx site build` reads, read once: main's history (database), the commit
+ranges of its steps (git), PR results tables and the history they are judged against,
+verdict documents. The pure part (`build.build_site`) takes what this returns."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from infx import git, schemas
+from infx.errors import GitError, UsageError
+from infx.results.compare import family_key
+from infx.results.files import load_results
+from infx.settings import Settings
+from infx.settings import load as load_settings
+from infx.site.build import SiteFacts, analyse, step_ranges
+from infx.site.changelog import read_ranges
+from infx.site.model import PrResults, VerdictRecord
+from infx.site.read import history_url, read_history
+
+_VERDICT_NAME = re.compile(r"(?:pr-?)?(\d+)(?:-run-(\d+))?(?:-[^/]*)?\.json")
+_PULL_REF = re.compile(r"refs/pull/(\d+)/")
+
+
+def load_verdicts(folder: Path) -> tuple[VerdictRecord, ...]:
+    """The PR verdicts the verdict page shows: `infx results compare --format json`
+    documents in `folder`, named `pr-<N>.json` or `pr-<N>-run-<RUN ID>.json` (a verdict
+    says neither which PR nor which run it judged). The one place they are read: the
+    history's PR records will replace this function."""
+    if not folder.is_dir():
+        raise UsageError(f"--verdicts: {folder} is not a folder")
+    found = []
+    for path in sorted(folder.rglob("*.json")):
+        named = _VERDICT_NAME.fullmatch(path.name)
+        if named is None:
+            raise UsageError(
+                f"{path}: name a verdict document pr-<N>.json or pr-<N>-run-<RUN ID>.json"
+            )
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: not JSON: {exc}") from None
+        problems = schemas.errors("results-verdict", doc)
+        if problems:
+            where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
+            raise UsageError(f"{path}: not an infx verdict: {where}: {problems[0].message}")
+        run = int(named.group(2)) if named.group(2) else None
+        found.append(VerdictRecord(int(named.group(1)), run, path.name, doc))
+    return tuple(found)
+
+
+def _pr_number(table: dict[str, Any], path: Path) -> int:
+    run = table.get("run") or {}
+    pull = _PULL_REF.match(str(run.get("ref", "")))
+    if pull:
+        return int(pull.group(1))
+    named = re.fullmatch(r"pr-?(\d+)(?:\D.*)?", path.stem)
+    if named:
+        return int(named.group(1))
+    if isinstance(run.get("id"), int):
+        return int(run["id"])
+    raise UsageError(
+        f"{path}: its run names no pull request (run.ref refs/pull/<N>/merge) and no run id; "
+        "name the file pr-<N>.json"
+    )
+
+
+def _main_history(url: str, rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Main's runs as `infx results compare --history` reads them: the newest `limit` runs
+    holding the PR's configs or any config of their families."""
+    from infx.history import open_history
+
+    with open_history(url) as history:
+        families = {family_key("", r["identity"]) for r in rows}
+        configs = [r["identity"] for r in rows] + [
+            c for c in history.config_identities() if family_key("", c) in families
+        ]
+        return history.main_runs(limit=limit, configs=configs)
+
+
+def load_pr_results(path: Path, url: str, limit: int) -> PrResults:
+    table = load_results(path)
+    rows = table.get("rows", [])
+    own = (table.get("run") or {}).get("id")
+    docs = _main_history(url, rows, limit) if rows else []
+    docs = [d for d in docs if d["run"].get("id") != own]
+    return PrResults(_pr_number(table, path), table, docs, path.name)
+
+
+def _settings(repo_dir: Path) -> tuple[Settings, Path]:
+    """The repository's settings (history location, history runs), else the defaults."""
+    try:
+        root = git.root(repo_dir)
+    except GitError:
+        return Settings(), repo_dir.resolve()
+    return load_settings(root), root
+
+
+def gather(
+    history: str | None,
+    repo_dir: Path,
+    pr_results: Sequence[Path] = (),
+    verdicts: Path | None = None,
+    now: datetime | None = None,
+) -> SiteFacts:
+    settings, root = _settings(repo_dir)
+    url = history_url(history, settings, root)
+    read = read_history(url)
+    steps = analyse(read)
+    ranges, notes = read_ranges(repo_dir, step_ranges(read, steps))
+    runs = settings.results.history_runs
+    prs = tuple(load_pr_results(p, url, runs) for p in pr_results)
+    numbers = [pr.number for pr in prs]
+    if len(set(numbers)) != len(numbers):
+        raise UsageError("--pr-results: two tables are of one pull request")
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    return SiteFacts(
+        history=read,
+        steps=steps,
+        ranges=ranges,
+        generated_at=stamp.isoformat().replace("+00:00", "Z"),
+        prs=prs,
+        verdicts=load_verdicts(verdicts) if verdicts is not None else None,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,295 @@
+"""The built site in a real browser: Playwright driving Debian's chromium, the site opened
+from a temporary folder over file://. Each view must draw the points its data holds (counted
+in the DOM), a step must show the changelog entry that explains it, a PR's regressed point
+must read as regressed, and no request may leave the site's folder.
+
+Skipped, saying why, without Playwright (`pip install playwright`, in the `test` extra) or
+without /usr/bin/chromium (`apt-get install chromium`; `.ci/run` installs it as root).
+`INFX_UPDATE_README=1` copies the Pareto screenshot to docs/site-pareto.png.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from tests.site.conftest import (
+    CHANGE_RUNS,
+    L1B_LINK,
+    MAIN_RUNS,
+    OTHER_LINK,
+    REUSED_RUN,
+    Repo,
+)
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT = ROOT / "docs" / "site-pareto.png"
+UPDATE = os.environ.get("INFX_UPDATE_README") == "1"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+PR = 41
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+)
+if not CHROMIUM.is_file():
+    pytest.skip(
+        "no /usr/bin/chromium: apt-get install chromium (.ci/run does as root)",
+        allow_module_level=True,
+    )
+
+
+class Browser:
+    """One chromium for the module; every request any page makes is recorded."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        context.on("request", lambda request: self.requests.append(request.url))
+
+    def open(self, site: Path, route: str) -> Any:
+        page = self.context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.goto((site / "index.html").as_uri() + route)
+        page.wait_for_function(
+            "['overview','pareto','config','pr','verdicts','coverage','error']"
+            ".includes(document.getElementById('view').getAttribute('data-ready'))"
+        )
+        return page
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS,
+            viewport={"width": 1200, "height": 900},
+        )  # fmt: skip
+        yield Browser(context)
+        context.close()
+
+
+def _build(*args: str) -> None:
+    outcome = CliRunner().invoke(cli, ["site", "build", *args])
+    assert outcome.exit_code == 0, outcome.output
+
+
+def _verdict(table: Path, history: Path) -> dict[str, Any]:
+    outcome = CliRunner().invoke(
+        cli, ["results", "compare", str(table), "--history", str(history), "--format", "json"]
+    )
+    assert outcome.exit_code in (0, 1), outcome.output
+    return json.loads(outcome.stdout[outcome.stdout.index("{") :])
+
+
+@pytest.fixture(scope="module")
+def verdict(tables: dict[str, Path], main_history: Path) -> dict[str, Any]:
+    """What `infx results compare` says of the first changed run against the main runs."""
+    return _verdict(tables[CHANGE_RUNS[0]], main_history)
+
+
+@pytest.fixture(scope="module")
+def site(
+    tmp_path_factory: pytest.TempPathFactory,
+    changed_history: Path,
+    main_history: Path,
+    bench_repo: Repo,
+    tables: dict[str, Path],
+    verdict: dict[str, Any],
+) -> Path:
+    """The site of the changed history (steps explained from the repository's changelog),
+    with PR 41's run (the first changed run, judged against the main runs) drawn over
+    main's curves, and two verdicts: PR 41's, acknowledged and reused by main's newest
+    run, and PR 40's, which changed nothing."""
+    folder = tmp_path_factory.mktemp("site-inputs")
+    verdicts = folder / "verdicts"
+    verdicts.mkdir()
+    acknowledged = json.loads(json.dumps(verdict))
+    acknowledged["gate"] |= {"passed": True, "acknowledged": {
+        "by": "comment", "who": "maint", "url": "https://github.com/acme/bench/pull/41#c1"}}  # fmt: skip
+    (verdicts / f"pr-{PR}-run-{REUSED_RUN}.json").write_text(json.dumps(acknowledged))
+    quiet = _verdict(tables[MAIN_RUNS[-1]], main_history)
+    (verdicts / "pr-40.json").write_text(json.dumps(quiet))
+    pr = folder / f"pr-{PR}.json"
+    shutil.copy(tables[CHANGE_RUNS[0]], pr)
+    built = folder / "built"
+    # The overlay judges against the history's newest main runs; PR 41 against runs that
+    # are all unchanged: the main-only history.
+    _build("--history", str(main_history), "--out", str(built / "overlay"), "--pr-results",
+           str(pr), "--repo-dir", str(bench_repo.path))  # fmt: skip
+    _build("--history", str(changed_history), "--out", str(built / "main"), "--repo-dir",
+           str(bench_repo.path), "--verdicts", str(verdicts))  # fmt: skip
+    # One site folder, as a deploy would have it; opened from a fresh temporary folder.
+    served = tmp_path_factory.mktemp("served") / "site"
+    shutil.copytree(built / "main", served)
+    shutil.copytree(built / "overlay" / "data" / "pr", served / "data" / "pr")
+    index = (served / "data" / "index.js").read_text()
+    overlay = (built / "overlay" / "data" / "index.js").read_text()
+    prs = json.loads(overlay.split("]=", 1)[1].rstrip(";\n"))["prs"]
+    head, doc = index.split("]=", 1)
+    merged = json.loads(doc.rstrip(";\n")) | {"prs": prs}
+    (served / "data" / "index.js").write_text(f"{head}]={json.dumps(merged)};\n")
+    return served
+
+
+def index_doc(page: Any) -> dict[str, Any]:
+    found: dict[str, Any] = page.evaluate("window.INFX_DATA.index")
+    return found
+
+
+def slug_of(page: Any, prefix: str) -> str:
+    configs = index_doc(page)["configs"]
+    (found,) = [c["slug"] for c in configs if c["label"].startswith(prefix + " ")]
+    return found
+
+
+def test_the_overview_lists_every_page_and_config(browser: Browser, site: Path, tmp_path) -> None:
+    page = browser.open(site, "")
+    assert page.locator("#configs tbody tr").count() == 2
+    assert page.locator("ul.pages li").count() == 2
+    assert page.locator(f"a[href='#/pr/{PR}']").count() == 1
+    page.fill("#config-filter", "l05b")
+    assert page.locator("#configs tbody tr:visible").count() == 1
+    page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
+    page.close()
+    assert browser.errors == []
+
+
+def test_a_pareto_page_draws_each_point_of_the_latest_run(
+    browser: Browser, site: Path, tables: dict[str, Path], tmp_path: Path
+) -> None:
+    page = browser.open(site, "#/pareto/l1b/512x128")
+    latest = json.loads(tables[CHANGE_RUNS[-1]].read_text())
+    rows = [r for r in latest["rows"] if r["identity"]["model-prefix"] == "l1b"]
+    points = page.locator("svg.chart .pt")
+    assert points.count() == len(rows) == 4
+    drawn = sorted(int(points.nth(i).get_attribute("data-conc")) for i in range(4))
+    assert drawn == sorted(r["identity"]["conc"] for r in rows)
+    assert page.locator("table.data tbody tr").count() == 4
+    axis = page.locator("svg.chart .grid text.label").all_text_contents()
+    assert axis == ["Interactivity (tok/s/user)",
+                    "Throughput per GPU (tok/s/GPU)"]  # fmt: skip
+    ticks = page.locator("svg.chart .grid text:not(.label)").all_text_contents()
+    assert ticks[0] == "0" and "0" in ticks[1:]  # both axes start at zero
+    top = max(rows, key=lambda r: r["metrics"]["tput_per_gpu"])
+    marker = page.locator(f"svg.chart .pt[data-conc='{top['identity']['conc']}']")
+    marker.focus()
+    tip = page.locator("#tip").inner_text()
+    assert f"conc {top['identity']['conc']}" in tip and "Image gpunoise/engine:eager" in tip
+    assert "run 5021" in tip and "Throughput" in tip and "±" in tip
+    assert page.locator("polygon.band").count() == 1  # the frontier's noise band
+    page.screenshot(path=str(tmp_path / "pareto.png"), full_page=True)
+    if UPDATE:
+        SCREENSHOT.write_bytes((tmp_path / "pareto.png").read_bytes())
+    assert SCREENSHOT.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
+    page.get_by_role("button", name="Show the data as a table").click()
+    assert page.locator("table.data").is_visible() and not page.locator("svg.chart").is_visible()
+    page.close()
+    assert browser.errors == []
+
+
+def test_a_step_shows_the_changelog_entry_that_explains_it(
+    browser: Browser, site: Path, tmp_path: Path
+) -> None:
+    page = browser.open(site, "")
+    l1b, l05b = slug_of(page, "l1b"), slug_of(page, "l05b")
+    page.close()
+    change = 5000 + len(MAIN_RUNS)  # the first changed run
+    page = browser.open(site, f"#/config/{l1b}")
+    step = page.locator(f"li.step[data-run='{change}']")
+    assert step.get_attribute("data-status") == "explained"
+    text = step.inner_text()
+    assert "Explained by" in text and "acme/bench/pull/77" in text
+    assert "Use eager attention instead of SDPA for the 1B model." in text
+    assert OTHER_LINK.rsplit("/", 1)[-1] not in text.split("Explained by", 1)[1].split("(")[0]
+    assert step.locator(f"a[href='{L1B_LINK}']").count() == 1
+    runs = len(MAIN_RUNS) + len(CHANGE_RUNS)
+    charts = page.locator("svg.chart")
+    assert charts.count() == 6  # one per metric
+    assert page.locator("svg.chart .hpt").count() == 6 * 4 * runs  # every value drawn
+    steps = page.locator("li.step").count()
+    assert page.locator("svg.chart g.stepmark").count() == 6 * steps
+    page.screenshot(path=str(tmp_path / "config-l1b.png"), full_page=True)
+    page.close()
+    page = browser.open(site, f"#/config/{l05b}")
+    step = page.locator(f"li.step[data-run='{change}']")
+    assert step.get_attribute("data-status") == "unexplained"
+    assert "Unexplained" in step.inner_text()
+    page.close()
+    assert browser.errors == []
+
+
+def test_a_pr_overlay_shows_its_regressed_points_as_regressed(
+    browser: Browser, site: Path, verdict: dict[str, Any], tmp_path: Path
+) -> None:
+    regressed = [(c["label"], p["conc"]) for c in verdict["configs"] for p in c["points"]
+                 if p["verdict"] == "regressed"]  # fmt: skip
+    assert regressed, "the changed run regresses against the unchanged ones"
+    page = browser.open(site, f"#/pr/{PR}")
+    marks = page.locator("svg.chart .pr-pt[data-verdict='regressed']")
+    assert marks.count() == len(regressed)
+    assert page.locator("svg.chart .pr-pt").count() == sum(
+        1 for c in verdict["configs"] for p in c["points"] if p["pr"] is not None
+    )
+    # by shape (a downward triangle: its tip below its base) and by text, not colour alone
+    path = marks.first.get_attribute("d")
+    ys = [float(xy.split(",")[1]) for xy in path.lstrip("M").rstrip("Z").split("L")]
+    assert len(ys) == 3 and ys[0] == max(ys)
+    labels = page.locator("svg.chart text.pt-label.v-regressed").all_text_contents()
+    assert len(labels) == len(regressed) and all("regressed" in t for t in labels)
+    heading = page.locator("h1").inner_text()
+    assert f"PR #{PR}" in heading and "regressed" in heading
+    cells = page.locator("table.data tbody tr", has_text="regressed").count()
+    assert cells == len(regressed)
+    page.screenshot(path=str(tmp_path / "pr.png"), full_page=True)
+    page.close()
+    assert browser.errors == []
+
+
+def test_the_verdict_history_and_coverage(browser: Browser, site: Path, tmp_path: Path) -> None:
+    page = browser.open(site, "#/verdicts")
+    rows = page.locator("#verdicts tbody tr")
+    assert rows.count() == 2
+    first = rows.nth(0).inner_text()  # newest PR first
+    assert "#41" in first and "regressed" in first and "comment by @maint" in first
+    assert "yes, by run 5021" in first and "overlay" in first
+    assert "#40" in rows.nth(1).inner_text()
+    page.screenshot(path=str(tmp_path / "verdicts.png"), full_page=True)
+    page.close()
+    page = browser.open(site, "#/coverage")
+    rows = page.locator("#coverage tbody tr")
+    assert rows.count() == 2
+    assert all("1, 4, 16, 64" in rows.nth(i).inner_text() for i in range(2))
+    page.screenshot(path=str(tmp_path / "coverage.png"), full_page=True)
+    page.close()
+    page = browser.open(site, "#/config/no-such-page")
+    assert page.locator("#view").get_attribute("data-ready") == "error"
+    page.close()
+    browser.errors.clear()  # the missing page's file was refused, as it should be
+
+
+def test_no_request_leaves_the_site(browser: Browser, site: Path) -> None:
+    page = browser.open(site, "")
+    for route in ("#/pareto/l05b/512x128", f"#/pr/{PR}", "#/coverage", "#/verdicts"):
+        page.evaluate(f"location.hash = {json.dumps(route)}")
+        name = route.split("/")[1]
+        page.wait_for_function(
+            f"document.getElementById('view').getAttribute('data-ready') === {json.dumps(name)}"
+        )
+    page.close()
+    prefix = site.as_uri() + "/"
+    assert browser.requests
+    outside = [url for url in browser.requests if not url.startswith(prefix)]
+    assert outside == []
