@@ -40,10 +40,9 @@ from infx.matrix.expand import (
 )
 from infx.matrix.load import MasterConfigs
 from infx.matrix.options import PlanOptions
-from infx.matrix.rows import EVAL_BUCKETS, EvalBucket, MatrixPlan, MatrixRow, empty_plan
+from infx.matrix.rows import EvalBucket, MatrixPlan, MatrixRow, empty_plan
 
 STANDARD_SEQ = ("1k1k", "8k1k")
-__all__ = ["EVAL_BUCKETS", "STANDARD_SEQ", "Plan", "Revision", "build_plan", "canary"]
 
 
 @dataclass(frozen=True)
