@@ -202,7 +202,7 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
     comment = comment_event(payload) if name == "issue_comment" else None
     gh = reads.client(repo)
     data = decide.carried_dispatch(dispatch, reaction, comment, workflow)
-    run = gh.decide(lambda: gh.run(int(data["inputs"]["rerun-of"]))) if data else None
+    run = reads.dispatched_run(gh, data)
     outcome = decide.dispatch_outcome(data, run, comment, reaction, workflow=workflow, repo=gh.slug)
     emit(outcome)
     carry_out(gh, outcome)
@@ -216,8 +216,7 @@ def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
     """Handle a `/rerun-failed [<run_id>]` comment on a PR: a maintainer's request to run
     again the jobs of the PR's newest sweep (or the pinned run) that left no valid result."""
     name, payload = event()
-    new = name == "issue_comment" and payload.get("action") == "created"
-    received = comment_event(payload) if new else None
+    received = decide.new_comment(name, payload)
     ignored = decide.comment_ignored(name, payload, received)
     if ignored or received is None:
         click.echo(ignored)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from infx.errors import ConfigError, UsageError
+from infx.github.actions import CommentEvent, comment_event
 from infx.markdown import Md, table, text
 from infx.matrix.cost import estimate
-from infx.rerun.facts import PlanFiles
 from infx.rerun.rules import (
+    PlanFiles,
     RerunPlan,
     jobs_of,
     missing,
@@ -33,7 +34,6 @@ from infx.rerun.rules import (
 from infx.sweep.outcome import Outcome
 
 if TYPE_CHECKING:
-    from infx.github.actions import CommentEvent
     from infx.github.client import Job, Pull, Run
     from infx.results.floors import Floors
 
@@ -227,6 +227,13 @@ def rerun_outcome(decision: Decision, request: RerunRequest) -> RerunOutcome:
 
 
 # --- the comment command ------------------------------------------------------------------
+
+
+def new_comment(name: str, payload: dict[str, Any]) -> CommentEvent | None:
+    """The comment a new issue_comment event carries (None: the event is no new comment)."""
+    if name != "issue_comment" or payload.get("action") != "created":
+        return None
+    return comment_event(payload)
 
 
 def comment_ignored(name: str, payload: dict[str, Any], received: CommentEvent | None) -> str:

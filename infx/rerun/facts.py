@@ -14,42 +14,26 @@ import json
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infx import git
 from infx.errors import GitHubError, InfxError, UsageError
 from infx.github.client import GitHub, Job, Run
-from infx.matrix.rows import MatrixPlan, PlanDocument, checked_matrix, read_plan
+from infx.matrix.rows import checked_matrix, read_plan
 from infx.matrix.timings import Timings, parse_timings
-from infx.rerun.rules import SOURCE_PLAN_FILE, whole_plan
+from infx.rerun.rules import (
+    MAX_LOGS,
+    PLAN_FILE,
+    SOURCE_PLAN_FILE,
+    TIMINGS_FILE,
+    PlanFiles,
+)
 from infx.sweep.record import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
-MAX_LOGS = 30
 MAX_LOG_BYTES = 64 * 1024
 MAX_ARTIFACT_BYTES = 50 * 1024 * 1024
-PLAN_FILE = "sweep.json"
-TIMINGS_FILE = "timings.json"
-ESTIMATE_FILE = "estimate.json"
-JOBS_ARTIFACT = "sweep-jobs"
-TRIAGE_FILE = "triage.json"
 RESULTS_ARTIFACT = "results_bmk"
-
-
-@dataclass
-class PlanFiles:
-    """A run's sweep-plan artifact: the plan it dispatched and what a rerun carries."""
-
-    plan: PlanDocument
-    record: RunRecord | None
-    source_plan: MatrixPlan | None = None
-    timings: Timings = field(default_factory=Timings)
-
-    @property
-    def whole(self) -> MatrixPlan:
-        """The plan the lineage measures: the original sweep's, whole."""
-        return self.source_plan if self.source_plan is not None else whole_plan(self.plan)
 
 
 def _json(data: bytes, name: str) -> Any:
@@ -226,13 +210,6 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
         if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
             raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
-
-
-def write_json(path: Path, value: Any) -> None:
-    from infx.yamlio import atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(value, indent=2) + "\n").encode("utf-8"))
 
 
 def zip_bytes(files: Mapping[str, bytes]) -> bytes:

@@ -9,8 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infx.matrix.timings import Timings, job_slot, row_at, samples_of
-from infx.rerun.facts import TIMINGS_FILE, TRIAGE_FILE, PlanFiles
-from infx.rerun.rules import has_result, outcomes, run_number, valid_points
+from infx.rerun.rules import (
+    MAX_LOGS,
+    TIMINGS_FILE,
+    TRIAGE_FILE,
+    PlanFiles,
+    has_result,
+    outcomes,
+    run_number,
+    valid_points,
+)
 from infx.rerun.triage import Attempt, summary
 from infx.sweep.outcome import Outcome, json_bytes
 
@@ -102,7 +110,7 @@ def triage_outcome(facts: TriageFacts, out_dir: Path) -> Outcome:
         done = [job for job in facts.jobs if job.conclusion == "success" and measured(job)]
         recorded = recorded.add(samples_of(done, plan, this_run))
     out.files[out_dir / TIMINGS_FILE] = json_bytes(recorded.as_json())
-    notes = {"Logs read": f"{len(facts.logs)} (at most 30 per run)"} if facts.logs else None
+    notes = {"Logs read": f"{len(facts.logs)} (at most {MAX_LOGS} per run)"} if facts.logs else None
     kinds = [Attempt(a["pool"], a["node"], a["conclusion"], a["class"]) for a in every]
     out.summary = summary(kinds, notes)
     out.stdout.append(out.summary)

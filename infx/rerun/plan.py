@@ -14,10 +14,13 @@ from infx.errors import ConfigError
 from infx.markdown import Md, table, text
 from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
-from infx.rerun.facts import ESTIMATE_FILE, PLAN_FILE, TIMINGS_FILE, PlanFiles
 from infx.rerun.rules import (
+    ESTIMATE_FILE,
+    PLAN_FILE,
     SOURCE_PLAN_FILE,
+    TIMINGS_FILE,
     JobOutcome,
+    PlanFiles,
     RerunPlan,
     jobs_of,
     missing,

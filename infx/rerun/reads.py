@@ -13,13 +13,14 @@ from typing import Any
 from infx import git
 from infx.errors import InfxError
 from infx.github.actions import CommentEvent
-from infx.github.client import GitHub, Job, Pull
+from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
 from infx.matrix.sources import load_runners, manifest_of, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
     CommentFacts,
+    Dispatch,
     RerunAsk,
     RunFacts,
     pinned_run,
@@ -29,9 +30,6 @@ from infx.rerun.decide import (
     retry_pr,
 )
 from infx.rerun.facts import (
-    JOBS_ARTIFACT,
-    TIMINGS_FILE,
-    TRIAGE_FILE,
     artifact_files,
     changed_files,
     folder_files,
@@ -52,6 +50,7 @@ from infx.rerun.plan import (
     plan_changed,
     source_refusal,
 )
+from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
 from infx.results.floors import Floors, load_floors
 from infx.settings import load as load_settings
 from infx.settings import load_at
@@ -192,6 +191,13 @@ def comment_facts(gh: GitHub, received: CommentEvent, workflow: str) -> CommentF
         return CommentFacts(ask=ask, facts=rerun_facts(gh, ask))
     except InfxError as exc:
         return CommentFacts(str(exc))
+
+
+def dispatched_run(gh: GitHub, dispatch: Dispatch | None) -> Run | None:
+    """The run a decided dispatch would rerun, as the API has it now."""
+    if dispatch is None:
+        return None
+    return gh.decide(lambda: gh.run(int(dispatch["inputs"]["rerun-of"])))
 
 
 def _newest_sweep(gh: GitHub, pull: Pull) -> int | None:

@@ -34,7 +34,7 @@ from infx.matrix.rows import (
     jobs_of,
     row_id,
 )
-from infx.matrix.timings import JobSlot, job_slot, row_at
+from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
 from infx.results.floors import Floors, checks
 from infx.sweep.record import MAX_DEPTH, RECORD_FILE, SCOPES, RunRecord
@@ -44,8 +44,31 @@ from infx.sweep.record import PLAN_ARTIFACT as PLAN_ARTIFACT
 if TYPE_CHECKING:
     from infx.github.client import Job, Run
 
+# The files of a sweep-plan artifact (with rerun.json and runs-on.json, infx.sweep.record).
+PLAN_FILE = "sweep.json"
 SOURCE_PLAN_FILE = "source-plan.json"
+TIMINGS_FILE = "timings.json"
+ESTIMATE_FILE = "estimate.json"
+JOBS_ARTIFACT = "sweep-jobs"
+TRIAGE_FILE = "triage.json"
+# Log tails read per run, the failed jobs' first.
+MAX_LOGS = 30
 __all__ = ["jobs_of", "row_id"]  # where a rerun's callers have always found them
+
+
+@dataclass
+class PlanFiles:
+    """A run's sweep-plan artifact: the plan it dispatched and what a rerun carries."""
+
+    plan: PlanDocument
+    record: RunRecord | None
+    source_plan: MatrixPlan | None = None
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def whole(self) -> MatrixPlan:
+        """The plan the lineage measures: the original sweep's, whole."""
+        return self.source_plan if self.source_plan is not None else whole_plan(self.plan)
 
 
 # --- plans as lists of jobs ----------------------------------------------------------------
