@@ -21,6 +21,7 @@ from infx.matrix.cost import estimate
 from infx.rerun.rules import (
     PlanFiles,
     RerunPlan,
+    failures,
     jobs_of,
     missing,
     outcomes,
@@ -173,7 +174,7 @@ def decide_rerun(facts: RunFacts, ask: RerunAsk) -> Decision:
     if not chosen:
         return Decision(run, f"nothing to rerun: no {ask.scope} row of run {run.id} lacks a result")
     todo = rerun_plan(whole, chosen, recipe_changed=False, source_canary=record.canary)
-    kinds = {row_id(o.row): f"{o.kind} on {o.node or '?'}" for o in seen if o.kind}
+    kinds = failures(seen)
     inputs = {"rerun-of": str(run.id), "scope": ask.scope}
     if record.pr is not None:
         inputs["pr-number"] = str(record.pr)

@@ -22,6 +22,7 @@ from infx.rerun.rules import (
     JobOutcome,
     PlanFiles,
     RerunPlan,
+    failures,
     jobs_of,
     missing,
     outcomes,
@@ -232,7 +233,7 @@ def _summary(
         f"{len(todo.jobs)} of {planned} planned jobs run again.{canary_note} "
         f"**Budget**: {text(budget.text())}."
     )
-    kinds = {row_id(o.row): f"{o.kind} on {o.node or '?'}" for o in seen if o.kind}
+    kinds = failures(seen)
     rows: list[list[object]] = []
     for row, _ in todo.jobs:
         rid = row_id(row)

@@ -205,6 +205,11 @@ def outcomes(
     return found
 
 
+def failures(source_outcomes: Iterable[JobOutcome]) -> dict[str, str]:
+    """Row id -> why its job did not succeed, and where (`runner-lost on mi355x-amds_03`)."""
+    return {row_id(o.row): f"{o.kind} on {o.node or '?'}" for o in source_outcomes if o.kind}
+
+
 def select(
     plan_jobs: Sequence[tuple[MatrixRow, bool]],
     missing_at: Sequence[int],
