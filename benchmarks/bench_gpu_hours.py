@@ -30,8 +30,10 @@ from typing import Any
 from infx.matrix.cost import estimate, job_key
 from infx.matrix.expand import hardware_table, is_agentic, is_multinode, row_concs
 from infx.matrix.load import load_yaml, parse_masters
+from infx.matrix.options import PlanOptions
 from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import PlanOptions, Revision, canary
+from infx.matrix.plan import Revision, canary
+from infx.matrix.rows import MatrixPlan, MatrixRow
 from infx.matrix.timings import Timings
 from infx.rerun.rules import jobs_of, missing, rerun_plan, row_id, select, valid_points
 from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
@@ -45,7 +47,7 @@ ENTRY = b'\n- config-keys:\n    - "*"\n  description:\n    - "every config"\n  p
 HISTORY = b'- config-keys:\n    - seed\n  description:\n    - "seed"\n  pr-link: https://github.com/a/b/pull/1\n'
 
 
-def full_plan() -> tuple[dict[str, Any], str]:
+def full_plan() -> tuple[MatrixPlan, str]:
     if SHARED.is_dir():
         files = {p.name: p.read_bytes() for p in (SHARED / "configs").glob("*-master.yaml")}
         runners = load_yaml((SHARED / "configs" / "runners.yaml").read_bytes())
@@ -61,18 +63,19 @@ def full_plan() -> tuple[dict[str, Any], str]:
     return plan_sweep(inputs, PlanOptions()).plan.as_json(), where
 
 
-def result_rows(row: dict[str, Any], is_eval: bool) -> list[dict[str, Any]]:
+def result_rows(row: MatrixRow, is_eval: bool) -> list[dict[str, Any]]:
     """What a successful job leaves, as far as deciding what to rerun goes."""
+    plain = dict(row)
     if is_eval:
-        return [{"kind": "accuracy", "identity": identity(row, eval_concurrency(row)),
-                 "recipe": recipe(row)}]  # fmt: skip
+        return [{"kind": "accuracy", "identity": identity(plain, eval_concurrency(plain)),
+                 "recipe": recipe(plain)}]  # fmt: skip
     return [
-        {"kind": "throughput", "identity": identity(row, conc), "recipe": recipe(row)}
-        for conc, _ in expected_outputs(row)
+        {"kind": "throughput", "identity": identity(plain, conc), "recipe": recipe(plain)}
+        for conc, _ in expected_outputs(plain)
     ]
 
 
-def hours(jobs: list[tuple[dict[str, Any], bool]]) -> float:
+def hours(jobs: list[tuple[MatrixRow, bool]]) -> float:
     return sum(cost.gpu_hours for cost in estimate(jobs))
 
 
@@ -80,7 +83,7 @@ def hours(jobs: list[tuple[dict[str, Any], bool]]) -> float:
 
 
 def scenarios(
-    plan_jobs: list[tuple[dict[str, Any], bool]], rng: random.Random
+    plan_jobs: list[tuple[MatrixRow, bool]], rng: random.Random
 ) -> list[tuple[str, set[int], bool]]:
     """(name, failed job positions, recipe changed)."""
     count = len(plan_jobs)
@@ -136,7 +139,7 @@ def targeted_against_full() -> None:
 # --- 2. estimate against recorded durations ---------------------------------------------------
 
 
-def true_minutes(row: dict[str, Any], factor: float) -> float:
+def true_minutes(row: MatrixRow, factor: float) -> float:
     """The synthetic truth: a server start, then client time that grows with the sequence
     lengths and falls with concurrency; agentic jobs their duration plus start; multi-node
     jobs a longer start. `factor` is the identity's own deviation (hardware, model size)."""

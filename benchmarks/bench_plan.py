@@ -18,8 +18,9 @@ from pathlib import Path
 from infx import schemas
 from infx.matrix.expand import Hardware, hardware_table
 from infx.matrix.load import load_yaml, parse_masters
+from infx.matrix.options import PlanOptions
 from infx.matrix.pipeline import SweepInputs, plan_sweep
-from infx.matrix.plan import PlanOptions, Revision
+from infx.matrix.plan import Revision
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex"
 

@@ -76,12 +76,14 @@ def table(
 ) -> str:
     """A GitHub-flavoured Markdown table, every cell through `cell`; ends with a newline."""
     marks = ["---:" if a == "right" else "---" for a in (align or ["left"] * len(headers))]
-    lines = [
-        "| " + " | ".join(cell(h) for h in headers) + " |",
-        "| " + " | ".join(marks) + " |",
-    ]
+    lines = [_row([cell(h) for h in headers]), _row(marks)]
     for row in rows:
         cells = [cell(v) for v in row]
         cells += [Md("")] * (len(headers) - len(cells))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_row(cells))
     return "\n".join(lines) + "\n"
+
+
+def _row(cells: Sequence[str]) -> str:
+    """One table line; an empty cell is `| |`, as GitHub writes it."""
+    return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"

@@ -35,7 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver).",
     ),
     "rerun-failed": (
-        "infx.cli.sweep_runs",
+        "infx.cli.rerun",
         "rerun_failed",
         "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result.",
     ),

@@ -9,9 +9,10 @@ has them, worker blocks complete, and absent or null optional fields omitted.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from infx.matrix.expand import Row, is_agentic, is_multinode
+from infx.matrix.expand import RawRow, is_agentic, is_multinode
+from infx.matrix.rows import MatrixRow, PlanEntry
 
 _HEAD = ("image", "model", "model-prefix", "precision", "framework")
 _PARALLEL = ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
@@ -124,8 +125,9 @@ def _worker(block: Mapping[str, Any]) -> dict[str, Any]:
     return _ordered(block, WORKER, {"additional-settings": []})
 
 
-def printed(row: Row) -> Row:
-    """A raw or eval-marked row in its printed form."""
+def printed(row: RawRow) -> MatrixRow:
+    """A raw or eval-marked row in its printed form: where a generated row becomes a
+    `MatrixRow` (`infx.matrix.pipeline` checks every plan against the schema)."""
     order = shape(row)
     out = _ordered(row, order, _DEFAULTS[order])
     for key in ("prefill", "decode"):
@@ -134,7 +136,7 @@ def printed(row: Row) -> Row:
     for key, fields in _NESTED.items():
         if isinstance(out.get(key), Mapping):
             out[key] = _ordered(out[key], fields, {})
-    return out
+    return cast(MatrixRow, out)
 
 
 def worker_gpus(block: Mapping[str, Any]) -> int:
@@ -150,6 +152,6 @@ def row_gpus(row: Mapping[str, Any]) -> dict[str, int]:
     return {"total": int(row["tp"] * row.get("pp", 1) * row.get("pcp-size", 1))}
 
 
-def printed_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+def printed_entry(entry: Mapping[str, Any]) -> PlanEntry:
     """A changelog entry as the plan's `changelog_metadata` records it: defaults filled in."""
-    return _ordered(entry, ENTRY_FIELDS, _ENTRY_DEFAULTS)
+    return cast(PlanEntry, _ordered(entry, ENTRY_FIELDS, _ENTRY_DEFAULTS))

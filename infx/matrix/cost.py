@@ -27,6 +27,7 @@ from typing import Any
 
 from infx.matrix.contract import row_gpus
 from infx.matrix.expand import is_agentic, is_multinode, row_concs
+from infx.matrix.rows import MatrixRow
 
 # A fixed-seq-len or eval point: server start, warm-up and one client run.
 MINUTES_PER_POINT = 15
@@ -44,8 +45,8 @@ _RECIPE_FIELDS = frozenset(
 Durations = Mapping[str, Sequence[float]]
 
 
-def _measured(row: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _measured(row: MatrixRow) -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in row.items():
         if key in _RECIPE_FIELDS:
             continue
@@ -57,13 +58,13 @@ def _measured(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def job_key(row: Mapping[str, Any]) -> str:
+def job_key(row: MatrixRow) -> str:
     """A short stable name for what a row measures (the same for a new image or recipe)."""
     text = json.dumps(_measured(row), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
 
 
-def points(row: Mapping[str, Any]) -> int:
+def points(row: MatrixRow) -> int:
     """Client runs one job makes: its concurrencies; a multi-node eval runs at one of them
     unless it evaluates them all."""
     if is_multinode(row) and row.get("run-eval") and not row.get("eval-all-concs"):
@@ -71,7 +72,7 @@ def points(row: Mapping[str, Any]) -> int:
     return len(row_concs(row))
 
 
-def assumed_minutes(row: Mapping[str, Any], agentx_fast: bool = False) -> tuple[float, str]:
+def assumed_minutes(row: MatrixRow, agentx_fast: bool = False) -> tuple[float, str]:
     if is_agentic(row) and "duration" in row:
         if agentx_fast and not row.get("run-eval"):
             return AGENTX_FAST_MINUTES, f"assumed: agentx-fast profile, {AGENTX_FAST_MINUTES} min"
@@ -85,7 +86,7 @@ def assumed_minutes(row: Mapping[str, Any], agentx_fast: bool = False) -> tuple[
 
 @dataclass(frozen=True)
 class JobCost:
-    row: Mapping[str, Any]
+    row: MatrixRow
     is_eval: bool
     minutes: float
     gpus: int
@@ -111,7 +112,7 @@ class JobCost:
 
 
 def job_cost(
-    row: Mapping[str, Any], is_eval: bool, durations: Durations, agentx_fast: bool = False
+    row: MatrixRow, is_eval: bool, durations: Durations, agentx_fast: bool = False
 ) -> JobCost:
     gpus = row_gpus(row)["total"]
     recent = list(durations.get(job_key(row), ()))[-RECENT:]
@@ -126,7 +127,7 @@ def job_cost(
 
 
 def estimate(
-    rows: Iterable[tuple[Mapping[str, Any], bool]],
+    rows: Iterable[tuple[MatrixRow, bool]],
     durations: Durations | None = None,
     agentx_fast: bool = False,
 ) -> list[JobCost]:

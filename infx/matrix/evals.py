@@ -23,7 +23,7 @@ import json
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from infx.matrix.expand import Row, is_agentic, is_multinode, row_concs
+from infx.matrix.expand import RawRow, is_agentic, is_multinode, row_concs
 
 EVAL_SEQ = (8192, 1024)
 EVAL_MIN_CONC = 16
@@ -43,15 +43,15 @@ _NOT_TOPOLOGY = frozenset(
 )
 
 
-def _eligible(row: Row) -> list[int]:
+def _eligible(row: RawRow) -> list[int]:
     return sorted(c for c in row_concs(row) if c >= EVAL_MIN_CONC)
 
 
-def _is_eval_seq(row: Row) -> bool:
+def _is_eval_seq(row: RawRow) -> bool:
     return (row.get("isl"), row.get("osl")) == EVAL_SEQ
 
 
-def topology(row: Row) -> Hashable:
+def topology(row: RawRow) -> Hashable:
     """A multi-node row's identity without concurrency, name and eval fields."""
     return json.dumps(
         {k: v for k, v in row.items() if k not in _NOT_TOPOLOGY}, sort_keys=True, default=str
@@ -68,7 +68,7 @@ def _first_highest(items: Iterable[tuple[int, int]]) -> tuple[int, int]:
     return best
 
 
-def mark(rows: list[Row]) -> None:
+def mark(rows: list[RawRow]) -> None:
     """Set `run-eval` on every row (and `eval-conc` on chosen multi-node rows), in place."""
     chosen: set[int] = set()
     eval_conc: dict[int, int] = {}
@@ -105,10 +105,10 @@ def mark(rows: list[Row]) -> None:
             row["eval-conc"] = eval_conc[i]
 
 
-def widen(rows: list[Row]) -> list[Row]:
+def widen(rows: list[RawRow]) -> list[RawRow]:
     """The all-evals selection over rows already `mark`ed."""
-    out: list[Row] = []
-    merged: dict[Hashable, Row] = {}
+    out: list[RawRow] = []
+    merged: dict[Hashable, RawRow] = {}
     for row in rows:
         if is_agentic(row) and not is_multinode(row):
             out.append({**row, "run-eval": True})
@@ -120,7 +120,7 @@ def widen(rows: list[Row]) -> list[Row]:
                 if is_agentic(row):
                     into["eval-conc"] = max(into["conc"])
                 continue
-            first: Row = {**row, "conc": sorted(set(row_concs(row))), "run-eval": True}
+            first: RawRow = {**row, "conc": sorted(set(row_concs(row))), "run-eval": True}
             if is_agentic(row):
                 first["eval-conc"] = max(first["conc"])
             else:
@@ -135,7 +135,7 @@ def widen(rows: list[Row]) -> list[Row]:
     return out
 
 
-def eval_rows(rows: list[Row], all_evals: bool) -> list[Row]:
+def eval_rows(rows: list[RawRow], all_evals: bool) -> list[RawRow]:
     """The eval rows of one planning pass, marked `eval-only`."""
     rows = [dict(r) for r in rows]
     mark(rows)
@@ -144,7 +144,7 @@ def eval_rows(rows: list[Row], all_evals: bool) -> list[Row]:
     return [{**r, "eval-only": True} for r in rows if r.get("run-eval")]
 
 
-def drop_below_prefill_ep(rows: list[Row], minimum: int | None) -> list[Row]:
+def drop_below_prefill_ep(rows: list[RawRow], minimum: int | None) -> list[RawRow]:
     """`eval-min-prefill-ep`: multi-node eval rows whose prefill ep is below it are dropped."""
     if minimum is None:
         return rows

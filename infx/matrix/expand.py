@@ -28,7 +28,8 @@ SEQ_LEN_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
 # Fields that name a point on a curve rather than the recipe that produced it.
 POINT_FIELDS = frozenset({"conc", "exp-name", "recipe-fingerprint"})
 
-Row = dict[str, Any]
+# A row as the generator makes it, before `infx.matrix.contract.printed` fixes its shape.
+RawRow = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -73,14 +74,14 @@ def total_cpu_dram_gb(hardware: Hardware, utilization: float, gpus: int) -> int:
     return int(budget / 1_000_000_000)
 
 
-def fingerprint(row: Row) -> str:
+def fingerprint(row: RawRow) -> str:
     """sha256 of the raw row's canonical JSON without the point fields."""
     recipe = {k: v for k, v in row.items() if k not in POINT_FIELDS}
     text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def is_agentic(row: Row) -> bool:
+def is_agentic(row: Mapping[str, Any]) -> bool:
     return row.get("scenario-type") == AGENTIC
 
 
@@ -90,17 +91,17 @@ def row_concs(row: Mapping[str, Any]) -> list[int]:
     return list(conc) if isinstance(conc, list) else [conc]
 
 
-def is_multinode(row: Row) -> bool:
+def is_multinode(row: Mapping[str, Any]) -> bool:
     return row.get("prefill") is not None
 
 
-def _head(config: Mapping[str, Any]) -> Row:
+def _head(config: Mapping[str, Any]) -> RawRow:
     return {
         k: config[k] for k in ("image", "model", "model-prefix", "precision", "framework", "runner")
     }
 
 
-def _parallelism(space: Mapping[str, Any]) -> Row:
+def _parallelism(space: Mapping[str, Any]) -> RawRow:
     return {
         "tp": space["tp"],
         "pp": space.get("pp", 1),
@@ -114,7 +115,7 @@ def _optional(space: Mapping[str, Any], key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _worker(block: Mapping[str, Any]) -> Row:
+def _worker(block: Mapping[str, Any]) -> RawRow:
     """The config's worker block with pp, dcp-size and pcp-size made explicit; nothing else
     is added, so a block without `additional-settings` hashes without it."""
     return {
@@ -125,7 +126,7 @@ def _worker(block: Mapping[str, Any]) -> Row:
     }
 
 
-def _components(space: Mapping[str, Any], config: Mapping[str, Any]) -> Row:
+def _components(space: Mapping[str, Any], config: Mapping[str, Any]) -> RawRow:
     """router and kv-p2p-transfer, from the search-space entry or else the config."""
     found = {}
     for key in ("router", "kv-p2p-transfer"):
@@ -150,7 +151,7 @@ def _kv_suffix(mode: str, backend: Mapping[str, Any] | None) -> str:
 
 def _replica_gpus(key: str, worker: Mapping[str, Any], gpus_per_node: int) -> int:
     """GPUs one worker replica takes on one node; a replica must tile nodes exactly."""
-    gpus = worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
+    gpus = int(worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1))
     if gpus > gpus_per_node:
         if gpus % gpus_per_node:
             raise ConfigError(
@@ -175,7 +176,7 @@ class _Agentic:
     scenario: Mapping[str, Any]
     hardware: Mapping[str, Hardware]
 
-    def finish(self, row: Row, space: Mapping[str, Any]) -> Row:
+    def finish(self, row: RawRow, space: Mapping[str, Any]) -> RawRow:
         backend = space.get("kv-offload-backend")
         if backend is not None:
             row["kv-offload-backend"] = backend
@@ -212,29 +213,29 @@ def expand(
     config: Mapping[str, Any],
     hardware: Mapping[str, Hardware],
     scenarios: tuple[str, ...] | frozenset[str] = SCENARIOS,
-) -> list[Row]:
+) -> list[RawRow]:
     """Every benchmark point of `config` for the selected scenarios: fixed-seq-len rows
     first, then agentic rows, each in config order."""
     multinode = bool(config.get("multinode", False))
     found = config["scenarios"]
-    rows: list[Row] = []
+    rows: list[RawRow] = []
     if FIXED in scenarios:
         for seq in found.get(FIXED) or []:
             for space in seq["search-space"]:
-                make = _fixed_multi if multinode else _fixed_single
-                rows.extend(make(config, seq, space))
+                fixed = _fixed_multi if multinode else _fixed_single
+                rows.extend(fixed(config, seq, space))
     if AGENTIC in scenarios:
         for scenario in found.get(AGENTIC) or []:
             where = _Agentic(key, config, scenario, hardware)
             for space in scenario["search-space"]:
-                make = _agentic_multi if multinode else _agentic_single
-                rows.extend(make(where, space))
+                agentic = _agentic_multi if multinode else _agentic_single
+                rows.extend(agentic(where, space))
     return rows
 
 
 def _fixed_single(
     config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
-) -> Iterator[Row]:
+) -> Iterator[RawRow]:
     isl, osl = seq["isl"], seq["osl"]
     for conc in concurrencies(space):
         yield {
@@ -256,7 +257,7 @@ def _fixed_single(
 
 def _fixed_multi(
     config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
-) -> Iterator[Row]:
+) -> Iterator[RawRow]:
     isl, osl = seq["isl"], seq["osl"]
     yield {
         **_head(config),
@@ -274,7 +275,7 @@ def _fixed_multi(
     }
 
 
-def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRow]:
     config = where.config
     par = _parallelism(space)
     spec = space.get("spec-decoding", "none")
@@ -301,7 +302,7 @@ def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
         yield where.finish(row, space)
 
 
-def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[Row]:
+def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRow]:
     config = where.config
     prefill, decode = _worker(space["prefill"]), _worker(space["decode"])
     mode = space.get("kv-offloading", "none")

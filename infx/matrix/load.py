@@ -12,7 +12,7 @@ the whole file.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -31,38 +31,53 @@ _NOT_STRINGS = frozenset(
 )
 
 
+_MAPPING = "tag:yaml.org,2002:map"
+
+
 @cache
-def _loader() -> type:
+def _loader() -> type[yaml.CSafeLoader] | type[yaml.SafeLoader]:
     """PyYAML's safe loader (its C parser when built) that refuses duplicate keys. Built on
     first use: a gate that only needs config keys never imports PyYAML."""
     import yaml
+
+    if hasattr(yaml, "CSafeLoader"):
+
+        class FastLoader(yaml.CSafeLoader):
+            """The C parser's safe loader, refusing duplicate keys."""
+
+        FastLoader.add_constructor(_MAPPING, _unique_mapping)
+        return FastLoader
+
+    class Loader(yaml.SafeLoader):
+        """The pure-Python safe loader, refusing duplicate keys."""
+
+    Loader.add_constructor(_MAPPING, _unique_mapping)
+    return Loader
+
+
+def _unique_mapping(
+    loader: yaml.CSafeLoader | yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False
+) -> dict[Hashable, object]:
     from yaml.constructor import ConstructorError, SafeConstructor
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    def unique_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = loader.construct_object(key_node, deep=True)
-            try:
-                duplicate = key in seen
-            except TypeError:
-                continue
-            if duplicate:
-                raise ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found duplicate key {key!r}",
-                    key_node.start_mark,
-                )
-            seen.add(key)
-        return SafeConstructor.construct_mapping(loader, node, deep=deep)
-
-    loader = type("UniqueKeySafeLoader", (base,), {})
-    loader.add_constructor("tag:yaml.org,2002:map", unique_mapping)
-    return loader
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+        except TypeError:
+            continue
+        if duplicate:
+            raise ConstructorError(
+                "while constructing a mapping",
+                node.start_mark,
+                f"found duplicate key {key!r}",
+                key_node.start_mark,
+            )
+        seen.add(key)
+    return SafeConstructor.construct_mapping(loader, node, deep=deep)
 
 
 def load_yaml(data: bytes | str) -> Any:
@@ -72,7 +87,7 @@ def load_yaml(data: bytes | str) -> Any:
     return yaml.load(data, Loader=_loader())
 
 
-def yaml_error() -> type[Exception]:
+def yaml_error() -> type[yaml.YAMLError]:
     import yaml
 
     return yaml.YAMLError

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infx.matrix.rows import buckets, recipe_path
+from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
 
 if TYPE_CHECKING:
     from infx.matrix.plan import Plan
@@ -67,13 +67,13 @@ def file_digest(data: bytes | None) -> str | None:
     return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def plan_rows(plan: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def plan_rows(plan: PlanDocument) -> dict[str, list[MatrixRow]]:
     """The rows of each job family, without `changelog_metadata` (refs and pr-links are
     not measured)."""
     return {name: rows for name, rows in buckets(plan).items() if name != "canary"}
 
 
-def recipe_files(plan: Mapping[str, Any], nodes: Mapping[str, list[str]]) -> list[str]:
+def recipe_files(plan: PlanDocument, nodes: Mapping[str, list[str]]) -> list[str]:
     """The recipe script each row runs, on every node of its runner label: the node name
     picks the GPU part of the script's name, as benchmark-tmpl.yml does."""
     found: set[str] = set()
@@ -211,8 +211,8 @@ def evaluated(manifest: Mapping[str, Any]) -> bool:
 def lineage(
     source: Mapping[str, Any],
     files_now: Mapping[str, bytes | None],
-    rows: Sequence[Mapping[str, Any]],
-    rerun: Sequence[Mapping[str, Any]],
+    rows: Sequence[MatrixRow],
+    rerun: Sequence[MatrixRow],
     nodes: Mapping[str, list[str]],
 ) -> dict[str, Any]:
     """The manifest of a rerun's lineage: the source's, with the files the rerun's jobs read

@@ -18,7 +18,7 @@ follow InferenceX's planner so that plans match it row for row:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from infx.matrix.expand import (
     POINT_FIELDS,
     SCENARIOS,
     Hardware,
-    Row,
+    RawRow,
     expand,
     fingerprint,
     is_agentic,
@@ -40,9 +40,9 @@ from infx.matrix.expand import (
 )
 from infx.matrix.load import MasterConfigs
 from infx.matrix.options import PlanOptions
+from infx.matrix.rows import EvalBucket, MatrixPlan, MatrixRow, empty_plan
 
 STANDARD_SEQ = ("1k1k", "8k1k")
-EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,10 @@ class Revision:
 
 @dataclass
 class Plan:
-    buckets: dict[str, Any]
+    buckets: MatrixPlan
     selected: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> MatrixPlan:
         return self.buckets
 
 
@@ -85,15 +85,15 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _curve(row: Row) -> Any:
+def _curve(row: RawRow) -> Any:
     return _frozen({k: v for k, v in row.items() if k not in POINT_FIELDS})
 
 
-def trim_conc(rows: list[Row]) -> list[Row]:
+def trim_conc(rows: list[RawRow]) -> list[RawRow]:
     """Keep the lowest concurrency of each single-node curve (rows equal but for conc and
     exp-name), where it stands; a multi-node concurrency list shrinks to its minimum."""
     keep: dict[Any, int] = {}
-    out: list[Row | None] = []
+    out: list[RawRow | None] = []
     for row in rows:
         if is_multinode(row):
             out.append({**row, "conc": [min(row["conc"])]} if len(row["conc"]) > 1 else row)
@@ -114,7 +114,7 @@ def trim_conc(rows: list[Row]) -> list[Row]:
     return [row for row in out if row is not None]
 
 
-def _series(row: Row) -> tuple[Any, ...]:
+def _series(row: RawRow) -> tuple[Any, ...]:
     """The results-page curve a row belongs to; an appended point must join an existing one."""
     agentic = is_agentic(row)
     prefill, decode = row.get("prefill") or {}, row.get("decode") or {}
@@ -135,7 +135,7 @@ def _series(row: Row) -> tuple[Any, ...]:
     )
 
 
-def only_new_points(base_rows: list[Row], head_rows: list[Row]) -> list[Row]:
+def only_new_points(base_rows: list[RawRow], head_rows: list[RawRow]) -> list[RawRow]:
     """Rows (and concurrencies) absent from the base; every base point must survive unchanged."""
     before: dict[Any, set[int]] = defaultdict(set)
     after: dict[Any, set[int]] = defaultdict(set)
@@ -155,7 +155,7 @@ def only_new_points(base_rows: list[Row], head_rows: list[Row]) -> list[Row]:
             raise ConfigError(
                 f"append-only may only add points: concurrencies {sorted(lost)} disappeared"
             )
-    fresh: list[Row] = []
+    fresh: list[RawRow] = []
     emitted: dict[Any, set[int]] = defaultdict(set)
     for row in head_rows:
         curve = _curve(row)
@@ -218,10 +218,10 @@ def _same_config(base: MasterConfigs, head: MasterConfigs, key: str) -> bool:
         return False
     if base.text_of(key)[0] == head.text_of(key)[0]:
         return True
-    return base.config(key) == head.config(key)
+    return bool(base.config(key) == head.config(key))
 
 
-def _check_append_only_mix(entries: list[Mapping[str, Any]], options: PlanOptions) -> bool:
+def _check_append_only_mix(entries: Sequence[Mapping[str, Any]], options: PlanOptions) -> bool:
     flags = [bool(e.get("append-only")) for e in entries]
     if not any(flags):
         return False
@@ -245,20 +245,20 @@ def _unseen_groups(
     return groups
 
 
-def _generate(keys: Iterable[str], revision: Revision, scenarios: tuple[str, ...]) -> list[Row]:
-    rows: list[Row] = []
+def _generate(keys: Iterable[str], revision: Revision, scenarios: tuple[str, ...]) -> list[RawRow]:
+    rows: list[RawRow] = []
     for key in keys:
         rows.extend(expand(key, revision.masters.config(key), revision.hardware, scenarios))
     return rows
 
 
-def _bucket(buckets: dict[str, Any], row: Row) -> None:
-    shape = "multi_node" if is_multinode(row) else "single_node"
+def _bucket(plan: MatrixPlan, row: RawRow) -> None:
+    shape = plan["multi_node"] if is_multinode(row) else plan["single_node"]
     name = "agentic" if is_agentic(row) else seq_len_name(row["isl"], row["osl"])
-    buckets[shape].setdefault(name, []).append(printed(row))
+    shape.setdefault(name, []).append(printed(row))
 
 
-def _eval_bucket(row: Row) -> str:
+def _eval_bucket(row: RawRow) -> EvalBucket:
     if is_multinode(row):
         return "multinode_agentic_evals" if is_agentic(row) else "multinode_evals"
     return "agentic_evals" if is_agentic(row) else "evals"
@@ -293,8 +293,8 @@ def build_plan(
     resolved.sort(key=lambda item: not item[0].get("all-evals"))
     benchmark_seen: dict[str, set[str]] = defaultdict(set)
     eval_seen: dict[str, set[str]] = defaultdict(set)
-    throughput: list[Row] = []
-    evals: list[Row] = []
+    throughput: list[RawRow] = []
+    evals: list[RawRow] = []
     for entry, configs in resolved:
         scenarios = _scenarios(entry)
         if not (options.evals_only or entry.get("evals-only") or entry.get("all-evals")):
@@ -314,11 +314,9 @@ def build_plan(
     if options.trim_conc:
         throughput = trim_conc(throughput)
 
-    buckets: dict[str, Any] = {"single_node": {}, "multi_node": {}}
+    buckets = empty_plan()
     for row in throughput:
         _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row)})
-    for name in EVAL_BUCKETS:
-        buckets[name] = []
     for row in evals:
         buckets[_eval_bucket(row)].append(printed(row))
     buckets["changelog_metadata"] = {
@@ -330,21 +328,22 @@ def build_plan(
     return Plan(buckets, selected)
 
 
-def canary(plan: dict[str, Any]) -> tuple[Row | None, dict[str, Any]]:
+def canary(plan: MatrixPlan) -> tuple[MatrixRow | None, MatrixPlan]:
     """The lowest-concurrency single-node 1k1k/8k1k throughput row, and the plan without it."""
     best: tuple[int, str, int] | None = None
     for name in STANDARD_SEQ:
-        for index, row in enumerate(plan.get("single_node", {}).get(name, [])):
-            if row.get("run-eval"):
+        for index, row in enumerate(plan["single_node"].get(name, [])):
+            conc = row["conc"]
+            if row.get("run-eval") or not isinstance(conc, int):
                 continue
-            candidate = (row["conc"], name, index)
+            candidate = (conc, name, index)
             if best is None or candidate[0] < best[0]:
                 best = candidate
     if best is None:
         return None, plan
     _, name, index = best
     rows = plan["single_node"][name]
-    remaining = {
+    remaining: MatrixPlan = {
         **plan,
         "single_node": {**plan["single_node"], name: rows[:index] + rows[index + 1 :]},
     }

@@ -31,7 +31,7 @@ _SHOWN = 3
 
 
 def _planned(buckets: Mapping[str, Any]) -> bool:
-    from infx.matrix.plan import EVAL_BUCKETS
+    from infx.matrix.rows import EVAL_BUCKETS
 
     shapes = (buckets.get(shape) or {} for shape in ("single_node", "multi_node"))
     return any(rows for shape in shapes for rows in shape.values()) or any(

@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from infx import git
 from infx.errors import ConfigError, UsageError
@@ -62,7 +62,7 @@ def _fixed_prefix(pattern: str) -> str:
 def _work_tree_files(root: Path, folder: str, depth: int) -> list[str]:
     """Files under `folder`, at most `depth` segments deep (1: the folder's own files)."""
     base = root / folder if folder else root
-    found = []
+    found: list[str] = []
     for current, dirs, files in os.walk(base):
         here = Path(current)
         if len(here.relative_to(base).parts) + 1 >= depth:
@@ -323,7 +323,9 @@ def settings_files(root: Path, tree: str | None) -> list[str]:
     return names
 
 
-def manifest_of(planned: Planned, options: SweepOptions, job_files: Sequence[str]) -> dict:
+def manifest_of(
+    planned: Planned, options: SweepOptions, job_files: Sequence[str]
+) -> dict[str, Any]:
     """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
     it uses, and the bytes of every file its jobs read (recipes, `job_files` globs), all
     read at the plan's head."""

@@ -9,17 +9,32 @@ from (recorded durations of jobs of the same identity, or the assumptions of
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from infx.changelog.check import resolve_keys
+from infx.markdown import Align, Md, bold, code, table, text
 from infx.matrix.cost import MINUTES_PER_POINT, BudgetVerdict, JobCost, estimate
-from infx.matrix.expand import AGENTIC, FIXED, is_agentic, is_multinode, row_concs
+from infx.matrix.expand import AGENTIC, FIXED, is_agentic, row_concs
 from infx.matrix.load import MasterConfigs
-from infx.matrix.plan import EVAL_BUCKETS, Plan
+from infx.matrix.plan import Plan
+from infx.matrix.rows import MatrixRow, PlanEntry, Worker, jobs_of
 
 _IDENTITY = ("image", "model", "model-prefix", "precision", "framework", "runner")
+_HEADERS = (
+    "config",
+    "why",
+    "runner",
+    "image",
+    "parallelism",
+    "scenario",
+    "throughput jobs",
+    "eval jobs",
+    "concurrencies",
+    "GPU-hours",
+    "estimate",
+)
+_ALIGN: tuple[Align, ...] = (*("left",) * 6, "right", "right", "left", "right", "left")
 _WHY_CHARS = 70
 
 
@@ -32,7 +47,7 @@ class Line:
     scenario: str
     throughput: int = 0
     evals: int = 0
-    why: str = ""
+    why: Md = field(default_factory=Md)
     concurrencies: set[int] = field(default_factory=set)
     gpu_hours: float = 0.0
     recorded: int = 0  # jobs estimated from recorded durations
@@ -47,30 +62,15 @@ class Line:
         return f"{self.recorded} recorded, {self.assumed} assumed"
 
 
-def plan_rows(plan: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
-    """(row, is_eval) for every job of a plan, throughput buckets first."""
-    yield from _rows(plan)
-
-
-def _rows(plan: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
-    for shape in ("single_node", "multi_node"):
-        for rows in plan.get(shape, {}).values():
-            for row in rows:
-                yield row, False
-    for name in EVAL_BUCKETS:
-        for row in plan.get(name, []):
-            yield row, True
-
-
-def _worker(block: dict[str, Any]) -> str:
+def _worker(block: Worker) -> str:
     text = f"{block['num-worker']}x tp{block['tp']}"
     if block.get("ep", 1) != 1:
         text += f" ep{block['ep']}"
     return text + (" dp-attn" if block.get("dp-attn") else "")
 
 
-def parallelism(row: dict[str, Any]) -> str:
-    if is_multinode(row):
+def parallelism(row: MatrixRow) -> str:
+    if "prefill" in row and "decode" in row:
         return f"P {_worker(row['prefill'])} / D {_worker(row['decode'])}"
     text = f"tp{row['tp']}"
     if row.get("ep", 1) != 1:
@@ -78,31 +78,33 @@ def parallelism(row: dict[str, Any]) -> str:
     return text + (" dp-attn" if row.get("dp-attn") else "")
 
 
-def _first_line(entry: dict[str, Any]) -> str:
+def _first_line(entry: PlanEntry) -> str:
     description = entry.get("description") or [""]
     text = " ".join(str(description[0]).split())
     return text if len(text) <= _WHY_CHARS else text[: _WHY_CHARS - 1] + "…"
 
 
-def reasons(plan: Plan, keys: list[str]) -> dict[str, str]:
-    """Config key -> the changelog entries that selected it: the matching pattern and the
-    first line of the description, entries in changelog order."""
-    found: dict[str, list[str]] = {}
-    entries = plan.as_json().get("changelog_metadata", {}).get("entries", [])
-    for entry in entries:
+def reasons(plan: Plan, keys: list[str]) -> dict[str, Md]:
+    """Config key -> the changelog entries that selected it: the matching pattern (a code
+    span) and the first line of the description (escaped), entries in changelog order."""
+    found: dict[str, list[Md]] = {}
+    for entry in plan.as_json()["changelog_metadata"]["entries"]:
         for pattern in entry.get("config-keys") or []:
             for key in resolve_keys(pattern, keys):
-                text = f"`{pattern}`: {_first_line(entry)}".rstrip(": ")
-                if text not in found.setdefault(key, []):
-                    found[key].append(text)
-    return {key: _listed(texts) for key, texts in found.items()}
+                first = _first_line(entry)
+                why = Md(f"{code(pattern)}: {text(first)}" if first else code(pattern))
+                if why not in found.setdefault(key, []):
+                    found[key].append(why)
+    return {key: _listed(whys) for key, whys in found.items()}
 
 
-def _listed(texts: list[str], limit: int = 2) -> str:
+def _listed(whys: list[Md], limit: int = 2) -> Md:
     """The newest entries first; the rest counted."""
-    newest = texts[::-1]
+    newest = whys[::-1]
     shown = "; ".join(newest[:limit])
-    return shown + (f" (and {len(newest) - limit} earlier entries)" if len(newest) > limit else "")
+    return Md(
+        shown + (f" (and {len(newest) - limit} earlier entries)" if len(newest) > limit else "")
+    )
 
 
 def summary_lines(
@@ -115,7 +117,7 @@ def summary_lines(
         config = masters.config(key)
         owner.setdefault(tuple(config.get(f) for f in _IDENTITY), key)
     why = reasons(plan, masters.keys()) if plan.selected else {}
-    jobs = list(_rows(plan.as_json()))
+    jobs = jobs_of(plan.as_json())
     costs = costs if costs is not None else estimate(jobs)
     lines: dict[tuple[str, str, str], Line] = {}
     for (row, is_eval), cost in zip(jobs, costs, strict=True):
@@ -124,7 +126,7 @@ def summary_lines(
         shape = parallelism(row)
         line = lines.setdefault(
             (key, scenario, shape),
-            Line(key, row["runner"], row["image"], shape, scenario, why=why.get(key, "")),
+            Line(key, row["runner"], row["image"], shape, scenario, why=why.get(key, Md(""))),
         )
         if is_eval:
             line.evals += 1
@@ -141,12 +143,8 @@ def summary_lines(
 
 def _shown(values: set[int], limit: int = 10) -> str:
     ordered = sorted(values)
-    text = ", ".join(map(str, ordered[:limit]))
-    return text + (f", … ({len(ordered)} in all)" if len(ordered) > limit else "")
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    shown = ", ".join(map(str, ordered[:limit]))
+    return shown + (f", … ({len(ordered)} in all)" if len(ordered) > limit else "")
 
 
 def _hours(minutes: float) -> str:
@@ -163,24 +161,28 @@ def summary_table(
     lines = summary_lines(plan, masters, costs)
     if not lines:
         return "Nothing to run: no added changelog entry selects a benchmark point."
-    out = [
-        "| config | why | runner | image | parallelism | scenario | throughput jobs "
-        "| eval jobs | concurrencies | GPU-hours | estimate |",
-        "| --- | --- | --- | --- | --- | --- | ---: | ---: | --- | ---: | --- |",
+    rows: list[list[object]] = [
+        [
+            line.config,
+            line.why,
+            line.runner,
+            code(line.image),
+            line.parallelism,
+            line.scenario,
+            line.throughput,
+            line.evals,
+            _shown(line.concurrencies),
+            f"{line.gpu_hours:.1f}",
+            line.source,
+        ]
+        for line in lines
     ]
-    for line in lines:
-        out.append(
-            f"| {_cell(line.config)} | {_cell(line.why)} | {_cell(line.runner)} "
-            f"| `{_cell(line.image)}` | {line.parallelism} | {line.scenario} "
-            f"| {line.throughput} | {line.evals} | {_shown(line.concurrencies)} "
-            f"| {line.gpu_hours:.1f} | {line.source} |"
-        )
     jobs = sum(line.throughput for line in lines)
     evals = sum(line.evals for line in lines)
     hours = sum(line.gpu_hours for line in lines)
     configs = len({line.config for line in lines})
-    out.append(f"| **total** | | | | | | **{jobs}** | **{evals}** | | **{hours:.1f}** | |")
-    out.append("")
+    rows.append([bold("total"), *[""] * 5, bold(jobs), bold(evals), "", bold(f"{hours:.1f}"), ""])
+    out = [table(_HEADERS, rows, _ALIGN)]
     sentence = f"{jobs + evals} job(s) across {configs} config(s), about {hours:.0f} GPU-hours"
     if wall:
         slowest = max(wall, key=lambda label: wall[label])
@@ -194,5 +196,5 @@ def summary_table(
     )
     if budget is not None:
         out.append("")
-        out.append(f"**Budget**: {budget.text()}.")
+        out.append(f"**Budget**: {text(budget.text())}.")
     return "\n".join(out)

@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
 from infx.matrix.cost import job_key
-from infx.matrix.rows import Row, chunk_rows
+from infx.matrix.rows import MatrixRow, PlanDocument, chunk_rows
+
+if TYPE_CHECKING:
+    from infx.github.client import Job
 
 FORMAT = "infx-job-timings/1"
 ARTIFACT = "job-timings"
@@ -50,10 +53,10 @@ def job_slot(name: str) -> JobSlot | None:
     return JobSlot(found.group(1), int(found.group(2)), int(found.group(3)))
 
 
-def row_at(plan: Mapping[str, Any], slot: JobSlot) -> Row | None:
+def row_at(plan: PlanDocument, slot: JobSlot) -> MatrixRow | None:
     """The row a job ran, from its run's plan; None when the plan has no such slot."""
     try:
-        rows = chunk_rows(dict(plan), slot.bucket, slot.chunk)
+        rows = chunk_rows(plan, slot.bucket, slot.chunk)
     except UsageError:
         return None
     return rows[slot.index] if 0 <= slot.index < len(rows) else None
@@ -115,10 +118,10 @@ def parse_timings(data: bytes, name: str) -> Timings:
 
 
 def samples_of(
-    jobs: Iterable[Any], plan: Mapping[str, Any], run_id: int
+    jobs: Iterable[Job], plan: PlanDocument, run_id: int
 ) -> list[tuple[str, float, int]]:
     """(key, seconds, run id) of every successful benchmark job of a run, mapped to its row
-    through the run's plan. `jobs` are infx.github.client.Job values."""
+    through the run's plan."""
     found = []
     for job in jobs:
         slot = job_slot(job.name)

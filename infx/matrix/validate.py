@@ -66,6 +66,33 @@ def locate_in_config(masters: MasterConfigs, key: str, path: Iterable[Any]) -> i
     return None if line is None else line + first - 1
 
 
+_PLAIN = (str, int, float, bool, type(None))
+_KINDS = {"bytes": "binary value", "date": "date", "datetime": "timestamp", "set": "set"}
+
+
+def _not_plain(value: object, path: list[Any]) -> tuple[list[Any], str] | None:
+    """Where a parsed YAML value holds something JSON has no word for (a YAML date, binary,
+    set or a non-string key), which the schemas cannot judge; None when it is plain data."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return path, f"key {key!r} is not a string (quote it)"
+            found = _not_plain(item, [*path, key])
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _not_plain(item, [*path, index])
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, _PLAIN):
+        return None
+    kind = _KINDS.get(type(value).__name__, type(value).__name__)
+    return path, f"{value!r:.40} is a YAML {kind}, not plain data (quote it)"
+
+
 def _spaces(config: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]]:
     scenarios = config.get("scenarios") if isinstance(config, dict) else None
     if not isinstance(scenarios, dict):
@@ -103,6 +130,12 @@ def validate_configs(
     chosen = masters.items() if keys is None else ((k, masters.config(k)) for k in keys)
     for key, config in chosen:
         source = masters.sources[key]
+        odd = _not_plain(config, [])
+        if odd is not None:
+            where = ".".join(map(str, odd[0]))
+            line = locate_in_config(masters, key, odd[0])
+            problems.append(ConfigProblem(source, line, key, f"{where}: {odd[1]}".lstrip(": ")))
+            continue
         for error in schemas.errors("master-config", {key: config}):
             message = schemas.describe(error, known)
             if message is None:
@@ -136,6 +169,11 @@ def validate_runners(
     doc: Any, name: str, data: bytes
 ) -> tuple[Runners | None, list[ConfigProblem]]:
     problems = []
+    odd = _not_plain(doc, [])
+    if odd is not None:
+        where = ".".join(map(str, odd[0])) or "entry"
+        line = locate(data, odd[0])
+        return None, [ConfigProblem(name, line, "runners", f"{where}: {odd[1]}")]
     for error in schemas.errors("runners", doc):
         message = schemas.describe(error)
         if message is not None:

@@ -14,41 +14,26 @@ import json
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from infx import git
 from infx.errors import GitHubError, InfxError, UsageError
 from infx.github.client import GitHub, Job, Run
+from infx.matrix.rows import checked_matrix, read_plan
 from infx.matrix.timings import Timings, parse_timings
-from infx.rerun.rules import PINS_FILE, SOURCE_PLAN_FILE, whole_plan
+from infx.rerun.rules import (
+    MAX_LOGS,
+    PLAN_FILE,
+    SOURCE_PLAN_FILE,
+    TIMINGS_FILE,
+    PlanFiles,
+)
 from infx.sweep.record import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
-MAX_LOGS = 30
 MAX_LOG_BYTES = 64 * 1024
 MAX_ARTIFACT_BYTES = 50 * 1024 * 1024
-PLAN_FILE = "sweep.json"
-TIMINGS_FILE = "timings.json"
-ESTIMATE_FILE = "estimate.json"
-JOBS_ARTIFACT = "sweep-jobs"
-TRIAGE_FILE = "triage.json"
 RESULTS_ARTIFACT = "results_bmk"
-
-
-@dataclass
-class PlanFiles:
-    """A run's sweep-plan artifact: the plan it dispatched and what a rerun carries."""
-
-    plan: dict[str, Any]
-    record: RunRecord | None
-    source_plan: dict[str, Any] | None = None
-    timings: Timings = field(default_factory=Timings)
-
-    @property
-    def whole(self) -> dict[str, Any]:
-        """The plan the lineage measures: the original sweep's, whole."""
-        return self.source_plan if self.source_plan is not None else whole_plan(self.plan)
 
 
 def _json(data: bytes, name: str) -> Any:
@@ -59,11 +44,10 @@ def _json(data: bytes, name: str) -> Any:
 
 
 def plan_files(files: Mapping[str, bytes], where: str) -> PlanFiles:
+    """A sweep-plan artifact's files, each checked against its schema where it enters."""
     if PLAN_FILE not in files:
         raise UsageError(f"{where} has no {PLAN_FILE}")
-    plan = _json(files[PLAN_FILE], f"{where}/{PLAN_FILE}")
-    if not isinstance(plan, dict):
-        raise UsageError(f"{where}/{PLAN_FILE} is not a sweep plan")
+    plan = read_plan(files[PLAN_FILE], f"{where}/{PLAN_FILE}")
     record = None
     if RECORD_FILE in files:
         record = RunRecord.from_json(
@@ -71,7 +55,8 @@ def plan_files(files: Mapping[str, bytes], where: str) -> PlanFiles:
         )
     source = None
     if SOURCE_PLAN_FILE in files:
-        source = _json(files[SOURCE_PLAN_FILE], f"{where}/{SOURCE_PLAN_FILE}")
+        name = f"{where}/{SOURCE_PLAN_FILE}"
+        source = checked_matrix(_json(files[SOURCE_PLAN_FILE], name), name)
     timings = Timings()
     if TIMINGS_FILE in files:
         timings = parse_timings(files[TIMINGS_FILE], f"{where}/{TIMINGS_FILE}")
@@ -189,7 +174,9 @@ def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[s
     from infx.results.files import TABLE_FILE, load_results
     from infx.results.process import RESULT_FILE
 
-    tables, jobs, skipped = [], [], []
+    tables: list[dict[str, Any]] = []
+    jobs: list[dict[str, Any]] = []
+    skipped: list[str] = []
     for folder in folders:
         if not folder.exists():
             continue
@@ -223,24 +210,6 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
         if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
             raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
-
-
-def write_json(path: Path, value: Any) -> None:
-    from infx.yamlio import atomic_write
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(value, indent=2) + "\n").encode("utf-8"))
-
-
-def pins_for(plan_path: Path) -> dict[str, str]:
-    """Row id -> node, from the runs-on.json beside a plan (none: every row runs on its label)."""
-    path = plan_path.parent / PINS_FILE
-    if not path.is_file():
-        return {}
-    pins = _json(path.read_bytes(), str(path))
-    if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
-        raise UsageError(f"{path} is not a map of rows to runner nodes")
-    return pins
 
 
 def zip_bytes(files: Mapping[str, bytes]) -> bytes:

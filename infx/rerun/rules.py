@@ -16,80 +16,101 @@ and, for an eval, every score meets its accuracy floor.
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from infx.matrix.plan import EVAL_BUCKETS, canary
-from infx.matrix.timings import JobSlot, job_slot, row_at
+from infx.errors import UsageError
+from infx.matrix.plan import canary
+from infx.matrix.rows import (
+    EVAL_BUCKETS,
+    MatrixPlan,
+    MatrixRow,
+    PlanDocument,
+    empty_plan,
+    jobs_of,
+    row_id,
+)
+from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
 from infx.results.floors import Floors, checks
-from infx.sweep.record import MAX_DEPTH, PLAN_ARTIFACT, RECORD_FILE, SCOPES, RunRecord
+from infx.sweep.record import MAX_DEPTH, RECORD_FILE, SCOPES, RunRecord
+from infx.sweep.record import PINS_FILE as PINS_FILE
+from infx.sweep.record import PLAN_ARTIFACT as PLAN_ARTIFACT
 
 if TYPE_CHECKING:
     from infx.github.client import Job, Run
 
-Row = dict[str, Any]
+# The files of a sweep-plan artifact (with rerun.json and runs-on.json, infx.sweep.record).
+PLAN_FILE = "sweep.json"
 SOURCE_PLAN_FILE = "source-plan.json"
-PINS_FILE = "runs-on.json"
+TIMINGS_FILE = "timings.json"
+ESTIMATE_FILE = "estimate.json"
+JOBS_ARTIFACT = "sweep-jobs"
+TRIAGE_FILE = "triage.json"
+# Log tails read per run, the failed jobs' first.
+MAX_LOGS = 30
+__all__ = ["jobs_of", "row_id"]  # where a rerun's callers have always found them
+
+
+@dataclass
+class PlanFiles:
+    """A run's sweep-plan artifact: the plan it dispatched and what a rerun carries."""
+
+    plan: PlanDocument
+    record: RunRecord | None
+    source_plan: MatrixPlan | None = None
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def whole(self) -> MatrixPlan:
+        """The plan the lineage measures: the original sweep's, whole."""
+        return self.source_plan if self.source_plan is not None else whole_plan(self.plan)
 
 
 # --- plans as lists of jobs ----------------------------------------------------------------
 
 
-def row_id(row: Mapping[str, Any]) -> str:
-    return json.dumps(row, sort_keys=True, separators=(",", ":"))
-
-
-def _lists(plan: Mapping[str, Any]) -> Iterator[tuple[tuple[str, ...], list[Row], bool]]:
-    """(where, rows, is_eval) of every row list of a plan."""
-    for shape in ("single_node", "multi_node"):
-        for name, rows in plan.get(shape, {}).items():
-            yield (shape, name), rows, False
-    for name in EVAL_BUCKETS:
-        yield (name,), plan.get(name, []), True
-
-
-def jobs_of(plan: Mapping[str, Any]) -> list[tuple[Row, bool]]:
-    """(row, is_eval) of every job of a plan or of a canary split (canary first)."""
-    if "remaining" in plan:
-        head = [(row, False) for row in plan.get("canary", [])]
-        return head + jobs_of(plan["remaining"])
-    return [(row, is_eval) for _, rows, is_eval in _lists(plan) for row in rows]
-
-
-def whole_plan(payload: Mapping[str, Any]) -> dict[str, Any]:
+def whole_plan(document: PlanDocument) -> MatrixPlan:
     """A plan with its canary (if split off) back at the head of its bucket."""
-    if "remaining" not in payload:
-        return dict(payload)
-    plan = json.loads(json.dumps(payload["remaining"]))
-    for row in payload.get("canary", []):
+    if "remaining" not in document:
+        return copy.copy(document)
+    plan = copy.deepcopy(document["remaining"])
+    for row in document["canary"]:
         name = "1k1k" if (row.get("isl"), row.get("osl")) == (1024, 1024) else "8k1k"
-        plan.setdefault("single_node", {}).setdefault(name, []).insert(0, row)
+        plan["single_node"].setdefault(name, []).insert(0, row)
     return plan
 
 
-def subset(plan: Mapping[str, Any], keep: Sequence[str]) -> dict[str, Any]:
+def subset(plan: MatrixPlan, keep: Sequence[str]) -> MatrixPlan:
     """The plan with only the rows named in `keep` (row ids, a multiset), same layout."""
     wanted: dict[str, int] = {}
     for rid in keep:
         wanted[rid] = wanted.get(rid, 0) + 1
-    out: dict[str, Any] = {"single_node": {}, "multi_node": {}}
-    for where, rows, _ in _lists(plan):
-        kept = []
+
+    def kept(rows: list[MatrixRow]) -> list[MatrixRow]:
+        found = []
         for row in rows:
             rid = row_id(row)
             if wanted.get(rid, 0) > 0:
                 wanted[rid] -= 1
-                kept.append(row)
-        if len(where) == 2:
-            if kept:
-                out[where[0]][where[1]] = kept
-        else:
-            out[where[0]] = kept
-    out["changelog_metadata"] = plan.get("changelog_metadata", {})
+                found.append(row)
+        return found
+
+    out = empty_plan()
+    for shape, into in (
+        (plan["single_node"], out["single_node"]),
+        (plan["multi_node"], out["multi_node"]),
+    ):
+        for name, rows in shape.items():
+            if chosen := kept(rows):
+                into[name] = chosen
+    for bucket in EVAL_BUCKETS:
+        out[bucket] = kept(plan[bucket])
+    out["changelog_metadata"] = plan["changelog_metadata"]
     return out
 
 
@@ -103,14 +124,16 @@ def _point(kind: str, identity: Mapping[str, Any], recipe: Any) -> str:
     return json.dumps([kind, ident, recipe], sort_keys=True)
 
 
-def expected(row: Row, is_eval: bool) -> list[str]:
+def expected(row: MatrixRow, is_eval: bool) -> list[str]:
     """The points a row's job measures, with its recipe."""
     from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
 
-    how = recipe(row)
+    plain = dict(row)  # results.process reads rows as plain mappings
+    how = recipe(plain)
     if is_eval or row.get("run-eval"):
-        return [_point("accuracy", identity(row, eval_concurrency(row)), how)]
-    return [_point("throughput", identity(row, conc), how) for conc, _ in expected_outputs(row)]
+        return [_point("accuracy", identity(plain, eval_concurrency(plain)), how)]
+    outputs = expected_outputs(plain)
+    return [_point("throughput", identity(plain, conc), how) for conc, _ in outputs]
 
 
 def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> set[str]:
@@ -127,14 +150,14 @@ def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> se
     return found
 
 
-def has_result(row: Row, is_eval: bool, points: set[str]) -> bool:
+def has_result(row: MatrixRow, is_eval: bool, points: set[str]) -> bool:
     return all(point in points for point in expected(row, is_eval))
 
 
 def missing(
-    plan_jobs: Sequence[tuple[Row, bool]],
+    plan_jobs: Sequence[tuple[MatrixRow, bool]],
     points: set[str],
-    source_outcomes: Sequence[Outcome] = (),
+    source_outcomes: Sequence[JobOutcome] = (),
 ) -> list[int]:
     """Positions of the jobs without a valid result. A row whose job failed its floor check
     in the source run has none whatever floors the caller knows: its score is in the table."""
@@ -150,11 +173,11 @@ def missing(
 
 
 @dataclass(frozen=True)
-class Outcome:
+class JobOutcome:
     """One benchmark job of a run, mapped to the row it ran."""
 
     slot: JobSlot
-    row: Row
+    row: MatrixRow
     conclusion: str | None
     kind: str | None  # triage class; None: it succeeded
     node: str
@@ -162,8 +185,8 @@ class Outcome:
 
 
 def outcomes(
-    jobs: Iterable[Job], plan: Mapping[str, Any], logs: Mapping[int, str | None]
-) -> list[Outcome]:
+    jobs: Iterable[Job], plan: PlanDocument, logs: Mapping[int, str | None]
+) -> list[JobOutcome]:
     """The benchmark jobs of a run with their triage class. `logs` holds the log tails read
     (job id -> text, None: GitHub kept none); a failed job missing from it was not read."""
     found = []
@@ -177,15 +200,21 @@ def outcomes(
             kind = classify(
                 Failure(job.conclusion, job.failed_step, logs.get(job.id), job.id in logs)
             )
-        found.append(Outcome(slot, row, job.conclusion, kind, job.runner_name or "", job.attempt))
+        node = job.runner_name or ""
+        found.append(JobOutcome(slot, row, job.conclusion, kind, node, job.attempt))
     return found
 
 
+def failures(source_outcomes: Iterable[JobOutcome]) -> dict[str, str]:
+    """Row id -> why its job did not succeed, and where (`runner-lost on mi355x-amds_03`)."""
+    return {row_id(o.row): f"{o.kind} on {o.node or '?'}" for o in source_outcomes if o.kind}
+
+
 def select(
-    plan_jobs: Sequence[tuple[Row, bool]],
+    plan_jobs: Sequence[tuple[MatrixRow, bool]],
     missing_at: Sequence[int],
-    ran: Mapping[str, Any],
-    source_outcomes: Sequence[Outcome],
+    ran: PlanDocument,
+    source_outcomes: Sequence[JobOutcome],
     scope: str,
 ) -> list[int]:
     """Positions of the jobs to run again. `missing` scope: every job without a valid
@@ -206,9 +235,11 @@ def select(
 
 
 def pin_nodes(
-    rows: Sequence[Row], source_outcomes: Sequence[Outcome], pools: Mapping[str, Sequence[str]]
+    rows: Sequence[MatrixRow],
+    source_outcomes: Sequence[JobOutcome],
+    pools: Mapping[str, Sequence[str]],
 ) -> tuple[dict[str, str], list[str]]:
-    """Row id -> the node an infra failure is retried on, spread round-robin over the nodes
+    """MatrixRow id -> the node an infra failure is retried on, spread round-robin over the nodes
     of the row's pool that had no infra failure in the source run; notes on rows left to
     the whole pool."""
     bad = {o.node for o in source_outcomes if o.kind and is_infra(o.kind) and o.node}
@@ -234,15 +265,15 @@ def pin_nodes(
 class RerunPlan:
     """What a rerun runs: its plan (canary split when due), pins, and why."""
 
-    plan: dict[str, Any]
-    jobs: list[tuple[Row, bool]]
-    canary: Row | None
+    plan: PlanDocument
+    jobs: list[tuple[MatrixRow, bool]]
+    canary: MatrixRow | None
     pins: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
 def rerun_plan(
-    whole: Mapping[str, Any],
+    whole: MatrixPlan,
     chosen: Sequence[int],
     *,
     recipe_changed: bool,
@@ -253,7 +284,7 @@ def rerun_plan(
     the jobs of a sweep that had one."""
     plan_jobs = jobs_of(whole)
     ids = [row_id(plan_jobs[i][0]) for i in chosen]
-    first, _ = canary(dict(whole))
+    first, _ = canary(whole)
     due = first is not None and (recipe_changed or (source_canary and row_id(first) in ids))
     if not due or first is None:
         kept = subset(whole, ids)
@@ -262,8 +293,8 @@ def rerun_plan(
     if row_id(first) in rest:
         rest.remove(row_id(first))
     kept = subset(whole, rest)
-    payload = {"canary": [first], "remaining": kept}
-    return RerunPlan(payload, jobs_of(payload), first)
+    split: PlanDocument = {"canary": [first], "remaining": kept}
+    return RerunPlan(split, jobs_of(split), first)
 
 
 # --- may this run be rerun? ---------------------------------------------------------------------
@@ -315,9 +346,8 @@ def refusal(
     return None
 
 
-def newest_first(runs: Iterable[Run]) -> list[Run]:
-    return sorted(runs, key=lambda r: (r.created_at, r.id), reverse=True)
-
-
-def created_after(runs: Iterable[Run], moment: datetime) -> list[Run]:
-    return [r for r in runs if r.created_at > moment]
+def run_number(value: str, what: str) -> int:
+    """A run (or PR) number given as text; anything else is a usage error naming `what`."""
+    if not re.fullmatch(r"[1-9][0-9]{0,19}", value or ""):
+        raise UsageError(f"{what} must be a run id (digits), not {value!r}")
+    return int(value)

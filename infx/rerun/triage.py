@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from infx.markdown import table, text
+
 RUNNER_LOST = "runner-lost"
 TIMEOUT = "timeout"
 WORKSPACE = "workspace-permission"
@@ -133,24 +135,25 @@ def failure_table(attempts: Sequence[Attempt]) -> Counter[tuple[str, str]]:
 
 def summary(attempts: Sequence[Attempt], notes: Mapping[str, str] | None = None) -> str:
     """Markdown: failures per class and runner node, then the success rate per pool."""
-    out = ["### Failed jobs by class and runner", ""]
-    table = failure_table(attempts)
-    if table:
-        out += ["| class | runner | jobs | infra |", "| --- | --- | ---: | --- |"]
-        for (kind, node), count in sorted(table.items()):
-            out.append(f"| {kind} | {node} | {count} | {'yes' if is_infra(kind) else 'no'} |")
+    out = "### Failed jobs by class and runner\n\n"
+    failures = failure_table(attempts)
+    if failures:
+        rows = [
+            [kind, node, count, "yes" if is_infra(kind) else "no"]
+            for (kind, node), count in sorted(failures.items())
+        ]
+        out += table(("class", "runner", "jobs", "infra"), rows, ("left", "left", "right", "left"))
     else:
-        out.append("No benchmark job failed.")
+        out += "No benchmark job failed.\n"
     cancelled = sum(1 for a in attempts if a.kind == CANCELLED)
     if cancelled:
-        out += [
-            "",
-            f"{cancelled} job(s) cancelled before they finished (fail-fast or a newer run).",
-        ]
-    out += ["", "### Success rate over all attempts, per pool", ""]
-    out += ["| pool | successful | attempts | rate |", "| --- | ---: | ---: | ---: |"]
-    for pool, (ok, total) in success_rates(attempts).items():
-        out.append(f"| {pool} | {ok} | {total} | {100 * ok / total:.0f}% |")
-    for key, text in (notes or {}).items():
-        out += ["", f"{key}: {text}"]
-    return "\n".join(out) + "\n"
+        out += f"\n{cancelled} job(s) cancelled before they finished (fail-fast or a newer run).\n"
+    out += "\n### Success rate over all attempts, per pool\n\n"
+    rates = [
+        [pool, ok, total, f"{100 * ok / total:.0f}%"]
+        for pool, (ok, total) in success_rates(attempts).items()
+    ]
+    out += table(("pool", "successful", "attempts", "rate"), rates, ("left", *("right",) * 3))
+    for key, value in (notes or {}).items():
+        out += f"\n{key}: {text(value)}\n"
+    return out

@@ -11,6 +11,8 @@ from infx.matrix.options import PlanOptions
 
 RECORD_FILE = "rerun.json"
 PLAN_ARTIFACT = "sweep-plan"
+# Beside a rerun's plan: row id -> the runner node its job is pinned to.
+PINS_FILE = "runs-on.json"
 SCOPES = ("missing", "infra")
 # Reruns of reruns: a lineage stops growing here (each one is a person's or the retry's
 # decision; this only bounds a loop).

@@ -162,8 +162,8 @@ def test_the_source_run_lost_three_of_forty_jobs_to_infra(source_run: SourceRun)
     assert run.jobs["canary"] == "success" and run.ran("collect"), run.log("collect")
     assert len(points(results(run))) == 37
     triage = run.summaries["collect"]
-    assert "| runner-lost | mi355x-amds_03 | 2 | yes |" in triage
-    assert "| workspace-permission | mi355x-amds_05 | 1 | yes |" in triage
+    assert "| runner-lost | mi355x-amds\\_03 | 2 | yes |" in triage
+    assert "| workspace-permission | mi355x-amds\\_05 | 1 | yes |" in triage
     assert "| mi355x | 37 | 40 | 92% |" in triage
     # The next sweep's estimate: every successful job's 20 minutes, by identity.
     timings = json.loads((run.artifacts["sweep-jobs"] / "timings.json").read_text())
@@ -494,7 +494,7 @@ def test_rerun_command_previews_then_dispatches_the_targeted_rerun(
     assert dry.exit_code == 0, dry.output
     # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs.
     assert "Rerunning 3 of 40 jobs: about 5.0 GPU-hours (a full rerun: 63.0)." in dry.output
-    assert "| llama70b_1k1k | 32 | mi355x | runner-lost on mi355x-amds_03 |" in dry.output
+    assert "| llama70b\\_1k1k | 32 | mi355x | runner-lost on mi355x-amds\\_03 |" in dry.output
     assert "nothing dispatched" in dry.output and api.state.workflow_dispatches == []
     done = _infx(published, "sweep", "rerun", str(A_ID))
     assert done.exit_code == 0, done.output

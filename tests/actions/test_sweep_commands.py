@@ -9,6 +9,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from tests.actions.harness import pr_payload
 from tests.conftest import GitRepo
+from tests.results.formats import fixed_row
 from tests.step_files import read_step_file
 
 
@@ -109,7 +110,7 @@ EMPTY_PLAN = {
     "agentic_evals": [],
     "multinode_evals": [],
     "multinode_agentic_evals": [],
-    "changelog_metadata": {},
+    "changelog_metadata": {"base_ref": "", "head_ref": "", "entries": []},
 }
 
 
@@ -124,7 +125,13 @@ def test_outputs_flags_empty_buckets(repo: GitRepo, tmp_path) -> None:
 
 
 def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> None:
-    rows = [{"exp-name": f"x{i}", "conc": i} for i in range(3)]
+    # Plan files are checked against the sweep-matrix schema: eval rows as the planner writes them.
+    rows = [
+        fixed_row(
+            conc=16 << i, isl=8192, **{"exp-name": f"x{i}", "run-eval": True, "eval-only": True}
+        )
+        for i in range(3)
+    ]
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({**EMPTY_PLAN, "evals": rows}))
     out = tmp_path / "out"

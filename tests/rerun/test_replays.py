@@ -144,7 +144,7 @@ def test_an_eval_below_its_floor_is_rerun_not_nothing_to_rerun(
     result = rerun(env, checkout if where == "checkout" else outside)
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 3 jobs" in result.output
-    assert "| llama70b_8k1k | 32 | mi355x | accuracy-floor on" in result.output
+    assert "| llama70b\\_8k1k | 32 | mi355x | accuracy-floor on" in result.output
 
 
 def canary_plan() -> dict[str, Any]:
@@ -193,7 +193,7 @@ def test_a_job_that_passed_without_a_result_runs_again(
     result = rerun(env, checkout)
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 4 jobs" in result.output
-    assert "| llama70b_1k1k | 8 | mi355x | no valid result |" in result.output
+    assert "| llama70b\\_1k1k | 8 | mi355x | no valid result |" in result.output
 
 
 def triage(env: dict[str, str], tmp_path: Path, sweep: Sweep, *extra: str):
@@ -312,7 +312,7 @@ def test_a_job_cancelled_by_its_timeout_is_no_fail_fast_collateral(
     result = rerun(env, checkout, "--scope", "infra")
     assert result.exit_code == 0, result.output
     assert "Rerunning 1 of 3 jobs" in result.output
-    assert "| llama70b_1k1k | 4 | mi355x | runner-lost on" in result.output
+    assert "| llama70b\\_1k1k | 4 | mi355x | runner-lost on" in result.output
 
 
 @pytest.mark.parametrize(

@@ -113,8 +113,8 @@ def test_success_rate_counts_every_attempt_but_not_cancelled_ones() -> None:
     ]
     assert success_rates(attempts) == {"cluster:mi355x-amds": (0, 1), "mi355x": (2, 3)}
     text = summary(attempts)
-    assert "| runner-lost | mi355x-amds_03 | 1 | yes |" in text
-    assert "| out-of-memory | mi355x-amds_05 | 1 | no |" in text
+    assert "| runner-lost | mi355x-amds\\_03 | 1 | yes |" in text
+    assert "| out-of-memory | mi355x-amds\\_05 | 1 | no |" in text
     assert "| mi355x | 2 | 3 | 67% |" in text
     assert "1 job(s) cancelled" in text
 

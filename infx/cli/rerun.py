@@ -1,0 +1,228 @@
+"""`infx sweep timings|triage|status|rerun|rerun-plan|dispatch-rerun` and `infx
+rerun-failed`: what a sweep costs, why its jobs failed, and running again only what has
+no valid result. Each command parses, reads through the edge (`infx.rerun.reads`), calls
+its use case and writes the outcome."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+import click
+
+from infx import git
+from infx.cli.options import api_repo_option as repo_option
+from infx.cli.options import workflow_option
+from infx.github.actions import append_summary, comment_event, event, set_outputs
+from infx.github.client import GitHub
+from infx.rerun import decide, reads
+from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
+from infx.rerun.plan import RerunPlanRequest, rerun_plan_outcome
+from infx.sweep.budget import StatusRequest, budget_status, parse_estimate
+from infx.sweep.outcome import Outcome
+from infx.yamlio import atomic_write
+
+# The help of the options whose text runs long, by command and flag.
+HELP = {
+    "--scope": "missing: every row without a valid result; infra: the rows whose job failed for an infra reason (and, when every failure was infra, the rows they kept from running).",
+    "timings --runs": "How many of the newest sweeps' timings to merge.",
+    "triage --plan": "This run's sweep-plan folder (sweep.json, rerun.json, timings.json).",
+    "triage --previous": "The source run's sweep-jobs folder, for a rerun: its attempts count too.",
+    "triage --results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
+    "status --estimate": "The estimate.json `sweep plan --estimate` wrote.",
+    "rerun --automatic": "The automatic retry after a failed sweep: only a failed run that is not itself a retry.",
+    "rerun --decide-only": "Read-only: write the dispatch as the step output `dispatch` for `infx sweep dispatch-rerun` in a job that may start workflows.",
+    "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
+    "rerun-plan --manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
+    "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
+    "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
+}
+T = TypeVar("T")
+FILE = click.Path(dir_okay=False, path_type=Path)
+EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
+FOLDER = click.Path(file_okay=False, path_type=Path)
+SCOPES = click.Choice(["missing", "infra"])
+scope_option = click.option(
+    "--scope", type=SCOPES, default="missing", show_default=True, help=HELP["--scope"]
+)
+run_id_option = click.option(
+    "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
+)
+
+
+def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
+    """A use case's request from a command's options, which click parsed and typed."""
+    return kind(**options)
+
+
+def emit(outcome: Outcome) -> None:
+    """Write what a use case decided: stderr lines, files, step outputs, stdout lines and
+    the step summary, then raise its error."""
+    for line in outcome.stderr:
+        click.echo(line, err=True)
+    for path, data in outcome.files.items():
+        if outcome.make_folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    if outcome.outputs:
+        set_outputs(outcome.outputs)
+    for line in outcome.stdout:
+        click.echo(line)
+    if outcome.summary:
+        append_summary(outcome.summary)
+    if outcome.error is not None:
+        raise outcome.error
+
+
+def carry_out(gh: GitHub, outcome: decide.RerunOutcome) -> None:
+    """Start the workflow and react to the comment the outcome names, then say so."""
+    if (sent := outcome.dispatch) is not None:
+        gh.dispatch_workflow(sent["workflow"], sent["ref"], sent["inputs"])
+        click.echo(f"dispatched {sent['workflow']} on {sent['ref']} with {sent['inputs']}")
+    if outcome.react is not None:
+        gh.react(*outcome.react, os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]"))
+    for line in outcome.after:
+        click.echo(line)
+
+
+@click.command("timings")
+@click.option("--out", required=True, type=FILE, help="File to write.")
+@click.option(
+    "--runs", type=click.IntRange(1, 10), default=3, show_default=True, help=HELP["timings --runs"]
+)
+@workflow_option
+@repo_option
+def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
+    """Fetch the job timings recorded by the newest sweeps (their sweep-jobs artifacts)."""
+    emit(timings_outcome(out, *reads.recent_timings(reads.client(repo), runs, workflow)))
+
+
+@click.command("triage")
+@click.option("--plan", "plan_dir", required=True, type=FOLDER, help=HELP["triage --plan"])
+@click.option("--previous", type=FOLDER, help=HELP["triage --previous"])
+@click.option(
+    "--results",
+    "results_dirs",
+    multiple=True,
+    required=True,
+    type=FOLDER,
+    help=HELP["triage --results"],
+)
+@click.option("--out-dir", required=True, type=FOLDER, help="Output.")
+@run_id_option
+@repo_option
+def triage(**options: object) -> None:
+    """Classify this run's failed benchmark jobs, tabulate them per class and runner with the
+    success rate per pool, and record the durations of its successful jobs that left a
+    valid result (a job that passed without one measured nothing: its minutes would make
+    the next estimate too low)."""
+    asked = request(TriageRequest, options)
+    emit(triage_outcome(reads.triage_facts(asked), asked.out_dir))
+
+
+@click.command("status")
+@click.option(
+    "--estimate", "estimate_file", required=True, type=EXISTING, help=HELP["status --estimate"]
+)
+@click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
+@click.option("--approved", is_flag=True, help="The over-budget sweep was approved.")
+@click.option("--target-url", default="", help="Link of the status (the run).")
+@repo_option
+def status(**options: object) -> None:
+    """Show the estimate against the budget on the commit (status `infx/gpu-budget`)."""
+    asked = request(StatusRequest, options)
+    estimate = parse_estimate(asked.estimate_file.read_bytes(), str(asked.estimate_file))
+    commit_status, line = budget_status(estimate, asked.approved)
+    reads.client(asked.repo).set_status(asked.sha, commit_status, asked.target_url or None)
+    click.echo(line)
+
+
+@click.command("rerun")
+@click.argument("run_id")
+@scope_option
+@click.option("--automatic", is_flag=True, help=HELP["rerun --automatic"])
+@click.option("--dry-run", is_flag=True, help="Say what would run; dispatch nothing.")
+@click.option("--decide-only", is_flag=True, help=HELP["rerun --decide-only"])
+@workflow_option
+@repo_option
+def rerun(**options: object) -> None:
+    """Run again only the jobs of run RUN_ID that left no valid result.
+
+    Dispatches the sweep workflow on the run's branch with `rerun-of`; that run carries
+    the original plan, runs the canary first when the recipe changed since, and merges
+    its results with the source run's."""
+    asked = request(decide.RerunRequest, options)
+    gh = reads.client(asked.repo)
+    ask = asked.ask(gh.slug)
+    outcome = decide.rerun_outcome(decide.decide_rerun(reads.rerun_facts(gh, ask), ask), asked)
+    emit(outcome)
+    carry_out(gh, outcome)
+
+
+@click.command("rerun-plan")
+@click.option("--source-run", required=True, help="The run to rerun (input rerun-of).")
+@click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
+@click.option(
+    "--manifest",
+    "manifest_file",
+    required=True,
+    type=EXISTING,
+    help=HELP["rerun-plan --manifest"],
+)
+@click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
+@scope_option
+@click.option("--pr", "pr_text", default="", help="The PR the source run swept (input pr-number).")
+@run_id_option
+@click.option("--ref-name", envvar="GITHUB_REF_NAME", required=True, help="GITHUB_REF_NAME")
+@workflow_option
+@repo_option
+def rerun_plan(**options: object) -> None:
+    """Plan a rerun run: the source run's rows without a valid result (the canary first when
+    a file its jobs read changed since), pinned to other nodes after infra failures; write
+    this run's sweep.json, source-plan.json, rerun.json, runs-on.json and estimate.json, and
+    the job outputs the workflow reads (run, fail-fast, agentx-fast, over-budget)."""
+    asked = request(RerunPlanRequest, options)
+    emit(rerun_plan_outcome(asked, reads.rerun_plan_facts(git.root(), asked)))
+
+
+@click.command("dispatch-rerun")
+@click.option("--dispatch", envvar="DISPATCH", default="", help="The decided dispatch (env).")
+@click.option("--reaction", envvar="REACTION", default="", help="+1, -1 or empty (env).")
+@workflow_option
+@repo_option
+def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None) -> None:
+    """Carry out the rerun that `infx sweep rerun --decide-only` or `infx rerun-failed
+    --decide-only` decided: check its shape and that it reruns a run of this workflow on
+    that run's own branch (for a comment, of the comment's own PR), then dispatch; react to
+    the comment when the event is one."""
+    decide.check_reaction(reaction)
+    name, payload = event()
+    comment = comment_event(payload) if name == "issue_comment" else None
+    gh = reads.client(repo)
+    data = decide.carried_dispatch(dispatch, reaction, comment, workflow)
+    run = reads.dispatched_run(gh, data)
+    outcome = decide.dispatch_outcome(data, run, comment, reaction, workflow=workflow, repo=gh.slug)
+    emit(outcome)
+    carry_out(gh, outcome)
+
+
+@click.command("rerun-failed")
+@click.option("--decide-only", is_flag=True, help=HELP["rerun-failed --decide-only"])
+@workflow_option
+@repo_option
+def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
+    """Handle a `/rerun-failed [<run_id>]` comment on a PR: a maintainer's request to run
+    again the jobs of the PR's newest sweep (or the pinned run) that left no valid result."""
+    name, payload = event()
+    received = decide.new_comment(name, payload)
+    ignored = decide.comment_ignored(name, payload, received)
+    if ignored or received is None:
+        click.echo(ignored)
+        return
+    gh = reads.client(repo)
+    decision = decide.comment_decision(reads.comment_facts(gh, received, workflow))
+    outcome = decide.comment_outcome(received, decision, decide_only=decide_only)
+    emit(outcome)
+    carry_out(gh, outcome)

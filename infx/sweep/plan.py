@@ -1,0 +1,239 @@
+"""`infx sweep plan` and `infx sweep mode` as use cases: from the options or the Actions
+event to the label decision and the refs, and from a plan and the facts around it (recorded
+durations, budgets, who added the budgeted label) to the files, step outputs and summary.
+
+Pure: `infx.sweep.facts` reads what these functions take.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from infx.errors import UsageError
+from infx.markdown import text
+from infx.matrix.cost import (
+    PUSH,
+    BudgetVerdict,
+    Durations,
+    estimate,
+    estimate_document,
+    labeler_hold,
+    verdict,
+    wall_minutes,
+)
+from infx.matrix.options import PlanOptions
+from infx.matrix.plan import canary
+from infx.matrix.rows import PlanDocument, jobs_of
+from infx.matrix.sources import Planned
+from infx.matrix.summary import summary_table
+from infx.sweep.labels import Decision, decide_event
+from infx.sweep.outcome import Outcome, json_bytes
+from infx.sweep.record import RunRecord
+
+if TYPE_CHECKING:
+    from infx.github.client import LabelEvent
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """`infx sweep plan`'s options, by their click names."""
+
+    base: str | None
+    head: str | None
+    trim_conc: bool
+    all_evals: bool
+    evals_only: bool
+    from_event: bool
+    fmt: str
+    output: Path | None
+    manifest: Path | None
+    durations: Path | None
+    category: str | None
+    estimate_file: Path | None
+    rerun_record: Path | None
+    path: str
+    config_globs: tuple[str, ...]
+    runners_path: str
+    strict: bool
+
+    def __post_init__(self) -> None:
+        flags = (self.trim_conc, self.all_evals, self.evals_only)
+        if self.from_event and (self.base or self.head or any(flags) or self.category):
+            raise UsageError("--from-event takes the refs and flags from the event; drop them")
+
+
+@dataclass(frozen=True)
+class EventFacts:
+    """The Actions event a run plans from, and what the label decision reads besides it."""
+
+    name: str
+    payload: Mapping[str, Any]
+    head_message: str  # of the PR's head commit ([skip-sweep])
+    renamed: Mapping[str, str]  # [labels]: role -> the repository's name
+
+
+@dataclass(frozen=True)
+class PlanStart:
+    """What a plan is of: the label decision, the refs (base None: where the branch left
+    main) and the budget category."""
+
+    decision: Decision
+    event_name: str = "cli"
+    payload: Mapping[str, Any] | None = None
+    base: str | None = None
+    head: str | None = None
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Labeler:
+    """Who last added a PR's budgeted sweep label and their permission, or why that could
+    not be read."""
+
+    label: str  # the repository's name of the label
+    adder: str | None = None
+    permission: str | None = None
+    unread: str = ""
+
+
+@dataclass(frozen=True)
+class PlanFacts:
+    start: PlanStart
+    planned: Planned | None = None  # None: the event plans nothing
+    budgets: Mapping[str, float] | None = None  # at the base
+    durations: Durations | None = None  # recorded, per job key
+    labeler: Labeler | None = None  # read for a pull request's budgeted label only
+    manifest: dict[str, Any] | None = None  # read when --manifest asks for it
+    run_id: int = 0  # GITHUB_RUN_ID, for the rerun record
+    sha: str = ""  # HEAD, for the rerun record
+
+
+def plan_start(request: PlanRequest, event: EventFacts | None) -> PlanStart:
+    """The decision, refs and budget category: the options', or the event's (a push plans
+    from `before` to `after`, a pull request's merge commit from its first parent)."""
+    if event is None:
+        options = PlanOptions(request.trim_conc, request.all_evals, request.evals_only)
+        decision = Decision(True, "options", plan=options)
+        return PlanStart(decision, base=request.base, head=request.head, category=request.category)
+    decision = event_decision(event)
+    if not decision.run:
+        return PlanStart(decision, event.name, event.payload)
+    base, head = "HEAD^1", "HEAD"
+    if event.name == "push":
+        base, head = str(event.payload.get("before", "")), str(event.payload.get("after", ""))
+        if not base.strip("0") or not head:
+            raise UsageError("the push event names no `before` commit to plan from")
+    return PlanStart(decision, event.name, event.payload, base, head, decision.label or PUSH)
+
+
+def event_decision(event: EventFacts) -> Decision:
+    return decide_event(event.name, event.payload, event.head_message, event.renamed)
+
+
+def needs_labeler(start: PlanStart, budgets: Mapping[str, float]) -> bool:
+    """A pull request's budgeted label is trusted only as far as whoever added it."""
+    return start.event_name == "pull_request" and (start.category or "") in budgets
+
+
+def event_adder(payload: Mapping[str, Any], label: str) -> str | None:
+    """Who added `label`, when this very event is its adding (the timeline may lag)."""
+    sender = (payload.get("sender") or {}).get("login")
+    added = (payload.get("label") or {}).get("name")
+    if payload.get("action") == "labeled" and added == label and sender:
+        return str(sender)
+    return None
+
+
+def last_adder(events: Iterable[LabelEvent], label: str) -> str | None:
+    """Who added `label` last, by the PR's timeline (None: no one it names)."""
+    ordered = sorted(events, key=lambda e: e.created_at)
+    adders = [e.actor for e in ordered if e.action == "labeled" and e.label == label and e.actor]
+    return adders[-1] if adders else None
+
+
+def _held(labeler: Labeler) -> str:
+    if labeler.unread:
+        return f"who added label {labeler.label} could not be read ({labeler.unread})"
+    return labeler_hold(labeler.label, labeler.adder, labeler.permission)
+
+
+def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
+    """The plan as `sweep plan` writes it: JSON (split for a canary), manifest, estimate,
+    rerun record, step outputs, and the approval table."""
+    start, planned = facts.start, facts.planned
+    if planned is None:
+        return Outcome(stdout=[f"nothing to plan: {start.decision.reason}"])
+    out = Outcome(stderr=[f"infx: warning: {warning}" for warning in planned.result.warnings])
+    if request.manifest is not None and facts.manifest is not None:
+        out.files[request.manifest] = json_bytes(facts.manifest)
+    plan = planned.result.plan
+    document: PlanDocument = plan.as_json()
+    if start.decision.canary:
+        row, remaining = canary(plan.as_json())
+        document = {"canary": [row] if row else [], "remaining": remaining}
+    costs = estimate(jobs_of(plan.as_json()), facts.durations, start.decision.agentx_fast)
+    runners = planned.runner_info.runners
+    pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}
+    wall = wall_minutes(costs, pools)
+    budget = verdict(costs, start.category or "", facts.budgets or {})
+    if facts.labeler is not None:
+        budget = replace(budget, held=_held(facts.labeler))
+        if budget.over and budget.held:
+            out.stderr.append(f"infx: {budget.held}: the sweep waits for approval")
+    if request.estimate_file is not None:
+        out.files[request.estimate_file] = json_bytes(estimate_document(costs, budget, wall))
+    if request.from_event:
+        out.outputs = budget_outputs(budget)
+    if request.rerun_record is not None:
+        out.files[request.rerun_record] = json_bytes(_record(start, facts).as_json())
+    plan_text = json.dumps(document, indent=2)
+    if request.fmt == "json" and request.output is None:
+        out.stdout.append(plan_text)
+        return out
+    if request.output is not None:
+        out.files[request.output] = (plan_text + "\n").encode("utf-8")
+    masters = planned.inputs.head.masters
+    table = summary_table(plan, masters, costs, wall, budget if start.category else None)
+    out.stdout.append(table)
+    out.summary = f"### Sweep plan\n\n{table}\n"
+    return out
+
+
+def budget_outputs(budget: BudgetVerdict) -> dict[str, str]:
+    """The step outputs the workflow gates the GPU jobs on."""
+    return {
+        "over-budget": str(budget.over).lower(),
+        "gpu-hours": f"{budget.gpu_hours:.1f}",
+        "budget-verdict": budget.text(),
+    }
+
+
+def _record(start: PlanStart, facts: PlanFacts) -> RunRecord:
+    """rerun.json: what a rerun of this run needs to know."""
+    pr = ((start.payload or {}).get("pull_request") or {}).get("number")
+    decision = start.decision
+    return RunRecord(
+        run_id=facts.run_id,
+        event=start.event_name,
+        sha=facts.sha,
+        pr=pr if isinstance(pr, int) else None,
+        category=start.category or PUSH,
+        options=decision.plan,
+        canary=decision.canary,
+        fail_fast=decision.fail_fast,
+        agentx_fast=decision.agentx_fast,
+        root=facts.run_id,
+    )
+
+
+def mode_outcome(event: EventFacts) -> Outcome:
+    """`sweep mode`: the label decision as step outputs, a summary line and JSON."""
+    decision = event_decision(event)
+    values = decision.outputs()
+    shown = "runs" if decision.run else "skipped"
+    summary = f"### Sweep mode\n\n{shown}: {text(decision.reason)}\n"
+    return Outcome(outputs=values, summary=summary, stdout=[json.dumps(values)])
