@@ -290,7 +290,7 @@ def compare(
     from infx.results.files import load_results
     from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
     from infx.results.verdict import compare as judge_rows
-    from infx.results.verdict import to_json
+    from infx.results.verdict_json import to_json
     from infx.yamlio import atomic_write
 
     if sum(x is not None for x in (baseline, baseline_run, history_dir)) > 1:
@@ -441,7 +441,7 @@ def _acknowledge(client: Any, report: Any, number: int, label: str, bot_login: s
     not the next push's."""
     from infx.results.gate import acknowledgement, askers, shown
     from infx.results.render import sticky
-    from infx.results.verdict import acknowledged
+    from infx.results.report import acknowledged
 
     pull = client.pull(number)
     run_id = _this_run()

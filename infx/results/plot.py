@@ -18,7 +18,8 @@ from pathlib import Path
 
 from infx.errors import UsageError
 from infx.results.compare import MISSING, REGRESSED, interactivity
-from infx.results.verdict import Config, Point, Report, frontier
+from infx.results.curves import frontier
+from infx.results.report import Config, Point, Report
 from infx.yamlio import atomic_write
 
 Curve = list[tuple[float, float, int]]  # (interactivity, throughput per GPU, conc)

@@ -28,7 +28,7 @@ from infx.results.compare import (
 )
 
 if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
-    from infx.results.verdict import Check, Config, Point, Report, Score
+    from infx.results.report import Check, Config, Point, Report, Score
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
