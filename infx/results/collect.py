@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from infx import schemas
 from infx.errors import ResultsError
 from infx.results.process import document
-from infx.schemas import errors as schema_errors
-from infx.schemas import schema_path
 
 _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware")
 
@@ -20,8 +19,7 @@ _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-a
 @cache
 def csv_columns() -> tuple[str, ...]:
     """The CSV header, in the order schemas/results-csv.schema.json lists the columns."""
-    schema = json.loads(schema_path("results-csv").read_text(encoding="utf-8"))
-    return tuple(schema["properties"])
+    return tuple(schemas.load("results-csv")["properties"])
 
 
 def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
@@ -149,7 +147,7 @@ def csv_text(doc: dict[str, Any]) -> str:
     """results.csv: the header, then every record, each checked against its schema."""
     records = csv_records(doc)
     for record in records:
-        problems = schema_errors("results-csv", record)
+        problems = schemas.errors("results-csv", record)
         if problems:
             raise ResultsError(
                 f"CSV record breaks its schema: {problems[0].message}", internal=True

@@ -23,7 +23,6 @@ from infx.matrix.contract import row_gpus
 from infx.matrix.expand import row_concs
 from infx.matrix.rows import gpu_type
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
-from infx.schemas import schema_path
 
 FORMAT = "infx-results/1"
 FIXED = "fixed-seq-len"
@@ -36,13 +35,8 @@ _WORKER_KEYS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn
 
 
 @cache
-def _matrix_schema() -> dict[str, Any]:
-    return json.loads(schema_path("sweep-matrix").read_text(encoding="utf-8"))
-
-
-@cache
 def _row_validator() -> Draft202012Validator:
-    schema = _matrix_schema()
+    schema = schemas.load("sweep-matrix")
     return Draft202012Validator(
         {"$defs": schema["$defs"], "anyOf": [{"$ref": f"#/$defs/{d}"} for d in _ROW_DEFS]}
     )
@@ -60,7 +54,7 @@ def _is_text(prop: dict[str, Any], defs: dict[str, Any]) -> bool:
 @cache
 def _row_fields() -> dict[str, bool]:
     """Every matrix row key -> whether its value is plain text (else JSON) in the environment."""
-    defs = _matrix_schema()["$defs"]
+    defs = schemas.load("sweep-matrix")["$defs"]
     fields: dict[str, bool] = {}
     for name in _ROW_DEFS:
         for key, prop in defs[name]["properties"].items():
@@ -270,7 +264,7 @@ def accuracy_row(
 def _result_validator() -> Draft202012Validator:
     """schemas/result.schema.json with its `$ref`s inlined: resolving references is most of
     the cost of checking a 2,000-row table, and the schema has no recursive ones."""
-    schema = json.loads(schema_path("result").read_text(encoding="utf-8"))
+    schema = schemas.load("result")
     defs = schema["$defs"]
 
     def inline(node: Any) -> Any:
