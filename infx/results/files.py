@@ -15,6 +15,7 @@ from infx.results.process import (
     accuracy_row,
     client_for,
     document,
+    encoded,
     expected_outputs,
     result_errors,
     throughput_row,
@@ -82,7 +83,7 @@ def process_job(
 
 def write_json(path: Path, doc: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode())
+    atomic_write(path, encoded(doc))
 
 
 def load_results(path: Path) -> dict[str, Any]:

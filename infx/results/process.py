@@ -12,6 +12,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -93,6 +94,21 @@ def check_row(row: Any) -> dict[str, Any]:
         where = ".".join(str(p) for p in best.absolute_path) or "row"
         raise UsageError(f"not a sweep matrix row: {where}: {best.message}")
     return row
+
+
+def job_row(row_json: str | None, env: Mapping[str, str]) -> dict[str, Any]:
+    """The job's matrix row: --row's JSON, else the environment `infx sweep row-env` set."""
+    if row_json is None:
+        return row_from_env(env)
+    try:
+        return check_row(json.loads(row_json))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--row is not JSON: {exc.msg}") from None
+
+
+def result_file(env: Mapping[str, str]) -> Path:
+    """Where a job's result file is by default: RESULTS_DIR/infx-result.json."""
+    return Path(env.get("RESULTS_DIR", "results")) / RESULT_FILE
 
 
 def scenario(row: dict[str, Any]) -> str:
@@ -313,6 +329,17 @@ def _not_finite(value: Any, where: list[Any]) -> tuple[list[Any], float] | None:
         if found is not None:
             return found
     return None
+
+
+def written(target: Path, doc: dict[str, Any]) -> str:
+    """`process`'s line: which points went where, measured by which client."""
+    kinds = ", ".join(f"{r['kind']} conc {r['identity']['conc']}" for r in doc["rows"])
+    return f"wrote {target}: {kinds} ({doc['rows'][0]['client']})"
+
+
+def encoded(doc: Any) -> bytes:
+    """A results file's bytes: indented JSON and a final newline."""
+    return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode()
 
 
 def document(rows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> dict[str, Any]:
