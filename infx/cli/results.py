@@ -8,6 +8,7 @@ commands do not pay for PyGithub, NumPy or matplotlib.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from infx.cli.options import HiddenAlias, api_repo_option
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
+WORKFLOW = "run-sweep.yml"
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
@@ -62,12 +64,12 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 EXISTING = click.Path(exists=True, path_type=Path)
 PERCENT = click.FloatRange(0, 100)
-SHOWN = {"show_default": True}
-FORMAT = {"type": click.Choice(["text", "json"]), "default": "text", **SHOWN}
-# --workflow-id, as the sweep commands spell it; --workflow, these commands' old name for
-# it, still works and is not shown.
-WORKFLOW_ID = ("--workflow-id", "--workflow", "workflow")
-WORKFLOW = {"cls": HiddenAlias, "default": "run-sweep.yml", **SHOWN}
+TEXT_OR_JSON = click.Choice(["text", "json"])
+# Options that show their default, and two that several commands share: --workflow-id, as
+# the sweep commands spell it (--workflow, these commands' old name for it, still works).
+shown = partial(click.option, show_default=True)
+text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
+workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)
 
 
 @click.group()
@@ -78,7 +80,7 @@ def results() -> None:
 @results.command()
 @click.option("--row", "row_json", default=None, help=HELP["row"])
 @click.option(
-    "--results-dir", envvar="RESULTS_DIR", default="results", type=FOLDER, **SHOWN,
+    "--results-dir", envvar="RESULTS_DIR", default="results", type=FOLDER, show_default=True,
     help=HELP["results-dir"],
 )  # fmt: skip
 @click.option("--client-output", "outputs", multiple=True, type=PATH, help=HELP["client-output"])
@@ -141,18 +143,18 @@ def collect(
 @click.option("--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
 @api_repo_option
-@click.option(*WORKFLOW_ID, **WORKFLOW, help=HELP["workflow-id"])
+@workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
-@click.option("--threshold", type=PERCENT, default=2.0, **SHOWN, help=HELP["threshold"])
-@click.option("--format", "output_format", **FORMAT, help=HELP["format"])
+@shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
+@text_or_json(help=HELP["format"])
 @click.option("--pr", "pr_number", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
 @click.option("--ack-label", default=None, help=HELP["ack-label"])
 @click.option("--trimmed", is_flag=True, help=HELP["trimmed"])
-@click.option("--bot-login", default="github-actions[bot]", **SHOWN, help=HELP["bot-login"])
+@shown("--bot-login", default="github-actions[bot]", help=HELP["bot-login"])
 @click.option("--plots", type=FOLDER, default=None, help=HELP["plots"])
-@click.option("--plots-artifact", default="results_compare", **SHOWN, help=HELP["plots-artifact"])
+@shown("--plots-artifact", default="results_compare", help=HELP["plots-artifact"])
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
 def compare(
     current: Path, baseline: Path | None, baseline_run: int | None, history_dir: str | None,
@@ -202,15 +204,19 @@ def compare(
 )
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
 @click.option(
-    "--history-runs", type=click.IntRange(3, 50), default=20, **SHOWN, help=HELP["api runs"]
+    "--history-runs",
+    type=click.IntRange(3, 50),
+    default=20,
+    show_default=True,
+    help=HELP["api runs"],
 )
 @api_repo_option
-@click.option(*WORKFLOW_ID, **WORKFLOW, help=_READ)
+@workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
-@click.option("--recent", type=click.IntRange(1, 20), default=3, **SHOWN, help=HELP["recent"])
-@click.option("--threshold", type=PERCENT, default=2.0, **SHOWN, help=HELP["changes threshold"])
+@shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
+@shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
 @click.option("--issue/--no-issue", default=None, help=HELP["issue"])
-@click.option("--format", "output_format", **FORMAT, help=HELP["changes format"])
+@text_or_json(help=HELP["changes format"])
 def changes(
     history_dir: str | None, current: Path | None, history_runs: int, repo: str | None,
     workflow: str, branch: str | None, recent: int, threshold: float, issue: bool | None,
@@ -271,7 +277,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 @click.option("--runs", type=click.IntRange(1, 100), required=True, help=HELP["runs"])
 @click.option("--history", "history_url", default=None, metavar="URL", help=HELP["history url"])
 @api_repo_option
-@click.option(*WORKFLOW_ID, **WORKFLOW, help=_READ)
+@workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
 def backfill(

@@ -164,7 +164,7 @@ def check(doc: Any) -> Table:
 def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
     """Stored points (identity without conc, conc, data) as results rows again. The texts
     are parsed as one JSON array: one parse instead of one per point."""
-    parsed = json.loads("[" + ",".join(data for _, _, data in stored) + "]")
+    parsed: list[dict[str, Any]] = json.loads("[" + ",".join(d for _, _, d in stored) + "]")
     nested: dict[int, list[str]] = {}
     for (identity, conc, _), out in zip(stored, parsed, strict=True):
         inner = nested.get(id(identity))
@@ -178,7 +178,9 @@ def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
     return parsed
 
 
-def document(run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]) -> dict:
+def document(
+    run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]
+) -> dict[str, Any]:
     """A results document of one stored run: rows in collect's order (kind, config, conc),
     given with their (kind, config key, conc)."""
     keyed.sort(key=lambda item: item[0])

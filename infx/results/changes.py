@@ -58,7 +58,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
             continue
         series: list[np.ndarray] = []
         where: list[list[int]] = []
-        names: list[tuple[int, Metric]] = []
+        measured: list[tuple[int, Metric]] = []  # (conc, metric) of each series
         concs = sorted({c for i in held for c in indexed[i][key]})
         for conc in concs:
             for metric in CHECKS:
@@ -72,7 +72,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
                 if len(values) >= 3:
                     series.append(np.array(values))
                     where.append(at)
-                    names.append((conc, metric))
+                    measured.append((conc, metric))
         if not series:
             continue
         own = noise.break_points(series)
@@ -80,7 +80,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
         joint = noise.joint_breaks(complete) if complete else ()
         row = next(iter(indexed[held[-1]][key].values()))
         label = config_label(row["identity"])
-        for x, at, found, (conc, metric) in zip(series, where, own, names, strict=True):
+        for x, at, found, (conc, metric) in zip(series, where, own, measured, strict=True):
             shared = set()
             for b in joint:
                 position = next((p for p, run in enumerate(at) if run >= b), None)

@@ -49,7 +49,7 @@ def gap(
     return gaps.tolist(), slopes.tolist()
 
 
-def xy(row: dict[str, Any]) -> tuple[float, float] | None:
+def _xy(row: dict[str, Any]) -> tuple[float, float] | None:
     x, y = interactivity(row.get("metrics", {})), positive(row, "tput_per_gpu")
     return (x, y) if x and y else None
 
@@ -75,10 +75,10 @@ def aggregates(
             if xi is not None and yi is not None:
                 ref.append((levels[xi].value, levels[yi].value))
         edge = frontier(ref)
-        mine, slopes = gap(edge, [xy for xy in map(xy, job.mine.values()) if xy])
+        mine, slopes = gap(edge, [xy for xy in map(_xy, job.mine.values()) if xy])
         past, at = [], []
         for pos, i in enumerate(job.runs):
-            found, _ = gap(edge, [xy for xy in map(xy, hist.points[i][job.key].values()) if xy])
+            found, _ = gap(edge, [xy for xy in map(_xy, hist.points[i][job.key].values()) if xy])
             if len(found) >= 2:
                 past.append(float(np.mean(found)))
                 at.append(pos)
@@ -109,8 +109,8 @@ def aggregates(
         for x, own, joint in zip(measures, noise.break_points(measures), joints, strict=True)
     ]
     out: list[list[Curve | None]] = [[None, None] for _ in pending]
-    for (j, which), (slot, mine, slopes, edge) in zip(owners, staged, strict=True):
-        out[j][which] = _measure(found_levels[slot], mine, slopes, edge, threshold, pools[j])
+    for (j, which), (slot, mine, slopes, drawn) in zip(owners, staged, strict=True):
+        out[j][which] = _measure(found_levels[slot], mine, slopes, drawn, threshold, pools[j])
     return [(a, b) for a, b in out]
 
 
@@ -137,7 +137,7 @@ def _measure(
         # No scatter of the measure itself: the per-point noise (the config's pooled
         # throughput scatter, else the assumed one), carried through the frontier's slope
         # (interactivity is measured too) and averaged over the points.
-        base, df = point if point[0] is not None else (noise.DEFAULT_NOISE, None)
+        base, df = (point[0], point[1]) if point[0] is not None else (noise.DEFAULT_NOISE, None)
         sigma = base * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
         width = 100.0 * noise.critical(df) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
         band = noise.Band(max(threshold, width), sigma, point[0] is None)

@@ -131,12 +131,16 @@ def throughput_config(
 def _stderr(score: dict[str, Any]) -> float | None:
     """The score's standard error; without one (lm-eval's "N/A"), the binomial error of a
     rate over its samples, so a drop is never 'n/a' merely for want of a stderr."""
-    stderr = score.get("stderr")
+    stderr: float | None = score.get("stderr")
     if stderr is not None:
         return stderr
     value, samples = score.get("value"), score.get("samples")
-    rate = isinstance(value, int | float) and 0 <= value <= 1
-    if rate and isinstance(samples, int) and samples > 0:
+    if (
+        isinstance(value, int | float)
+        and 0 <= value <= 1
+        and isinstance(samples, int)
+        and samples > 0
+    ):
         return math.sqrt(value * (1 - value) / samples)
     return None
 
@@ -230,12 +234,10 @@ def lost_configs(mine: dict[str, dict[int, dict[str, Any]]], hist: History) -> l
                     for c, r in sorted(by_conc.items())
                     for s in r.get("accuracy", [])
                 )
-                points: tuple[Point, ...] = ()
+                lost: tuple[Point, ...] = ()
             else:
                 scores = ()
-                points = tuple(
-                    Point(c, MISSING, MISSING, main=r) for c, r in sorted(by_conc.items())
-                )
+                lost = tuple(Point(c, MISSING, MISSING, main=r) for c, r in sorted(by_conc.items()))
             out.append(
                 Config(
                     key=key,
@@ -243,7 +245,7 @@ def lost_configs(mine: dict[str, dict[int, dict[str, Any]]], hist: History) -> l
                     label=config_label(row["identity"]),
                     identity=ident,
                     verdict=COVERAGE_LOST,
-                    points=points,
+                    points=lost,
                     scores=scores,
                     runs=len(hist.holding(key)),
                     baseline=hist.runs[newest],
