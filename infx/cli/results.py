@@ -79,10 +79,9 @@ def results() -> None:
 
 @results.command()
 @click.option("--row", "row_json", default=None, help=HELP["row"])
-@click.option(
-    "--results-dir", envvar="RESULTS_DIR", default="results", type=FOLDER, show_default=True,
-    help=HELP["results-dir"],
-)  # fmt: skip
+@shown(
+    "--results-dir", envvar="RESULTS_DIR", default="results", type=FOLDER, help=HELP["results-dir"]
+)
 @click.option("--client-output", "outputs", multiple=True, type=PATH, help=HELP["client-output"])
 @click.option("--out", type=FILE, default=None, help=HELP["process out"])
 @click.option("--runner-name", envvar="RUNNER_NAME", default="", help=HELP["runner-name"])
@@ -203,13 +202,7 @@ def compare(
     "--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["main history"]
 )
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
-@click.option(
-    "--history-runs",
-    type=click.IntRange(3, 50),
-    default=20,
-    show_default=True,
-    help=HELP["api runs"],
-)
+@shown("--history-runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
 @api_repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])

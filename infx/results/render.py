@@ -28,7 +28,9 @@ from infx.results.compare import (
 )
 
 if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
+    from infx.github.client import Comment
     from infx.results.report import Check, Config, Curve, Point, Report, Score
+    from infx.results.steps import Commits, Range, Step
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
@@ -54,7 +56,7 @@ _WORD = {
 }
 
 
-def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:
+def sticky(comments: Iterable[Comment], bot_login: str) -> Comment | None:
     """The oldest comment by the bot that starts with the marker: the one to edit. Others'
     comments quoting the marker are never taken (the token could not edit them anyway)."""
     mine = [c for c in comments if c.author == bot_login and c.body.lstrip().startswith(MARKER)]
@@ -417,8 +419,8 @@ def _sha(run: dict[str, Any]) -> str:
 
 
 def changes_report(
-    groups: dict[tuple[Any, Any], list[Any]],
-    commits: dict[tuple[Any, Any], list[tuple[str, str]] | None],
+    groups: dict[Range, list[Step]],
+    commits: Commits,
     server: str = "",
     repo: str = "",
 ) -> str:
