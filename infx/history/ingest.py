@@ -7,12 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from infx.errors import ResultsError
 from infx.github.client import Run
-from infx.history.backfill import backfill, check_main_push, stamp
-from infx.history.rows import Table, check
+from infx.history.backfill import backfill
+from infx.history.rows import main_table
 from infx.history.sources import history_url
 from infx.results.baseline import Client
 from infx.results.files import load_results
@@ -28,24 +27,6 @@ class Said:
 
     line: str
     err: bool = False
-
-
-def main_table(doc: dict[str, Any], run: Run | None, branch: str) -> Table:
-    """The table to store: as the main run `run` with GitHub's facts when given one, and
-    only when it ran on the main branch."""
-    if run is not None:
-        check_main_push(run, branch)
-        try:
-            doc = stamp(doc, run, branch)
-        except ValueError as exc:
-            raise ResultsError(str(exc)) from None
-    checked = check(doc)
-    if checked.run.ref != f"refs/heads/{branch}":
-        raise ResultsError(
-            f"run {checked.run.id} ran on {checked.run.ref or 'an unknown ref'}, not "
-            f"refs/heads/{branch}: only main's runs go into the history"
-        )
-    return checked
 
 
 def ingest(

@@ -108,7 +108,7 @@ def without_own_run(history: MainHistory, table: Mapping[str, Any]) -> MainHisto
 
 
 def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
-    """Main's runs the API search found (newest first from the search), oldest first."""
+    """Main's runs the API search found (oldest first), and its account of the search."""
     described = f"{len(docs)} successful {branch} run(s) read through the API"
     if not docs:
         described = f"none found ({account})"
