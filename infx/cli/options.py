@@ -81,6 +81,18 @@ api_repo_option = click.option(
 )
 
 
+class HiddenAlias(click.Option):
+    """An option whose first name is shown in the help and whose other names, the old
+    spellings of a renamed option, still work unseen."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        names, self.opts = self.opts, self.opts[:1]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = names
+
+
 # The sweep workflow whose runs the comment commands, reuse and reruns read.
 workflow_option = click.option(
     "--workflow-id",

@@ -11,43 +11,11 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from infx.errors import ResultsError
-from infx.github.client import Run
+from infx.history.rows import stamp
 from infx.history.store import History, IngestReport
 from infx.results.baseline import Client, Search, download, main_results
-
-
-def stamp(doc: dict[str, Any], run: Run, branch: str) -> dict[str, Any]:
-    """The table as main run `run`, with GitHub's facts. A table of another run (a reused
-    pull request sweep, republished) keeps that run's id as `reused_from`. ValueError when
-    the table contradicts GitHub about its own run."""
-    own = doc.get("run") or {}
-    if own.get("id") == run.id and own.get("sha") and own["sha"] != run.head_sha:
-        raise ValueError(
-            f"run {run.id}: its table names commit {own['sha'][:7]}, GitHub says {run.head_sha[:7]}"
-        )
-    facts: dict[str, Any] = {
-        "id": run.id,
-        "attempt": run.run_attempt,
-        "sha": run.head_sha,
-        "ref": f"refs/heads/{branch}",
-        "url": run.html_url,
-        "created_at": run.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-    if isinstance(own.get("id"), int) and own["id"] != run.id:
-        facts["reused_from"] = own["id"]
-    return {**doc, "run": facts}
-
-
-def check_main_push(run: Run, branch: str) -> None:
-    """Only pushes to the main branch go into the history."""
-    if run.event != "push" or run.head_branch != branch:
-        raise ResultsError(
-            f"run {run.id} is a {run.event} run on {run.head_branch or 'an unknown branch'}: "
-            f"only pushes to {branch} go into the history"
-        )
 
 
 @dataclass

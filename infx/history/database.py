@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,9 @@ from infx.settings import Settings
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy import Table
+    from sqlalchemy.dialects.postgresql import Insert as PostgresInsert
+    from sqlalchemy.dialects.sqlite import Insert as SqliteInsert
     from sqlalchemy.engine import Connection, Engine
 
 ENV = "INFX_HISTORY_URL"
@@ -174,10 +177,12 @@ def migrate(made: Engine, url: str) -> None:
             command.upgrade(config, "head")
 
 
-def dialect_insert(conn: Connection) -> Any:
+def dialect_insert(conn: Connection) -> Callable[[Table], PostgresInsert | SqliteInsert]:
     """The dialect's INSERT, which knows ON CONFLICT DO NOTHING."""
     if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
+        from sqlalchemy.dialects.postgresql import insert as postgres_insert
+
+        return postgres_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert

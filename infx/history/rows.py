@@ -1,5 +1,6 @@
 """Results tables <-> history records, with no database: what a table must hold to be
-stored, how a row splits into config and point, and how they become a row again."""
+stored (and to be main's: a push to the main branch, under GitHub's facts for its run),
+how a row splits into config and point, and how they become a row again."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.errors import ResultsError
 from infx.results.compare import config_key, config_label
 from infx.results.process import FORMAT, result_errors
+
+if TYPE_CHECKING:  # storing a table reads no API
+    from infx.github.client import Run
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,7 @@ def check(doc: Any) -> Table:
 def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
     """Stored points (identity without conc, conc, data) as results rows again. The texts
     are parsed as one JSON array: one parse instead of one per point."""
-    parsed = json.loads("[" + ",".join(data for _, _, data in stored) + "]")
+    parsed: list[dict[str, Any]] = json.loads("[" + ",".join(d for _, _, d in stored) + "]")
     nested: dict[int, list[str]] = {}
     for (identity, conc, _), out in zip(stored, parsed, strict=True):
         inner = nested.get(id(identity))
@@ -178,8 +182,59 @@ def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
     return parsed
 
 
-def document(run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]) -> dict:
+def document(
+    run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]
+) -> dict[str, Any]:
     """A results document of one stored run: rows in collect's order (kind, config, conc),
     given with their (kind, config key, conc)."""
     keyed.sort(key=lambda item: item[0])
     return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}
+
+
+def stamp(doc: dict[str, Any], run: Run, branch: str) -> dict[str, Any]:
+    """The table as main run `run`, with GitHub's facts. A table of another run (a reused
+    pull request sweep, republished) keeps that run's id as `reused_from`. ValueError when
+    the table contradicts GitHub about its own run."""
+    own = doc.get("run") or {}
+    if own.get("id") == run.id and own.get("sha") and own["sha"] != run.head_sha:
+        raise ValueError(
+            f"run {run.id}: its table names commit {own['sha'][:7]}, GitHub says {run.head_sha[:7]}"
+        )
+    facts: dict[str, Any] = {
+        "id": run.id,
+        "attempt": run.run_attempt,
+        "sha": run.head_sha,
+        "ref": f"refs/heads/{branch}",
+        "url": run.html_url,
+        "created_at": run.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if isinstance(own.get("id"), int) and own["id"] != run.id:
+        facts["reused_from"] = own["id"]
+    return {**doc, "run": facts}
+
+
+def check_main_push(run: Run, branch: str) -> None:
+    """Only pushes to the main branch go into the history."""
+    if run.event != "push" or run.head_branch != branch:
+        raise ResultsError(
+            f"run {run.id} is a {run.event} run on {run.head_branch or 'an unknown branch'}: "
+            f"only pushes to {branch} go into the history"
+        )
+
+
+def main_table(doc: dict[str, Any], run: Run | None, branch: str) -> Table:
+    """The table to store: as the main run `run` with GitHub's facts when given one, and
+    only when it ran on the main branch."""
+    if run is not None:
+        check_main_push(run, branch)
+        try:
+            doc = stamp(doc, run, branch)
+        except ValueError as exc:
+            raise ResultsError(str(exc)) from None
+    checked = check(doc)
+    if checked.run.ref != f"refs/heads/{branch}":
+        raise ResultsError(
+            f"run {checked.run.id} ran on {checked.run.ref or 'an unknown ref'}, not "
+            f"refs/heads/{branch}: only main's runs go into the history"
+        )
+    return checked

@@ -191,11 +191,12 @@ class History:
         from infx.history.tables import configs
 
         ids = _select_config_ids(conn, list(wanted))
-        missing = [{"key": k, "identity": wanted[k]} for k in wanted if k not in ids]
-        if missing:
+        new = [k for k in wanted if k not in ids]
+        if new:
+            missing = [{"key": k, "identity": wanted[k]} for k in new]
             insert = dialect_insert(conn)
             conn.execute(insert(configs).on_conflict_do_nothing(index_elements=["key"]), missing)
-            ids.update(_select_config_ids(conn, [m["key"] for m in missing]))
+            ids.update(_select_config_ids(conn, new))
         return ids
 
     # --- reads --------------------------------------------------------------------------
@@ -235,7 +236,9 @@ class History:
         with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
             return [dict(row.identity) for row in conn.execute(select(configs.c.identity))]
 
-    def _main_runs(self, conn: Connection, limit: int, keys: list[str] | None) -> list[dict]:
+    def _main_runs(
+        self, conn: Connection, limit: int, keys: list[str] | None
+    ) -> list[dict[str, Any]]:
         from sqlalchemy import exists, select
 
         from infx.history.tables import configs, points, runs
@@ -281,7 +284,9 @@ class History:
             )
         }
         rows = records.rows([(identities[p[1]][1], p[3], p[4]) for p in stored])
-        keyed: dict[int, list] = {run_id: [] for run_id in facts}
+        keyed: dict[int, list[tuple[tuple[str, str, int], dict[str, Any]]]] = {
+            run_id: [] for run_id in facts
+        }
         for (run_id, config_id, kind, conc, _), row in zip(stored, rows, strict=True):
             keyed[run_id].append(((kind, identities[config_id][0], conc), row))
         return [records.document(facts[r.id], keyed[r.id]) for r in reversed(found)]

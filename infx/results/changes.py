@@ -10,15 +10,14 @@ more than `threshold` percent.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from infx.results import noise
 from infx.results.compare import CHECKS, IMPROVED, REGRESSED, Metric, config_label, index
+from infx.results.steps import Step
 
-MARKER = "<!-- infx:results-change"
 # A series' own step is tested stricter than a PR's checks (every series of main is tested
 # at each ingest, and a false issue costs a person's time); a step its config's other
 # series share (a new image: the joint test found it) at SHARED_ALPHA, reported only when
@@ -26,21 +25,6 @@ MARKER = "<!-- infx:results-change"
 ALPHA = noise.ALPHA / 10
 SHARED_ALPHA = 0.01
 SHARED_MIN = 3
-
-
-@dataclass(frozen=True)
-class Step:
-    key: str
-    label: str
-    conc: int
-    metric: Metric
-    before: float  # mean level of the segment before the step
-    after: float  # mean level from the step on
-    change_pct: float
-    good: dict[str, Any]  # doc["run"] of the last run before the step
-    bad: dict[str, Any]  # doc["run"] of the first run after it
-    verdict: str  # improved | regressed
-    strict: bool = True  # significant on its own, not only as part of its config's step
 
 
 def _segment_mean(x: np.ndarray) -> float:
@@ -74,7 +58,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
             continue
         series: list[np.ndarray] = []
         where: list[list[int]] = []
-        names: list[tuple[int, Metric]] = []
+        measured: list[tuple[int, Metric]] = []  # (conc, metric) of each series
         concs = sorted({c for i in held for c in indexed[i][key]})
         for conc in concs:
             for metric in CHECKS:
@@ -88,7 +72,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
                 if len(values) >= 3:
                     series.append(np.array(values))
                     where.append(at)
-                    names.append((conc, metric))
+                    measured.append((conc, metric))
         if not series:
             continue
         own = noise.break_points(series)
@@ -96,7 +80,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
         joint = noise.joint_breaks(complete) if complete else ()
         row = next(iter(indexed[held[-1]][key].values()))
         label = config_label(row["identity"])
-        for x, at, found, (conc, metric) in zip(series, where, own, names, strict=True):
+        for x, at, found, (conc, metric) in zip(series, where, own, measured, strict=True):
             shared = set()
             for b in joint:
                 position = next((p for p, run in enumerate(at) if run >= b), None)
@@ -140,15 +124,3 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
     for step in out:
         count[(step.key, step.bad.get("id"))] = count.get((step.key, step.bad.get("id")), 0) + 1
     return [s for s in out if s.strict or count[(s.key, s.bad.get("id"))] >= SHARED_MIN]
-
-
-def ranges(steps: list[Step]) -> dict[tuple[Any, Any], list[Step]]:
-    """Steps grouped by (last good run id, first bad run id): one suspect range each."""
-    out: dict[tuple[Any, Any], list[Step]] = {}
-    for step in steps:
-        out.setdefault((step.good.get("id"), step.bad.get("id")), []).append(step)
-    return out
-
-
-def marker(bad: dict[str, Any]) -> str:
-    return f"{MARKER} run={bad.get('id')} -->"

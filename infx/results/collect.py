@@ -7,12 +7,13 @@ import io
 import json
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+from infx import schemas
 from infx.errors import ResultsError
-from infx.results.process import document
-from infx.schemas import errors as schema_errors
-from infx.schemas import schema_path
+from infx.results.files import TABLE_FILE
+from infx.results.process import document, encoded
 
 _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware")
 
@@ -20,8 +21,7 @@ _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-a
 @cache
 def csv_columns() -> tuple[str, ...]:
     """The CSV header, in the order schemas/results-csv.schema.json lists the columns."""
-    schema = json.loads(schema_path("results-csv").read_text(encoding="utf-8"))
-    return tuple(schema["properties"])
+    return tuple(schemas.load("results-csv")["properties"])
 
 
 def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
@@ -149,7 +149,7 @@ def csv_text(doc: dict[str, Any]) -> str:
     """results.csv: the header, then every record, each checked against its schema."""
     records = csv_records(doc)
     for record in records:
-        problems = schema_errors("results-csv", record)
+        problems = schemas.errors("results-csv", record)
         if problems:
             raise ResultsError(
                 f"CSV record breaks its schema: {problems[0].message}", internal=True
@@ -159,3 +159,69 @@ def csv_text(doc: dict[str, Any]) -> str:
     writer.writeheader()
     writer.writerows(records)
     return buffer.getvalue()
+
+
+def run_metadata(
+    run_id: str, sha: str, ref: str, attempt: str, repository: str | None, server: str
+) -> dict[str, Any]:
+    """The table's `run`, from the Actions environment: the id (and attempt, URL) only for
+    a real run."""
+    run: dict[str, Any] = {}
+    if run_id.isdigit() and int(run_id) > 0:
+        run["id"] = int(run_id)
+        if attempt.isdigit() and int(attempt) > 0:
+            run["attempt"] = int(attempt)
+        if repository:
+            run["url"] = f"{server}/{repository}/actions/runs/{run_id}"
+    if sha:
+        run["sha"] = sha
+    if ref:
+        run["ref"] = ref
+    return run
+
+
+@dataclass(frozen=True)
+class Collected:
+    """The files `collect` writes (name -> bytes), the job summary, and what it says."""
+
+    files: dict[str, bytes]
+    summary: str
+    warnings: list[str]  # stderr
+    said: list[str]  # stdout
+
+
+def collect(
+    jobs: list[tuple[str, dict[str, Any]]],
+    earlier: list[dict[str, Any]],
+    run: dict[str, Any],
+    *,
+    roots: list[Path],
+    out_dir: Path,
+) -> Collected:
+    """This run's job files over the earlier runs' tables: results.json, results.csv and
+    summary.md, with a warning per point measured twice."""
+    from infx.results.render import summary
+
+    warnings = []
+    if not jobs:
+        warnings.append("infx: warning: no infx-result.json below " + " ".join(map(str, roots)))
+    merged = merge_runs(jobs, run, earlier)
+    for point, names in merged.duplicates.items():
+        warnings.append(
+            f"infx: warning: point {point} was measured by {len(names)} job files; "
+            f"kept {names[-1]} (also: {', '.join(names[:-1])})"
+        )
+    table = merged.table
+    markdown = summary(table)
+    files = {
+        TABLE_FILE: encoded(table),
+        "results.csv": csv_text(table).encode(),
+        "summary.md": markdown.encode(),
+    }
+    said = [f"collected {len(table['rows'])} row(s) from {len(jobs)} file(s) into {out_dir}"]
+    if earlier:
+        said.append(
+            f"{len(table['rows'])} point(s): {merged.earlier} from earlier runs, "
+            f"{merged.fresh} from this run ({merged.replaced} replacing earlier)"
+        )
+    return Collected(files, markdown, warnings, said)

@@ -20,8 +20,8 @@ DEFAULT_THRESHOLD = 2.0
 _Z95 = 1.96
 # Identity keys that vary within one master config (its search space); the rest name the
 # config family whose curves a sweep is expected to cover.
-_SEARCH_SPACE = ("conc", "isl", "osl", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
-_SEARCH_SPACE += ("prefill", "decode")
+_SEARCH_SPACE: tuple[str, ...] = ("conc", "isl", "osl", "tp", "pp", "dcp-size", "pcp-size", "ep")
+_SEARCH_SPACE += ("dp-attn", "prefill", "decode")
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,8 @@ def match_key(kind: str, identity: dict[str, Any], names: dict[str, str]) -> str
 def interactivity(metrics: dict[str, Any]) -> float | None:
     for key in INTERACTIVITY:
         if metrics.get(key) is not None:
-            return metrics[key]
+            found: float = metrics[key]  # a number: the schema checked the row
+            return found
     return None
 
 

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from infx.errors import ResultsError, UsageError
-from infx.results.clients import read_aiperf, read_lm_eval, read_vllm
+from infx.results.clients import AIPERF, LM_EVAL, read_aiperf, read_lm_eval, read_vllm
 from infx.results.process import (
-    AIPERF,
-    LM_EVAL,
     RESULT_FILE,
     accuracy_row,
     client_for,
     document,
+    encoded,
     expected_outputs,
     result_errors,
     throughput_row,
@@ -82,7 +81,7 @@ def process_job(
 
 def write_json(path: Path, doc: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode())
+    atomic_write(path, encoded(doc))
 
 
 def load_results(path: Path) -> dict[str, Any]:
@@ -105,7 +104,7 @@ def _checked(path: Path) -> dict[str, Any]:
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
         raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
-    return doc
+    return cast(dict[str, Any], doc)  # the schema says it is an object
 
 
 def job_files(roots: list[Path]) -> list[Path]:

@@ -117,3 +117,25 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
     if isinstance(value, Mapping) and not {"default", "models"} & set(value):
         value = {"default": value}  # InferenceX's older flat form: task -> floor
     return _table(value, setting)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What `infx results floors` says: a line per score, the summary of those below their
+    floor, and the failure (exit 1) when any is."""
+
+    lines: list[str]
+    summary: str | None = None
+    failure: str | None = None
+
+
+def verdict(doc: Mapping[str, Any], floors: Floors | None) -> Verdict:
+    found = checks(doc, floors) if floors is not None else []
+    lines = [check.text() for check in found]
+    failed = [c for c in found if not c.passed]
+    if not found:
+        lines.append("no accuracy floor applies to these results")
+    if not failed:
+        return Verdict(lines)
+    summary = "### Accuracy below its floor\n\n" + "\n".join(f"- {c.text()}" for c in failed)
+    return Verdict(lines, summary + "\n", "; ".join(c.text() for c in failed))

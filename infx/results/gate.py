@@ -10,7 +10,7 @@ from datetime import datetime
 
 from infx.github.client import Comment
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, authorized
-from infx.results.verdict import Ack
+from infx.results.report import Ack
 
 ACK_COMMAND = "/ack-regression"
 _SHOWN = re.compile(r"^<!-- infx:run (\d+)(?: ack (\d+))? -->$", re.MULTILINE)

@@ -74,7 +74,8 @@ class Level:
 
 def logs(values: Sequence[float]) -> np.ndarray:
     """The log series; a value <= 0 cannot be judged relatively and is left out by callers."""
-    return np.log(np.asarray(values, dtype=float))
+    series: np.ndarray = np.log(np.asarray(values, dtype=float))
+    return series
 
 
 def _median(values: Sequence[float]) -> float:
@@ -111,7 +112,7 @@ def break_points(series: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
         if len(x) < 2 * MIN_SEGMENT + 1:
             out.append(())
             continue
-        from ruptures import KernelCPD
+        from ruptures import KernelCPD  # type: ignore[import-untyped]  # ships no types
 
         ends = KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit(x).predict(pen=penalty(x))
         out.append(tuple(int(e) for e in ends[:-1]))
@@ -130,7 +131,7 @@ def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
     if not columns or len(columns[0]) < 2 * MIN_JOINT_SEGMENT + 1:
         return ()
     from ruptures import KernelCPD
-    from scipy.special import chdtri
+    from scipy.special import chdtri  # type: ignore[import-untyped]  # scipy-stubs not required
 
     n = len(columns[0])
     scales = [max(diff_scale(x), DEFAULT_NOISE / 10) for x in columns]
@@ -171,7 +172,8 @@ def _inliers(x: np.ndarray) -> np.ndarray:
     sd = float(rest.std(ddof=1))
     limit = critical(len(rest) - 1, OUTLIER_ALPHA / (2 * len(x)))
     beyond = np.abs(x - rest.mean()) > limit * sd * math.sqrt(1 + 1 / len(rest)) + _TINY
-    return x[~(suspect & beyond)]
+    kept: np.ndarray = x[~(suspect & beyond)]
+    return kept
 
 
 def level(x: np.ndarray, breaks: tuple[int, ...]) -> Level:

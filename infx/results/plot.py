@@ -15,11 +15,17 @@ import os
 import re
 import textwrap
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from infx.errors import UsageError
 from infx.results.compare import MISSING, REGRESSED, interactivity
-from infx.results.verdict import Config, Point, Report, frontier
+from infx.results.curves import frontier
+from infx.results.report import Config, Point, Report
 from infx.yamlio import atomic_write
+
+if TYPE_CHECKING:  # matplotlib loads only when plots are drawn
+    from matplotlib.axes import Axes
 
 Curve = list[tuple[float, float, int]]  # (interactivity, throughput per GPU, conc)
 MODE = 0o644
@@ -31,9 +37,9 @@ def _level(point: Point) -> tuple[float, float] | None:
     """Main's level of a compared point (from its checks), else main's newest row."""
     if point.checks:
         by_key = {c.metric.key: c for c in point.checks}
-        x, y = by_key.get("median_intvty"), by_key.get("tput_per_gpu")
-        if x and y and x.before and y.before:
-            return x.before, y.before
+        cx, cy = by_key.get("median_intvty"), by_key.get("tput_per_gpu")
+        if cx and cy and cx.before and cy.before:
+            return cx.before, cy.before
     if point.main is not None:
         m = point.main.get("metrics", {})
         x, y = interactivity(m), m.get("tput_per_gpu")
@@ -63,7 +69,7 @@ def file_name(config: Config) -> str:
     return f"{slug}-{hashlib.sha256(config.key.encode()).hexdigest()[:8]}.png"
 
 
-def _pyplot():
+def _pyplot() -> ModuleType:
     try:
         import matplotlib
     except ImportError:
@@ -77,7 +83,7 @@ def _pyplot():
 
 
 def _label_offsets(
-    points: Curve, ax, placed: list[tuple[float, float]], below: bool = False
+    points: Curve, ax: Axes, placed: list[tuple[float, float]], below: bool = False
 ) -> list[tuple[float, float]]:
     """Offsets in points for each label (above right, or below right for main's), stepped
     away while it would overlap a label already `placed` (display coordinates)."""

@@ -12,6 +12,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -23,7 +24,6 @@ from infx.matrix.contract import row_gpus
 from infx.matrix.expand import row_concs
 from infx.matrix.rows import gpu_type
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
-from infx.schemas import schema_path
 
 FORMAT = "infx-results/1"
 FIXED = "fixed-seq-len"
@@ -36,13 +36,8 @@ _WORKER_KEYS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn
 
 
 @cache
-def _matrix_schema() -> dict[str, Any]:
-    return json.loads(schema_path("sweep-matrix").read_text(encoding="utf-8"))
-
-
-@cache
 def _row_validator() -> Draft202012Validator:
-    schema = _matrix_schema()
+    schema = schemas.load("sweep-matrix")
     return Draft202012Validator(
         {"$defs": schema["$defs"], "anyOf": [{"$ref": f"#/$defs/{d}"} for d in _ROW_DEFS]}
     )
@@ -60,7 +55,7 @@ def _is_text(prop: dict[str, Any], defs: dict[str, Any]) -> bool:
 @cache
 def _row_fields() -> dict[str, bool]:
     """Every matrix row key -> whether its value is plain text (else JSON) in the environment."""
-    defs = _matrix_schema()["$defs"]
+    defs = schemas.load("sweep-matrix")["$defs"]
     fields: dict[str, bool] = {}
     for name in _ROW_DEFS:
         for key, prop in defs[name]["properties"].items():
@@ -101,8 +96,24 @@ def check_row(row: Any) -> dict[str, Any]:
     return row
 
 
+def job_row(row_json: str | None, env: Mapping[str, str]) -> dict[str, Any]:
+    """The job's matrix row: --row's JSON, else the environment `infx sweep row-env` set."""
+    if row_json is None:
+        return row_from_env(env)
+    try:
+        return check_row(json.loads(row_json))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--row is not JSON: {exc.msg}") from None
+
+
+def result_file(env: Mapping[str, str]) -> Path:
+    """Where a job's result file is by default: RESULTS_DIR/infx-result.json."""
+    return Path(env.get("RESULTS_DIR", "results")) / RESULT_FILE
+
+
 def scenario(row: dict[str, Any]) -> str:
-    return row.get("scenario-type", FIXED)
+    found: str = row.get("scenario-type", FIXED)  # the row was checked against its schema
+    return found
 
 
 def is_eval(row: dict[str, Any]) -> bool:
@@ -270,7 +281,7 @@ def accuracy_row(
 def _result_validator() -> Draft202012Validator:
     """schemas/result.schema.json with its `$ref`s inlined: resolving references is most of
     the cost of checking a 2,000-row table, and the schema has no recursive ones."""
-    schema = json.loads(schema_path("result").read_text(encoding="utf-8"))
+    schema = schemas.load("result")
     defs = schema["$defs"]
 
     def inline(node: Any) -> Any:
@@ -319,6 +330,17 @@ def _not_finite(value: Any, where: list[Any]) -> tuple[list[Any], float] | None:
         if found is not None:
             return found
     return None
+
+
+def written(target: Path, doc: dict[str, Any]) -> str:
+    """`process`'s line: which points went where, measured by which client."""
+    kinds = ", ".join(f"{r['kind']} conc {r['identity']['conc']}" for r in doc["rows"])
+    return f"wrote {target}: {kinds} ({doc['rows'][0]['client']})"
+
+
+def encoded(doc: Any) -> bytes:
+    """A results file's bytes: indented JSON and a final newline."""
+    return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode()
 
 
 def document(rows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> dict[str, Any]:

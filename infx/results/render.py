@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infx.markdown import text
+from infx.markdown import Align, Md, table, text
 from infx.results.compare import (
     CHECKS,
     COMPARED,
@@ -28,7 +28,9 @@ from infx.results.compare import (
 )
 
 if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
-    from infx.results.verdict import Check, Config, Point, Report, Score
+    from infx.github.client import Comment
+    from infx.results.report import Check, Config, Curve, Point, Report, Score
+    from infx.results.steps import Commits, Range, Step
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
@@ -54,7 +56,7 @@ _WORD = {
 }
 
 
-def sticky(comments: Iterable[Any], bot_login: str) -> Any | None:
+def sticky(comments: Iterable[Comment], bot_login: str) -> Comment | None:
     """The oldest comment by the bot that starts with the marker: the one to edit. Others'
     comments quoting the marker are never taken (the token could not edit them anyway)."""
     mine = [c for c in comments if c.author == bot_login and c.body.lstrip().startswith(MARKER)]
@@ -75,7 +77,7 @@ def _scaled(check: Check, value: float | None) -> float | None:
     return None if value is None else value * check.metric.scale
 
 
-def _cell(check: Check) -> str:
+def _cell(check: Check) -> Md:
     body = f"{number(_scaled(check, check.before))} → {number(_scaled(check, check.after))}"
     if check.change_pct is not None:
         body += f" ({check.change_pct:+.1f}%"
@@ -83,12 +85,12 @@ def _cell(check: Check) -> str:
             body += f" ±{check.band_pct:.1f}"
         body += ")"
     mark = _MARK.get(check.verdict) if check.verdict in (IMPROVED, REGRESSED) else None
-    return f"{body} {mark}" if mark else body
+    return Md(f"{body} {mark}" if mark else body)
 
 
-def _one_side(value: float | None, scale: float, side: str) -> str:
+def _one_side(value: float | None, scale: float, side: str) -> Md:
     shown = number(None if value is None else value * scale)
-    return f"{shown} → –" if side == "main" else f"– → {shown}"
+    return Md(f"{shown} → –" if side == "main" else f"– → {shown}")
 
 
 def _run_link(run: dict[str, Any] | None) -> str:
@@ -105,11 +107,11 @@ def _run_link(run: dict[str, Any] | None) -> str:
     return f"{link} (`{text(sha[:7])}`)" if isinstance(sha, str) and sha else link
 
 
-def _verdict(verdict: str) -> str:
-    return f"{_MARK.get(verdict, '')} {_WORD.get(verdict, verdict)}".strip()
+def _verdict(verdict: str) -> Md:
+    return Md(f"{_MARK.get(verdict, '')} {_WORD.get(verdict, verdict)}".strip())
 
 
-def _point_row(point: Point) -> str:
+def _point_row(point: Point) -> list[Md]:
     shown = [*CHECKS, None]
     if point.status == COMPARED:
         cells = [_cell(c) for c in point.checks]
@@ -124,23 +126,24 @@ def _point_row(point: Point) -> str:
                 cells.append(_one_side(value, 1.0, side))
             else:
                 cells.append(_one_side(metrics.get(metric.key), metric.scale, side))
-    return "| " + " | ".join([str(point.conc), _verdict(point.verdict), *cells]) + " |\n"
+    return [Md(str(point.conc)), _verdict(point.verdict), *cells]
 
 
-def _points_header() -> str:
+def _points_table(points: Iterable[Point]) -> str:
     labels = [f"{c.label} ({c.unit})" for c in CHECKS] + ["Interactivity (tok/s/user)"]
-    return (
-        "| Conc | Verdict | " + " | ".join(labels) + " |\n|---:|:--|" + ":--|" * len(labels) + "\n"
-    )
+    headers = ["Conc", "Verdict", *labels]
+    align: list[Align] = ["left"] * len(headers)
+    align[0] = "right"
+    return table(headers, map(_point_row, points), align)
 
 
-def _score_cell(value: float | None, stderr: float | None) -> str:
+def _score_cell(value: float | None, stderr: float | None) -> Md:
     if value is None:
-        return "–"
-    return f"{value:.4f} ± {stderr:.4f}" if stderr is not None else f"{value:.4f}"
+        return Md("–")
+    return Md(f"{value:.4f} ± {stderr:.4f}" if stderr is not None else f"{value:.4f}")
 
 
-def _score_row(s: Score) -> str:
+def _score_row(s: Score) -> list[Md]:
     metric = f"{s.metric} ({s.filter})" if s.filter != "none" else s.metric
     if s.status == COMPARED and s.before is not None and s.after is not None:
         word = "within stderr" if s.verdict == NOISE else _WORD.get(s.verdict, s.verdict)
@@ -148,22 +151,21 @@ def _score_row(s: Score) -> str:
         change = f"{s.after - s.before:+.4f} {mark} {word}".replace("  ", " ")
     else:
         change = _verdict(s.status)
-    cells = [
-        str(s.conc),
+    return [
+        Md(str(s.conc)),
         text(s.task),
         text(metric),
         _score_cell(s.before, s.before_stderr),
         _score_cell(s.after, s.after_stderr),
-        change,
+        Md(change),
     ]
-    return "| " + " | ".join(cells) + " |\n"
 
 
-def _curve(curve: Any) -> str:
+def _curve(curve: Curve | None) -> Md:
     if curve is None or curve.change_pct is None:
-        return "–"
+        return Md("–")
     mark = _MARK.get(curve.verdict, "") if curve.verdict in (IMPROVED, REGRESSED) else ""
-    return f"{curve.change_pct:+.1f}% ±{curve.band_pct:.1f} {mark}".strip()
+    return Md(f"{curve.change_pct:+.1f}% ±{curve.band_pct:.1f} {mark}".strip())
 
 
 def _counts(config: Config) -> str:
@@ -192,13 +194,13 @@ def config_section(config: Config) -> str:
                 )
         lines.append("\n\n")
     if config.points:
-        lines.append(_points_header())
-        lines.extend(_point_row(p) for p in config.points)
+        lines.append(_points_table(config.points))
     if config.scores:
         if config.points:
             lines.append("\n")
-        lines.append("| Conc | Task | Metric | main | PR | Change |\n|---:|:--|:--|:--|:--|:--|\n")
-        lines.extend(_score_row(s) for s in config.scores)
+        headers = ["Conc", "Task", "Metric", "main", "PR", "Change"]
+        align: list[Align] = ["right", "left", "left", "left", "left", "left"]
+        lines.append(table(headers, map(_score_row, config.scores), align))
     return "".join(lines) + "\n"
 
 
@@ -273,16 +275,13 @@ def _method(report: Report) -> str:
 
 
 def _summary_table(report: Report) -> str:
-    lines = [
-        "| Config | Verdict | Points ↑ / ↓ / = / new / missing "
-        "| Throughput/GPU, equal conc | at matched interactivity |\n|:--|:--|:--|:--|:--|\n"
+    headers = ["Config", "Verdict", "Points ↑ / ↓ / = / new / missing"]
+    headers += ["Throughput/GPU, equal conc", "at matched interactivity"]
+    rows = [
+        [text(c.label), _verdict(c.verdict), Md(_counts(c)), _curve(c.level), _curve(c.curve)]
+        for c in report.configs
     ]
-    for c in report.configs:
-        lines.append(
-            f"| {text(c.label)} | {_verdict(c.verdict)} | {_counts(c)} "
-            f"| {_curve(c.level)} | {_curve(c.curve)} |\n"
-        )
-    return "".join(lines)
+    return table(headers, rows)
 
 
 def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str:
@@ -346,9 +345,9 @@ def check_output(report: Report, context: Context) -> tuple[str, str, str]:
 # --- the run summary (collect) -----------------------------------------------------------
 
 
-def _summary_cell(row: dict[str, Any], key: str, scale: float = 1.0) -> str:
+def _summary_cell(row: dict[str, Any], key: str, scale: float = 1.0) -> Md:
     value = row["metrics"].get(key)
-    return number(None if value is None else value * scale)
+    return Md(number(None if value is None else value * scale))
 
 
 def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
@@ -375,19 +374,16 @@ def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     return out
 
 
-def _summary_section(rows: list[dict[str, Any]]) -> str:
-    out = [f"### {text(config_label(rows[0]['identity']))}\n\n"]
-    throughput = [r for r in rows if r["kind"] == "throughput"]
+def _summary_section(rows_of: list[dict[str, Any]]) -> str:
+    out = [f"### {text(config_label(rows_of[0]['identity']))}\n\n"]
+    throughput = [r for r in rows_of if r["kind"] == "throughput"]
     if throughput:
-        out.append(
-            "| Conc | Throughput/GPU (tok/s) | Output/GPU (tok/s) | TTFT p50 (ms) "
-            "| TTFT p99 (ms) | TPOT p50 (ms) | TPOT p99 (ms) | E2EL (s) "
-            "| Interactivity (tok/s/user) |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
-        )
-        for r in sorted(throughput, key=lambda r: r["identity"]["conc"]):
-            cells = [
-                str(r["identity"]["conc"]),
+        headers = ["Conc", "Throughput/GPU (tok/s)", "Output/GPU (tok/s)", "TTFT p50 (ms)"]
+        headers += ["TTFT p99 (ms)", "TPOT p50 (ms)", "TPOT p99 (ms)", "E2EL (s)"]
+        headers += ["Interactivity (tok/s/user)"]
+        rows = [
+            [
+                Md(str(r["identity"]["conc"])),
                 _summary_cell(r, "tput_per_gpu"),
                 _summary_cell(r, "output_tput_per_gpu"),
                 _summary_cell(r, "median_ttft", 1000),
@@ -397,15 +393,20 @@ def _summary_section(rows: list[dict[str, Any]]) -> str:
                 _summary_cell(r, "mean_e2el"),
                 _summary_cell(r, "median_intvty"),
             ]
-            out.append("| " + " | ".join(cells) + " |\n")
-    for r in (r for r in rows if r["kind"] == "accuracy"):
+            for r in sorted(throughput, key=lambda r: r["identity"]["conc"])
+        ]
+        out.append(table(headers, rows, ["right"] * len(headers)))
+    for r in (r for r in rows_of if r["kind"] == "accuracy"):
         out.append(f"\nAccuracy at conc {r['identity']['conc']}:\n\n")
-        out.append("| Task | Metric | Score |\n|:--|:--|---:|\n")
-        for s in r["accuracy"]:
-            out.append(
-                f"| {text(s['task'])} | {text(s['metric'])} ({text(s['filter'])}) "
-                f"| {_score_cell(s['value'], s.get('stderr'))} |\n"
-            )
+        scores = [
+            [
+                text(s["task"]),
+                Md(f"{text(s['metric'])} ({text(s['filter'])})"),
+                _score_cell(s["value"], s.get("stderr")),
+            ]
+            for s in r["accuracy"]
+        ]
+        out.append(table(["Task", "Metric", "Score"], scores, ["left", "left", "right"]))
     return "".join(out) + "\n"
 
 
@@ -418,8 +419,8 @@ def _sha(run: dict[str, Any]) -> str:
 
 
 def changes_report(
-    groups: dict[tuple[Any, Any], list[Any]],
-    commits: dict[tuple[Any, Any], list[tuple[str, str]] | None],
+    groups: dict[Range, list[Step]],
+    commits: Commits,
     server: str = "",
     repo: str = "",
 ) -> str:
@@ -443,14 +444,18 @@ def changes_report(
             if len(listed) > 50:
                 lines.append(f"- … {len(listed) - 50} more\n")
             lines.append("\n")
-        lines.append(
-            "| Config | Conc | Metric | Before | After | Change |\n|:--|---:|:--|--:|--:|:--|\n"
-        )
-        for s in sorted(steps, key=lambda s: (s.verdict != "regressed", s.label, s.conc)):
-            scale = s.metric.scale
-            lines.append(
-                f"| {text(s.label)} | {s.conc} | {s.metric.label} | {number(s.before * scale)} "
-                f"| {number(s.after * scale)} | {s.change_pct:+.1f}% {_verdict(s.verdict)} |\n"
-            )
-        lines.append("\n")
+        rows = [
+            [
+                text(s.label),
+                Md(str(s.conc)),
+                text(s.metric.label),
+                Md(number(s.before * s.metric.scale)),
+                Md(number(s.after * s.metric.scale)),
+                Md(f"{s.change_pct:+.1f}% {_verdict(s.verdict)}"),
+            ]
+            for s in sorted(steps, key=lambda s: (s.verdict != "regressed", s.label, s.conc))
+        ]
+        headers = ["Config", "Conc", "Metric", "Before", "After", "Change"]
+        align: list[Align] = ["left", "right", "left", "right", "right", "left"]
+        lines.append(table(headers, rows, align) + "\n")
     return "".join(lines)

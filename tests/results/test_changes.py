@@ -9,8 +9,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from infx.cli import cli
-from infx.results.changes import detect, ranges
+from infx.results.changes import detect
 from infx.results.compare import IMPROVED, REGRESSED
+from infx.results.steps import ranges
 from tests.results.simulate import Sweeps
 
 RUNS = 12

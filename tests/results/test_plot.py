@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infx.results.verdict import compare, frontier
+from infx.results.curves import frontier
+from infx.results.verdict import compare
 from tests.results.test_compare import doc, point
 
 PNG = b"\x89PNG\r\n\x1a\n"

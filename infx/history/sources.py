@@ -1,0 +1,57 @@
+"""Where main's history is read from when it is not the API: a folder of results tables, or
+the results history database; and the settings that name it. The edge of `compare` and
+`changes` (the API's history is `infx.results.facts`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from infx import git, settings
+from infx.errors import GitError
+from infx.results.compare import family_key
+from infx.results.comparison import MainHistory
+from infx.results.files import history_folder
+from infx.settings import Settings
+
+
+def repository_settings() -> Settings:
+    """infx.toml of the repository the command runs in (defaults outside one)."""
+    try:
+        root = git.root()
+    except GitError:
+        root = Path.cwd()
+    return settings.load(root)
+
+
+def history_url(explicit: str | None) -> tuple[str, Settings]:
+    """The history's URL and the repository settings (read from the current folder)."""
+    from infx.history.database import location
+
+    root = Path.cwd()
+    found = settings.load(root)
+    return location(explicit, os.environ, found, root), found
+
+
+def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) -> MainHistory:
+    """Main's history from a folder of tables, else from the results history database
+    (`infx results ingest` fills it): the newest `limit` runs holding `rows`' configs."""
+    if Path(where).is_dir():
+        docs = history_folder(Path(where))
+        return MainHistory(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
+    from infx.history import open_history
+    from infx.history.database import shown
+
+    url, _ = history_url(where)
+    with open_history(url) as history:
+        configs = None
+        if rows is not None:
+            # This run's configs and every config of their families, so that one main
+            # measured and this run dropped shows as coverage lost.
+            families = {family_key("", r["identity"]) for r in rows}
+            configs = [r["identity"] for r in rows] + [
+                c for c in history.config_identities() if family_key("", c) in families
+            ]
+        docs = history.main_runs(limit=limit, configs=configs)
+    return MainHistory(docs, f"{len(docs)} main run(s) from the results history ({shown(url)})")

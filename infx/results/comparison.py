@@ -1,0 +1,190 @@
+"""`infx results compare` as values: what to compare, against which history, how to report,
+and what comes out (the report, the comment, the check run, the JSON, the exit code).
+
+Pure: the history and the acknowledgement arrive already read (`infx.history.sources`,
+`infx.results.facts`); `infx.history.compare` reads them and calls these rules in order.
+NumPy is not imported here, so a missing `compare` extra is said in one line first.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from infx.errors import UsageError
+from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
+from infx.results.report import Report
+from infx.settings import Settings
+
+CHECK_NAME = "infx/results"
+DEFAULT_WORKFLOW = "run-sweep.yml"
+DEFAULT_BOT = "github-actions[bot]"
+STATS = ("numpy", "scipy", "ruptures")
+
+
+def require_stats() -> None:
+    """The noise model needs NumPy (and, with a history, ruptures and SciPy)."""
+    missing = [m for m in STATS if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"comparing results needs {', '.join(missing)}: pip install 'infx[compare]'"
+        )
+
+
+@dataclass(frozen=True)
+class HistorySource:
+    """Against which of main's history: its runs through the API (the default), a folder
+    of tables or the history database (`where`), one table, or one run's table."""
+
+    where: str | None = None  # --history DIR|URL
+    baseline: Path | None = None
+    baseline_run: int | None = None
+    runs: int | None = None  # None: history-runs in infx.toml [results]
+    workflow: str = DEFAULT_WORKFLOW
+    branch: str | None = None  # None: main-branch in infx.toml
+    budget: int | None = None  # None: runs + 6
+
+    def checked(self, settings: Settings) -> HistorySource:
+        """The source with the settings' defaults filled in; a usage error when it names
+        two sources."""
+        given = (self.baseline, self.baseline_run, self.where)
+        if sum(x is not None for x in given) > 1:
+            raise UsageError("--baseline, --baseline-run and --history exclude each other")
+        return replace(
+            self,
+            runs=self.runs or settings.results.history_runs,
+            branch=self.branch or settings.main_branch,
+        )
+
+    @property
+    def api_runs(self) -> int:
+        """Main runs the API search reads: one for a pinned run."""
+        return 1 if self.baseline_run is not None else self.runs or 1
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """How to report: stdout's format, the PR's sticky comment, the check run, plots."""
+
+    output_format: str = "text"  # text | json
+    pr: int | None = None
+    check_sha: str | None = None
+    ack_label: str | None = None  # None: acknowledge-label in infx.toml [results]
+    bot_login: str = DEFAULT_BOT
+    plots: Path | None = None
+    plots_artifact: str = "results_compare"
+    out: Path | None = None
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    current: Path  # this run's results table or folder
+    source: HistorySource
+    reporting: Reporting
+    threshold: float = 2.0
+    trimmed: bool = False
+
+
+@dataclass(frozen=True)
+class MainHistory:
+    """Main's runs as results documents (oldest first), and how they were found."""
+
+    docs: list[dict[str, Any]]
+    described: str  # for the comment: "3 run(s) from `history`" and the like
+    search: str | None = None  # the API search's account, said on stderr
+
+
+def without_own_run(history: MainHistory, table: Mapping[str, Any]) -> MainHistory:
+    """This run's own table inside a --history folder or database is never its baseline."""
+    own_id = (table.get("run") or {}).get("id")
+    if not isinstance(own_id, int) or not any(d["run"].get("id") == own_id for d in history.docs):
+        return history
+    docs = [d for d in history.docs if d["run"].get("id") != own_id]
+    return MainHistory(docs, f"{history.described}; this run's own table ({own_id}) left out")
+
+
+def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
+    """Main's runs the API search found (oldest first), and its account of the search."""
+    described = f"{len(docs)} successful {branch} run(s) read through the API"
+    if not docs:
+        described = f"none found ({account})"
+    return MainHistory(docs, described, f"history search: {account}")
+
+
+def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
+    """The pull request whose acknowledgements to read: only a failing gate on one is
+    worth reading them for."""
+    return request.reporting.pr if report.failing else None
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    name: str
+    sha: str
+    conclusion: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    """What a comparison says and where: the commands write, print and post it."""
+
+    notes: tuple[str, ...] = ()  # stderr, before anything else
+    report: Report | None = None  # None: nothing to compare
+    comment: str = ""  # the sticky comment's Markdown (and --out's)
+    summary: str = ""  # the job summary
+    stdout: str = ""  # the comment, or the verdict as JSON
+    check: CheckRun | None = None
+    failure: str | None = None  # the gate fails: said on stderr, exit 1
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failure else 0
+
+
+def outcome(
+    request: CompareRequest,
+    report: Report,
+    history: MainHistory,
+    *,
+    ack_label: str,
+    plots: int | None = None,
+    run_id: int | None = None,
+) -> CompareOutcome:
+    """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
+    how many Pareto plots were drawn (None: none asked for)."""
+    from infx.results.verdict_json import to_json
+
+    how = request.reporting
+    plot_note = None
+    if plots is not None:
+        plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
+    context = Context(
+        history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
+    )
+    body = comment(report, context)
+    check = None
+    if how.check_sha:
+        conclusion, title, summary = check_output(report, context)
+        check = CheckRun(CHECK_NAME, how.check_sha, conclusion, title, summary)
+    failure = None
+    if not report.passed:
+        failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
+    return CompareOutcome(
+        notes=(history.search,) if history.search else (),
+        report=report,
+        comment=body,
+        summary=comment(report, context, SUMMARY_LIMIT) + "\n",
+        stdout=json.dumps(to_json(report), indent=2) if how.output_format == "json" else body,
+        check=check,
+        failure=failure,
+    )
+
+
+def nothing_to_compare(current: Path) -> CompareOutcome:
+    return CompareOutcome(notes=(f"{current} holds no results: nothing to compare",))
