@@ -8,7 +8,8 @@ from collections.abc import Collection
 from typing import Any
 
 from infx.results.compare import interactivity
-from infx.results.verdict import compare, to_json
+from infx.results.verdict import compare
+from infx.results.verdict_json import to_json
 from infx.site.model import PrResults
 from infx.site.read import slug
 from infx.site.shape import num
