@@ -118,7 +118,8 @@ def _corrected(ancestor: bytes, main: bytes, pr: bytes, corrections: list[Correc
     merged = pr + main[len(ancestor) :] if main.startswith(ancestor) else None
     after = compare(main, merged) if merged is not None else None
     if (
-        after is None
+        merged is None
+        or after is None
         or after.kind != "correction"
         or [(c.old, c.new) for c in after.corrections] != [(c.old, c.new) for c in corrections]
     ):

@@ -4,8 +4,9 @@ located at the line of the key or item it concerns, with a fix in words."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from infx import schemas
 from infx.changelog.model import MAX_PER_RULE, Entry, Violation
@@ -21,12 +22,19 @@ _TYPE_FIX = {
 }
 
 
+def _properties(error: ValidationError) -> Mapping[str, Any]:
+    """The properties the failing schema names (none when it is a boolean schema)."""
+    schema = error.schema
+    found = schema.get("properties", {}) if isinstance(schema, Mapping) else {}
+    return found if isinstance(found, Mapping) else {}
+
+
 def _schema_fix(error: ValidationError) -> str:
     kind = error.validator
     if kind == "type":
         return _TYPE_FIX.get(str(error.validator_value), "see schemas/perf-changelog.schema.json")
     if kind == "additionalProperties":
-        known = list(error.schema.get("properties", {}))
+        known = list(_properties(error))
         instance = error.instance if isinstance(error.instance, dict) else {}
         extra = [str(k) for k in instance if k not in known]
         close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.6) if extra else []
@@ -36,7 +44,10 @@ def _schema_fix(error: ValidationError) -> str:
     if kind == "required":
         return "add the missing key"
     if kind == "enum":
-        return "use one of " + ", ".join(map(str, error.validator_value))
+        allowed = error.validator_value
+        return "use one of " + ", ".join(
+            map(str, allowed if isinstance(allowed, list) else [allowed])
+        )
     if kind in ("minItems", "minLength"):
         return "give at least one non-empty value"
     if kind == "minimum":
@@ -57,7 +68,7 @@ def schema_violations(entry: Entry) -> list[Violation]:
         if len(path) == 2:
             line = entry.item_line(str(path[0]), int(path[1]))
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
+            extra = [k for k in error.instance if k not in _properties(error)]
             line = entry.line_of(str(extra[0])) if extra else line
         message = schemas.describe(error)
         if message is not None:

@@ -85,6 +85,10 @@ def _tab(data: bytes, offset: int) -> tuple[str, str]:
     return "tab is not allowed", 'use a space (inside a double-quoted string, write "\\t")'
 
 
+def _not_allowed(name: str, fix: str) -> Callable[[int], tuple[str, str]]:
+    return lambda _: (f"{name} is not allowed", fix)
+
+
 def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
     """Encoding, control characters and conflict markers; C-level scans and counts."""
     found: list[Violation] = []
@@ -133,7 +137,7 @@ def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
                 re.compile(re.escape(needle)),
                 total,
                 first_line,
-                lambda _, name=name, fix=fix: (f"{name} is not allowed", fix),
+                _not_allowed(name, fix),
                 "of the same character",
             )
     if b"<<<<<<<" in data or b"=======" in data or b">>>>>>>" in data or b"|||||||" in data:
