@@ -83,9 +83,9 @@ def run_driver(
 ) -> str | None:
     """The merge-driver step: write the resolution to `current` and return None, or write a
     conflict holding both sides (git's diff3 markers) and return why there is no resolution."""
-    ours, theirs = current.read_bytes(), other.read_bytes()
+    ours, theirs, old = current.read_bytes(), other.read_bytes(), ancestor.read_bytes()
     try:
-        merged = resolve(ancestor.read_bytes(), ours, theirs, main_side, policy)
+        merged = resolve(old, ours, theirs, main_side, policy)
     except ChangelogError as exc:
         labels = _labels(main_side)
         text, conflicts = git.merge_file(

@@ -1,147 +1,84 @@
-"""`infx changelog ...`: gate, canonicalize, fix, resolve conflicts, add entries."""
+"""`infx changelog ...`: gate, canonicalize, fix, resolve conflicts, add entries.
+
+Each command reads through `infx.changelog.facts` (and the planner's edge for master
+configs), calls a function of `infx.changelog.gate` or `edits`, and prints what it returns.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.decorators import FC
 
 from infx import git
-from infx.changelog.check import CheckResult
-from infx.changelog.check import check as check_bytes
-from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry, Violation
-from infx.changelog.report import (
-    as_failure,
-    as_github,
-    as_json,
-    as_text,
-    location,
-    summary_markdown,
-)
-from infx.cli.options import (
-    base_option,
-    branch_base,
-    changelog_file,
-    links_repo_option,
-    master_configs,
-)
-from infx.context import repository
-from infx.errors import EXIT_USAGE, ChangelogError, InfxError, UsageError
-from infx.github.actions import append_summary
-from infx.matrix.load import MasterConfigs
-from infx.matrix.sources import load_masters, masters_from, read_change
-from infx.settings import SETTINGS_FILE
-from infx.settings import load as load_settings
+from infx.changelog import facts
+from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option
+from infx.cli.options import master_configs as configs_option
+from infx.errors import EXIT_USAGE, InfxError, UsageError
 
 if TYPE_CHECKING:
-    from infx.changelog.merge import MainSide
+    from infx.changelog.edits import Outcome
+    from infx.changelog.gate import ConfigRules
+    from infx.changelog.links import LinkPolicy
 
-file_option = changelog_file
-repo_option = links_repo_option
 
-
-def _policy(
-    repo: str | None,
-    pr: int | None,
-    root: Path,
-    branch: bool = False,
-    history: bytes | None = None,
+def _links(
+    repo: str | None, pr: int | None, root: Path, branch: bool = False, history: bytes | None = None
 ) -> LinkPolicy:
-    where = repository(repo, root, load_settings(root), history=history)
-    if where.guessed:
-        click.echo(
-            f"infx: note: links point at {where.slug}, taken from {where.origin}; "
-            f"set repository in {SETTINGS_FILE} or pass --repo to be sure",
-            err=True,
-        )
-    return LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
+    found = facts.links(repo, pr, root, branch, history)
+    if found.note:
+        click.echo(found.note, err=True)
+    return found.policy
 
 
-def _gate(
-    base: bytes | None,
-    head: bytes | None,
-    policy: LinkPolicy | None,
-    masters: MasterConfigs | None,
-    config_globs: tuple[str, ...],
-) -> CheckResult:
-    """The gate's verdict with every rule: keys resolve against `masters`, and each appended
-    entry must select a benchmark job there (the planner's own selection)."""
-    selects = None
-    if masters is not None:
-        from infx.matrix.selection import nothing_selected
+def _rules(files: dict[str, bytes], globs: Sequence[str], tree: str | None) -> ConfigRules:
+    """The gate's rules from the master configs: keys resolve, and the planner's verdict on
+    whether an entry selects a job."""
+    from infx.changelog.gate import ConfigRules
+    from infx.matrix.selection import nothing_selected
+    from infx.matrix.sources import masters_from
 
-        def selects(entry: Entry) -> str | None:
-            return nothing_selected(entry.data, masters)
-
-    return check_bytes(
-        base,
-        head,
-        policy,
-        masters.keys() if masters is not None else None,
-        keys_source=", ".join(config_globs),
-        selects=selects,
+    masters = masters_from(files, globs, tree)
+    return ConfigRules(
+        masters.keys(), ", ".join(globs), lambda entry: nothing_selected(entry.data, masters)
     )
 
 
-def _merge_sides(root: Path) -> tuple[str, str, str] | None:
-    """During a merge: the commit of main's side, of the other side, and the other side's
-    name; None when no merge is in progress."""
-    if not git.in_progress("MERGE_HEAD", root):
-        return None
-    found = git.commits(["HEAD", "MERGE_HEAD"], root)
-    if len(found) != 2:
-        return None
-    theirs = found["MERGE_HEAD"]
-    side = _main_side(root, None, [theirs])
-    if side == "theirs":
-        return theirs, found["HEAD"], "the branch"
-    return found["HEAD"], theirs, "the branch merged in"
-
-
-def _merge_losses(
-    root: Path, path: str, merging: tuple[str, str, str], result: bytes
-) -> list[Violation]:
-    """The entries main or the other side added that the merge result no longer holds."""
-    from infx.changelog.merge import dropped_entries
-
-    main, other, name = merging
-    ancestor = git.merge_base(main, other, root)
-    if ancestor is None:
-        return []
-    files = git.read_many([(ancestor, path), (main, path), (other, path)], root)
-    old = files[(ancestor, path)] or b""
-    sides = [(files[(side, path)], who) for side, who in ((main, "main"), (other, name))]
-    return dropped_entries(
-        old, [(data, who) for data, who in sides if data is not None], result, path
-    )
-
-
-def _write_changes(
-    target: Path, data: bytes, changes: list[str], check_only: bool, nothing: str
-) -> None:
-    """Say each change; write the file atomically, or with --check write nothing and exit 1
-    when something is due."""
+def _finish(outcome: Outcome, target: Path | None = None) -> None:
+    """Print, write (atomically) and exit as the outcome says."""
     from infx.yamlio import atomic_write
 
-    for line in changes:
+    for line in outcome.lines:
         click.echo(line)
-    if not changes:
-        click.echo(nothing)
-        return
-    if check_only:
-        sys.exit(1)
-    atomic_write(target, data)
+    if outcome.write is not None and target is not None:
+        atomic_write(target, outcome.write)
+    for line in outcome.warnings:
+        click.echo(line, err=True)
+    sys.exit(outcome.exit_code)
 
 
-def _existing(data: bytes | None, path: str) -> bytes:
-    if data is None:
-        raise UsageError(f"no such file: {path}")
-    return data
+def _check_option(what: str) -> Callable[[FC], FC]:
+    return click.option(
+        "--check",
+        "check_only",
+        is_flag=True,
+        help=f"Report what would change; write nothing (exit 1 if {what} is due).",
+    )
+
+
+main_side_option = click.option(
+    "--main-side",
+    type=click.Choice(["theirs", "ours"]),
+    default=None,
+    help="Which side of the merge is main. Default: found from the merge: ours when HEAD is "
+    "the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged "
+    "in is a main tip or otherwise.",
+)
 
 
 @click.group()
@@ -158,9 +95,9 @@ def changelog() -> None:
     help="PR number: placeholders or this PR's link pass. With --base but no --pr (a push to "
     "main) only canonical links pass.",
 )
-@repo_option
-@file_option
-@master_configs
+@links_repo_option
+@changelog_file
+@configs_option
 @click.option(
     "--format",
     "fmt",
@@ -188,96 +125,69 @@ def check(
     repository slug) is a usage or environment error; with --format json or github it is
     reported in that format too.
     """
+    from infx.changelog.gate import gate
+    from infx.changelog.report import as_failure, render, summary_markdown
+    from infx.github.actions import append_summary
+    from infx.matrix.sources import read_change
+
+    root = git.root()
     try:
-        root = git.root()
-        branch = base is None
-        merging = _merge_sides(root) if base is None and head is None else None
-        if merging is not None:
-            base = merging[0]
-        base = branch_base(root) if base is None else base
-        change = read_change(root, base, head, path, config_globs)
-        base_bytes, head_bytes = change.changelog_base, change.changelog_head
-        policy = _policy(repo, pr, root, branch, base_bytes)
-        if base_bytes is None and head_bytes is None:
-            where = f"at {head}" if head else "in the working tree"
-            raise UsageError(f"no such file: {path} (neither {where} nor at {base})")
-        masters = None
-        if head_bytes is not None and head_bytes != base_bytes:
-            masters = masters_from(change.masters, config_globs, change.head_tree)
+        target = facts.target(root, path, in_work_tree=head is None)
+        merging = facts.merge_in_progress(root) if base is None and head is None else None
+        base_ref = merging.main if merging else base or branch_base(root)
+        change = read_change(root, base_ref, head, target, config_globs)
+        old, new = change.changelog_base, change.changelog_head
+        policy = _links(repo, pr, root, branch=base is None, history=old)
+        inputs = facts.gate_facts(root, target, (base_ref, head), (old, new), policy, merging)
+        changed = new is not None and new != old
+        rules = _rules(change.masters, config_globs, change.head_tree) if changed else None
     except InfxError as exc:
         if fmt == "text":
             raise UsageError(str(exc)) from None
         click.echo(as_failure(fmt, path, str(exc)))
         sys.exit(EXIT_USAGE)
-    result = _gate(base_bytes, head_bytes, policy, masters, config_globs)
-    if merging is not None and head_bytes is not None:
-        result.violations[:0] = _merge_losses(root, path, merging, head_bytes)
-
-    render = {"text": as_text, "json": as_json, "github": as_github}[fmt]
-    click.echo(render(path, result))
+    result = gate(inputs, rules)
+    click.echo(render(fmt, path, result))
     append_summary(summary_markdown(path, result))
     sys.exit(0 if result.ok else 1)
 
 
 @changelog.command()
-@file_option
+@changelog_file
 def lint(path: str) -> None:
     """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"no such file: {path}")
-    from infx.changelog.parse import read_document
+    from infx.changelog.edits import lint as lint_file
 
-    _, problems = read_document(file.read_bytes())
-    for v in problems:
-        click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
-    if problems:
-        click.echo(f"{path}: {len(problems)} problem(s) found")
-        sys.exit(1)
-    click.echo(f"{path}: ok")
+    _finish(lint_file(path, facts.read_file(Path(path), path)))
 
 
 @changelog.command()
 @base_option
 @click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
-@repo_option
-@file_option
-@click.option(
-    "--check",
-    "check_only",
-    is_flag=True,
-    help="Report what would change; write nothing (exit 1 if a rewrite is due).",
-)
+@links_repo_option
+@changelog_file
+@_check_option("a rewrite")
 def canonicalize(base: str | None, pr: int, repo: str | None, path: str, check_only: bool) -> None:
     """Rewrite the placeholder pr-links of appended entries to this PR's canonical link.
 
     Both placeholder forms are rewritten: XXX and https://github.com/OWNER/REPO/pull/XXX
     (the host is GITHUB_SERVER_URL's). History and every other byte stay as they are.
     """
-    root = git.root()
-    base = branch_base(root) if base is None else base
-    base_bytes = git.read_at(git.resolve(base, root), path, root)
-    head_bytes = _existing(git.read_at(None, path, root), path)
-    from infx.changelog.canonicalize import canonicalize as canonicalize_bytes
+    from infx.changelog.edits import canonicalized
 
-    new, rewrites, _ = canonicalize_bytes(
-        base_bytes, head_bytes, _policy(repo, pr, root, history=base_bytes)
-    )
-    verb = "would rewrite" if check_only else "rewrote"
-    changes = [f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}" for r in rewrites]
-    _write_changes(root / path, new, changes, check_only, f"{path}: already canonical")
+    root = git.root()
+    target = facts.target(root, path)
+    old = facts.at_base(root, branch_base(root) if base is None else base, target)
+    new = facts.working_file(root, target, path)
+    policy = _links(repo, pr, root, history=old)
+    _finish(canonicalized(path, old, new, policy, check_only), root / target)
 
 
 @changelog.command()
 @base_option
-@file_option
-@master_configs
-@click.option(
-    "--check",
-    "check_only",
-    is_flag=True,
-    help="Report what would change; write nothing (exit 1 if a fix is due).",
-)
+@changelog_file
+@configs_option
+@_check_option("a fix")
 def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
@@ -288,75 +198,41 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
     written atomically, and only when the fixed text reads as the old one did but for those
     links. Then the gate runs on the result: exit 1 names each problem a person must fix.
     """
+    from infx.changelog.edits import FixFacts, fixed
+    from infx.matrix.sources import read_masters
+
     root = git.root()
-    base = branch_base(root) if base is None else base
-    base_bytes = git.read_at(git.resolve(base, root), path, root)
-    head_bytes = _existing(git.read_at(None, path, root), path)
-    from infx.changelog.fix import fix_appended
+    target = facts.target(root, path)
+    old = facts.at_base(root, branch_base(root) if base is None else base, target)
+    new = facts.working_file(root, target, path)
 
-    fixed, fixes = fix_appended(base_bytes, head_bytes)
-    verb = "would fix" if check_only else "fixed"
-    changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
-    masters = None
-    if fixed != base_bytes:
-        with contextlib.suppress(UsageError):  # no master configs: keys are not checked
-            masters = load_masters(root, None, config_globs)
-    remaining = _gate(base_bytes, fixed, _fix_policy(root, base_bytes), masters, config_globs)
-    if remaining.ok:
-        _write_changes(root / path, fixed, changes, check_only, f"{path}: nothing to fix")
-        return
-    if changes and not check_only:
-        _write_changes(root / path, fixed, changes, check_only, "")
-    else:
-        for line in changes:
-            click.echo(line)
-    for v in remaining.violations:
-        click.echo(f"{location(path, v)}: {v.rule}: {v.text()}")
-    click.echo(f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair")
-    sys.exit(1)
+    def policy() -> LinkPolicy | None:
+        try:  # the link rules of a branch when the repository can be told; else none
+            return _links(None, None, root, branch=True, history=old)
+        except UsageError:
+            return None
 
+    def rules() -> ConfigRules | None:  # no master configs: keys are not checked
+        files = read_masters(root, None, config_globs)
+        return _rules(files, config_globs, None) if files else None
 
-def _fix_policy(root: Path, history: bytes | None) -> LinkPolicy | None:
-    """The link rules of a branch, when the repository can be told; else none (fix still
-    names every other problem)."""
-    try:
-        return _policy(None, None, root, branch=True, history=history)
-    except UsageError:
-        return None
-
-
-main_side_option = click.option(
-    "--main-side",
-    type=click.Choice(["theirs", "ours"]),
-    default=None,
-    help="Which side of the merge is main. Default: found from the merge: ours when HEAD is "
-    "the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged "
-    "in is a main tip or otherwise.",
-)
-
-
-def _main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
-    from infx.changelog.conflict import find_main_side
-
-    if given is not None:
-        return "ours" if given == "ours" else "theirs"
-    return find_main_side(root, load_settings(root).main_branch, theirs)
+    _finish(fixed(FixFacts(path, old, new, policy, rules), check_only), root / target)
 
 
 @changelog.command("resolve-conflict")
 @click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
-@repo_option
-@file_option
+@links_repo_option
+@changelog_file
 @main_side_option
 def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str | None) -> None:
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
-    root = git.root()
-    policy = _policy(repo, pr, root) if pr else None
     from infx.changelog.conflict import resolve_index
 
-    merging = list(git.commits(["MERGE_HEAD"], root).values())
-    side = _main_side(root, main_side, merging)
-    merged = resolve_index(root, path, side, policy)
+    root = git.root()
+    target = facts.target(root, path, in_work_tree=False)
+    policy = _links(repo, pr, root) if pr else None
+    side = facts.main_side(root, main_side, list(git.commits(["MERGE_HEAD"], root).values()))
+    merged = resolve_index(root, target, side, policy)
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
@@ -372,7 +248,7 @@ def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str
     envvar="INFX_PR_NUMBER",
     help="PR number (or INFX_PR_NUMBER); placeholders become its link.",
 )
-@repo_option
+@links_repo_option
 @main_side_option
 @click.option(
     "--marker-size",
@@ -399,12 +275,11 @@ def merge_driver(
     ours. When there is no automatic answer it exits 1 and leaves both sides between
     conflict markers in %A, so git reports a normal conflict and nothing is lost.
     """
-    root = git.root()
-    policy = _policy(repo, pr, root) if pr else None
     from infx.changelog.conflict import merging_in, run_driver
 
-    side = _main_side(root, main_side, merging_in(os.environ))
-
+    root = git.root()
+    policy = _links(repo, pr, root) if pr else None
+    side = facts.main_side(root, main_side, merging_in(os.environ))
     refused = run_driver(ancestor, current, other, side, policy, marker_size)
     if refused is not None:
         where = pathname or current
@@ -441,8 +316,8 @@ def merge_driver(
     is_flag=True,
     help="Run only points absent from the base configs (no evals).",
 )
-@file_option
-@master_configs
+@changelog_file
+@configs_option
 def new(
     config_keys: tuple[str, ...],
     descriptions: tuple[str, ...],
@@ -457,35 +332,16 @@ def new(
 
     The whole file is checked first; nothing is written when it already breaks a rule.
     """
-    root = git.root()
-    current = _existing(git.read_at(None, path, root), path)
-    from infx.changelog.new import append_entry, render_entry
-    from infx.changelog.parse import read_document
-    from infx.yamlio import atomic_write
+    from infx.changelog.edits import NewEntry, appended
+    from infx.matrix.sources import read_masters
 
-    existing, problems = read_document(current)
-    if problems:
-        first = problems[0]
-        raise ChangelogError(
-            f"{path} already breaks a rule, so nothing was appended: "
-            f"line {first.line or 1}: {first.text()} (see infx changelog lint --file {path})"
-        )
-    entry = render_entry(
-        list(config_keys),
-        list(descriptions),
-        list(scenario_types),
-        {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only},
-    )
-    updated = append_entry(current, entry)
-    result = _gate(current, updated, None, load_masters(root, None, config_globs), config_globs)
-    if not result.ok:
-        raise ChangelogError("; ".join(v.text() for v in result.violations))
-    atomic_write(root / path, updated)
-    added = result.entries[0]
-    click.echo(f"{path}: appended entry at line {added.line}")
-    for same in (e for e in existing if e.content() == added.content()):
-        click.echo(
-            f"infx: warning: {path}:{same.line}: an entry with the same keys, description "
-            "and flags already exists",
-            err=True,
-        )
+    root = git.root()
+    target = facts.target(root, path)
+    current = facts.working_file(root, target, path)
+    flags = {"evals-only": evals_only, "all-evals": all_evals, "append-only": append_only}
+    request = NewEntry(list(config_keys), list(descriptions), list(scenario_types), flags)
+
+    def rules() -> ConfigRules:
+        return _rules(read_masters(root, None, config_globs), config_globs, None)
+
+    _finish(appended(path, current, request, rules), root / target)

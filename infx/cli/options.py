@@ -7,10 +7,12 @@ files without each one resolving settings on its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+from click.decorators import FC
 
 from infx import git
 from infx.errors import UsageError
@@ -35,7 +37,9 @@ def _from_settings(attribute: str) -> Any:
     return fill
 
 
-def _setting_option(flag: str, dest: str, attribute: str, what: str, **extra: Any) -> Any:
+def _setting_option(
+    flag: str, dest: str, attribute: str, what: str, **extra: Any
+) -> Callable[[FC], FC]:
     key = attribute.replace("_", "-")
     default = getattr(Settings(), attribute)
     shown = ", ".join(default) if isinstance(default, tuple) else default

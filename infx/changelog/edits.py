@@ -1,0 +1,126 @@
+"""The changelog commands that read a file and may rewrite it (`lint`, `canonicalize`, `fix`,
+`new`) as functions of what was read: each returns what to print, what to write and the exit
+code, and raises ChangelogError where the command refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from infx.changelog.gate import ConfigRules, GateFacts, gate
+from infx.changelog.links import LinkPolicy
+from infx.changelog.report import location
+from infx.errors import ChangelogError
+
+
+@dataclass
+class Outcome:
+    """What a command prints (`lines`, then `warnings` on stderr), writes and exits with."""
+
+    lines: list[str] = field(default_factory=list)
+    write: bytes | None = None
+    exit_code: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def _changes(lines: list[str], data: bytes, check_only: bool, nothing: str) -> Outcome:
+    """Each change said; the file written, or with --check nothing written and exit 1 when
+    something is due."""
+    if not lines:
+        return Outcome([nothing])
+    if check_only:
+        return Outcome(lines, exit_code=1)
+    return Outcome(lines, write=data)
+
+
+def lint(path: str, data: bytes) -> Outcome:
+    from infx.changelog.parse import read_document
+
+    _, problems = read_document(data)
+    lines = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in problems]
+    if problems:
+        return Outcome([*lines, f"{path}: {len(problems)} problem(s) found"], exit_code=1)
+    return Outcome([f"{path}: ok"])
+
+
+def canonicalized(
+    path: str, base: bytes | None, head: bytes, policy: LinkPolicy, check_only: bool
+) -> Outcome:
+    from infx.changelog.canonicalize import canonicalize
+
+    new, rewrites, _ = canonicalize(base, head, policy)
+    verb = "would rewrite" if check_only else "rewrote"
+    changes = [f"{path}:{r.line}: {verb} pr-link {r.old!r} -> {r.new}" for r in rewrites]
+    return _changes(changes, new, check_only, f"{path}: already canonical")
+
+
+@dataclass(frozen=True)
+class FixFacts:
+    """What `fix` reads; the link rules and master configs only once the gate runs."""
+
+    path: str
+    base: bytes | None
+    head: bytes
+    policy: Callable[[], LinkPolicy | None]
+    rules: Callable[[], ConfigRules | None]
+
+
+def fixed(facts: FixFacts, check_only: bool) -> Outcome:
+    """The mechanical fixes of the appended entries, then the gate on the result: what is
+    left is listed and the command exits 1."""
+    from infx.changelog.fix import fix_appended
+
+    path = facts.path
+    result, fixes = fix_appended(facts.base, facts.head)
+    verb = "would fix" if check_only else "fixed"
+    changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
+    rules = facts.rules() if result != facts.base else None
+    remaining = gate(GateFacts(path, facts.base, result, facts.policy()), rules)
+    if remaining.ok:
+        return _changes(changes, result, check_only, f"{path}: nothing to fix")
+    problems = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in remaining.violations]
+    left = f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair"
+    write = result if changes and not check_only else None
+    return Outcome([*changes, *problems, left], write=write, exit_code=1)
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    """The entry `new` appends: its keys, description points, scenarios and flags set."""
+
+    config_keys: list[str]
+    descriptions: list[str]
+    scenario_types: list[str]
+    flags: dict[str, bool]
+
+
+def appended(
+    path: str, current: bytes, request: NewEntry, rules: Callable[[], ConfigRules]
+) -> Outcome:
+    """The file with the new entry appended after checking the whole file (nothing is
+    written when it already breaks a rule) and the entry (schema, keys, selection)."""
+    from infx.changelog.new import append_entry, render_entry
+    from infx.changelog.parse import read_document
+
+    existing, problems = read_document(current)
+    if problems:
+        first = problems[0]
+        raise ChangelogError(
+            f"{path} already breaks a rule, so nothing was appended: "
+            f"line {first.line or 1}: {first.text()} (see infx changelog lint --file {path})"
+        )
+    entry = render_entry(
+        request.config_keys, request.descriptions, request.scenario_types, request.flags
+    )
+    updated = append_entry(current, entry)
+    result = gate(GateFacts(path, current, updated, None), rules())
+    if not result.ok:
+        raise ChangelogError("; ".join(v.text() for v in result.violations))
+    added = result.entries[0]
+    warnings = [
+        f"infx: warning: {path}:{same.line}: an entry with the same keys, description "
+        "and flags already exists"
+        for same in existing
+        if same.content() == added.content()
+    ]
+    return Outcome([f"{path}: appended entry at line {added.line}"], updated, warnings=warnings)

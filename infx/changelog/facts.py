@@ -1,0 +1,128 @@
+"""The changelog commands' edge: what they read from git, the working tree and the settings,
+handed to the pure rules (`gate`, `edits`, `merge`) as values.
+
+Nothing here decides whether a change passes; it finds the file, the sides of a merge in
+progress, where pr-links point and which commits a branch made, and says so in values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from infx import git
+from infx.changelog.gate import GateFacts, MergeFiles
+from infx.changelog.links import LinkPolicy
+from infx.changelog.merge import MainSide
+from infx.errors import UsageError
+from infx.settings import SETTINGS_FILE
+from infx.settings import load as load_settings
+
+
+def read_file(path: Path, shown: str) -> bytes:
+    """A file's bytes; a usage error naming `shown` when it is not there."""
+    if not path.is_file():
+        raise UsageError(f"no such file: {shown}")
+    return path.read_bytes()
+
+
+def target(root: Path, path: str, *, in_work_tree: bool = True) -> str:
+    """`--file` as the commands read it."""
+    return path
+
+
+def working_file(root: Path, path: str, shown: str) -> bytes:
+    """The changelog in the working tree (`path` from `target`)."""
+    return read_file(root / path, shown)
+
+
+def at_base(root: Path, base: str, path: str) -> bytes | None:
+    """The changelog at a ref (None: no such file there)."""
+    return git.read_at(git.resolve(base, root), path, root)
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where pr-links point, and the note to print when that was guessed."""
+
+    policy: LinkPolicy
+    note: str | None
+
+
+def links(
+    repo: str | None,
+    pr: int | None,
+    root: Path,
+    branch: bool = False,
+    history: bytes | None = None,
+) -> Links:
+    from infx.context import repository
+
+    where = repository(repo, root, load_settings(root), history=history)
+    note = (
+        f"infx: note: links point at {where.slug}, taken from {where.origin}; "
+        f"set repository in {SETTINGS_FILE} or pass --repo to be sure"
+        if where.guessed
+        else None
+    )
+    policy = LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
+    return Links(policy, note)
+
+
+def main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
+    """Which side of the merge is main: `--main-side`, else found from the merge."""
+    from infx.changelog.conflict import find_main_side
+
+    if given is not None:
+        return "ours" if given == "ours" else "theirs"
+    return find_main_side(root, load_settings(root).main_branch, theirs)
+
+
+@dataclass(frozen=True)
+class MergeInProgress:
+    """A merge that is not committed yet: main's side, the other side and its name."""
+
+    main: str
+    other: str
+    name: str
+
+
+def merge_in_progress(root: Path) -> MergeInProgress | None:
+    if not git.in_progress("MERGE_HEAD", root):
+        return None
+    found = git.commits(["HEAD", "MERGE_HEAD"], root)
+    if len(found) != 2:
+        return None
+    theirs = found["MERGE_HEAD"]
+    if main_side(root, None, [theirs]) == "theirs":
+        return MergeInProgress(theirs, found["HEAD"], "the branch")
+    return MergeInProgress(found["HEAD"], theirs, "the branch merged in")
+
+
+def merge_files(root: Path, path: str, merging: MergeInProgress) -> MergeFiles | None:
+    ancestor = git.merge_base(merging.main, merging.other, root)
+    if ancestor is None:
+        return None
+    wanted = [(ancestor, path), (merging.main, path), (merging.other, path)]
+    files = git.read_many(wanted, root)
+    named = ((merging.main, "main"), (merging.other, merging.name))
+    sides = [(data, who) for side, who in named if (data := files[(side, path)]) is not None]
+    return MergeFiles(files[(ancestor, path)] or b"", sides)
+
+
+def gate_facts(
+    root: Path,
+    path: str,
+    refs: tuple[str, str | None],
+    files: tuple[bytes | None, bytes | None],
+    policy: LinkPolicy,
+    merging: MergeInProgress | None,
+) -> GateFacts:
+    """The gate's inputs once the changelog was read at `refs` (base, head; None: the
+    working tree), with a merge's sides while one is in progress."""
+    base, head = files
+    if base is None and head is None:
+        where = f"at {refs[1]}" if refs[1] else "in the working tree"
+        raise UsageError(f"no such file: {path} (neither {where} nor at {refs[0]})")
+    files_of_merge = merge_files(root, path, merging) if merging is not None else None
+    return GateFacts(path, base, head, policy, files_of_merge)
