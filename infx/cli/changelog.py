@@ -19,7 +19,7 @@ from infx import git
 from infx.changelog import facts
 from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option
 from infx.cli.options import master_configs as configs_option
-from infx.errors import EXIT_USAGE, InfxError, UsageError
+from infx.errors import InfxError, UsageError
 
 if TYPE_CHECKING:
     from infx.changelog.edits import Outcome
@@ -121,9 +121,9 @@ def check(
     merge (MERGE_HEAD), the working tree is checked against main's side of the merge and
     every entry the merge drops from either side is named.
 
-    A gate that cannot run (an unknown ref, no such file, unreadable master configs, no
-    repository slug) is a usage or environment error; with --format json or github it is
-    reported in that format too.
+    A gate that cannot run is a usage or environment error (an unknown ref, no such file, no
+    repository slug), or a broken rule when a master config is invalid; with --format json
+    or github it is reported in that format too.
     """
     from infx.changelog.gate import gate
     from infx.changelog.report import as_failure, render, summary_markdown
@@ -143,9 +143,9 @@ def check(
         rules = _rules(change.masters, config_globs, change.head_tree) if changed else None
     except InfxError as exc:
         if fmt == "text":
-            raise UsageError(str(exc)) from None
+            raise
         click.echo(as_failure(fmt, path, str(exc)))
-        sys.exit(EXIT_USAGE)
+        sys.exit(exc.exit_code)
     result = gate(inputs, rules)
     click.echo(render(fmt, path, result))
     append_summary(summary_markdown(path, result))
