@@ -7,6 +7,8 @@ progress, where pr-links point and which commits a branch made, and says so in v
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,16 +21,43 @@ from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
 
 
+def _refuse_kind(path: Path, shown: str) -> None:
+    """A usage error naming what `path` is when it exists and is no regular file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{shown} is a directory, not a file")
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"{shown} is not a regular file")
+
+
 def read_file(path: Path, shown: str) -> bytes:
-    """A file's bytes; a usage error naming `shown` when it is not there."""
+    """A regular file's bytes; a usage error naming `shown` when it is missing, a directory or
+    something else (a device, a pipe: never read)."""
+    _refuse_kind(path, shown)
     if not path.is_file():
         raise UsageError(f"no such file: {shown}")
     return path.read_bytes()
 
 
 def target(root: Path, path: str, *, in_work_tree: bool = True) -> str:
-    """`--file` as the commands read it."""
-    return path
+    """`--file` as a path from the repository root. In the working tree, a directory or a
+    device is named as such; then a file outside the repository is refused: the gate reads
+    it at git commits too, where it has no history, so all of it would read as appended."""
+    given = Path(path)
+    full = given if given.is_absolute() else root / given
+    if in_work_tree:
+        _refuse_kind(full, path)
+    real = Path(os.path.realpath(full.parent)) / full.name
+    try:
+        return real.relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        raise UsageError(
+            f"--file {path} is outside the repository at {root}: the changelog is read at "
+            "git commits, so it must be a file of the repository"
+        ) from None
 
 
 def working_file(root: Path, path: str, shown: str) -> bytes:
