@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from infx.changelog.gate import ConfigRules, GateFacts, gate
+from infx.changelog.gate import ConfigRules, GateFacts, gate, unresolved_conflicts
 from infx.changelog.links import LinkPolicy
 from infx.changelog.report import location
-from infx.errors import ChangelogError
+from infx.errors import ChangelogError, UsageError
 
 
 @dataclass
@@ -54,23 +54,57 @@ def canonicalized(
     return _changes(changes, new, check_only, f"{path}: already canonical")
 
 
+def fix_first(ancestor: bytes, pr_side: bytes, operation: str | None) -> str | None:
+    """When `infx changelog fix` repairs something on the PR's side of a refused merge: how
+    to get there from the stopped merge (or rebase), where `fix` cannot run; else None."""
+    from infx.changelog.fix import fix_appended
+
+    try:
+        _, fixes = fix_appended(ancestor, pr_side)
+    except ChangelogError:
+        return None
+    if not fixes:
+        return None
+    step = operation or "merge"
+    return (
+        f"`infx changelog fix` repairs this on the branch, not in the middle of a {step}: "
+        f"run `git {step} --abort`, then `infx changelog fix`, commit, and {step} again"
+    )
+
+
 @dataclass(frozen=True)
 class FixFacts:
-    """What `fix` reads; the link rules and master configs only once the gate runs."""
+    """What `fix` reads; the link rules and master configs only once the gate runs, and the
+    git operation stopped in the repository (None: none)."""
 
     path: str
     base: bytes | None
     head: bytes
     policy: Callable[[], LinkPolicy | None]
     rules: Callable[[], ConfigRules | None]
+    stopped: str | None = None
 
 
 def fixed(facts: FixFacts, check_only: bool) -> Outcome:
     """The mechanical fixes of the appended entries, then the gate on the result: what is
-    left is listed and the command exits 1."""
+    left is listed and the command exits 1. A file still holding conflict markers is refused:
+    `fix` repairs a branch's own entries, not a stopped merge."""
     from infx.changelog.fix import fix_appended
 
     path = facts.path
+    conflicts = unresolved_conflicts(facts.head, path, facts.stopped is not None)
+    if conflicts:
+        lines = ", ".join(str(v.line) for v in conflicts)
+        step = facts.stopped
+        raise UsageError(
+            f"{path} holds unresolved conflict markers (line {lines}); nothing was fixed: "
+            + (
+                f"run `infx changelog resolve-conflict`, or `git {step} --abort`, then "
+                f"`infx changelog fix`, commit, and {step} again"
+                if step
+                else "keep both sides' entries, main's first, and delete the marker lines"
+            )
+        )
     result, fixes = fix_appended(facts.base, facts.head)
     verb = "would fix" if check_only else "fixed"
     changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]

@@ -107,6 +107,21 @@ def main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
     return find_main_side(root, load_settings(root).main_branch, theirs)
 
 
+def stopped_operation(root: Path) -> str | None:
+    """The git operation stopped in this repository (merge, rebase, cherry-pick, revert), whose
+    `--abort` gets back to the branch; None when none is."""
+    if git.in_progress("rebase-merge", root) or git.in_progress("rebase-apply", root):
+        return "rebase"
+    for state, name in (
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ):
+        if git.in_progress(state, root):
+            return name
+    return None
+
+
 @dataclass(frozen=True)
 class MergeInProgress:
     """A merge that is not committed yet: main's side, the other side and its name."""

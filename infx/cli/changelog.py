@@ -216,7 +216,8 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
         files = read_masters(root, None, config_globs)
         return _rules(files, config_globs, None) if files else None
 
-    _finish(fixed(FixFacts(path, old, new, policy, rules), check_only), root / target)
+    stopped = facts.stopped_operation(root)
+    _finish(fixed(FixFacts(path, old, new, policy, rules, stopped), check_only), root / target)
 
 
 @changelog.command("resolve-conflict")
@@ -226,13 +227,13 @@ def fix(base: str | None, path: str, config_globs: tuple[str, ...], check_only: 
 @main_side_option
 def resolve_conflict(pr: int | None, repo: str | None, path: str, main_side: str | None) -> None:
     """Resolve a conflicted merge of the changelog from git's index stages 1/2/3."""
-    from infx.changelog.conflict import resolve_index
+    from infx.changelog.conflict import resolve_stopped
 
     root = git.root()
     target = facts.target(root, path, in_work_tree=False)
     policy = _links(repo, pr, root) if pr else None
     side = facts.main_side(root, main_side, list(git.commits(["MERGE_HEAD"], root).values()))
-    merged = resolve_index(root, target, side, policy)
+    merged = resolve_stopped(root, target, side, policy, facts.stopped_operation(root))
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
 
@@ -280,7 +281,8 @@ def merge_driver(
     root = git.root()
     policy = _links(repo, pr, root) if pr else None
     side = facts.main_side(root, main_side, merging_in(os.environ))
-    refused = run_driver(ancestor, current, other, side, policy, marker_size)
+    stopped = lambda: facts.stopped_operation(root)  # noqa: E731  (asked only on a refusal)
+    refused = run_driver(ancestor, current, other, side, policy, marker_size, stopped)
     if refused is not None:
         where = pathname or current
         click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)

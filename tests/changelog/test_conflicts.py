@@ -3,8 +3,12 @@ the merge driver say there, and that the way out they name works."""
 
 from __future__ import annotations
 
-from tests.changelog.test_merge import MAIN_ENTRY, PR_ENTRY, branches
-from tests.conftest import HISTORY, GitRepo
+import subprocess
+
+from tests.changelog.test_merge import MAIN_ENTRY, PR_ENTRY, branches, use_driver
+from tests.conftest import HISTORY, LINK, GitRepo, entry
+
+CRLF_ENTRY = PR_ENTRY.replace("\n", "\r\n")
 
 
 def _stopped_merge(repo: GitRepo, pr_side: str, *config: str) -> None:
@@ -55,3 +59,58 @@ def test_markers_committed_outside_a_merge_are_named_with_their_lines(repo: GitR
     assert all(f"at line {line}" in result.output for line in lines)
     assert "delete the marker lines" in result.output
     assert "invalid YAML" not in result.output and "entry-start" not in result.output
+
+
+def test_resolve_conflict_advises_what_works_mid_merge_and_it_does(repo: GitRepo) -> None:
+    """The PR side was saved with CRLF: `fix` repairs that on the branch, not mid-merge, so
+    the refusal says to abort first; doing what it says ends in a clean resolution."""
+    _stopped_merge(repo, HISTORY + "\n" + CRLF_ENTRY)
+    refused = repo.infx("changelog", "resolve-conflict", "--pr", "31")
+    assert refused.exit_code == 1
+    assert "run `git merge --abort`, then `infx changelog fix`, commit, and merge again" in (
+        refused.output
+    )
+    repo.git("merge", "--abort")
+    fixed = repo.infx("changelog", "fix")
+    assert fixed.exit_code == 0, fixed.output
+    repo.git("commit", "-q", "-am", "fix the changelog")
+    repo.git("merge", "main", check=False)
+    resolved = repo.infx("changelog", "resolve-conflict", "--pr", "31")
+    assert resolved.exit_code == 0, resolved.output
+    expected = HISTORY + "\n" + MAIN_ENTRY + "\n" + entry(description="PR change", link=f"{LINK}31")
+    assert repo.read().decode() == expected
+
+
+def test_a_refusal_fix_cannot_cure_does_not_send_anyone_to_fix(repo: GitRepo) -> None:
+    _stopped_merge(repo, HISTORY + "  all-evals: true\n")
+    refused = repo.infx("changelog", "resolve-conflict", "--pr", "31")
+    assert refused.exit_code == 1 and "not its base plus whole new entries" in refused.output
+    assert "infx changelog fix" not in refused.output
+
+
+def test_fix_refuses_a_conflicted_file_and_says_how_out(repo: GitRepo) -> None:
+    _stopped_merge(repo, HISTORY + "\n" + CRLF_ENTRY)
+    before = repo.read()
+    result = repo.infx("changelog", "fix")
+    assert result.exit_code == 2, result.output
+    assert "holds unresolved conflict markers" in result.output
+    assert "`git merge --abort`, then `infx changelog fix`" in result.output
+    assert "does more than append" not in result.output
+    assert repo.read() == before
+
+
+def test_the_driver_says_the_same_in_a_merge_and_in_a_rebase(repo: GitRepo) -> None:
+    use_driver(repo, "--pr", "31")
+    branches(repo, HISTORY + "\n" + CRLF_ENTRY, HISTORY + "\n" + MAIN_ENTRY)
+    merge = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert merge.returncode != 0
+    assert "run `git merge --abort`, then `infx changelog fix`" in merge.stderr
+    repo.git("merge", "--abort")
+    rebase = subprocess.run(
+        ["git", "rebase", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert rebase.returncode != 0
+    assert "run `git rebase --abort`, then `infx changelog fix`" in rebase.stderr
+    repo.git("rebase", "--abort")
