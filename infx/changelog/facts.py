@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infx import git
-from infx.changelog.gate import GateFacts, MergeFiles
+from infx.changelog.gate import BranchCommit, GateFacts, MergeFiles
 from infx.changelog.links import LinkPolicy
 from infx.changelog.merge import MainSide
 from infx.errors import UsageError
@@ -154,6 +154,23 @@ def merge_files(root: Path, path: str, merging: MergeInProgress) -> MergeFiles |
     return MergeFiles(files[(ancestor, path)] or b"", sides)
 
 
+def branch_commits(root: Path, base: str, head: str | None, path: str) -> list[BranchCommit]:
+    """The commits between `base` and `head` (HEAD when None) that changed `path`, merges
+    left out, oldest first. A commit whose parent is not here (a shallow clone) is left out
+    too: what it changed cannot be told."""
+    ends = [git.commits([ref], root).get(ref) for ref in (base, head or "HEAD")]
+    if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
+        return []
+    span = f"{ends[0]}..{ends[1]}"
+    listing = git.git(
+        ["rev-list", "--reverse", "--no-merges", "--full-history", "--parents", span, "--", path],
+        root,
+    )
+    pairs = [ids for line in listing.splitlines() if len(ids := line.split()) == 2]
+    files = git.read_many([(commit, path) for pair in pairs for commit in pair], root)
+    return [BranchCommit(c, files[(parent, path)], files[(c, path)]) for c, parent in pairs]
+
+
 def gate_facts(
     root: Path,
     path: str,
@@ -163,10 +180,15 @@ def gate_facts(
     merging: MergeInProgress | None,
 ) -> GateFacts:
     """The gate's inputs once the changelog was read at `refs` (base, head; None: the
-    working tree), with a merge's sides while one is in progress."""
+    working tree): a merge's sides while one is in progress, else the branch's commits."""
     base, head = files
     if base is None and head is None:
         where = f"at {refs[1]}" if refs[1] else "in the working tree"
         raise UsageError(f"no such file: {path} (neither {where} nor at {refs[0]})")
-    files_of_merge = merge_files(root, path, merging) if merging is not None else None
-    return GateFacts(path, base, head, policy, files_of_merge)
+    if merging is not None:
+        return GateFacts(path, base, head, policy, merge_files(root, path, merging))
+
+    def commits() -> list[BranchCommit]:
+        return branch_commits(root, refs[0], refs[1], path)
+
+    return GateFacts(path, base, head, policy, branch_commits=commits)

@@ -2,7 +2,9 @@
 
 Besides the rules of `check`, the gate knows where the edit happens: a file still holding a
 merge's conflict markers is named as such and nothing else; during a merge, every entry the
-result drops from either side is named.
+result drops from either side is named; and on a branch whose file shows nothing appended,
+an entry its own commits appended that main holds byte for byte (git merged the two
+identical files as one) is named too.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from dataclasses import dataclass
 from infx.changelog.check import DEFAULT_KEYS_SOURCE, CheckResult, check
 from infx.changelog.diff import ChangelogDiff
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import dropped_entries
+from infx.changelog.merge import dropped_entries, strip_blank_tail
 from infx.changelog.model import Entry, Violation, summarized
+from infx.changelog.parse import split_entries
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,15 @@ class ConfigRules:
 
 
 @dataclass(frozen=True)
+class BranchCommit:
+    """A commit of the branch that changed the changelog: its id, the file before and after."""
+
+    commit: str
+    before: bytes | None
+    after: bytes | None
+
+
+@dataclass(frozen=True)
 class MergeFiles:
     """The changelog at the common ancestor of a merge in progress and on each side, named."""
 
@@ -38,18 +50,21 @@ class MergeFiles:
 
 @dataclass(frozen=True)
 class GateFacts:
-    """One gate run's inputs; `merge` is set while a merge is in progress."""
+    """One gate run's inputs. `branch_commits` is read only when the file shows nothing
+    appended; `merge` is set while a merge is in progress."""
 
     path: str
     base: bytes | None
     head: bytes | None
     policy: LinkPolicy | None
     merge: MergeFiles | None = None
+    branch_commits: Callable[[], list[BranchCommit]] | None = None
 
 
 def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
     """The verdict: unresolved conflict markers alone when there are any, else every rule,
-    with the entries a merge in progress drops."""
+    with the entries a merge in progress drops, or the branch's own entries a merge of two
+    identical files took as main's."""
     conflicts = unresolved_conflicts(facts.head or b"", facts.path, facts.merge is not None)
     if conflicts:
         return CheckResult(ChangelogDiff("rejected"), facts.base, conflicts)
@@ -64,6 +79,8 @@ def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
     if facts.merge is not None and facts.head is not None:
         merge = facts.merge
         result.violations[:0] = dropped_entries(merge.ancestor, merge.sides, facts.head, facts.path)
+    elif result.diff.kind == "unchanged" and facts.branch_commits is not None:
+        result.violations += vanished_entries(facts.head or b"", facts.branch_commits())
     return result
 
 
@@ -105,3 +122,32 @@ def unresolved_conflicts(data: bytes, path: str, merging: bool) -> list[Violatio
             for group in groups
         ]
     )
+
+
+def vanished_entries(history: bytes, commits: list[BranchCommit]) -> list[Violation]:
+    """The entries the branch's own commits appended that main holds byte for byte, when
+    the file shows nothing appended: git merges two identical files without asking the merge
+    driver, so the branch's entry became main's and the branch has none of its own."""
+    held: dict[bytes, int] = {}
+    for chunk in split_entries(history)[0]:
+        held[strip_blank_tail(chunk.text)] = chunk.line
+    found: dict[bytes, Violation] = {}
+    for commit in commits:
+        before, after = commit.before or b"", commit.after
+        if after is None or not after.startswith(before):
+            continue
+        for chunk in split_entries(after[len(before) :])[0]:
+            text = strip_blank_tail(chunk.text)
+            line = held.get(text)
+            if line is None or text in found:
+                continue
+            found[text] = Violation(
+                line,
+                "merge",
+                f"nothing is appended, but commit {commit.commit[:12]} of this branch appended "
+                f"an entry that main holds byte for byte at line {line}: git merged the two "
+                "identical files as one, so this branch's entry is main's now",
+                "if main's entry is another PR's, append this change's own entry again, "
+                "described in its own words; if it is this PR's, it has landed already",
+            )
+    return list(found.values())
