@@ -5,22 +5,14 @@ code, and raises ChangelogError where the command refuses."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from infx.changelog.gate import ConfigRules, GateFacts, gate, unresolved_conflicts
-from infx.changelog.links import LinkPolicy
+from infx.changelog.links import LinkPolicy, Links
+from infx.changelog.model import Outcome
+from infx.changelog.new import NewEntry
 from infx.changelog.report import location
 from infx.errors import ChangelogError, UsageError
-
-
-@dataclass
-class Outcome:
-    """What a command prints (`lines`, then `warnings` on stderr), writes and exits with."""
-
-    lines: list[str] = field(default_factory=list)
-    write: bytes | None = None
-    exit_code: int = 0
-    warnings: list[str] = field(default_factory=list)
 
 
 def _changes(lines: list[str], data: bytes, check_only: bool, nothing: str) -> Outcome:
@@ -46,6 +38,7 @@ def lint(path: str, data: bytes) -> Outcome:
 def canonicalized(
     path: str, base: bytes | None, head: bytes, policy: LinkPolicy, check_only: bool
 ) -> Outcome:
+    """The placeholders of the appended entries rewritten to the PR's canonical link."""
     from infx.changelog.canonicalize import canonicalize
 
     new, rewrites, _ = canonicalize(base, head, policy)
@@ -80,7 +73,7 @@ class FixFacts:
     path: str
     base: bytes | None
     head: bytes
-    policy: Callable[[], LinkPolicy | None]
+    links: Callable[[], Links | None]
     rules: Callable[[], ConfigRules | None]
     stopped: str | None = None
 
@@ -109,27 +102,22 @@ def fixed(facts: FixFacts, check_only: bool) -> Outcome:
     verb = "would fix" if check_only else "fixed"
     changes = [f"{f'{path}:{f.line}' if f.line else path}: {verb}: {f.what}" for f in fixes]
     rules = facts.rules() if result != facts.base else None
-    remaining = gate(GateFacts(path, facts.base, result, facts.policy()), rules)
+    links = facts.links()
+    policy = links.policy if links is not None else None
+    remaining = gate(GateFacts(path, facts.base, result, policy), rules)
     if remaining.ok:
-        return _changes(changes, result, check_only, f"{path}: nothing to fix")
-    problems = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in remaining.violations]
-    left = f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair"
-    write = result if changes and not check_only else None
-    return Outcome([*changes, *problems, left], write=write, exit_code=1)
-
-
-@dataclass(frozen=True)
-class NewEntry:
-    """The entry `new` appends: its keys, description points, scenarios and flags set."""
-
-    config_keys: list[str]
-    descriptions: list[str]
-    scenario_types: list[str]
-    flags: dict[str, bool]
+        outcome = _changes(changes, result, check_only, f"{path}: nothing to fix")
+    else:
+        problems = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in remaining.violations]
+        left = f"{path}: {len(remaining.violations)} problem(s) left that fix cannot repair"
+        write = result if changes and not check_only else None
+        outcome = Outcome([*changes, *problems, left], write=write, exit_code=1)
+    outcome.notes = [links.note] if links is not None and links.note else []
+    return outcome
 
 
 def appended(
-    path: str, current: bytes, request: NewEntry, rules: Callable[[], ConfigRules]
+    path: str, current: bytes, request: NewEntry, rules: Callable[[], ConfigRules | None]
 ) -> Outcome:
     """The file with the new entry appended after checking the whole file (nothing is
     written when it already breaks a rule) and the entry (schema, keys, selection)."""
@@ -143,9 +131,13 @@ def appended(
             f"{path} already breaks a rule, so nothing was appended: "
             f"line {first.line or 1}: {first.text()} (see infx changelog lint --file {path})"
         )
-    entry = render_entry(
-        request.config_keys, request.descriptions, request.scenario_types, request.flags
-    )
+    flags = {
+        "evals-only": request["evals_only"],
+        "all-evals": request["all_evals"],
+        "append-only": request["append_only"],
+    }
+    keys, points = list(request["config_keys"]), list(request["descriptions"])
+    entry = render_entry(keys, points, list(request["scenario_types"]), flags)
     updated = append_entry(current, entry)
     result = gate(GateFacts(path, current, updated, None), rules())
     if not result.ok:

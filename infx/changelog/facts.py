@@ -11,14 +11,17 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infx import git
 from infx.changelog.gate import BranchCommit, GateFacts, MergeFiles
-from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import MainSide
+from infx.changelog.links import LinkPolicy, Links
 from infx.errors import UsageError
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
+
+if TYPE_CHECKING:
+    from infx.changelog.merge import MainSide
 
 
 def _refuse_kind(path: Path, shown: str) -> None:
@@ -70,12 +73,10 @@ def at_base(root: Path, base: str, path: str) -> bytes | None:
     return git.read_at(git.resolve(base, root), path, root)
 
 
-@dataclass(frozen=True)
-class Links:
-    """Where pr-links point, and the note to print when that was guessed."""
-
-    policy: LinkPolicy
-    note: str | None
+def sides(root: Path, path: str, base: str) -> tuple[str, bytes | None, bytes]:
+    """`--file` from the root, the changelog at `base`, and in the working tree (required)."""
+    found = target(root, path)
+    return found, at_base(root, base, found), working_file(root, found, path)
 
 
 def links(
@@ -96,6 +97,15 @@ def links(
     )
     policy = LinkPolicy(repo=where.slug, server=where.server, pr=pr, branch=branch and pr is None)
     return Links(policy, note)
+
+
+def branch_links(root: Path, history: bytes | None) -> Links | None:
+    """The link rules of a branch when the repository can be told; else None (`fix` still
+    names every other problem)."""
+    try:
+        return links(None, None, root, branch=True, history=history)
+    except UsageError:
+        return None
 
 
 def main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
@@ -173,22 +183,24 @@ def branch_commits(root: Path, base: str, head: str | None, path: str) -> list[B
 
 def gate_facts(
     root: Path,
-    path: str,
+    paths: tuple[str, str],
     refs: tuple[str, str | None],
     files: tuple[bytes | None, bytes | None],
     policy: LinkPolicy,
     merging: MergeInProgress | None,
 ) -> GateFacts:
-    """The gate's inputs once the changelog was read at `refs` (base, head; None: the
-    working tree): a merge's sides while one is in progress, else the branch's commits."""
+    """The gate's inputs once the changelog (`paths`: its path from the root, and as the
+    user wrote it) was read at `refs` (base, head; None: the working tree): a merge's sides
+    while one is in progress, else the branch's commits, read when the gate asks."""
+    path, shown = paths
     base, head = files
     if base is None and head is None:
         where = f"at {refs[1]}" if refs[1] else "in the working tree"
-        raise UsageError(f"no such file: {path} (neither {where} nor at {refs[0]})")
+        raise UsageError(f"no such file: {shown} (neither {where} nor at {refs[0]})")
     if merging is not None:
-        return GateFacts(path, base, head, policy, merge_files(root, path, merging))
+        return GateFacts(shown, base, head, policy, merge_files(root, path, merging))
 
     def commits() -> list[BranchCommit]:
         return branch_commits(root, refs[0], refs[1], path)
 
-    return GateFacts(path, base, head, policy, branch_commits=commits)
+    return GateFacts(shown, base, head, policy, branch_commits=commits)

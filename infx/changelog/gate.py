@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from infx.changelog.check import DEFAULT_KEYS_SOURCE, CheckResult, check
 from infx.changelog.diff import ChangelogDiff
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import dropped_entries, strip_blank_tail
-from infx.changelog.model import Entry, Violation, summarized
+from infx.changelog.model import Entry, Outcome, Violation, summarized
 from infx.changelog.parse import split_entries
+from infx.changelog.report import as_failure, render, summary_markdown
+from infx.errors import InfxError
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,11 @@ class GateFacts:
     merge: MergeFiles | None = None
     branch_commits: Callable[[], list[BranchCommit]] | None = None
 
+    @property
+    def changed(self) -> bool:
+        """Whether there is anything to check against the master configs."""
+        return self.head is not None and self.head != self.base
+
 
 def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
     """The verdict: unresolved conflict markers alone when there are any, else every rule,
@@ -77,11 +83,32 @@ def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
         selects=rules.selects if rules is not None else None,
     )
     if facts.merge is not None and facts.head is not None:
+        from infx.changelog.merge import dropped_entries  # only while a merge is in progress
+
         merge = facts.merge
         result.violations[:0] = dropped_entries(merge.ancestor, merge.sides, facts.head, facts.path)
     elif result.diff.kind == "unchanged" and facts.branch_commits is not None:
         result.violations += vanished_entries(facts.head or b"", facts.branch_commits())
     return result
+
+
+def verdict(facts: GateFacts, rules: ConfigRules | None, fmt: str) -> Outcome:
+    """The gate's verdict in the format asked for (text, json, github), with its step-summary
+    section; exit 1 when a rule is broken."""
+    result = gate(facts, rules)
+    return Outcome(
+        [render(fmt, facts.path, result)],
+        exit_code=0 if result.ok else 1,
+        summary=summary_markdown(facts.path, result),
+    )
+
+
+def unrunnable(fmt: str, path: str, error: InfxError) -> Outcome:
+    """A gate that could not run: in text the error itself (one line, its exit code); in json
+    or github said in that format, for the machine that reads it, with the same exit code."""
+    if fmt == "text":
+        raise error
+    return Outcome([as_failure(fmt, path, str(error))], exit_code=error.exit_code)
 
 
 _MARKER = re.compile(rb"^(<<<<<<<|\|\|\|\|\|\|\||=======|>>>>>>>)(?: |$)", re.M)
@@ -128,6 +155,8 @@ def vanished_entries(history: bytes, commits: list[BranchCommit]) -> list[Violat
     """The entries the branch's own commits appended that main holds byte for byte, when
     the file shows nothing appended: git merges two identical files without asking the merge
     driver, so the branch's entry became main's and the branch has none of its own."""
+    from infx.changelog.merge import strip_blank_tail
+
     held: dict[bytes, int] = {}
     for chunk in split_entries(history)[0]:
         held[strip_blank_tail(chunk.text)] = chunk.line
