@@ -133,7 +133,7 @@ def canonicalize(
     new_region, rewrites = rewrite_region(result.diff.appended, result.region_entries, policy)
     landed = (
         _linked_at(base, policy.canonical(policy.pr))
-        if rewrites and base and not base_may_link
+        if rewrites and base and not base_may_link and policy.pr is not None
         else None
     )
     if landed is not None:

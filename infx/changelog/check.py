@@ -17,11 +17,11 @@ from infx.changelog.diff import (
 )
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation, summarized
-from infx.changelog.parse import (
+from infx.changelog.parse import parse_region
+from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
     byte_violations,
     ending_violations,
-    parse_region,
     size_violation,
 )
 

@@ -7,10 +7,11 @@ leaves a conflict git and people recognise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from infx import git
+from infx.changelog.edits import fix_first
 from infx.changelog.links import LinkPolicy
 from infx.changelog.merge import MainSide, conflict_text, resolve
 from infx.errors import ChangelogError, UsageError
@@ -73,6 +74,26 @@ def resolve_index(root: Path, path: str, main_side: MainSide, policy: LinkPolicy
     return merged
 
 
+def resolve_stopped(
+    root: Path, path: str, main_side: MainSide, policy: LinkPolicy | None, operation: str | None
+) -> bytes:
+    """`resolve_index` for a person at a stopped merge (`operation`): a refusal that
+    `infx changelog fix` would cure on the branch says how to get there from here."""
+    try:
+        return resolve_index(root, path, main_side, policy)
+    except ChangelogError as exc:
+        stages = git.index_stages(path, root)
+        pr_side = (
+            None if stages is None else stages.ours if main_side == "theirs" else stages.theirs
+        )
+        advice = None
+        if stages is not None and pr_side is not None:
+            advice = fix_first(stages.ancestor or b"", pr_side, operation)
+        if advice is None:
+            raise
+        raise ChangelogError(f"{exc}; {advice}") from None
+
+
 def run_driver(
     ancestor: Path,
     current: Path,
@@ -80,12 +101,15 @@ def run_driver(
     main_side: MainSide,
     policy: LinkPolicy | None,
     marker_size: int = 7,
+    operation: Callable[[], str | None] = lambda: None,
 ) -> str | None:
     """The merge-driver step: write the resolution to `current` and return None, or write a
-    conflict holding both sides (git's diff3 markers) and return why there is no resolution."""
-    ours, theirs = current.read_bytes(), other.read_bytes()
+    conflict holding both sides (git's diff3 markers) and return why there is no resolution,
+    with the way out of the stopped git operation (`operation` names it) when
+    `infx changelog fix` would cure it."""
+    ours, theirs, old = current.read_bytes(), other.read_bytes(), ancestor.read_bytes()
     try:
-        merged = resolve(ancestor.read_bytes(), ours, theirs, main_side, policy)
+        merged = resolve(old, ours, theirs, main_side, policy)
     except ChangelogError as exc:
         labels = _labels(main_side)
         text, conflicts = git.merge_file(
@@ -94,6 +118,7 @@ def run_driver(
         if not conflicts:
             text = conflict_text(ours, theirs, labels, marker_size)
         atomic_write(current, text)
-        return str(exc)
+        advice = fix_first(old, ours if main_side == "theirs" else theirs, operation())
+        return f"{exc}; {advice}" if advice else str(exc)
     atomic_write(current, merged)
     return None

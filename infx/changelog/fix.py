@@ -15,7 +15,8 @@ from infx.changelog.canonicalize import rewrite_links, same_entries
 from infx.changelog.diff import blank_lines_at_end, compare, editor_saved
 from infx.changelog.links import PLACEHOLDER
 from infx.changelog.model import Entry
-from infx.changelog.parse import MAX_CHECKED_BYTES, parse_region, size_violation
+from infx.changelog.parse import parse_region
+from infx.changelog.text_rules import MAX_CHECKED_BYTES, size_violation
 from infx.errors import ChangelogError
 
 _WORDS = "xxx|tbd|tba|todo|pending"

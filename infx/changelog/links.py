@@ -66,3 +66,11 @@ class LinkPolicy:
         if self.branch:
             return "a branch keeps the XXX placeholder until its PR merges"
         return "on main every pr-link must be the canonical link of a pull request"
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where pr-links point, and the note to print when that was guessed."""
+
+    policy: LinkPolicy
+    note: str | None = None

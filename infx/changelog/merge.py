@@ -24,7 +24,7 @@ from infx.errors import ChangelogError
 MainSide = Literal["ours", "theirs"]
 
 
-def _strip_blank_tail(text: bytes) -> bytes:
+def strip_blank_tail(text: bytes) -> bytes:
     lines = text.split(b"\n")
     while lines and not lines[-1].strip(b" "):
         lines.pop()
@@ -47,20 +47,20 @@ def _landed_copy(
         [pr_entry.shifted(1 - pr_entry.line)],
         lambda v: link if policy.is_placeholder(v) else None,
     )
-    return _strip_blank_tail(own) == _strip_blank_tail(main_text)
+    return strip_blank_tail(own) == strip_blank_tail(main_text)
 
 
 def _but_link(chunk: Chunk, entry: Entry) -> bytes:
     """An entry's text with its pr-link line blanked: equal for an entry and its
     canonicalized copy."""
-    lines = _strip_blank_tail(chunk.text).split(b"\n")
+    lines = strip_blank_tail(chunk.text).split(b"\n")
     if "pr-link" in entry.key_lines:
         lines[entry.line_of("pr-link") - entry.line] = b""
     return b"\n".join(lines)
 
 
 def _same_text(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
-    return _strip_blank_tail(a[0].text) == _strip_blank_tail(b[0].text)
+    return strip_blank_tail(a[0].text) == strip_blank_tail(b[0].text)
 
 
 def _same_but_link(a: tuple[Chunk, Entry], b: tuple[Chunk, Entry]) -> bool:
@@ -82,17 +82,17 @@ def _new_since(ancestor: bytes, side: bytes, link: str | None = None) -> list[tu
     new; one the side added that reads like an older one is.
     """
     old = split_entries(ancestor)[0]
-    unmatched = Counter(_strip_blank_tail(chunk.text) for chunk in old)
+    unmatched = Counter(strip_blank_tail(chunk.text) for chunk in old)
     fresh = []
     for chunk in split_entries(side)[0]:
-        key = _strip_blank_tail(chunk.text)
+        key = strip_blank_tail(chunk.text)
         if unmatched[key] > 0:
             unmatched[key] -= 1
         else:
             fresh.append(chunk)
     left = []
     for chunk in old:
-        key = _strip_blank_tail(chunk.text)
+        key = strip_blank_tail(chunk.text)
         if unmatched[key] > 0:
             unmatched[key] -= 1
             entry, _ = parse_chunk(chunk)
@@ -118,7 +118,8 @@ def _corrected(ancestor: bytes, main: bytes, pr: bytes, corrections: list[Correc
     merged = pr + main[len(ancestor) :] if main.startswith(ancestor) else None
     after = compare(main, merged) if merged is not None else None
     if (
-        after is None
+        merged is None
+        or after is None
         or after.kind != "correction"
         or [(c.old, c.new) for c in after.corrections] != [(c.old, c.new) for c in corrections]
     ):
@@ -169,7 +170,7 @@ def merge(ancestor: bytes, main: bytes, pr: bytes, policy: LinkPolicy | None) ->
                 f"{where} (pr-link {same[0][1].pr_link!r}); another PR's entry is never a "
                 "reason to drop this one: resolve this conflict by hand"
             )
-        new_text.append(_strip_blank_tail(chunk.text))
+        new_text.append(strip_blank_tail(chunk.text))
         kept.append(entry)
     if not new_text:
         return main

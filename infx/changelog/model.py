@@ -111,3 +111,16 @@ class Entry:
     def content(self) -> dict[str, Any]:
         """What the entry says apart from its link: two entries with equal content are copies."""
         return {k: v for k, v in self.data.items() if k != "pr-link"}
+
+
+@dataclass
+class Outcome:
+    """What a changelog command does once it has decided: `notes` on stderr, `lines` on
+    stdout, the file to `write`, `warnings` on stderr, a step-summary section, the exit code."""
+
+    lines: list[str] = field(default_factory=list)
+    write: bytes | None = None
+    exit_code: int = 0
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    summary: str | None = None

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TypedDict
 
 from infx.changelog.links import PLACEHOLDER
+
+
+class NewEntry(TypedDict):
+    """The entry `new` appends, as its options give it: keys, description points, scenarios
+    and the flags set."""
+
+    config_keys: tuple[str, ...]
+    descriptions: tuple[str, ...]
+    scenario_types: tuple[str, ...]
+    evals_only: bool
+    all_evals: bool
+    append_only: bool
 
 
 def quote(text: str) -> str:

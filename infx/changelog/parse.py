@@ -1,8 +1,9 @@
-"""Byte-level rules and entry parsing for a region of perf-changelog.yaml.
+"""Entry parsing for a region of perf-changelog.yaml: cut into entries, scan, load, check.
 
 Everything here works on bytes plus the 1-based line number at which the
 region starts, so a check can look at appended bytes alone and still report
-head-file line numbers.
+head-file line numbers. The rules on raw bytes are in `text_rules`, the schema's
+in `schema_rules`.
 
 Hostile input is refused before anything is built: the parser's events are
 scanned first (flat, in C), and an entry holding an alias, an anchor, a tag,
@@ -11,15 +12,14 @@ a merge key or deep nesting is never composed, constructed or validated.
 
 from __future__ import annotations
 
-import difflib
 import re
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from ruamel.yaml.cyaml import CParser, CSafeLoader
+from ruamel.yaml import cyaml
+from ruamel.yaml.cyaml import CSafeLoader
 from ruamel.yaml.error import MantissaNoDotYAML1_1Warning, MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
@@ -32,17 +32,18 @@ from ruamel.yaml.events import (
 )
 from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
-from infx import schemas
 from infx.changelog import ENTRY_START
-from infx.changelog.model import MAX_PER_RULE, Entry, Violation, clip, more, summarized
+from infx.changelog.model import Entry, Violation, clip, summarized
+from infx.changelog.schema_rules import schema_violations
+from infx.changelog.text_rules import (
+    MAX_CHECKED_BYTES,
+    byte_violations,
+    ending_violations,
+    size_violation,
+    too_large,
+)
 from infx.yamlio import yaml_error_line, yaml_error_text
 
-if TYPE_CHECKING:
-    from jsonschema.exceptions import ValidationError
-
-# The most bytes one check parses: ten times the whole InferenceX history after two years, read
-# in one to three seconds; anything larger is refused at once instead of parsed for minutes.
-MAX_CHECKED_BYTES = 4 * 2**20
 # An entry nests three levels (list of entries, entry, list of keys); deeper input is never a
 # changelog, and bounding it keeps every later step (compose, construct, schema) shallow.
 MAX_DEPTH = 8
@@ -51,167 +52,19 @@ MAX_DEPTH = 8
 # many, which bounds its worst case to a few seconds.
 MAX_ENTRIES = 10_000
 MAX_VALUES = 100_000
-# Five occurrences of one bad byte show where and what; the rest are counted in one line.
-_MAX_SAME = 5
 
-_CONFLICT = re.compile(rb"^(<<<<<<<|=======|>>>>>>>|\|\|\|\|\|\|\|)(?: |$)", re.M)
-_LONE_CR = re.compile(rb"\r(?!\n)")
 _ENTRY_LINE = re.compile(rb"^- config-keys:$", re.M)
-# Characters the gate refuses: each with a name, and the fix for where it appears.
-_YAML11_BREAK = "YAML 1.1 readers (PyYAML, the InferenceX planner) read it as a line break"
-_BAD_CHARACTERS: tuple[tuple[bytes, str, str], ...] = (
-    (b"\0", "NUL byte", "remove the NUL byte"),
-    (b"\xc2\x85", f"next-line character U+0085 ({_YAML11_BREAK})", "use a space or a newline"),
-    (b"\xe2\x80\xa8", f"line separator U+2028 ({_YAML11_BREAK})", "use a space or a newline"),
-    (b"\xe2\x80\xa9", f"paragraph separator U+2029 ({_YAML11_BREAK})", "use a space or a newline"),
-)
 
 
-def too_large(what: str, limit: str, line: int | None = None) -> Violation:
-    return Violation(
-        line,
-        "size",
-        f"{what}; infx checks at most {limit} at once",
-        "split the change into smaller ones",
-    )
+class _Events(Protocol):
+    """What the event scan asks of a parser: the next event (ruamel's Event classes)."""
+
+    def get_event(self) -> Any: ...
 
 
-def size_violation(size: int, what: str) -> Violation:
-    return too_large(f"{what} is {size / 2**20:.1f} MiB", f"{MAX_CHECKED_BYTES // 2**20} MiB")
-
-
-def _line_at(data: bytes, offset: int, first_line: int) -> int:
-    return first_line + data.count(b"\n", 0, offset)
-
-
-def _column_at(data: bytes, offset: int) -> int:
-    """1-based character column of a byte offset."""
-    start = data.rfind(b"\n", 0, offset) + 1
-    return len(data[start:offset].decode("utf-8", "replace")) + 1
-
-
-def _located(
-    data: bytes,
-    pattern: re.Pattern[bytes],
-    total: int,
-    first_line: int,
-    describe: Callable[[int], tuple[str, str]],
-    what: str,
-    rule: str = "characters",
-) -> list[Violation]:
-    """The first few matches, each with line, column and fix, then the count of the rest."""
-    found: list[Violation] = []
-    rest_line: int | None = None
-    for index, match in enumerate(islice(pattern.finditer(data), _MAX_SAME + 1)):
-        line = _line_at(data, match.start(), first_line)
-        if index == _MAX_SAME:
-            rest_line = line
-            break
-        message, fix = describe(match.start())
-        found.append(Violation(line, rule, message, fix, _column_at(data, match.start())))
-    if total > _MAX_SAME:
-        found.append(more(rule, total - _MAX_SAME, what, rest_line))
-    return found
-
-
-def _tab(data: bytes, offset: int) -> tuple[str, str]:
-    start = data.rfind(b"\n", 0, offset) + 1
-    if not data[start:offset].strip(b" \t"):
-        return "tab in the indentation", "indent with spaces"
-    return "tab is not allowed", 'use a space (inside a double-quoted string, write "\\t")'
-
-
-def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
-    """Encoding, control characters and conflict markers; C-level scans and counts."""
-    found: list[Violation] = []
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        found.append(
-            Violation(
-                _line_at(data, exc.start, first_line),
-                "encoding",
-                f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
-                "save the file as UTF-8",
-            )
-        )
-    crlf = data.count(b"\r\n")
-    if crlf:
-        first = data.find(b"\r\n")
-        found.append(
-            Violation(
-                _line_at(data, first, first_line),
-                "characters",
-                f"{crlf:,} line(s) end with CRLF (Windows line endings), the first here",
-                "save the file with LF line endings (infx changelog fix does it)",
-            )
-        )
-    lone_cr = data.count(b"\r") - crlf
-    if lone_cr:
-        found += _located(
-            data,
-            _LONE_CR,
-            lone_cr,
-            first_line,
-            lambda _: ("carriage return (CR) is not allowed", "use a newline (LF)"),
-            "carriage returns",
-        )
-    tabs = data.count(b"\t")
-    if tabs:
-        found += _located(
-            data, re.compile(rb"\t"), tabs, first_line, lambda at: _tab(data, at), "tabs"
-        )
-    for needle, name, fix in _BAD_CHARACTERS:
-        total = data.count(needle)
-        if total:
-            found += _located(
-                data,
-                re.compile(re.escape(needle)),
-                total,
-                first_line,
-                lambda _, name=name, fix=fix: (f"{name} is not allowed", fix),
-                "of the same character",
-            )
-    if b"<<<<<<<" in data or b"=======" in data or b">>>>>>>" in data or b"|||||||" in data:
-        found += _located(
-            data,
-            _CONFLICT,
-            _CONFLICT.subn(b"", data)[1],
-            first_line,
-            lambda _: (
-                "merge-conflict marker left in the file",
-                "resolve the conflict (infx changelog resolve-conflict)",
-            ),
-            "conflict markers",
-            rule="conflict-marker",
-        )
-    return found
-
-
-def ending_violations(head: bytes) -> list[Violation]:
-    """The file ends with exactly one newline (looks at the last line only)."""
-    if not head:
-        return []
-    if not head.endswith(b"\n"):
-        return [
-            Violation(
-                head.count(b"\n") + 1,
-                "file-ending",
-                "the file does not end with a newline",
-                "add one newline at the end",
-            )
-        ]
-    last_start = head.rfind(b"\n", 0, len(head) - 1) + 1
-    if not head[last_start:-1].strip(b" "):
-        return [
-            Violation(
-                head.count(b"\n"),
-                "file-ending",
-                "the file ends with blank lines",
-                "end the file with exactly one newline after the last entry",
-            )
-        ]
-    return []
+# ruamel exports only the loaders of its C extension; the bare parser they build on reads
+# events without a constructor and resolver per entry (25 times cheaper to start).
+_CParser: Callable[[bytes], _Events] = vars(cyaml)["CParser"]
 
 
 @dataclass(frozen=True)
@@ -280,7 +133,7 @@ def _scan(text: bytes, first_line: int, budget: int) -> tuple[Violation | None, 
     growing once it passes `budget`. A syntax error ends the scan quietly: loading
     reports it with its position."""
     depth = values = 0
-    parser = CParser(text)
+    parser = _CParser(text)
     try:
         while values <= budget:
             event = parser.get_event()
@@ -384,7 +237,7 @@ def _misread_values(root: Any, first_line: int) -> list[Violation]:
     from yaml.nodes import ScalarNode as Yaml11Scalar
     from yaml.resolver import Resolver
 
-    resolver = Resolver()
+    resolve: Callable[[type[Yaml11Scalar], str, tuple[bool, bool]], str] = Resolver().resolve
     first_chars = Resolver.yaml_implicit_resolvers
     found = []
     for key_node, value_node in root.value[0].value:
@@ -395,7 +248,7 @@ def _misread_values(root: Any, first_line: int) -> list[Violation]:
             if node.tag == "tag:yaml.org,2002:timestamp":
                 reader, kind = "YAML reads", "date"
             elif text and node.tag == _STR_TAG and node.value[:1] in first_chars:
-                kind = _KINDS.get(resolver.resolve(Yaml11Scalar, node.value, (True, False)), "")
+                kind = _KINDS.get(resolve(Yaml11Scalar, node.value, (True, False)), "")
                 reader = "YAML 1.1 readers (PyYAML, the InferenceX planner) read"
                 if not kind:
                     continue
@@ -461,58 +314,6 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
             ]
     entry.inline = frozenset(inline)
     return entry, misread + schema_violations(entry)
-
-
-_TYPE_FIX = {
-    "boolean": "use true or false",
-    "integer": "use a whole number",
-    "string": "write text (quote it if YAML reads it as a number or boolean)",
-    "array": "write a list, one '- item' per line",
-}
-
-
-def _schema_fix(error: ValidationError) -> str:
-    kind = error.validator
-    if kind == "type":
-        return _TYPE_FIX.get(str(error.validator_value), "see schemas/perf-changelog.schema.json")
-    if kind == "additionalProperties":
-        known = list(error.schema.get("properties", {}))
-        instance = error.instance if isinstance(error.instance, dict) else {}
-        extra = [str(k) for k in instance if k not in known]
-        close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.6) if extra else []
-        if close:
-            return f"did you mean {close[0]!r}?"
-        return f"remove it; the keys of an entry are {', '.join(known)}"
-    if kind == "required":
-        return "add the missing key"
-    if kind == "enum":
-        return "use one of " + ", ".join(map(str, error.validator_value))
-    if kind in ("minItems", "minLength"):
-        return "give at least one non-empty value"
-    if kind == "minimum":
-        return f"use a number of at least {error.validator_value}"
-    if kind == "not":
-        return "remove append-only, or remove the eval fields"
-    return "see schemas/perf-changelog.schema.json"
-
-
-def schema_violations(entry: Entry) -> list[Violation]:
-    if schemas.is_valid("perf-changelog", entry.data):
-        return []
-    errors = islice(schemas.validator("perf-changelog").iter_errors(entry.data), MAX_PER_RULE)
-    found = []
-    for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
-        path = list(error.absolute_path)
-        line = entry.line_of(str(path[0])) if path else entry.line
-        if len(path) == 2:
-            line = entry.item_line(str(path[0]), int(path[1]))
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            extra = [k for k in error.instance if k not in error.schema.get("properties", {})]
-            line = entry.line_of(str(extra[0])) if extra else line
-        message = schemas.describe(error)
-        if message is not None:
-            found.append(Violation(line, "schema", message, _schema_fix(error)))
-    return found
 
 
 def parse_region(data: bytes, first_line: int = 1) -> tuple[list[Entry], list[Violation]]:

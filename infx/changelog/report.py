@@ -35,6 +35,11 @@ def annotation(path: str, violation: Violation) -> str:
     return f"::error {','.join(props)}::{_escape_data(violation.text())}"
 
 
+def render(fmt: str, path: str, result: CheckResult) -> str:
+    """The verdict in the format asked for: text, json or github."""
+    return {"text": as_text, "json": as_json, "github": as_github}[fmt](path, result)
+
+
 def as_failure(fmt: str, path: str, message: str) -> str:
     """The gate could not run: said in the format a machine reads (json or github)."""
     if fmt == "json":
