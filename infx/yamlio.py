@@ -31,12 +31,13 @@ def yaml_error_text(exc: Exception) -> str:
     return first[0] if first else type(exc).__name__
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory, then rename, so readers never see half a file."""
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write via a temp file in the same directory, then rename, so readers never see half a
+    file. The file keeps its mode, or takes `mode` when given (a new file is otherwise 0600)."""
     path = Path(path)
-    mode = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o7777
+    if mode is None:
+        with contextlib.suppress(FileNotFoundError):
+            mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -5,13 +5,11 @@ earlier build wrote and this one did not are removed; nothing else in the folder
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from infx.site.build import INDEX, Site
+from infx.yamlio import atomic_write
 
 ASSETS = ("index.html", "style.css", "charts.js", "views.js", "history.js", "overlay.js", "app.js")
 _MODE = 0o644  # what a web server (and GitHub Pages' artifact) needs to serve a file
@@ -19,16 +17,7 @@ _MODE = 0o644  # what a web server (and GitHub Pages' artifact) needs to serve a
 
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, _MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, data, _MODE)
 
 
 def asset(name: str) -> bytes:
