@@ -21,7 +21,7 @@ def test_a_client_without_the_fake_api_reaches_nothing() -> None:
 
 
 def test_crash_logs_go_to_the_sessions_own_cache() -> None:
-    from infx.cli.crash import log_path
+    from infx.crash import log_path
 
     cache = Path(os.environ["XDG_CACHE_HOME"])
     assert not cache.is_relative_to(Path.home())

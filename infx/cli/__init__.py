@@ -14,52 +14,22 @@ import click
 from infx import __version__
 from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
-# name -> (module, attribute, one-line help shown by `infx --help`)
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "changelog": ("infx.cli.changelog", "changelog", "Check and rewrite perf-changelog.yaml."),
-    "sweep": ("infx.cli.sweep", "sweep", "Plan and check benchmark sweeps."),
-    "reuse": ("infx.cli.reuse", "reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
-    "stage-results": (
-        "infx.cli.reuse",
-        "stage_results",
-        "Handle a /stage-results [<run_id>] comment.",
-    ),
-    "apply-decision": (
-        "infx.cli.reuse",
-        "apply_decision",
-        "React, dispatch and set the status a `--decide-only` comment command decided.",
-    ),
-    "merge": (
-        "infx.cli.merge",
-        "merge",
-        "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver).",
-    ),
-    "rerun-failed": (
-        "infx.cli.rerun",
-        "rerun_failed",
-        "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result.",
-    ),
-    "results": (
-        "infx.cli.results",
-        "results",
-        "Turn benchmark output into result rows; collect and compare them.",
-    ),
-    "security": (
-        "infx.cli.security",
-        "security",
-        "Check the settings that keep fork code off the GPU runners (via the API).",
-    ),
-    "site": (
-        "infx.cli.site",
-        "site",
-        "Build the static results site from main's history (infx[compare]).",
-    ),
-    "workflows": (
-        "infx.cli.workflows",
-        "workflows",
-        "Check the workflow files against the settings (sweep label names).",
-    ),
+# name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
+# fmt: off
+COMMANDS: dict[str, tuple[str, str]] = {
+    "changelog": ("changelog:changelog", "Check and rewrite perf-changelog.yaml."),
+    "sweep": ("sweep:sweep", "Plan and check benchmark sweeps."),
+    "reuse": ("reuse:reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
+    "stage-results": ("reuse:stage_results", "Handle a /stage-results [<run_id>] comment."),
+    "apply-decision": ("reuse:apply_decision", "React, dispatch and set the status a `--decide-only` comment command decided."),
+    "merge": ("merge:merge", "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver)."),
+    "rerun-failed": ("rerun:rerun_failed", "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result."),
+    "results": ("results:results", "Turn benchmark output into result rows; collect and compare them."),
+    "security": ("security:security", "Check the settings that keep fork code off the GPU runners (via the API)."),
+    "site": ("site:site", "Build the static results site from main's history (infx[compare])."),
+    "workflows": ("workflows:workflows", "Check the workflow files against the settings (sweep label names)."),
 }
+# fmt: on
 
 
 def _with_exit_codes(command: click.Command) -> None:
@@ -79,8 +49,8 @@ class InfxGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.commands or name not in COMMANDS:
             return self.commands.get(name)
-        module, attribute, _ = COMMANDS[name]
-        command = getattr(importlib.import_module(module), attribute)
+        module, attribute = COMMANDS[name][0].split(":")
+        command = getattr(importlib.import_module(f"infx.cli.{module}"), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         _with_exit_codes(command)
@@ -88,7 +58,7 @@ class InfxGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -106,7 +76,7 @@ class InfxGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
-            from infx.cli.crash import report
+            from infx.crash import report
 
             ctx.exit(report(exc))
 
