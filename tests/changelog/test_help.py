@@ -27,6 +27,6 @@ def test_the_short_help_in_infx_help_matches_each_command() -> None:
     from infx.cli import COMMANDS
 
     ctx = click.Context(cli)
-    for name, (_, _, short) in COMMANDS.items():
+    for name, (_, short) in COMMANDS.items():
         first = (cli.get_command(ctx, name).help or "").strip().splitlines()[0]
         assert short.rstrip(".").split()[0].lower() in first.lower(), (name, first)
