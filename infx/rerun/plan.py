@@ -102,6 +102,7 @@ class RerunPlanFacts:
     head_sha: str = ""
     budgets: Mapping[str, float] = field(default_factory=dict)
     files_now: dict[str, bytes | None] = field(default_factory=dict)  # the manifest's, at HEAD
+    node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
 
 
 def _what(pr: int | None) -> str:
@@ -173,7 +174,8 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     if facts.other_node:
         todo.pins, todo.notes = pin_nodes([row for row, _ in todo.jobs], seen, facts.pools)
     mine = record.rerun(request.this_run, facts.head_sha, request.scope)
-    costs = estimate(todo.jobs, facts.files.timings.durations(), record.agentx_fast)
+    durations = facts.files.timings.durations()
+    costs = estimate(todo.jobs, durations, record.agentx_fast, facts.node_gpus)
     budget = verdict(costs, record.category, facts.budgets)
     wall = wall_minutes(costs, {label: len(nodes) for label, nodes in facts.pools.items()})
     folder = request.output_dir

@@ -15,6 +15,7 @@ from infx.errors import InfxError
 from infx.github.actions import CommentEvent
 from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
+from infx.matrix.cost import node_gpus
 from infx.matrix.sources import load_runners, manifest_of, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
@@ -146,7 +147,7 @@ def rerun_facts(gh: GitHub, ask: RerunAsk) -> RunFacts:
         pull = gh.decide(lambda: gh.pull(number))
         found = replace(found, pull=pull, label=_label_name(found.files.record.category))
     if refused(found, ask) is None:
-        found = replace(found, floors=_floors_here())
+        found = replace(found, floors=_floors_here(), node_gpus=_node_gpus_here())
     return found
 
 
@@ -157,6 +158,16 @@ def _floors_here() -> Floors | None:
         return load_floors(load_settings(root).accuracy_floors, root)
     except InfxError:
         return None
+
+
+def _node_gpus_here() -> dict[str, int]:
+    """GPUs per node of each runner label, from the checkout's runners.yaml (none: 8)."""
+    try:
+        root = git.root()
+        runners = load_runners(root, None, load_settings(root).runners).runners
+    except InfxError:
+        return {}
+    return node_gpus(runners.labels, runners.hardware) if runners is not None else {}
 
 
 def _label_name(role: str) -> str:
@@ -254,6 +265,7 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         docs=docs,
         skipped=skipped,
         pools=runners.labels if runners is not None else {},
+        node_gpus=node_gpus(runners.labels, runners.hardware) if runners is not None else {},
         other_node=settings.rerun_other_node,
         head_sha=git.git(["rev-parse", "HEAD"], root).strip(),
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,

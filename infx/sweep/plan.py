@@ -22,6 +22,7 @@ from infx.matrix.cost import (
     estimate,
     estimate_document,
     labeler_hold,
+    node_gpus,
     verdict,
     wall_minutes,
 )
@@ -175,8 +176,10 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     if start.decision.canary:
         row, remaining = canary(plan.as_json())
         document = {"canary": [row] if row else [], "remaining": remaining}
-    costs = estimate(jobs_of(plan.as_json()), facts.durations, start.decision.agentx_fast)
     runners = planned.runner_info.runners
+    sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
+    rows = jobs_of(plan.as_json())
+    costs = estimate(rows, facts.durations, start.decision.agentx_fast, sizes)
     pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}
     wall = wall_minutes(costs, pools)
     budget = verdict(costs, start.category or "", facts.budgets or {})
