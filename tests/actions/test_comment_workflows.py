@@ -266,7 +266,6 @@ def test_a_members_command_queues_behind_only_their_own(workflow: str) -> None:
     without write permission (the triage role passes the association filter), or another
     maintainer, never cancels someone else's pending command or its acting job."""
     jobs = load(workflow)["jobs"]
-    (acting,) = [name for name in jobs if name != "decide"]
     prefix = workflow.removesuffix(".yml")
     mine = slots(workflow, comment(f"{COMMANDS[workflow]} 1039", login="maintainer"))
     again = slots(workflow, comment(COMMANDS[workflow], login="maintainer"))
