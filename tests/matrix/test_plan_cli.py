@@ -326,7 +326,9 @@ def test_the_approval_table_counts_whole_nodes_and_says_what_the_servers_use(
         "--estimate", str(target), "--budget", "full-sweep-enabled",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "| tp4 | fixed-seq-len | 3 | 2 | 16, 32, 64 | 10.0 (5.0 used) | assumed |" in result.output
+    assert (
+        "| tp4 | fixed-seq-len | 3 | 2 | 16, 32, 64 | 10.0 (5.0 used) | assumed |" in result.output
+    )
     doc = json.loads(target.read_text())
     assert doc["gpu-hours"] > doc["gpu-hours-used"]
     tp4 = [job for job in doc["jobs"] if job["gpus"] == 4]
