@@ -270,4 +270,12 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         head_sha=git.git(["rev-parse", "HEAD"], root).strip(),
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
         files_now={name: data for (_, name), data in at_head.items()},
+        recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
     )
+
+
+def _recorded(path: Path, run_id: int) -> Timings | None:
+    """The timings a source run's collect recorded (its sweep-jobs artifact), if any."""
+    if not path.is_file():
+        return None
+    return parse_timings(path.read_bytes(), f"run {run_id}'s {JOBS_ARTIFACT}/{TIMINGS_FILE}")

@@ -229,6 +229,47 @@ def test_three_infra_failures_are_retried_exactly_and_each_point_appears_once(
     assert api.state.workflow_dispatches == []
 
 
+def _holds(timings: dict[str, Any], recorded: dict[str, Any]) -> bool:
+    """Every sample of `recorded` is in `timings`."""
+    jobs = timings["jobs"]
+    return all(sample in jobs.get(key, []) for key, samples in recorded["jobs"].items()
+               for sample in samples)  # fmt: skip
+
+
+def test_reruns_carry_what_their_source_recorded_through_the_lineage(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """A rerun starts from the timings its source recorded (the source's sweep-jobs, with the
+    source's own jobs in it), not from what the source started from; after three reruns
+    the next sweep, which reads the newest three sweep-jobs artifacts, still has run A's."""
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    recorded = json.loads((source_run.run.artifacts["sweep-jobs"] / "timings.json").read_text())
+    assert len(recorded["jobs"]) == 37
+    stubborn = {key: ("recipe", "mi355x-amds_01") for key in INFRA}  # still failing each time
+    source = A_ID
+    for n, run_id in enumerate((B_ID, B_ID + 1, B_ID + 2)):
+        event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+                 "inputs": {"rerun-of": str(source), "scope": "missing", "pr-number": 17}}  # fmt: skip
+        cluster = Cluster(api, run_id, POOLS, tmp_path / f"gpu{n}", failures=dict(stubborn))
+        rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster,
+                         run_id=run_id)  # fmt: skip
+        assert rerun.ran("setup"), rerun.log("setup")
+        assert len(rerun.dispatches) == 3
+        carried = json.loads((rerun.artifacts["sweep-plan"] / "timings.json").read_text())
+        assert _holds(carried, recorded), f"rerun {n + 1}"
+        kept = json.loads((rerun.artifacts["sweep-jobs"] / "timings.json").read_text())
+        assert _holds(kept, recorded), f"rerun {n + 1}"
+        publish(api, world, rerun, run_id, head_sha=source_run.repo.head, conclusion="failure",
+                minute=120 + 60 * n)  # fmt: skip
+        source = run_id
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    out = tmp_path / "next-sweep-timings.json"
+    result = _infx(env, "sweep", "timings", "--out", str(out))
+    assert result.exit_code == 0 and f"from run(s) {B_ID + 2}, {B_ID + 1}, {B_ID}" in result.output
+    assert set(recorded["jobs"]) <= set(json.loads(out.read_text())["jobs"])
+
+
 def planned_whole(source_run: SourceRun) -> dict[str, Any]:
     from infx.rerun.rules import whole_plan
 
