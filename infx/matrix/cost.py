@@ -257,21 +257,21 @@ class BudgetVerdict:
 
     @property
     def over(self) -> bool:
-        if self.budget is not None and self.held and not self.gpu_hours <= 0:
-            return True  # held for who asked; a plan of no jobs asks no one
+        if self.held and not self.gpu_hours <= 0:
+            return True  # held for who asked, whatever the budget; a plan of no jobs asks no one
         # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
         # lands a hair above it. NaN and infinity stay over any budget.
         return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
+        if self.held and self.over:
+            hours = f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
+            if self.budget is not None:
+                hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
+            return f"approval needed: {self.held} ({hours}){self._used()}"
         if self.budget is None:
             return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}{self._used()}"
-        if self.held and self.over:
-            return (
-                f"approval needed: {self.held} "
-                f"({self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours){self._used()}"
-            )
         verdict = "over budget" if self.over else "within budget"
         hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
         return f"{verdict}: {hours} for {what}{self._used()}"
@@ -289,9 +289,9 @@ WRITE = frozenset({"admin", "maintain", "write"})
 
 
 def labeler_hold(label: str, adder: str | None, permission: str | None) -> str:
-    """Why a budgeted label's plan waits for approval because of who added the label ("":
-    it need not). A label's budget trusts whoever may push; the triage role may label too
-    (GitHub reports it as read), and a label no one is known to have added is trusted by no one."""
+    """Why a sweep label's plan waits for approval because of who added the label ("": it
+    need not). A sweep label trusts whoever may push; the triage role may label too (GitHub
+    reports it as read), and a label no one is known to have added is trusted by no one."""
     if not adder:
         return f"label {label}: no one is known to have added it"
     if permission not in WRITE:

@@ -15,6 +15,7 @@ from infx.errors import InfxError
 from infx.github.actions import CommentEvent
 from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
+from infx.github.values import Approval, Environment
 from infx.matrix.cost import node_gpus
 from infx.matrix.sources import load_runners, manifest_of, plan_change
 from infx.matrix.timings import Timings, parse_timings
@@ -87,6 +88,13 @@ def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[
         return merged, used
 
     return gh.decide(fetch)
+
+
+def approval_facts(gh: GitHub, run_id: int) -> tuple[Environment | None, list[Approval]]:
+    """The gpu-budget environment's protection and this run's reviews of its deployments."""
+    from infx.sweep.budget import ENVIRONMENT
+
+    return gh.decide(lambda: (gh.environment(ENVIRONMENT), gh.run_approvals(run_id)))
 
 
 def triage_facts(request: TriageRequest) -> TriageFacts:

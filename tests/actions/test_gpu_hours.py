@@ -121,6 +121,7 @@ def source_run(tmp_path_factory: pytest.TempPathFactory) -> SourceRun:
     repo = sweep_repository(tmp / "repo")
     with FakeGitHub() as fake:
         fake.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+        fake.state.trusted_labels(17, ["full-sweep-enabled"])
         world = World(repo.path, tmp, fake.url, fake.state.requests)
         cluster = Cluster(fake, A_ID, POOLS, tmp / "gpu", failures=dict(INFRA))
         payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,

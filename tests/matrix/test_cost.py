@@ -195,7 +195,15 @@ def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
     assert bool(why) is held
     found = BudgetVerdict("full-sweep-enabled", 2.0, 100.0, why)
     assert found.over is held
-    assert not BudgetVerdict("full-sweep-enabled", 2.0, None, why).over  # no budget: no limit
+    # Without a budget for the label the hold applies all the same (#25: a triager's
+    # full-sweep-enabled started 11 GPU jobs unapproved when its label had no budget).
+    unbudgeted = BudgetVerdict("full-sweep-enabled", 2.0, None, why)
+    assert unbudgeted.over is held
+    if held:
+        assert unbudgeted.text().startswith("approval needed: label full-sweep-enabled")
+        assert unbudgeted.text().endswith(
+            "(2.0 GPU-hours; no budget is set for label full-sweep-enabled)"
+        )
     nothing = BudgetVerdict("full-sweep-enabled", 0.0, 100.0, why)  # nothing to approve
     assert not nothing.over and nothing.text().startswith("within budget: 0.0 of 100.0")
     if held:
