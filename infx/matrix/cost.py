@@ -253,7 +253,7 @@ class BudgetVerdict:
         used = self.used_hours
         if used is None or round(used, 1) == round(self.gpu_hours, 1):
             return ""
-        return f" (held as whole nodes; the servers use {used:,.1f})"
+        return f" (whole nodes; servers use {used:,.1f})"
 
     @property
     def over(self) -> bool:

@@ -80,7 +80,7 @@ def last_changes(labels: EventLabels, timeline: Iterable[LabelChange]) -> dict[s
         key=lambda c: (c.at is None, c.at),
     )
     last = {change.label: change for change in ordered}
-    if labels.action in LABEL_ACTIONS and labels.label in labels.sweep_labels:
+    if labels.action in LABEL_ACTIONS and labels.label in labels.sweep_labels and labels.sender:
         last[labels.label] = LabelChange(labels.label, labels.action, labels.sender)
     return last
 

@@ -352,7 +352,7 @@ GPU_JOBS = ["canary", "single", "agentic", "multi", "multi-agentic", "evals", "a
 @pytest.mark.parametrize(
     ("budget", "approval", "starts"),
     [
-        (10, None, False),  # 15 GPU-hours over 10: waits
+        (10, None, False),  # 22 GPU-hours held, over 10: waits
         (10, False, False),  # a reviewer rejects: nothing ever starts
         (10, True, True),  # approved: the sweep runs
         (100, None, True),  # within budget: no wait at all
@@ -365,13 +365,17 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
     api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
     api.state.label(17, "labeled", "full-sweep-enabled", 1)  # by a maintainer
     api.state.permissions["maintainer"] = "write"
+    api.state.environment("gpu-budget", ["lead"])  # protected, as docs/security.md says
+    if approval:
+        api.state.approve(4242, "lead", "gpu-budget")
     world = world_for(repo, api, tmp_path)
     payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
                          base_sha=repo.base)  # fmt: skip
     run = simulate(world, "run-sweep.yml", "pull_request", payload,
                    approvals={"gpu-budget": approval})  # fmt: skip
     assert run.ran("setup"), run.log("setup")
-    over = budget < 15
+    # The tp4 points use half of their 8-GPU nodes: 15 GPU-hours used, 22 held.
+    over = budget < 22
     assert run.outputs["setup"]["over-budget"] == str(over).lower()
     assert bool(run.dispatches) is starts
     if starts:
@@ -382,19 +386,21 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
         assert {run.jobs[j] for j in GPU_JOBS} == {"waiting"}
     ours = [s for s in api.state.statuses.get(repo.head, []) if s["context"] == "infx/gpu-budget"]
     status = ours[-1]  # the first one set (GitHub lists newest first)
+    used = "(whole nodes; servers use 15.0)"
     if over:
         assert status["state"] == "pending"
         assert status["description"] == (
-            f"over budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled; "
-            "waiting for approval in gpu-budget"
+            f"waiting for approval in gpu-budget: over budget: 22.0 of {budget:.1f} GPU-hours "
+            f"for label full-sweep-enabled {used}"
         )
     else:
         assert (status["state"], status["description"]) == (
-            "success", f"within budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled"
+            "success",
+            f"within budget: 22.0 of {budget:.1f} GPU-hours for label full-sweep-enabled {used}",
         )  # fmt: skip
     if approval and over:
         assert ours[0]["state"] == "success"
-        assert "approved in gpu-budget" in ours[0]["description"]
+        assert ours[0]["description"].startswith("approved by lead in gpu-budget: over budget")
 
 
 @pytest.mark.parametrize(
@@ -534,8 +540,12 @@ def test_rerun_command_previews_then_dispatches_the_targeted_rerun(
 ) -> None:
     dry = _infx(published, "sweep", "rerun", str(A_ID), "--dry-run")
     assert dry.exit_code == 0, dry.output
-    # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs.
-    assert "Rerunning 3 of 40 jobs: about 5.0 GPU-hours (a full rerun: 63.0)." in dry.output
+    # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs,
+    # each job holding a whole 8-GPU node.
+    assert (
+        "Rerunning 3 of 40 jobs: about 6.0 GPU-hours held, 5.0 used by the servers "
+        "(a full rerun: 80.0)." in dry.output
+    )
     assert "| llama70b\\_1k1k | 32 | mi355x | runner-lost on mi355x-amds\\_03 |" in dry.output
     assert "nothing dispatched" in dry.output and api.state.workflow_dispatches == []
     done = _infx(published, "sweep", "rerun", str(A_ID))

@@ -107,6 +107,8 @@ def test_a_triagers_sweep_label_starts_nothing_unapproved_with_or_without_a_budg
     ours = [s for s in api.state.statuses[repo.head] if s["context"] == "infx/gpu-budget"]
     assert ours[0]["state"] == "pending" and "waiting for approval" in ours[0]["description"]
     # A reviewer's approval is what lets it run.
+    api.state.environment("gpu-budget", ["lead"])
+    api.state.approve(4242, "lead", "gpu-budget")
     approved = sweep(api, tmp_path, repo, payload, approvals={"gpu-budget": True})
     assert len(approved.dispatches) == len(plan_rows(planned(approved))) > 0
 

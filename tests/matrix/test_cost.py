@@ -274,7 +274,7 @@ def test_the_budget_counts_held_gpu_hours_and_says_both() -> None:
     over = verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 5})
     assert over.over and over.text() == (
         "over budget: 6.0 of 5.0 GPU-hours for label full-sweep-enabled "
-        "(held as whole nodes; the servers use 3.0)"
+        "(whole nodes; servers use 3.0)"
     )
     from infx.matrix.cost import estimate_document
 
