@@ -324,6 +324,43 @@ def test_after_a_recipe_change_the_canary_runs_first_and_its_failure_stops_the_r
         assert len(results(rerun)) == 40 and max(points(results(rerun)).values()) == 1
 
 
+def checkouts(run: Run) -> set[str | None]:
+    """The commit every GPU job checks out (None: the workflow's default, github.sha)."""
+    return {
+        step["with"].get("ref")
+        for dispatch in run.dispatches
+        for step in dispatch.steps
+        if str(step.get("uses", "")).startswith("actions/checkout@")
+    }
+
+
+def test_a_rerun_benchmarks_exactly_the_commit_it_planned(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """A workflow_dispatch runs on the branch tip (github.sha); a rerun of a PR's sweep plans
+    GitHub's merge of the PR into main as it is now (refs/pull/N/merge), and records that
+    commit in its manifest. Its GPU jobs must run those bytes, not the tip's: main's fix
+    would be in the record but not in what ran."""
+    assert checkouts(source_run.run) == {source_run.repo.merge}  # a PR's sweep, the same way
+    repo = _changed_recipe(source_run, tmp_path)
+    subprocess.run(["git", "checkout", "-q", "feature"], cwd=repo.path, check=True)
+    tip = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo.path, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert tip != repo.merge
+    world = world_for(repo, api, tmp_path)
+    source_run.publish(api, world)
+    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+             "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": 17}}  # fmt: skip
+    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    assert rerun.ran("setup"), rerun.log("setup")
+    record = json.loads((rerun.artifacts["sweep-plan"] / "rerun.json").read_text())
+    assert record["sha"] == repo.merge == rerun.outputs["setup"]["sha"]
+    assert len(rerun.dispatches) == 4 and checkouts(rerun) == {repo.merge}
+    # The chunk jobs that read the plan install infx from the same commit.
+    assert all(rerun.ran(job) for job in rerun.jobs if job.endswith("/rows"))
+
+
 # --- the budget ----------------------------------------------------------------------------
 
 
