@@ -227,7 +227,15 @@ def slots(workflow: str, payload: dict) -> list[str]:
     job's group only when the job starts (`decide` is the first; the acting job needs it).
     With cancel-in-progress off a group keeps one pending run, and a newer one replaces it."""
     found = load(workflow)
-    ctx = {"github": {"event_name": "issue_comment", "event": payload, "repository": REPO}}
+    actor = payload["comment"]["user"]["login"]  # who triggered the run: the commenter
+    ctx = {
+        "github": {
+            "event_name": "issue_comment",
+            "event": payload,
+            "repository": REPO,
+            "actor": actor,
+        }
+    }
     taken = []
     if "concurrency" in found:
         taken.append(render(found["concurrency"]["group"], ctx))
