@@ -1,5 +1,11 @@
-"""GPU-hours a targeted rerun spends against a full rerun, and how close the estimate gets
-to recorded durations as a history of sweeps accumulates.
+"""GPU-hours a sweep holds against what its servers use, what a targeted rerun spends
+against a full rerun, and how close the estimate gets to recorded durations as a history of
+sweeps accumulates.
+
+0. Held against used, on InferenceX's every-config plan (`../shared/inferencex/plans/
+   all-keys.plan.json.gz`, made by InferenceX's own planner) with its runners.yaml: a job
+   holds whole nodes (gpus-per-node from runners.yaml, else 8), a multi-node job every
+   node of every worker (or the nodes its recipe asks for); per pool, then in all.
 
 1. Targeted rerun against full rerun, on the real InferenceX configs (`../shared`; a
    synthetic 300-config file without it): the plan of an entry selecting every config,
@@ -27,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from infx.matrix.cost import estimate, job_key
+from infx.matrix.cost import estimate, job_key, node_gpus
 from infx.matrix.expand import hardware_table, is_agentic, is_multinode, row_concs
 from infx.matrix.load import load_yaml, parse_masters
 from infx.matrix.options import PlanOptions
@@ -77,6 +83,42 @@ def result_rows(row: MatrixRow, is_eval: bool) -> list[dict[str, Any]]:
 
 def hours(jobs: list[tuple[MatrixRow, bool]]) -> float:
     return sum(cost.gpu_hours for cost in estimate(jobs))
+
+
+# --- 0. held against used ---------------------------------------------------------------------
+
+
+def held_against_used() -> None:
+    import gzip
+    import json
+
+    golden = SHARED / "plans" / "all-keys.plan.json.gz"
+    if not golden.is_file():
+        print("0. Held against used: skipped (../shared/inferencex/plans absent)\n")
+        return
+    plan = json.loads(gzip.decompress(golden.read_bytes()))
+    runners = load_yaml((SHARED / "configs" / "runners.yaml").read_bytes())
+    sizes = node_gpus(runners.get("labels") or {}, runners.get("hardware") or {})
+    costs = estimate(jobs_of(plan), node_gpus=sizes)
+    used = math.fsum(c.gpu_hours for c in costs)
+    held = math.fsum(c.held_hours for c in costs)
+    print("0. GPU-hours held against used, InferenceX's every-config plan (plans/all-keys)")
+    print(f"   {len(costs)} jobs; assumptions: 15 min a point, an agentic job its duration\n")
+    print("| pool | jobs | GPUs per node | GPU-hours used | GPU-hours held | held / used |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    pools: dict[str, list[Any]] = {}
+    for cost in costs:
+        pools.setdefault(str(cost.row["runner"]), []).append(cost)
+    for label, group in sorted(pools.items(), key=lambda item: -sum(c.held_hours for c in item[1])):
+        u, h = sum(c.gpu_hours for c in group), sum(c.held_hours for c in group)
+        size = f"{sizes[label]}" if label in sizes else "8 (assumed)"
+        print(f"| {label} | {len(group)} | {size} | {u:,.1f} | {h:,.1f} | {h / u:.2f} |")
+    single = [c for c in costs if not is_multinode(c.row)]
+    multi = [c for c in costs if is_multinode(c.row)]
+    for name, group in (("single-node", single), ("multi-node", multi)):
+        u, h = sum(c.gpu_hours for c in group), sum(c.held_hours for c in group)
+        print(f"| **{name}** | {len(group)} | | {u:,.1f} | {h:,.1f} | {h / u:.2f} |")
+    print(f"| **total** | {len(costs)} | | {used:,.1f} | {held:,.1f} | {held / used:.2f} |\n")
 
 
 # --- 1. targeted against full ---------------------------------------------------------------
@@ -209,6 +251,7 @@ def replayed_history(sweeps: int = 40) -> None:
 
 
 def main() -> int:
+    held_against_used()
     targeted_against_full()
     replayed_history()
     return 0

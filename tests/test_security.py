@@ -55,6 +55,7 @@ def safe(api: FakeGitHub, **changes: Any) -> None:
             ),
         }
     )
+    s.environment("gpu-budget", ["lead"], teams=["gpu-owners"])
     s.admin.update(changes)
 
 
@@ -79,6 +80,7 @@ def test_the_documented_settings_pass(api: FakeGitHub, repo: GitRepo) -> None:
     assert result.exit_code == 0, result.output
     found = lines(result.output)
     assert sorted(found) == [
+        "budget-environment",
         "ephemeral-runners",
         "fork-approval",
         "runner-groups",
@@ -86,9 +88,47 @@ def test_the_documented_settings_pass(api: FakeGitHub, repo: GitRepo) -> None:
     ]
     assert all(text.startswith("ok: ") for text in found.values()), found
     assert "2 GPU runner(s), each ephemeral" in found["ephemeral-runners"]
+    assert found["budget-environment"] == (
+        "ok: an over-budget sweep waits in gpu-budget for lead or gpu-owners"
+    )
     # Reads only, and no more than the settings need.
     assert {method for method, _ in api.state.requests} == {"GET"}
-    assert len(api.state.requests) == 6
+    assert len(api.state.requests) == 7
+
+
+@pytest.mark.parametrize(
+    ("environment", "says"),
+    [
+        ("missing", "gpu-budget does not exist: GitHub creates it unprotected"),
+        ("unprotected", "gpu-budget has no required reviewers"),
+        ("wait timer", "gpu-budget has no required reviewers"),
+    ],
+)
+def test_a_budget_environment_no_one_approves_in_is_a_problem(
+    api: FakeGitHub, repo: GitRepo, environment: str, says: str
+) -> None:
+    """The budget holds an over-budget sweep only while its environment has required
+    reviewers; a missing one is created unprotected by the first sweep that names it."""
+    safe(api)
+    if environment == "missing":
+        api.state.environments.clear()
+    else:
+        api.state.environment("gpu-budget", None, wait=5 if environment == "wait timer" else 0)
+    result = check(repo)
+    assert result.exit_code == 1, result.output
+    found = lines(result.output)
+    assert (
+        found["budget-environment"].startswith("PROBLEM: ") and says in found["budget-environment"]
+    )
+    assert [n for n, text in found.items() if not text.startswith("ok: ")] == ["budget-environment"]
+
+
+def test_an_environment_the_token_may_not_read_is_unread(api: FakeGitHub, repo: GitRepo) -> None:
+    safe(api)
+    api.state.faults.append(Fault("/environments/gpu-budget", status=403))
+    result = check(repo)
+    assert result.exit_code == 2, result.output
+    assert lines(result.output)["budget-environment"].startswith("unread: ")
 
 
 WRONG = {

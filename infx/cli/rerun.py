@@ -15,12 +15,19 @@ import click
 from infx import git
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.options import workflow_option
+from infx.errors import GitHubError
 from infx.github.actions import append_summary, comment_event, event, set_outputs
 from infx.github.client import GitHub
 from infx.rerun import decide, reads
 from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
 from infx.rerun.plan import RerunPlanRequest, rerun_plan_outcome
-from infx.sweep.budget import StatusRequest, budget_status, parse_estimate
+from infx.sweep.budget import (
+    StatusRequest,
+    approval_check,
+    budget_status,
+    parse_estimate,
+    status_error,
+)
 from infx.sweep.outcome import Outcome
 from infx.yamlio import atomic_write
 
@@ -32,6 +39,7 @@ HELP = {
     "triage --previous": "The source run's sweep-jobs folder, for a rerun: its attempts count too.",
     "triage --results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
     "status --estimate": "The estimate.json `sweep plan --estimate` wrote.",
+    "status --approved": "In the job that waited in the gpu-budget environment: pass only a required reviewer's recorded approval of this run (--run-id), and say who approved.",
     "rerun --automatic": "The automatic retry after a failed sweep: only a failed run that is not itself a retry.",
     "rerun --decide-only": "Read-only: write the dispatch as the step output `dispatch` for `infx sweep dispatch-rerun` in a job that may start workflows.",
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
@@ -127,16 +135,30 @@ def triage(**options: object) -> None:
     "--estimate", "estimate_file", required=True, type=EXISTING, help=HELP["status --estimate"]
 )
 @click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
-@click.option("--approved", is_flag=True, help="The over-budget sweep was approved.")
+@click.option("--approved", is_flag=True, help=HELP["status --approved"])
 @click.option("--target-url", default="", help="Link of the status (the run).")
+@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
 @repo_option
 def status(**options: object) -> None:
-    """Show the estimate against the budget on the commit (status `infx/gpu-budget`)."""
+    """Show the estimate against the budget on the commit (status `infx/gpu-budget`); with
+    --approved, in the job that waited for approval, first check that a required reviewer
+    of the environment approved this run (exit 1 and a "held" status otherwise)."""
     asked = request(StatusRequest, options)
     estimate = parse_estimate(asked.estimate_file.read_bytes(), str(asked.estimate_file))
-    commit_status, line = budget_status(estimate, asked.approved)
-    reads.client(asked.repo).set_status(asked.sha, commit_status, asked.target_url or None)
+    gh = reads.client(asked.repo)
+    approver, held = None, ""
+    if asked.approved:
+        approver, held = approval_check(*reads.approval_facts(gh, int(asked.run_id)))
+    commit_status, line = budget_status(estimate, asked.approved, approver, held)
+    try:
+        gh.set_status(asked.sha, commit_status, asked.target_url or None)
+    except GitHubError as exc:
+        if not asked.approved:
+            raise
+        click.echo(f"infx: warning: the status was not set: {exc}", err=True)
     click.echo(line)
+    if (error := status_error(held)) is not None:
+        raise error
 
 
 @click.command("rerun")

@@ -26,14 +26,23 @@ def security() -> None:
     show_default=True,
     help="A workflow file whose jobs run on the GPU runners; repeat for several.",
 )
-def check(repo: str | None, runners_path: str, workflows: tuple[str, ...]) -> None:
+@click.option(
+    "--environment",
+    default="gpu-budget",
+    show_default=True,
+    help="The environment whose required reviewers approve an over-budget sweep.",
+)
+def check(
+    repo: str | None, runners_path: str, workflows: tuple[str, ...], environment: str
+) -> None:
     """Read through the API what the workflow files cannot enforce, and judge it.
 
     A fork's pull request runs the workflow files of its own merge commit, so only the
     settings stand between its code and the GPU runners: approval of every outside
     contributor's run, ephemeral GPU runners (those with a label or node of the runners
-    file), an organization runner group that only the sweep workflows may use, and a
-    read-only default workflow token. Needs a token that may administer the repository (and
+    file), an organization runner group that only the sweep workflows may use, a
+    read-only default workflow token, and required reviewers on the environment that holds
+    an over-budget sweep (GitHub creates a missing one unprotected). Needs a token that may administer the repository (and
     read the organization's runners). Exit 1 names each setting at fault; a setting the
     token may not read is a usage or environment error, never a pass.
     """
@@ -47,7 +56,7 @@ def check(repo: str | None, runners_path: str, workflows: tuple[str, ...]) -> No
     info = load_runners(root, None, runners_path)
     gh = GitHub(repo_slug(repo, root))
     outcome = judge(
-        gh.decide(lambda: read_facts(gh)),
+        gh.decide(lambda: read_facts(gh, environment)),
         info.runners.labels if info.runners is not None else {},
         workflows,
     )

@@ -12,12 +12,28 @@ import click
 
 from infx import git
 from infx.cli import rerun
-from infx.cli.options import base_option, branch_base, changelog_file, master_configs, runners_file
+from infx.cli.options import (
+    api_repo_option as repo_option,
+)
+from infx.cli.options import (
+    base_option,
+    branch_base,
+    changelog_file,
+    master_configs,
+    runners_file,
+    workflow_option,
+)
 from infx.cli.rerun import EXISTING, FILE, emit, request
 from infx.matrix.rows import BUCKETS
 from infx.matrix.sources import load_masters, load_runners
 from infx.sweep import jobs
-from infx.sweep.facts import read_event, read_pins, read_plan_facts, read_plan_file
+from infx.sweep.facts import (
+    read_event,
+    read_pins,
+    read_plan_facts,
+    read_plan_file,
+    read_supersede,
+)
 from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 
 # The help of the options whose text runs long, by flag.
@@ -128,6 +144,26 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
 def row_env_cmd(runner_name: str) -> None:
     """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT."""
     emit(jobs.row_env_outcome(os.environ.get("ROW", ""), runner_name))
+
+
+@sweep.command()
+@workflow_option
+@repo_option
+def supersede(workflow: str, repo: str | None) -> None:
+    """Cancel the pull request's older sweep runs, when this event's sender may push.
+
+    A label or ready-for-review event's run has a concurrency group of its own, so it
+    cancels nothing by itself: a triager's toggle must not stop a maintainer's sweep. Run
+    in a job of its own (actions: write): for a sender with write, maintain or admin
+    permission (a push needs none), cancels the workflow's unfinished runs of the PR's
+    branch older than this one; for anyone else, nothing."""
+    from infx.sweep.authority import superseded
+
+    gh, facts = read_supersede(workflow, repo)
+    why, older = superseded(facts)
+    click.echo(why)
+    for run_id in older:
+        click.echo(f"run {run_id}: {'cancelled' if gh.cancel_run(run_id) else 'already finished'}")
 
 
 for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):

@@ -307,6 +307,18 @@ class GitHub(SettingsReads):
         with doing(f"dispatching {workflow} on {ref}"):
             self._repo.get_workflow(workflow).create_dispatch(ref, inputs, throw=True)
 
+    def cancel_run(self, run_id: int) -> bool:
+        """Cancel a workflow run; False when it had already finished (GitHub answers 409)."""
+        try:
+            with doing(f"cancelling run {run_id}"):
+                url = f"{self._base}/actions/runs/{run_id}/cancel"
+                self._transport.requestJsonAndCheck("POST", url)
+        except GitHubError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
     def merge(self, number: int, method: str, sha: str) -> None:
         with doing(f"merging PR #{number}"):
             status = self._repo.get_pull(number).merge(merge_method=method, sha=sha)

@@ -13,8 +13,10 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from infx.github.values import (
+    Approval,
     Artifact,
     Comment,
+    Environment,
     Job,
     LabelEvent,
     PrivateForkPolicy,
@@ -290,3 +292,27 @@ def private_fork_policy(item: Json) -> PrivateForkPolicy:
         send_secrets=item.flag("send_secrets_and_variables"),
         require_approval=item.flag("require_approval_for_fork_pr_workflows"),
     )
+
+
+def environment(item: Json) -> Environment:
+    """GET /environments/{name}: its required reviewers, from protection rules of type
+    required_reviewers (a wait timer or a branch policy holds no one's approval)."""
+    reviewers: list[str] = []
+    prevent = False
+    for rule in item.maybe_items("protection_rules"):
+        if rule.text("type") != "required_reviewers":
+            continue
+        prevent = prevent or rule.flag("prevent_self_review")
+        for entry in rule.maybe_items("reviewers"):
+            who = entry.maybe_obj("reviewer")
+            name = (who.maybe_text("login") or who.maybe_text("slug")) if who else None
+            if name:
+                reviewers.append(name)
+    bypass = item.maybe_flag("can_admins_bypass")
+    return Environment(item.text("name"), tuple(reviewers), prevent, bypass is not False)
+
+
+def approval(item: Json) -> Approval:
+    """One entry of GET /actions/runs/{id}/approvals."""
+    names = tuple(env.text("name") for env in item.maybe_items("environments"))
+    return Approval(item.text("state"), item.obj("user").text("login"), names)

@@ -1,4 +1,5 @@
-"""The repository and organization settings `infx security check` reads.
+"""The repository and organization settings `infx security check` reads, and the deployment
+environment that holds an over-budget sweep with a run's reviews of it.
 
 Most need a token that may administer the repository (or the organization's runners):
 GitHub answers 403 or 404 otherwise. PyGithub has no class for the Actions permission
@@ -8,9 +9,18 @@ field by field like every other.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
+from infx.errors import GitHubError
 from infx.github import reading
 from infx.github.transport import Answer, Pages, Transport, doing
-from infx.github.values import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
+from infx.github.values import (
+    Approval,
+    Environment,
+    PrivateForkPolicy,
+    RunnerGroup,
+    SelfHostedRunner,
+)
 
 
 class SettingsReads:
@@ -62,3 +72,22 @@ class SettingsReads:
             url = f"/orgs/{organization}/actions/runner-groups"
             pages = Pages(self._transport, url, key="runner_groups")
             return [reading.runner_group(item) for item in pages.items()]
+
+    def environment(self, name: str) -> Environment | None:
+        """A deployment environment's protection (None: the repository has no environment of
+        that name; a job that names one creates it, unprotected). Anyone who may read the
+        repository may read it (GITHUB_TOKEN: actions: read)."""
+        try:
+            with doing(f"reading the environment {name}"):
+                item = self._answer(f"{self._base}/environments/{quote(name, safe='')}")
+                return reading.environment(item)
+        except GitHubError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def run_approvals(self, run_id: int) -> list[Approval]:
+        """The reviews of a run's pending deployments (who approved which environments)."""
+        with doing(f"reading the deployment reviews of run {run_id}"):
+            pages = Pages(self._transport, f"{self._base}/actions/runs/{run_id}/approvals")
+            return [reading.approval(item) for item in pages.items()]

@@ -143,3 +143,23 @@ class PrivateForkPolicy:
     send_write_tokens: bool
     send_secrets: bool
     require_approval: bool
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A deployment environment's protection, as far as a job that names it waits."""
+
+    name: str
+    reviewers: tuple[str, ...]  # required reviewers (user logins, team slugs); (): none
+    prevent_self_review: bool = False
+    can_admins_bypass: bool = True
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One review of a run's pending deployments: who approved or rejected which
+    environments."""
+
+    state: str  # approved | rejected | pending
+    user: str
+    environments: tuple[str, ...]

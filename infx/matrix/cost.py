@@ -12,7 +12,12 @@ same identity, or else an assumption stated in the job's `source`:
   any other source (a results database) only needs to produce the same mapping;
 - assumptions: a fixed-seq-len or eval point takes MINUTES_PER_POINT, an agentic job its
   `duration`, its eval included (AGENTX_FAST_MINUTES for a throughput job under the
-  agentx-fast label).
+  agentx-fast label);
+- GPUs: a job *holds* whole nodes (no other job gets the rest of a node a tp4 server half
+  fills): a single-node job its node, a multi-node job every node of every worker (or the
+  nodes its recipe asks for, `PREFILL_NODES=`/`DECODE_NODES=`, when more). GPUs per node
+  come from runners.yaml (`node_gpus`), else GPUS_PER_NODE. The budget counts GPU-hours
+  held; the GPUs the servers use are said beside it where they differ.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +49,56 @@ _RECIPE_FIELDS = frozenset(
 )
 
 Durations = Mapping[str, Sequence[float]]
+# Runner label -> GPUs per node (`node_gpus`); a label it lacks has GPUS_PER_NODE.
+NodeGpus = Mapping[str, int]
+_NODES_ASKED = {
+    "prefill": re.compile(r"PREFILL_NODES=(\d+)"),
+    "decode": re.compile(r"DECODE_NODES=(\d+)"),
+}
+
+
+def node_gpus(
+    labels: Mapping[str, Sequence[str]], hardware: Mapping[str, Mapping[str, int]]
+) -> dict[str, int]:
+    """GPUs per node of each runner label: its own `hardware:` entry in runners.yaml, else
+    the entries of the labels that share its nodes (`cluster:...`) when they agree."""
+    sized = {label: int(hw["gpus-per-node"]) for label, hw in hardware.items()}
+    by_node: dict[str, set[int]] = {}
+    for label, nodes in labels.items():
+        if label in sized:
+            for node in nodes:
+                by_node.setdefault(node, set()).add(sized[label])
+    out = dict(sized)
+    for label, nodes in labels.items():
+        if label in out:
+            continue
+        found = {size for node in nodes for size in by_node.get(node, ())}
+        if len(found) == 1:
+            out[label] = found.pop()
+    return out
+
+
+def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
+    asked = 0
+    for setting in worker.get("additional-settings") or ():
+        found = _NODES_ASKED[role].fullmatch(str(setting))
+        if found:
+            asked = max(asked, int(found.group(1)))
+    return asked
+
+
+def held_nodes(row: MatrixRow, per_node: int) -> int:
+    """Nodes a job takes: one for a single-node job (more only if its GPUs exceed a node);
+    for a multi-node job each worker's own nodes, or what its recipe asks for when more."""
+    if not is_multinode(row):
+        return max(1, math.ceil(row_gpus(row)["total"] / per_node))
+    nodes = 0
+    for role in ("prefill", "decode"):
+        worker = row[role]
+        gpus = int(worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1))
+        filled = int(worker["num-worker"]) * max(1, math.ceil(gpus / per_node))
+        nodes += max(filled, _asked_nodes(role, worker))
+    return nodes
 
 
 def _measured(row: MatrixRow) -> dict[str, object]:
@@ -89,13 +145,25 @@ class JobCost:
     row: MatrixRow
     is_eval: bool
     minutes: float
-    gpus: int
+    gpus: int  # the servers use
     source: str
     recorded: int  # recorded durations behind the estimate (0: assumed)
+    nodes: int = 1  # the job holds
+    per_node: int = GPUS_PER_NODE
+
+    @property
+    def held_gpus(self) -> int:
+        return self.nodes * self.per_node
 
     @property
     def gpu_hours(self) -> float:
+        """GPU-hours the servers use."""
         return self.minutes / 60 * self.gpus
+
+    @property
+    def held_hours(self) -> float:
+        """GPU-hours the job holds: its whole nodes for its whole run (what a budget counts)."""
+        return self.minutes / 60 * self.held_gpus
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -105,45 +173,57 @@ class JobCost:
             "conc": self.row.get("conc"),
             "eval": self.is_eval,
             "gpus": self.gpus,
+            "gpus-held": self.held_gpus,
+            "nodes": self.nodes,
             "minutes": round(self.minutes, 2),
-            "gpu-hours": round(self.gpu_hours, 3),
+            "gpu-hours": round(self.held_hours, 3),
+            "gpu-hours-used": round(self.gpu_hours, 3),
             "source": self.source,
         }
 
 
 def job_cost(
-    row: MatrixRow, is_eval: bool, durations: Durations, agentx_fast: bool = False
+    row: MatrixRow,
+    is_eval: bool,
+    durations: Durations,
+    agentx_fast: bool = False,
+    node_gpus: NodeGpus | None = None,
 ) -> JobCost:
     gpus = row_gpus(row)["total"]
+    per_node = int((node_gpus or {}).get(str(row.get("runner")), GPUS_PER_NODE))
+    nodes = held_nodes(row, per_node)
     recent = list(durations.get(job_key(row), ()))[-RECENT:]
     fast_agentic = agentx_fast and is_agentic(row) and not row.get("run-eval")
     if recent and not fast_agentic:
         minutes = statistics.median(recent) / 60
-        return JobCost(
-            row, is_eval, minutes, gpus, f"recorded: median of {len(recent)}", len(recent)
-        )
+        source = f"recorded: median of {len(recent)}"
+        return JobCost(row, is_eval, minutes, gpus, source, len(recent), nodes, per_node)
     minutes, source = assumed_minutes(row, agentx_fast)
-    return JobCost(row, is_eval, minutes, gpus, source, 0)
+    return JobCost(row, is_eval, minutes, gpus, source, 0, nodes, per_node)
 
 
 def estimate(
     rows: Iterable[tuple[MatrixRow, bool]],
     durations: Durations | None = None,
     agentx_fast: bool = False,
+    node_gpus: NodeGpus | None = None,
 ) -> list[JobCost]:
-    """The cost of every (row, is_eval) job, in the order given."""
-    return [job_cost(row, is_eval, durations or {}, agentx_fast) for row, is_eval in rows]
+    """The cost of every (row, is_eval) job, in the order given. `node_gpus`: GPUs per node
+    of each runner label (`node_gpus` of runners.yaml; a label it lacks has 8)."""
+    return [
+        job_cost(row, is_eval, durations or {}, agentx_fast, node_gpus) for row, is_eval in rows
+    ]
 
 
 def wall_minutes(costs: Sequence[JobCost], pools: Mapping[str, int]) -> dict[str, float]:
     """Rough wall time per runner label: its jobs' node-minutes spread over its nodes (a job
-    takes whole nodes, 8 GPUs each), never less than its longest job. A label missing from
+    takes the whole nodes it holds), never less than its longest job. A label missing from
     runners.yaml counts as one node."""
     node_minutes: dict[str, float] = {}
     longest: dict[str, float] = {}
     for cost in costs:
         label = str(cost.row.get("runner", "?"))
-        nodes = max(1, math.ceil(cost.gpus / GPUS_PER_NODE))
+        nodes = cost.nodes
         node_minutes[label] = node_minutes.get(label, 0.0) + cost.minutes * nodes
         longest[label] = max(longest.get(label, 0.0), cost.minutes)
     return {
@@ -159,48 +239,59 @@ PUSH = "push"
 
 @dataclass(frozen=True)
 class BudgetVerdict:
-    """The plan's GPU-hours against the budget of its category: the sweep label, or `push`
-    for a push to the main branch. No budget for the category means no limit."""
+    """The plan's GPU-hours (held: whole nodes) against the budget of its category: the
+    sweep label, or `push` for a push to the main branch. No budget for the category means
+    no limit."""
 
     category: str
-    gpu_hours: float
+    gpu_hours: float  # held
     budget: float | None
     held: str = ""  # why the plan waits for approval whatever it costs ("": it need not)
+    used_hours: float | None = None  # what the servers use (None: the same)
+
+    def _used(self) -> str:
+        used = self.used_hours
+        if used is None or round(used, 1) == round(self.gpu_hours, 1):
+            return ""
+        return f" (whole nodes; servers use {used:,.1f})"
 
     @property
     def over(self) -> bool:
-        if self.budget is not None and self.held and not self.gpu_hours <= 0:
-            return True  # held for who asked; a plan of no jobs asks no one
+        if self.held and not self.gpu_hours <= 0:
+            return True  # held for who asked, whatever the budget; a plan of no jobs asks no one
         # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
         # lands a hair above it. NaN and infinity stay over any budget.
         return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
-        if self.budget is None:
-            return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
         if self.held and self.over:
-            return (
-                f"approval needed: {self.held} "
-                f"({self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours)"
-            )
+            hours = f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
+            if self.budget is not None:
+                hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
+            return f"approval needed: {self.held} ({hours}){self._used()}"
+        if self.budget is None:
+            return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}{self._used()}"
         verdict = "over budget" if self.over else "within budget"
-        return f"{verdict}: {self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours for {what}"
+        hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
+        return f"{verdict}: {hours} for {what}{self._used()}"
 
 
 def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float]) -> BudgetVerdict:
-    hours = math.fsum(cost.gpu_hours for cost in costs)
+    """The GPU-hours the plan's jobs hold against the category's budget."""
+    held = math.fsum(cost.held_hours for cost in costs)
+    used = math.fsum(cost.gpu_hours for cost in costs)
     budget = budgets.get(category)
-    return BudgetVerdict(category, hours, None if budget is None else float(budget))
+    return BudgetVerdict(category, held, None if budget is None else float(budget), "", used)
 
 
 WRITE = frozenset({"admin", "maintain", "write"})
 
 
 def labeler_hold(label: str, adder: str | None, permission: str | None) -> str:
-    """Why a budgeted label's plan waits for approval because of who added the label ("":
-    it need not). A label's budget trusts whoever may push; the triage role may label too
-    (GitHub reports it as read), and a label no one is known to have added is trusted by no one."""
+    """Why a sweep label's plan waits for approval because of who added the label ("": it
+    need not). A sweep label trusts whoever may push; the triage role may label too (GitHub
+    reports it as read), and a label no one is known to have added is trusted by no one."""
     if not adder:
         return f"label {label}: no one is known to have added it"
     if permission not in WRITE:
@@ -217,6 +308,7 @@ def estimate_document(
         "format": "infx-sweep-estimate/1",
         "category": budget.category,
         "gpu-hours": round(budget.gpu_hours, 3),
+        "gpu-hours-used": round(math.fsum(cost.gpu_hours for cost in costs), 3),
         "budget": budget.budget,
         "over-budget": budget.over,
         "verdict": budget.text(),

@@ -2,9 +2,10 @@
 
 One line per config, scenario and parallelism: why it runs (the changelog entry that
 selected the config: its key and description), runner, image, throughput jobs against
-eval jobs, concurrencies, and the GPU-hours it will hold, with where each estimate came
-from (recorded durations of jobs of the same identity, or the assumptions of
-`infx.matrix.cost`), then totals, the wall time per runner pool and the budget verdict.
+eval jobs, concurrencies, and the GPU-hours it will hold (whole nodes; what its servers
+use beside it where that differs), with where each estimate came from (recorded durations
+of jobs of the same identity, or the assumptions of `infx.matrix.cost`), then totals, the
+wall time per runner pool and the budget verdict.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class Line:
     evals: int = 0
     why: Md = field(default_factory=Md)
     concurrencies: set[int] = field(default_factory=set)
-    gpu_hours: float = 0.0
+    gpu_hours: float = 0.0  # held
+    used_hours: float = 0.0  # what the servers use
     recorded: int = 0  # jobs estimated from recorded durations
     assumed: int = 0
 
@@ -133,7 +135,8 @@ def summary_lines(
         else:
             line.throughput += 1
         line.concurrencies.update(row_concs(row))
-        line.gpu_hours += cost.gpu_hours
+        line.gpu_hours += cost.held_hours
+        line.used_hours += cost.gpu_hours
         if cost.recorded:
             line.recorded += 1
         else:
@@ -149,6 +152,13 @@ def _shown(values: set[int], limit: int = 10) -> str:
 
 def _hours(minutes: float) -> str:
     return f"{minutes / 60:.1f} h"
+
+
+def _gpu_hours(held: float, used: float) -> str:
+    """Held GPU-hours, and what the servers use where that differs."""
+    if round(held, 1) == round(used, 1):
+        return f"{held:.1f}"
+    return f"{held:.1f} ({used:.1f} used)"
 
 
 def summary_table(
@@ -172,7 +182,7 @@ def summary_table(
             line.throughput,
             line.evals,
             _shown(line.concurrencies),
-            f"{line.gpu_hours:.1f}",
+            _gpu_hours(line.gpu_hours, line.used_hours),
             line.source,
         ]
         for line in lines
@@ -180,10 +190,14 @@ def summary_table(
     jobs = sum(line.throughput for line in lines)
     evals = sum(line.evals for line in lines)
     hours = sum(line.gpu_hours for line in lines)
+    used = sum(line.used_hours for line in lines)
     configs = len({line.config for line in lines})
-    rows.append([bold("total"), *[""] * 5, bold(jobs), bold(evals), "", bold(f"{hours:.1f}"), ""])
+    total = bold(_gpu_hours(hours, used))
+    rows.append([bold("total"), *[""] * 5, bold(jobs), bold(evals), "", total, ""])
     out = [table(_HEADERS, rows, _ALIGN)]
     sentence = f"{jobs + evals} job(s) across {configs} config(s), about {hours:.0f} GPU-hours"
+    if round(used) != round(hours):
+        sentence += f" held as whole nodes ({used:.0f} used by the servers)"
     if wall:
         slowest = max(wall, key=lambda label: wall[label])
         sentence += f", about {_hours(wall[slowest])} of wall time ({slowest} is the longest pool)"
@@ -191,8 +205,9 @@ def summary_table(
     recorded = sum(line.recorded for line in lines)
     out.append(
         f"Estimates: {recorded} job(s) from the median recorded duration of earlier jobs of "
-        f"the same identity; the others assumed: an agentic job holds its GPUs for its "
-        f"`duration`, a fixed-seq-len or eval point {MINUTES_PER_POINT} minutes."
+        f"the same identity; the others assumed: an agentic job holds its nodes for its "
+        f"`duration`, a fixed-seq-len or eval point {MINUTES_PER_POINT} minutes. A job holds "
+        f"whole nodes (runners.yaml's gpus-per-node, else 8)."
     )
     if budget is not None:
         out.append("")

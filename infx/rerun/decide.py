@@ -99,6 +99,7 @@ class RunFacts:
     pull: Pull | None = None
     label: str = ""
     floors: Floors | None = None
+    node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
 
 
 @dataclass
@@ -179,16 +180,25 @@ def decide_rerun(facts: RunFacts, ask: RerunAsk) -> Decision:
     if record.pr is not None:
         inputs["pr-number"] = str(record.pr)
     dispatch: Dispatch = {"workflow": ask.workflow, "ref": run.head_branch or "", "inputs": inputs}
-    shown = preview(files, todo, len(plan_jobs), kinds)
+    shown = preview(files, todo, len(plan_jobs), kinds, facts.node_gpus)
     return Decision(run, f"rerun {len(todo.jobs)} job(s) of run {run.id}", dispatch, shown)
 
 
-def preview(files: PlanFiles, todo: RerunPlan, whole_jobs: int, kinds: dict[str, str]) -> str:
-    """What a rerun would cost against a full one, and its first jobs with why each runs."""
+def preview(
+    files: PlanFiles,
+    todo: RerunPlan,
+    whole_jobs: int,
+    kinds: dict[str, str],
+    node_gpus: dict[str, int] | None = None,
+) -> str:
+    """What a rerun would cost (GPU-hours held: whole nodes) against a full one, and its
+    first jobs with why each runs."""
     durations = files.timings.durations()
     agentx = bool(files.record and files.record.agentx_fast)
-    part = sum(c.gpu_hours for c in estimate(todo.jobs, durations, agentx))
-    full = sum(c.gpu_hours for c in estimate(jobs_of(files.whole), durations, agentx))
+    costs = estimate(todo.jobs, durations, agentx, node_gpus)
+    part = sum(c.held_hours for c in costs)
+    used = sum(c.gpu_hours for c in costs)
+    full = sum(c.held_hours for c in estimate(jobs_of(files.whole), durations, agentx, node_gpus))
     rows: list[list[object]] = []
     for row, _ in todo.jobs[:PREVIEW_ROWS]:
         why = kinds.get(row_id(row), "no valid result")
@@ -197,9 +207,10 @@ def preview(files: PlanFiles, todo: RerunPlan, whole_jobs: int, kinds: dict[str,
         rows.append([row["exp-name"], row["conc"], row["runner"], why])
     if len(todo.jobs) > PREVIEW_ROWS:
         rows.append([Md(f"… {len(todo.jobs) - PREVIEW_ROWS} more")])
+    servers = "" if round(used, 1) == round(part, 1) else f" held, {used:.1f} used by the servers"
     head = (
-        f"Rerunning {len(todo.jobs)} of {whole_jobs} jobs: about {part:.1f} GPU-hours "
-        f"(a full rerun: {full:.1f}).\n\n"
+        f"Rerunning {len(todo.jobs)} of {whole_jobs} jobs: about {part:.1f} GPU-hours"
+        f"{servers} (a full rerun: {full:.1f}).\n\n"
     )
     return head + table(("job", "conc", "runner", "why"), rows)
 

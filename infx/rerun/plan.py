@@ -41,6 +41,7 @@ from infx.sweep.record import PINS_FILE, RECORD_FILE, RunRecord
 if TYPE_CHECKING:
     from infx.github.client import Job, Run
     from infx.matrix.cost import BudgetVerdict
+    from infx.matrix.timings import Timings
     from infx.results.floors import Floors
 
 # Changed files a summary names before it counts the rest.
@@ -102,6 +103,15 @@ class RerunPlanFacts:
     head_sha: str = ""
     budgets: Mapping[str, float] = field(default_factory=dict)
     files_now: dict[str, bytes | None] = field(default_factory=dict)  # the manifest's, at HEAD
+    node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
+    recorded: Timings | None = None  # what the source run recorded (its sweep-jobs)
+
+    @property
+    def timings(self) -> Timings:
+        """The timings this rerun starts from: what its source recorded (its jobs' durations
+        on top of what it started from), else, when its collect left none, what it started
+        from; carried on, a lineage keeps every run's durations."""
+        return self.recorded if self.recorded is not None else self.files.timings
 
 
 def _what(pr: int | None) -> str:
@@ -173,7 +183,7 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     if facts.other_node:
         todo.pins, todo.notes = pin_nodes([row for row, _ in todo.jobs], seen, facts.pools)
     mine = record.rerun(request.this_run, facts.head_sha, request.scope)
-    costs = estimate(todo.jobs, facts.files.timings.durations(), record.agentx_fast)
+    costs = estimate(todo.jobs, facts.timings.durations(), record.agentx_fast, facts.node_gpus)
     budget = verdict(costs, record.category, facts.budgets)
     wall = wall_minutes(costs, {label: len(nodes) for label, nodes in facts.pools.items()})
     folder = request.output_dir
@@ -192,7 +202,7 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
             "results mix two versions and cannot be reused"
         )
     out.files[folder / PINS_FILE] = json_bytes(todo.pins)
-    out.files[folder / TIMINGS_FILE] = json_bytes(facts.files.timings.as_json())
+    out.files[folder / TIMINGS_FILE] = json_bytes(facts.timings.as_json())
     out.files[folder / ESTIMATE_FILE] = json_bytes(estimate_document(costs, budget, wall))
     out.outputs = {
         "run": str(bool(todo.jobs)).lower(),

@@ -15,6 +15,8 @@ from infx.errors import InfxError
 from infx.github.actions import CommentEvent
 from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
+from infx.github.values import Approval, Environment
+from infx.matrix.cost import node_gpus
 from infx.matrix.sources import load_runners, manifest_of, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
@@ -88,6 +90,13 @@ def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[
     return gh.decide(fetch)
 
 
+def approval_facts(gh: GitHub, run_id: int) -> tuple[Environment | None, list[Approval]]:
+    """The gpu-budget environment's protection and this run's reviews of its deployments."""
+    from infx.sweep.budget import ENVIRONMENT
+
+    return gh.decide(lambda: (gh.environment(ENVIRONMENT), gh.run_approvals(run_id)))
+
+
 def triage_facts(request: TriageRequest) -> TriageFacts:
     """This run's plan folder, every attempt of its jobs with their log tails, the source
     run's attempts (a rerun's) and this run's job results."""
@@ -146,7 +155,7 @@ def rerun_facts(gh: GitHub, ask: RerunAsk) -> RunFacts:
         pull = gh.decide(lambda: gh.pull(number))
         found = replace(found, pull=pull, label=_label_name(found.files.record.category))
     if refused(found, ask) is None:
-        found = replace(found, floors=_floors_here())
+        found = replace(found, floors=_floors_here(), node_gpus=_node_gpus_here())
     return found
 
 
@@ -157,6 +166,16 @@ def _floors_here() -> Floors | None:
         return load_floors(load_settings(root).accuracy_floors, root)
     except InfxError:
         return None
+
+
+def _node_gpus_here() -> dict[str, int]:
+    """GPUs per node of each runner label, from the checkout's runners.yaml (none: 8)."""
+    try:
+        root = git.root()
+        runners = load_runners(root, None, load_settings(root).runners).runners
+    except InfxError:
+        return {}
+    return node_gpus(runners.labels, runners.hardware) if runners is not None else {}
 
 
 def _label_name(role: str) -> str:
@@ -254,8 +273,17 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         docs=docs,
         skipped=skipped,
         pools=runners.labels if runners is not None else {},
+        node_gpus=node_gpus(runners.labels, runners.hardware) if runners is not None else {},
         other_node=settings.rerun_other_node,
         head_sha=git.git(["rev-parse", "HEAD"], root).strip(),
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
         files_now={name: data for (_, name), data in at_head.items()},
+        recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
     )
+
+
+def _recorded(path: Path, run_id: int) -> Timings | None:
+    """The timings a source run's collect recorded (its sweep-jobs artifact), if any."""
+    if not path.is_file():
+        return None
+    return parse_timings(path.read_bytes(), f"run {run_id}'s {JOBS_ARTIFACT}/{TIMINGS_FILE}")

@@ -12,11 +12,15 @@ part of its log, first match wins:
 - `accuracy-floor`: the floor check is the step that failed;
 - `out-of-memory`: GPU or host memory ran out (CUDA/HIP OOM, the kernel's OOM killer);
 - `accuracy-floor` too when the log says a score is below its floor;
+- `unread`: triage did not read the job's log (at most MAX_LOGS per run) and GitHub's
+  own fields (a timeout, the floor check's step) do not say: its kind is unknown;
 - `recipe-error`: anything else the recipe, the server or the client did.
 
 Only `runner-lost` and `workspace-permission` are infra: the same job on another node
 of the pool is likely to pass. A timeout is not retried automatically (it costs the
-most, and a hung server hangs again); an out-of-memory error follows the config.
+most, and a hung server hangs again); an out-of-memory error follows the config; an
+unread failure is neither retried as infra nor called the recipe's (a person reruns it
+with `/rerun-failed`, whose scope is every row without a valid result).
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ OOM = "out-of-memory"
 ACCURACY = "accuracy-floor"
 RECIPE = "recipe-error"
 CANCELLED = "cancelled"
-CLASSES = (RUNNER_LOST, TIMEOUT, WORKSPACE, OOM, ACCURACY, RECIPE)
+UNREAD = "unread"
+CLASSES = (RUNNER_LOST, TIMEOUT, WORKSPACE, OOM, ACCURACY, UNREAD, RECIPE)
 INFRA = frozenset({RUNNER_LOST, WORKSPACE})
 FLOOR_STEP = "Check accuracy floors"
 
@@ -84,6 +89,8 @@ def classify(failure: Failure) -> str:
     if failure.conclusion == "timed_out" or _TIMEOUT.search(log):
         return TIMEOUT
     step = failure.failed_step or ""
+    if not failure.log_read:
+        return ACCURACY if step == FLOOR_STEP else UNREAD
     if _WORKSPACE_DENIED.search(log) or (_SETUP_STEPS.match(step) and _DENIED.search(log)):
         return WORKSPACE
     if step == FLOOR_STEP:
@@ -139,7 +146,7 @@ def summary(attempts: Sequence[Attempt], notes: Mapping[str, str] | None = None)
     failures = failure_table(attempts)
     if failures:
         rows = [
-            [kind, node, count, "yes" if is_infra(kind) else "no"]
+            [kind, node, count, "unknown" if kind == UNREAD else "yes" if is_infra(kind) else "no"]
             for (kind, node), count in sorted(failures.items())
         ]
         out += table(("class", "runner", "jobs", "infra"), rows, ("left", "left", "right", "left"))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from infx.errors import GitHubError
-from infx.github.values import PrivateForkPolicy, RunnerGroup, SelfHostedRunner
+from infx.github.values import Environment, PrivateForkPolicy, RunnerGroup, SelfHostedRunner
 
 if TYPE_CHECKING:
     from infx.github.client import GitHub
@@ -31,6 +31,9 @@ class Facts:
     token_permissions: tuple[str, bool] | Unread  # default permissions, may approve PRs
     runners: list[SelfHostedRunner] | Unread
     groups: list[RunnerGroup] | Unread | None  # None: a user's repository has no groups
+    # The environment that holds an over-budget sweep (None: the repository has none).
+    budget_environment: Environment | Unread | None = None
+    environment_name: str = "gpu-budget"
 
 
 def _readable(fetch: Callable[[], T]) -> T | Unread:
@@ -43,7 +46,7 @@ def _readable(fetch: Callable[[], T]) -> T | Unread:
         raise
 
 
-def read_facts(gh: GitHub) -> Facts:
+def read_facts(gh: GitHub, environment: str = "gpu-budget") -> Facts:
     private, owner, owner_type = gh.repository_owner()
     organization = owner if owner_type == "Organization" else None
     fork_approval: str | PrivateForkPolicy | Unread
@@ -66,4 +69,6 @@ def read_facts(gh: GitHub) -> Facts:
         token_permissions=_readable(gh.workflow_token_permissions),
         runners=runners,
         groups=groups,
+        budget_environment=_readable(lambda: gh.environment(environment)),
+        environment_name=environment,
     )

@@ -152,6 +152,31 @@ def _groups(
     )
 
 
+def _budget_environment(facts: Facts) -> Finding:
+    """The budget holds an over-budget sweep only while its environment has required
+    reviewers; GitHub creates a missing environment, unprotected, when a job names it."""
+    found, name = facts.budget_environment, facts.environment_name
+    if isinstance(found, Unread):
+        return Finding("budget-environment", "unread", found.reason)
+    if found is None:
+        return Finding(
+            "budget-environment",
+            "problem",
+            f"environment {name} does not exist: GitHub creates it unprotected when a sweep "
+            "first names it, and no one can approve an over-budget sweep there (infx holds "
+            "it). Create it with required reviewers (Settings > Environments)",
+        )
+    if not found.reviewers:
+        return Finding(
+            "budget-environment",
+            "problem",
+            f"environment {name} has no required reviewers: no one can approve an "
+            "over-budget sweep there (infx holds it). Add required reviewers",
+        )
+    who = " or ".join(found.reviewers)
+    return Finding("budget-environment", "ok", f"an over-budget sweep waits in {name} for {who}")
+
+
 def findings(
     facts: Facts, labels: Iterable[str], nodes: Iterable[str], allowed: tuple[str, ...]
 ) -> list[Finding]:
@@ -160,7 +185,13 @@ def findings(
     gpu = facts.runners
     if not isinstance(gpu, Unread):
         gpu = gpu_runners(gpu, labels, nodes)
-    return [_fork_approval(facts), _token(facts), _ephemeral(gpu), _groups(facts, gpu, allowed)]
+    return [
+        _fork_approval(facts),
+        _token(facts),
+        _ephemeral(gpu),
+        _groups(facts, gpu, allowed),
+        _budget_environment(facts),
+    ]
 
 
 def check(facts: Facts, labels: Mapping[str, Iterable[str]], allowed: tuple[str, ...]) -> Outcome:

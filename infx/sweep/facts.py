@@ -1,7 +1,7 @@
 """The I/O edge of `sweep plan` and `sweep mode`: the Actions event and the head commit's
 message, the repository at the plan's refs (through `infx.matrix.sources`), the budgets
-at the base, recorded job timings, and who added a PR's budgeted sweep label (through the
-API: GITHUB_TOKEN with pull-requests: read). What to read next is asked of the pure rules
+at the base, recorded job timings, and who set a PR's sweep labels (through the API:
+GITHUB_TOKEN with pull-requests: read). What to read next is asked of the pure rules
 in `infx.sweep.plan`; nothing is decided here.
 """
 
@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx import git
 from infx.errors import InfxError, UsageError
@@ -21,17 +21,27 @@ from infx.matrix.sources import manifest_of, plan_change
 from infx.matrix.timings import parse_timings
 from infx.settings import Settings, load_at
 from infx.settings import load as load_settings
+from infx.sweep.authority import (
+    LabelChange,
+    SupersedeFacts,
+    actors,
+    event_labels,
+    hold,
+    supersede_sender_checked,
+)
+from infx.sweep.labels import SWEEP_LABELS
 from infx.sweep.plan import (
+    Authority,
     EventFacts,
-    Labeler,
     PlanFacts,
     PlanRequest,
-    event_adder,
-    last_adder,
-    needs_labeler,
+    needs_authority,
     plan_start,
 )
 from infx.sweep.record import PINS_FILE
+
+if TYPE_CHECKING:
+    from infx.github.client import GitHub
 
 
 def read_event(root: Path, settings: Settings | None = None) -> EventFacts:
@@ -73,36 +83,68 @@ def read_plan_facts(
     if request.durations is not None:
         data = request.durations.read_bytes()
         durations = parse_timings(data, str(request.durations)).durations()
-    labeler = None
-    if needs_labeler(start, budgets):
-        labeler = read_labeler(settings.label(start.decision.label), start.payload or {})
+    authority = None
+    if needs_authority(start):
+        names = [settings.label(role) for role in SWEEP_LABELS]
+        authority = read_authority(names, start.payload or {})
     run_id, sha = 0, ""
     if request.rerun_record is not None:
         run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
         sha = git.git(["rev-parse", "HEAD"], root).strip()
-    return PlanFacts(start, planned, budgets, durations, labeler, manifest, run_id, sha)
+    return PlanFacts(start, planned, budgets, durations, authority, manifest, run_id, sha)
 
 
-def read_labeler(label: str, payload: Mapping[str, Any]) -> Labeler:
-    """Who last added the PR's `label` and their permission; a failed read is a fact too
-    (the plan then waits for approval)."""
+def read_authority(sweep_labels: list[str], payload: Mapping[str, Any]) -> Authority:
+    """Who set the PR's sweep labels (its timeline, and this event) and the permission of
+    each; a failed read is a fact too (the plan then waits for approval)."""
     from infx.context import repo_slug
     from infx.github.client import GitHub
 
     number = (payload.get("pull_request") or {}).get("number")
+    labels = event_labels(payload, sweep_labels)
     try:
         if not isinstance(number, int):
             raise UsageError("the event names no pull request")
         gh = GitHub(repo_slug(None))
 
-        def fetch() -> tuple[str | None, str | None]:
-            adder = event_adder(payload, label) or last_adder(gh.label_events(number), label)
-            return adder, gh.permission(adder) if adder else None
+        def fetch() -> tuple[list[LabelChange], dict[str, str]]:
+            changes = [
+                LabelChange(e.label, e.action, e.actor, e.created_at)
+                for e in gh.label_events(number)
+            ]
+            return changes, {login: gh.permission(login) for login in actors(labels, changes)}
 
-        adder, permission = gh.decide(fetch)
+        changes, permissions = gh.decide(fetch)
     except InfxError as exc:
-        return Labeler(label, unread=str(exc))
-    return Labeler(label, adder, permission)
+        return Authority(unread=str(exc))
+    return Authority(hold(labels, changes, permissions))
+
+
+def read_supersede(workflow: str, repo: str | None) -> tuple[GitHub, SupersedeFacts]:
+    """The pull_request event, its sender's permission (a push needs none) and the
+    workflow's runs on the PR's branch, through the client that may then cancel them."""
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+
+    name, payload = event()
+    pr = payload.get("pull_request") or {}
+    branch = str((pr.get("head") or {}).get("ref") or "")
+    if name != "pull_request" or not branch:
+        raise UsageError(f"`sweep supersede` reads a pull_request event, not {name or 'none'}")
+    action = str(payload.get("action", ""))
+    sender = str((payload.get("sender") or {}).get("login") or "")
+    run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
+    if run_id <= 0:
+        raise UsageError("GITHUB_RUN_ID names no run")
+    gh = GitHub(repo_slug(repo))
+
+    def fetch() -> SupersedeFacts:
+        checked = supersede_sender_checked(action) and sender
+        permission = gh.permission(sender) if checked else None
+        runs = gh.branch_runs(workflow, branch)
+        return SupersedeFacts(action, sender, permission, run_id, runs, gh.slug)
+
+    return gh, gh.decide(fetch)
 
 
 def read_plan_file(path: Path) -> PlanDocument:

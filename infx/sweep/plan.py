@@ -1,6 +1,6 @@
 """`infx sweep plan` and `infx sweep mode` as use cases: from the options or the Actions
 event to the label decision and the refs, and from a plan and the facts around it (recorded
-durations, budgets, who added the budgeted label) to the files, step outputs and summary.
+durations, budgets, who set the PR's sweep labels) to the files, step outputs and summary.
 
 Pure: `infx.sweep.facts` reads what these functions take.
 """
@@ -8,10 +8,10 @@ Pure: `infx.sweep.facts` reads what these functions take.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infx.errors import UsageError
 from infx.markdown import text
@@ -21,7 +21,7 @@ from infx.matrix.cost import (
     Durations,
     estimate,
     estimate_document,
-    labeler_hold,
+    node_gpus,
     verdict,
     wall_minutes,
 )
@@ -33,9 +33,6 @@ from infx.matrix.summary import summary_table
 from infx.sweep.labels import Decision, decide_event
 from infx.sweep.outcome import Outcome, json_bytes
 from infx.sweep.record import RunRecord
-
-if TYPE_CHECKING:
-    from infx.github.client import LabelEvent
 
 
 @dataclass(frozen=True)
@@ -90,14 +87,17 @@ class PlanStart:
 
 
 @dataclass(frozen=True)
-class Labeler:
-    """Who last added a PR's budgeted sweep label and their permission, or why that could
-    not be read."""
+class Authority:
+    """Why a pull request's sweep waits for a reviewer because of who asked for it ("": it
+    need not; `infx.sweep.authority`), or why that could not be read (then it waits)."""
 
-    label: str  # the repository's name of the label
-    adder: str | None = None
-    permission: str | None = None
+    hold: str = ""
     unread: str = ""
+
+    def reason(self) -> str:
+        if self.unread:
+            return f"who set the PR's sweep labels could not be read ({self.unread})"
+        return self.hold
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class PlanFacts:
     planned: Planned | None = None  # None: the event plans nothing
     budgets: Mapping[str, float] | None = None  # at the base
     durations: Durations | None = None  # recorded, per job key
-    labeler: Labeler | None = None  # read for a pull request's budgeted label only
+    authority: Authority | None = None  # read for a pull request's sweep
     manifest: dict[str, Any] | None = None  # read when --manifest asks for it
     run_id: int = 0  # GITHUB_RUN_ID, for the rerun record
     sha: str = ""  # HEAD, for the rerun record
@@ -134,31 +134,10 @@ def event_decision(event: EventFacts) -> Decision:
     return decide_event(event.name, event.payload, event.head_message, event.renamed)
 
 
-def needs_labeler(start: PlanStart, budgets: Mapping[str, float]) -> bool:
-    """A pull request's budgeted label is trusted only as far as whoever added it."""
-    return start.event_name == "pull_request" and (start.category or "") in budgets
-
-
-def event_adder(payload: Mapping[str, Any], label: str) -> str | None:
-    """Who added `label`, when this very event is its adding (the timeline may lag)."""
-    sender = (payload.get("sender") or {}).get("login")
-    added = (payload.get("label") or {}).get("name")
-    if payload.get("action") == "labeled" and added == label and sender:
-        return str(sender)
-    return None
-
-
-def last_adder(events: Iterable[LabelEvent], label: str) -> str | None:
-    """Who added `label` last, by the PR's timeline (None: no one it names)."""
-    ordered = sorted(events, key=lambda e: e.created_at)
-    adders = [e.actor for e in ordered if e.action == "labeled" and e.label == label and e.actor]
-    return adders[-1] if adders else None
-
-
-def _held(labeler: Labeler) -> str:
-    if labeler.unread:
-        return f"who added label {labeler.label} could not be read ({labeler.unread})"
-    return labeler_hold(labeler.label, labeler.adder, labeler.permission)
+def needs_authority(start: PlanStart) -> bool:
+    """A pull request's sweep labels are trusted only as far as whoever set them, whatever
+    the budget table holds (a push or a rerun is someone's who may push)."""
+    return start.event_name == "pull_request"
 
 
 def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
@@ -175,13 +154,15 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     if start.decision.canary:
         row, remaining = canary(plan.as_json())
         document = {"canary": [row] if row else [], "remaining": remaining}
-    costs = estimate(jobs_of(plan.as_json()), facts.durations, start.decision.agentx_fast)
     runners = planned.runner_info.runners
+    sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
+    rows = jobs_of(plan.as_json())
+    costs = estimate(rows, facts.durations, start.decision.agentx_fast, sizes)
     pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}
     wall = wall_minutes(costs, pools)
     budget = verdict(costs, start.category or "", facts.budgets or {})
-    if facts.labeler is not None:
-        budget = replace(budget, held=_held(facts.labeler))
+    if facts.authority is not None:
+        budget = replace(budget, held=facts.authority.reason())
         if budget.over and budget.held:
             out.stderr.append(f"infx: {budget.held}: the sweep waits for approval")
     if request.estimate_file is not None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from infx.sweep.labels import SWEEP_LABELS
 from tests.actions.harness import World
 from tests.conftest import entry, make_repo
 from tests.github.fake_api import FakeGitHub, State
@@ -55,4 +56,5 @@ def api(api_server: FakeGitHub) -> FakeGitHub:
 @pytest.fixture
 def world(sweep_repo: SweepRepo, api: FakeGitHub, tmp_path: Path) -> World:
     api.state.add_pull(17, head_sha=sweep_repo.head, labels=[], commits=[sweep_repo.head])
+    api.state.trusted_labels(17, SWEEP_LABELS)  # a maintainer set whatever labels a test gives
     return World(sweep_repo.path, tmp_path, api.url, api.state.requests)

@@ -200,15 +200,21 @@ def test_apply_decision_refuses_what_was_not_decided_that_way(
     assert api.state.requests == []
 
 
-COMMANDS = {"reuse-sweep-run.yml": "/reuse-sweep-run", "stage-results.yml": "/stage-results"}
+COMMANDS = {
+    "reuse-sweep-run.yml": "/reuse-sweep-run",
+    "stage-results.yml": "/stage-results",
+    "rerun-failed.yml": "/rerun-failed",
+}
 
 
-def comment(body: str, association: str = "MEMBER", on_pr: bool = True) -> dict:
+def comment(
+    body: str, association: str = "MEMBER", on_pr: bool = True, login: str = "someone"
+) -> dict:
     found = {
-        "id": 4001,
+        "id": 4001 + sum(map(ord, login)),
         "body": body,
         "author_association": association,
-        "user": {"login": "someone"},
+        "user": {"login": login},
         "created_at": "2026-11-30T12:00:00Z",
         "updated_at": "2026-11-30T12:00:00Z",
     }
@@ -221,13 +227,23 @@ def slots(workflow: str, payload: dict) -> list[str]:
     job's group only when the job starts (`decide` is the first; the acting job needs it).
     With cancel-in-progress off a group keeps one pending run, and a newer one replaces it."""
     found = load(workflow)
-    ctx = {"github": {"event_name": "issue_comment", "event": payload, "repository": REPO}}
+    actor = payload["comment"]["user"]["login"]  # who triggered the run: the commenter
+    ctx = {
+        "github": {
+            "event_name": "issue_comment",
+            "event": payload,
+            "repository": REPO,
+            "actor": actor,
+        }
+    }
     taken = []
     if "concurrency" in found:
         taken.append(render(found["concurrency"]["group"], ctx))
     decide = found["jobs"]["decide"]
     if condition(decide["if"], ctx) and "concurrency" in decide:
         taken.append(render(decide["concurrency"]["group"], ctx))
+        (acting,) = [name for name in found["jobs"] if name != "decide"]
+        taken.append(render(found["jobs"][acting]["concurrency"]["group"], ctx))
     return taken
 
 
@@ -235,6 +251,7 @@ FILTERED_OUT = {
     "an outsider's command": ("{command}", "NONE", True),
     "a contributor's command": ("{command} 1039", "CONTRIBUTOR", True),
     "a member's remark": ("looks good", "MEMBER", True),
+    "an outsider's thanks": ("thanks!", "NONE", True),
     "a command on an issue": ("{command}", "MEMBER", False),
 }
 
@@ -245,21 +262,25 @@ def test_a_comment_the_jobs_filter_out_takes_no_concurrency_slot(
     workflow: str, body: str, association: str, on_pr: bool
 ) -> None:
     """Otherwise anyone's comment would replace a member's pending command, which then
-    never runs."""
+    never runs (an outsider's "thanks" cancelled a maintainer's pending /rerun-failed)."""
     payload = comment(body.format(command=COMMANDS[workflow]), association, on_pr)
     assert triggered(load(workflow), "issue_comment", payload, [])
     assert slots(workflow, payload) == []
 
 
 @pytest.mark.parametrize("workflow", COMMANDS)
-def test_a_members_command_queues_behind_the_prs_others(workflow: str) -> None:
+def test_a_members_command_queues_behind_only_their_own(workflow: str) -> None:
+    """A pending command is replaced only by a newer one of the same commenter: a member
+    without write permission (the triage role passes the association filter), or another
+    maintainer, never cancels someone else's pending command or its acting job."""
     jobs = load(workflow)["jobs"]
-    (acting,) = [name for name in jobs if name != "decide"]
-    payload = comment(f"{COMMANDS[workflow]} 1039")
-    ctx = {"github": {"event_name": "issue_comment", "event": payload, "repository": REPO}}
     prefix = workflow.removesuffix(".yml")
-    assert slots(workflow, payload) == [f"{prefix}-7"]
-    # The acting job queues on its own: a newer command's `decide` never replaces it.
-    assert render(jobs[acting]["concurrency"]["group"], ctx) == f"{prefix}-apply-7"
+    mine = slots(workflow, comment(f"{COMMANDS[workflow]} 1039", login="maintainer"))
+    again = slots(workflow, comment(COMMANDS[workflow], login="maintainer"))
+    theirs = slots(workflow, comment(f"{COMMANDS[workflow]} 1039", login="triager"))
+    assert mine == [f"{prefix}-7-maintainer", f"{prefix}-apply-7-maintainer"]
+    assert again == mine
+    assert not set(mine) & set(theirs)
     for job in jobs.values():
         assert job["concurrency"]["cancel-in-progress"] is False
+    assert "concurrency" not in load(workflow)

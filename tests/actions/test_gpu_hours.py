@@ -121,6 +121,7 @@ def source_run(tmp_path_factory: pytest.TempPathFactory) -> SourceRun:
     repo = sweep_repository(tmp / "repo")
     with FakeGitHub() as fake:
         fake.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
+        fake.state.trusted_labels(17, ["full-sweep-enabled"])
         world = World(repo.path, tmp, fake.url, fake.state.requests)
         cluster = Cluster(fake, A_ID, POOLS, tmp / "gpu", failures=dict(INFRA))
         payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
@@ -229,6 +230,47 @@ def test_three_infra_failures_are_retried_exactly_and_each_point_appears_once(
     assert api.state.workflow_dispatches == []
 
 
+def _holds(timings: dict[str, Any], recorded: dict[str, Any]) -> bool:
+    """Every sample of `recorded` is in `timings`."""
+    jobs = timings["jobs"]
+    return all(sample in jobs.get(key, []) for key, samples in recorded["jobs"].items()
+               for sample in samples)  # fmt: skip
+
+
+def test_reruns_carry_what_their_source_recorded_through_the_lineage(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """A rerun starts from the timings its source recorded (the source's sweep-jobs, with the
+    source's own jobs in it), not from what the source started from; after three reruns
+    the next sweep, which reads the newest three sweep-jobs artifacts, still has run A's."""
+    world = world_for(source_run.repo, api, tmp_path)
+    source_run.publish(api, world)
+    recorded = json.loads((source_run.run.artifacts["sweep-jobs"] / "timings.json").read_text())
+    assert len(recorded["jobs"]) == 37
+    stubborn = {key: ("recipe", "mi355x-amds_01") for key in INFRA}  # still failing each time
+    source = A_ID
+    for n, run_id in enumerate((B_ID, B_ID + 1, B_ID + 2)):
+        event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+                 "inputs": {"rerun-of": str(source), "scope": "missing", "pr-number": 17}}  # fmt: skip
+        cluster = Cluster(api, run_id, POOLS, tmp_path / f"gpu{n}", failures=dict(stubborn))
+        rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster,
+                         run_id=run_id)  # fmt: skip
+        assert rerun.ran("setup"), rerun.log("setup")
+        assert len(rerun.dispatches) == 3
+        carried = json.loads((rerun.artifacts["sweep-plan"] / "timings.json").read_text())
+        assert _holds(carried, recorded), f"rerun {n + 1}"
+        kept = json.loads((rerun.artifacts["sweep-jobs"] / "timings.json").read_text())
+        assert _holds(kept, recorded), f"rerun {n + 1}"
+        publish(api, world, rerun, run_id, head_sha=source_run.repo.head, conclusion="failure",
+                minute=120 + 60 * n)  # fmt: skip
+        source = run_id
+    env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
+    out = tmp_path / "next-sweep-timings.json"
+    result = _infx(env, "sweep", "timings", "--out", str(out))
+    assert result.exit_code == 0 and f"from run(s) {B_ID + 2}, {B_ID + 1}, {B_ID}" in result.output
+    assert set(recorded["jobs"]) <= set(json.loads(out.read_text())["jobs"])
+
+
 def planned_whole(source_run: SourceRun) -> dict[str, Any]:
     from infx.rerun.rules import whole_plan
 
@@ -282,6 +324,43 @@ def test_after_a_recipe_change_the_canary_runs_first_and_its_failure_stops_the_r
         assert len(results(rerun)) == 40 and max(points(results(rerun)).values()) == 1
 
 
+def checkouts(run: Run) -> set[str | None]:
+    """The commit every GPU job checks out (None: the workflow's default, github.sha)."""
+    return {
+        step["with"].get("ref")
+        for dispatch in run.dispatches
+        for step in dispatch.steps
+        if str(step.get("uses", "")).startswith("actions/checkout@")
+    }
+
+
+def test_a_rerun_benchmarks_exactly_the_commit_it_planned(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """A workflow_dispatch runs on the branch tip (github.sha); a rerun of a PR's sweep plans
+    GitHub's merge of the PR into main as it is now (refs/pull/N/merge), and records that
+    commit in its manifest. Its GPU jobs must run those bytes, not the tip's: main's fix
+    would be in the record but not in what ran."""
+    assert checkouts(source_run.run) == {source_run.repo.merge}  # a PR's sweep, the same way
+    repo = _changed_recipe(source_run, tmp_path)
+    subprocess.run(["git", "checkout", "-q", "feature"], cwd=repo.path, check=True)
+    tip = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo.path, capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert tip != repo.merge
+    world = world_for(repo, api, tmp_path)
+    source_run.publish(api, world)
+    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+             "inputs": {"rerun-of": str(A_ID), "scope": "missing", "pr-number": 17}}  # fmt: skip
+    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    assert rerun.ran("setup"), rerun.log("setup")
+    record = json.loads((rerun.artifacts["sweep-plan"] / "rerun.json").read_text())
+    assert record["sha"] == repo.merge == rerun.outputs["setup"]["sha"]
+    assert len(rerun.dispatches) == 4 and checkouts(rerun) == {repo.merge}
+    # The chunk jobs that read the plan install infx from the same commit.
+    assert all(rerun.ran(job) for job in rerun.jobs if job.endswith("/rows"))
+
+
 # --- the budget ----------------------------------------------------------------------------
 
 
@@ -310,7 +389,7 @@ GPU_JOBS = ["canary", "single", "agentic", "multi", "multi-agentic", "evals", "a
 @pytest.mark.parametrize(
     ("budget", "approval", "starts"),
     [
-        (10, None, False),  # 15 GPU-hours over 10: waits
+        (10, None, False),  # 22 GPU-hours held, over 10: waits
         (10, False, False),  # a reviewer rejects: nothing ever starts
         (10, True, True),  # approved: the sweep runs
         (100, None, True),  # within budget: no wait at all
@@ -323,13 +402,17 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
     api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
     api.state.label(17, "labeled", "full-sweep-enabled", 1)  # by a maintainer
     api.state.permissions["maintainer"] = "write"
+    api.state.environment("gpu-budget", ["lead"])  # protected, as docs/security.md says
+    if approval:
+        api.state.approve(4242, "lead", "gpu-budget")
     world = world_for(repo, api, tmp_path)
     payload = pr_payload("synchronize", ["full-sweep-enabled"], head_sha=repo.head,
                          base_sha=repo.base)  # fmt: skip
     run = simulate(world, "run-sweep.yml", "pull_request", payload,
                    approvals={"gpu-budget": approval})  # fmt: skip
     assert run.ran("setup"), run.log("setup")
-    over = budget < 15
+    # The tp4 points use half of their 8-GPU nodes: 15 GPU-hours used, 22 held.
+    over = budget < 22
     assert run.outputs["setup"]["over-budget"] == str(over).lower()
     assert bool(run.dispatches) is starts
     if starts:
@@ -340,19 +423,21 @@ def test_an_over_budget_plan_starts_no_gpu_job_until_approved(
         assert {run.jobs[j] for j in GPU_JOBS} == {"waiting"}
     ours = [s for s in api.state.statuses.get(repo.head, []) if s["context"] == "infx/gpu-budget"]
     status = ours[-1]  # the first one set (GitHub lists newest first)
+    used = "(whole nodes; servers use 15.0)"
     if over:
         assert status["state"] == "pending"
         assert status["description"] == (
-            f"over budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled; "
-            "waiting for approval in gpu-budget"
+            f"waiting for approval in gpu-budget: over budget: 22.0 of {budget:.1f} GPU-hours "
+            f"for label full-sweep-enabled {used}"
         )
     else:
         assert (status["state"], status["description"]) == (
-            "success", f"within budget: 15.0 of {budget:.1f} GPU-hours for label full-sweep-enabled"
+            "success",
+            f"within budget: 22.0 of {budget:.1f} GPU-hours for label full-sweep-enabled {used}",
         )  # fmt: skip
     if approval and over:
         assert ours[0]["state"] == "success"
-        assert "approved in gpu-budget" in ours[0]["description"]
+        assert ours[0]["description"].startswith("approved by lead in gpu-budget: over budget")
 
 
 @pytest.mark.parametrize(
@@ -492,8 +577,12 @@ def test_rerun_command_previews_then_dispatches_the_targeted_rerun(
 ) -> None:
     dry = _infx(published, "sweep", "rerun", str(A_ID), "--dry-run")
     assert dry.exit_code == 0, dry.output
-    # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs.
-    assert "Rerunning 3 of 40 jobs: about 5.0 GPU-hours (a full rerun: 63.0)." in dry.output
+    # Run A recorded no durations before it ran: 15 minutes a point, on 8, 4 and 8 GPUs,
+    # each job holding a whole 8-GPU node.
+    assert (
+        "Rerunning 3 of 40 jobs: about 6.0 GPU-hours held, 5.0 used by the servers "
+        "(a full rerun: 80.0)." in dry.output
+    )
     assert "| llama70b\\_1k1k | 32 | mi355x | runner-lost on mi355x-amds\\_03 |" in dry.output
     assert "nothing dispatched" in dry.output and api.state.workflow_dispatches == []
     done = _infx(published, "sweep", "rerun", str(A_ID))

@@ -70,6 +70,7 @@ def test_a_700_row_bucket_runs_every_row_exactly_once(
     big_repo: SweepRepo, api: FakeGitHub, tmp_path: Path
 ) -> None:
     api.state.add_pull(17, head_sha=big_repo.head, commits=[big_repo.head])
+    api.state.trusted_labels(17, ["non-canary-full-sweep-enabled"])
     world = World(big_repo.path, tmp_path, api.url, api.state.requests)
     payload = pr_payload(
         "synchronize",

@@ -250,6 +250,7 @@ def agentic_world(tmp_path: Path, api: FakeGitHub) -> tuple[World, SweepRepo]:
     repo.git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
     sweep = SweepRepo(repo.path, base, head, repo.git("rev-parse", "HEAD"))
     api.state.add_pull(17, head_sha=head, labels=[], commits=[head])
+    api.state.trusted_labels(17, ["non-canary-full-sweep-enabled", "agentx-fast"])
     (tmp_path / "world").mkdir()
     return World(repo.path, tmp_path / "world", api.url, api.state.requests), sweep
 

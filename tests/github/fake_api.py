@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 REPO = "acme/bench"
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -85,6 +85,10 @@ class State:
     jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run id -> jobs
     logs: dict[int, bytes] = field(default_factory=dict)  # job id -> log text (absent: 404)
     workflow_dispatches: list[dict[str, Any]] = field(default_factory=list)
+    # Deployment environments by name, as GET /environments/{name} answers (absent: 404),
+    # and each run's reviews of its pending deployments (GET /actions/runs/{id}/approvals).
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    approvals: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -221,6 +225,57 @@ class State:
                 "label": {"name": name, "color": "ededed"},
                 "created_at": stamp(minute),
                 "actor": self.user("maintainer"),
+            }
+        )
+
+    def trusted_labels(self, number: int, names: Any, who: str = "maintainer") -> None:
+        """PR `number`'s timeline says `who` (write permission) added each of `names`: the
+        sweep labels as a maintainer set them, which a sweep trusts without a reviewer."""
+        self.permissions.setdefault(who, "write")
+        for name in names:
+            self.label(number, "labeled", name, 0)
+            self.timeline[number][-1]["actor"] = self.user(who)
+
+    def environment(
+        self, name: str, reviewers: list[str] | None, *, teams: list[str] = (), wait: int = 0
+    ) -> dict[str, Any]:
+        """An environment as GitHub answers it: `reviewers` None has no required_reviewers
+        rule (GitHub creates a missing environment like that); `wait` adds a wait timer."""
+        self.next_id += 1
+        rules: list[dict[str, Any]] = []
+        if wait:
+            rules.append({"id": 1, "node_id": "GA_1", "type": "wait_timer", "wait_timer": wait})
+        if reviewers is not None:
+            listed = [{"type": "User", "reviewer": self.user(login)} for login in reviewers]
+            listed += [
+                {"type": "Team", "reviewer": {"id": 5, "name": team, "slug": team}}
+                for team in teams
+            ]
+            rules.append({"id": 2, "node_id": "GA_2", "type": "required_reviewers",
+                          "prevent_self_review": False, "reviewers": listed})  # fmt: skip
+        found = {
+            "id": self.next_id,
+            "node_id": f"EN_{self.next_id}",
+            "name": name,
+            "url": f"https://api.github.com/repos/{REPO}/environments/{name}",
+            "html_url": f"https://github.com/{REPO}/deployments/activity_log?environments_filter={name}",
+            "created_at": stamp(0),
+            "updated_at": stamp(0),
+            "can_admins_bypass": True,
+            "protection_rules": rules,
+            "deployment_branch_policy": None,
+        }
+        self.environments[name] = found
+        return found
+
+    def approve(self, run_id: int, login: str, environment: str, state: str = "approved") -> None:
+        """A reviewer's review of run `run_id`'s pending deployment to `environment`."""
+        self.approvals.setdefault(run_id, []).append(
+            {
+                "environments": [{"id": 1, "name": environment}],
+                "state": state,
+                "comment": "",
+                "user": self.user(login),
             }
         )
 
@@ -482,6 +537,21 @@ class Handler(BaseHTTPRequestHandler):
                 lambda m: (s.dispatches.append(self._body()), self._send(204)),
             ),
             ("GET", r"/actions/runs/(\d+)/jobs", lambda m: self._jobs(int(m[1]), query)),
+            ("POST", r"/actions/runs/(\d+)/cancel", lambda m: self._cancel(int(m[1]))),
+            (
+                "GET",
+                r"/actions/runs/(\d+)/approvals",
+                lambda m: self._send(200, s.approvals.get(int(m[1]), [])),
+            ),
+            (
+                "GET",
+                r"/environments/([^/]+)",
+                lambda m: (
+                    self._send(200, s.environments[unquote(m[1])])
+                    if unquote(m[1]) in s.environments
+                    else self._send(404, {"message": "Not Found"})
+                ),
+            ),
             ("GET", r"/actions/jobs/(\d+)/logs", lambda m: self._log(int(m[1]))),
             (
                 "POST",
@@ -612,6 +682,18 @@ class Handler(BaseHTTPRequestHandler):
         for run in self.state.runs:
             if run["id"] == run_id:
                 return self._send(200, run)
+        return self._send(404, {"message": "Not Found"})
+
+    def _cancel(self, run_id: int) -> None:
+        """Cancel a run that has not finished (202); a finished one answers 409."""
+        for run in self.state.runs:
+            if run["id"] == run_id:
+                if run["status"] == "completed":
+                    return self._send(
+                        409, {"message": "Cannot cancel a workflow run that is completed."}
+                    )
+                run["status"], run["conclusion"] = "completed", "cancelled"
+                return self._send(202, {})
         return self._send(404, {"message": "Not Found"})
 
     def _jobs(self, run_id: int, query: dict[str, list[str]]) -> None:

@@ -195,8 +195,100 @@ def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
     assert bool(why) is held
     found = BudgetVerdict("full-sweep-enabled", 2.0, 100.0, why)
     assert found.over is held
-    assert not BudgetVerdict("full-sweep-enabled", 2.0, None, why).over  # no budget: no limit
+    # Without a budget for the label the hold applies all the same (#25: a triager's
+    # full-sweep-enabled started 11 GPU jobs unapproved when its label had no budget).
+    unbudgeted = BudgetVerdict("full-sweep-enabled", 2.0, None, why)
+    assert unbudgeted.over is held
+    if held:
+        assert unbudgeted.text().startswith("approval needed: label full-sweep-enabled")
+        assert unbudgeted.text().endswith(
+            "(2.0 GPU-hours; no budget is set for label full-sweep-enabled)"
+        )
     nothing = BudgetVerdict("full-sweep-enabled", 0.0, 100.0, why)  # nothing to approve
     assert not nothing.over and nothing.text().startswith("within budget: 0.0 of 100.0")
     if held:
         assert found.text().startswith("approval needed: label full-sweep-enabled")
+
+
+# --- GPU-hours as held: a job takes whole nodes -------------------------------------------
+
+
+def _with(block: dict, **changes: object) -> dict:
+    return {**block, **changes}
+
+
+def test_a_single_node_job_holds_its_whole_node() -> None:
+    """A tp4 server on an 8-GPU node uses 4 GPUs, but no other job gets the other 4: the
+    budget counts what the job holds."""
+    (cost,) = estimate([(_with(FIXED, tp=4), False)], node_gpus={"mi355x": 8})
+    assert (cost.gpus, cost.held_gpus, cost.nodes) == (4, 8, 1)
+    assert (cost.gpu_hours, cost.held_hours) == (1.0, 2.0)
+    (unknown,) = estimate([(_with(FIXED, tp=2, runner="elsewhere"), False)])
+    assert unknown.held_gpus == 8  # a label runners.yaml does not size: 8 GPUs a node
+    (small,) = estimate([(_with(FIXED, tp=2, runner="gb200"), False)], node_gpus={"gb200": 4})
+    assert (small.held_gpus, small.nodes) == (4, 1)
+
+
+def test_a_multi_node_job_holds_every_node_of_every_worker() -> None:
+    prefill = _with(MULTI["prefill"], tp=4)
+    row = _with(MULTI, prefill=prefill)  # P 1x tp4, D 1x tp8: 12 GPUs on two 8-GPU nodes
+    (cost,) = estimate([(row, False)], node_gpus={"mi355x-disagg": 8})
+    assert (cost.gpus, cost.held_gpus, cost.nodes) == (12, 16, 2)
+    # Two prefill workers of tp4 each take a node of their own.
+    (two,) = estimate([(_with(row, prefill=_with(prefill, **{"num-worker": 2})), False)])
+    assert (two.gpus, two.nodes, two.held_gpus) == (16, 3, 24)
+    # The recipe asks for more nodes than the workers fill (InferenceX's gb200 rows do).
+    asked = _with(prefill, tp=1, **{"additional-settings": ["PREFILL_NODES=2"]})
+    (wide,) = estimate([(_with(row, prefill=asked, runner="gb200"), False)], node_gpus={"gb200": 4})
+    assert (wide.gpus, wide.nodes, wide.held_gpus) == (9, 4, 16)
+
+
+def test_node_sizes_come_from_runners_yaml() -> None:
+    from infx.matrix.cost import node_gpus
+
+    labels = {
+        "h200": ["h200-cw_00", "h200-nb_0"],
+        "gb200": ["gb200-nv_0"],
+        "mixed": ["h200-cw_00", "gb200-nv_0"],
+        "cluster:h200-cw": ["h200-cw_00"],
+        "cluster:h200-nb": ["h200-nb_0"],
+        "cluster:gb200-nv": ["gb200-nv_0"],
+        "b200-nscale": ["b200-ns_0"],
+    }
+    hardware = {
+        "cluster:h200-cw": {"available-cpu-dram-mib": 1, "gpus-per-node": 8},
+        "cluster:h200-nb": {"available-cpu-dram-mib": 1, "gpus-per-node": 8},
+        "cluster:gb200-nv": {"available-cpu-dram-mib": 1, "gpus-per-node": 4},
+        "b200-nscale": {"available-cpu-dram-mib": 1, "gpus-per-node": 8},
+    }
+    sizes = node_gpus(labels, hardware)
+    assert sizes["h200"] == 8 and sizes["gb200"] == 4 and sizes["b200-nscale"] == 8
+    assert sizes["cluster:gb200-nv"] == 4
+    assert "mixed" not in sizes  # its nodes disagree: the default applies
+
+
+def test_the_budget_counts_held_gpu_hours_and_says_both() -> None:
+    costs = estimate([(_with(FIXED, tp=4), False)] * 3, node_gpus={"mi355x": 8})
+    within = verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 6})
+    assert (within.gpu_hours, within.used_hours, within.over) == (6.0, 3.0, False)
+    over = verdict(costs, "full-sweep-enabled", {"full-sweep-enabled": 5})
+    assert over.over and over.text() == (
+        "over budget: 6.0 of 5.0 GPU-hours for label full-sweep-enabled "
+        "(whole nodes; servers use 3.0)"
+    )
+    from infx.matrix.cost import estimate_document
+
+    doc = estimate_document(costs, over, {})
+    assert (doc["gpu-hours"], doc["gpu-hours-used"]) == (6.0, 3.0)
+    assert {k: doc["jobs"][0][k] for k in ("gpus", "gpus-held", "gpu-hours", "gpu-hours-used")} == {
+        "gpus": 4,
+        "gpus-held": 8,
+        "gpu-hours": 2.0,
+        "gpu-hours-used": 1.0,
+    }
+
+
+def test_wall_time_counts_the_nodes_a_job_holds() -> None:
+    gb = _with(FIXED, runner="gb200", tp=8)  # 8 GPUs on 4-GPU nodes: two nodes
+    costs = estimate([(gb, False)] * 2, node_gpus={"gb200": 4})
+    assert wall_minutes(costs, {"gb200": 2})["gb200"] == 30

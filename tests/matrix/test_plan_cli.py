@@ -312,3 +312,25 @@ def test_a_budget_setting_that_is_not_a_number_is_refused(bench: GitRepo) -> Non
         result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--budget", "push")
         assert result.exit_code == 2 and "infx.toml" in result.stderr, (text, result.output)
         assert "budget" in result.stderr and "Traceback" not in result.output
+
+
+def test_the_approval_table_counts_whole_nodes_and_says_what_the_servers_use(
+    bench: GitRepo, tmp_path
+) -> None:
+    """The llama config's tp4 points use 4 GPUs of an 8-GPU mi355x node and hold all 8: the
+    table, the total, estimate.json and the budget count what is held, beside what is used."""
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    target = tmp_path / "estimate.json"
+    result = bench.infx(
+        "sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "summary",
+        "--estimate", str(target), "--budget", "full-sweep-enabled",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        "| tp4 | fixed-seq-len | 3 | 2 | 16, 32, 64 | 10.0 (5.0 used) | assumed |" in result.output
+    )
+    doc = json.loads(target.read_text())
+    assert doc["gpu-hours"] > doc["gpu-hours-used"]
+    tp4 = [job for job in doc["jobs"] if job["gpus"] == 4]
+    assert tp4 and {(job["gpus-held"], job["nodes"]) for job in tp4} == {(8, 1)}
+    assert f"about {doc['gpu-hours']:.0f} GPU-hours held as whole nodes" in result.output

@@ -10,6 +10,7 @@ from pathlib import Path
 from infx.matrix.rows import buckets
 from tests.actions.harness import pr_payload
 from tests.conftest import GitRepo
+from tests.github.fake_api import FakeGitHub
 
 
 def _plan_from_event(bench: GitRepo, payload: dict, tmp_path, name="pull_request"):
@@ -35,7 +36,10 @@ def _merge_commit(bench: GitRepo, entry: str) -> None:
 ENTRY = '- config-keys:\n    - "*"\n  description:\n    - "x"\n  pr-link: XXX\n'
 
 
-def test_plan_from_event_applies_the_labels_and_the_canary(bench: GitRepo, tmp_path) -> None:
+def test_plan_from_event_applies_the_labels_and_the_canary(
+    bench: GitRepo, tmp_path, api: FakeGitHub
+) -> None:
+    """(`api`: a pull request's plan reads who set its sweep labels.)"""
     _merge_commit(bench, ENTRY)
     result, planned = _plan_from_event(
         bench, pr_payload("synchronize", ["full-sweep-enabled", "all-evals"]), tmp_path
@@ -55,7 +59,7 @@ def test_plan_from_event_applies_the_labels_and_the_canary(bench: GitRepo, tmp_p
     )
 
 
-def test_agentx_fast_keeps_every_row(bench: GitRepo, tmp_path) -> None:
+def test_agentx_fast_keeps_every_row(bench: GitRepo, tmp_path, api: FakeGitHub) -> None:
     """AgentX's fast profile changes how agentic jobs run, never which rows run."""
     _merge_commit(bench, ENTRY)
     labels = ["non-canary-full-sweep-enabled"]

@@ -130,6 +130,35 @@ def test_infra_scope_takes_infra_failures_and_their_collateral_only(tmp_path: Pa
     assert select(jobs, [], plan, outcomes(ran[:1], plan, {}), "infra") == []
 
 
+CHECKOUT = "Run actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
+DENIED = (
+    "##[error]File was unable to be removed Error: EACCES: permission denied, rmdir "
+    "'/home/runner/actions-runner/_work/bench/bench/results'"
+)
+
+
+def test_failures_past_the_log_budget_are_unread_and_not_retried_blindly() -> None:
+    """35 checkout failures on one node, logs read for 30 (MAX_LOGS): the other 5 are
+    `unread`, not recipe errors, and the automatic retry takes only the 30 it read as infra
+    (no fail-fast collateral either: not every failure is known to be infra)."""
+    from infx.rerun.rules import MAX_LOGS, failures
+
+    plan = plan_of(concs=tuple(range(1, 36)), evals=False)
+    jobs = jobs_of(plan)
+    names = [f"single-node (0) / single/0/{i} llama70b_1k1k" for i in range(35)]
+    ran = [job(name, "failure", "n3", CHECKOUT, jid=i + 1) for i, name in enumerate(names)]
+    logs = {i + 1: DENIED for i in range(MAX_LOGS)}
+    seen = outcomes(ran, plan, logs)
+    kinds = [o.kind for o in seen]
+    assert kinds == ["workspace-permission"] * 30 + ["unread"] * 5
+    assert "recipe-error" not in kinds
+    assert select(jobs, list(range(35)), plan, seen, "infra") == list(range(30))
+    assert select(jobs, list(range(35)), plan, seen, "missing") == list(range(35))
+    assert failures(seen)[row_id(jobs[34][0])] == "unread on n3"
+    pins, _ = pin_nodes([r for r, _ in jobs], seen, {"mi355x": ["n0", "n3"]})
+    assert set(pins.values()) == {"n0"} and len(pins) == 30
+
+
 def test_infra_retries_go_round_robin_to_nodes_that_did_not_fail(tmp_path: Path) -> None:
     plan = plan_of(concs=(4, 8, 16), evals=False)
     rows = [row for row, _ in jobs_of(plan)]

@@ -12,6 +12,7 @@ from infx.rerun.triage import (
     RECIPE,
     RUNNER_LOST,
     TIMEOUT,
+    UNREAD,
     WORKSPACE,
     Attempt,
     Failure,
@@ -89,8 +90,24 @@ def test_a_job_without_any_log_lost_its_runner() -> None:
     assert classify(Failure("failure", "Run the recipe", None)) == RUNNER_LOST
 
 
-def test_a_log_left_unread_is_not_taken_for_a_lost_runner() -> None:
-    assert classify(Failure("failure", "Run the recipe", None, log_read=False)) == RECIPE
+def test_a_log_left_unread_is_neither_a_lost_runner_nor_a_recipe_error() -> None:
+    """Triage reads at most 30 logs: a failure whose log it did not read is `unread`, never
+    guessed (a recipe error would hide an infra failure; infra would retry it blindly)."""
+    unread = classify(Failure("failure", "Run the recipe", None, log_read=False))
+    assert unread == UNREAD and unread != RECIPE and not is_infra(unread)
+    setup = "Run actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
+    assert classify(Failure("failure", setup, None, log_read=False)) == UNREAD
+
+
+def test_what_github_says_without_a_log_still_classifies_an_unread_failure() -> None:
+    assert classify(Failure("timed_out", "Run the recipe", None, log_read=False)) == TIMEOUT
+    assert classify(Failure("failure", "Check accuracy floors", None, log_read=False)) == ACCURACY
+    assert classify(Failure("cancelled", None, None, log_read=False)) == CANCELLED
+
+
+def test_the_summary_says_unread_failures_are_of_unknown_kind() -> None:
+    attempts = [Attempt("mi355x", "mi355x-amds_03", "failure", UNREAD)]
+    assert "| unread | mi355x-amds\\_03 | 1 | unknown |" in summary(attempts)
 
 
 def test_cancelled_jobs_are_their_own_class_unless_the_runner_went() -> None:
