@@ -101,7 +101,9 @@ class RerunPlanFacts:
     other_node: bool = True  # settings: rerun infra failures on another node
     head_sha: str = ""
     budgets: Mapping[str, float] = field(default_factory=dict)
-    files_now: dict[str, bytes | None] = field(default_factory=dict)  # the manifest's, at HEAD
+    files_now: dict[str, str | None] = field(
+        default_factory=dict
+    )  # the manifest's digests, at HEAD
 
 
 def _what(pr: int | None) -> str:

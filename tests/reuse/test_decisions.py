@@ -9,7 +9,7 @@ import pytest
 from infx.errors import ReuseError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
-from infx.matrix.manifest import SweepOptions, build, differences, summarize
+from infx.matrix.manifest import SweepOptions, build, differences, file_digest, summarize
 from infx.matrix.plan import Plan
 from infx.reuse.ack import decide_ack
 from infx.reuse.commands import ReuseCommand
@@ -116,7 +116,7 @@ def record(
     flags = {"trim_conc": False, "all_evals": False, "evals_only": False, "agentx_fast": False}
     flags.update({k.replace("-", "_"): v for k, v in options.items()})
     sweep = SweepOptions(event, label, reusable=reusable, **flags)
-    files = {"recipes/llama70b_fp8_mi355x_vllm.sh": recipe}
+    files = {"recipes/llama70b_fp8_mi355x_vllm.sh": file_digest(recipe)}
     return build(plan, {"llama": config or CONFIG}, {"mi355x": ["mi355x-a_01"]}, files, sweep)
 
 
