@@ -285,14 +285,27 @@ def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list
     """What ran besides the recipes, whatever `job-files` says: the workflow and what it
     calls, `.gitattributes` and `.gitmodules` (every submodule too), and infx's own code
     where it lives in the repository."""
-    names = {*workflow_files(snapshot, workflow), *ALWAYS}
+    names = {*code_files(snapshot, workflow), *ALWAYS}
     names.update(path for path, entry in snapshot.entries.items() if entry.kind == "commit")
     names.update(path for path in snapshot.entries if path.endswith("/.gitattributes"))
-    if infx_here(snapshot):
-        names.update(matching(snapshot, INFX_CODE)[0])
     return sorted(names)
 
 
 def digests_at(root: Path, ref: str, names: Iterable[str]) -> dict[str, str | None]:
     """The digests of `names` as a job reads them at a commit (`ref`)."""
     return Snapshot.at(root, git.resolve(ref, root)).digests(sorted(set(names)))
+
+
+def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+    """The code that runs a sweep and writes its results: the workflow and what it calls,
+    and infx's own code where it lives in the repository."""
+    names = set(workflow_files(snapshot, workflow))
+    if infx_here(snapshot):
+        names.update(matching(snapshot, INFX_CODE)[0])
+    return sorted(names)
+
+
+def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW) -> dict[str, str | None]:
+    """The digests of the code that runs a sweep at a tree (`code_files`)."""
+    snapshot = Snapshot.at(root, tree)
+    return snapshot.digests(code_files(snapshot, workflow))

@@ -286,12 +286,17 @@ def manifest_of(
     runners = planned.runner_info.runners
     nodes = runners.labels if runners is not None else {}
     snapshot = Snapshot.at(planned.root, tree)
+    if workflow is None:
+        # In the sweep workflow's own run (the planning job), the workflow that runs it.
+        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
+        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW
     jobs, unmatched = matching(snapshot, job_files)
     names = {
         *recipe_files(plan.as_json(), nodes),
         *jobs,
         *settings_files(planned.root, tree),
-        *provenance_files(snapshot, workflow or SWEEP_WORKFLOW),
+        *provenance_files(snapshot, workflow),
     }
     files = snapshot.digests(sorted(names))
     masters = planned.inputs.head.masters

@@ -1,15 +1,20 @@
 """Whether a source run measured what merges: the rule reuse follows.
 
-The rule is one sentence: what merges is what was measured. The run's own manifest,
-written by its planning job, must equal the manifest of what merges (`infx.reuse.preview`)
-field for field (options, plan, configs as parsed, runner labels, recipe and template
-bytes). Fail closed: every doubt ends in "no reuse" with a reason.
+The rule is one sentence: what merges is what was measured. What a run measured is derived,
+not trusted: its manifest is computed again from git at the commit GitHub says it ran
+(`head_sha`), merged into main as what merges is, with the workflow files that ran and
+infx's own code among its inputs (`infx.reuse.preview.derive`). That derived manifest must
+equal the manifest of what merges field for field (options, plan, configs as parsed, runner
+labels, every input's bytes); the manifest the run uploaded is only a cross-check, and any
+difference refuses, naming the field. A rerun's lineage is derived run by run: every run
+whose results it carries must have run the code that merges. Fail closed: every doubt ends
+in "no reuse" with a reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infx.github.client import Pull, Run, Status
@@ -46,11 +51,27 @@ class Scope:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """What git says a source run ran: the manifest of its commit merged into main as what
+    merges is (None: only its code was derived, or it could not be, `problem` says why),
+    and the digests of its code (the workflow that ran, what it calls, infx's own code)."""
+
+    manifest: Mapping[str, Any] | None
+    code: Mapping[str, str | None]
+    problem: str = ""
+
+
+@dataclass(frozen=True)
 class Merging:
-    """What merges, as a reuse decision sees it: its manifest, or why it has none."""
+    """What merges, as a reuse decision sees it: its manifest (or why it has none), the
+    digests of the code that would run it, the main commit it merges into, and what git
+    says each source run ran (run id -> Derived)."""
 
     manifest: Mapping[str, Any] | None
     problem: str = ""
+    code: Mapping[str, str | None] = field(default_factory=dict)
+    main: str = ""
+    derived: Mapping[int, Derived] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,7 +115,26 @@ def lineage_problem(
     if root.event != "pull_request":
         return f"run {run.id}'s original run {root.id} was triggered by {root.event}"
     unusable = check_run(root, facts.commits, workflow, True, repo)
-    return f"run {run.id}'s original run: {unusable}" if unusable else None
+    if unusable:
+        return f"run {run.id}'s original run: {unusable}"
+    for member in found.members:
+        unusable = check_run(member, facts.commits, workflow, True, repo)
+        if unusable:
+            return f"run {run.id}'s lineage: {unusable}"
+    return None
+
+
+def lineage_code_problem(run: Run, facts: SourceFacts, merging: Merging) -> str | None:
+    """Why a rerun's lineage carries results written by other code than what merges (None:
+    every run of it ran the code that merges): its collect job merges its sources' tables,
+    so each one is derived from git, not only the rerun."""
+    if run.event != "workflow_dispatch" or facts.lineage is None:
+        return None
+    for member in facts.lineage.members:
+        why = derived_problem(member, merging, full=False)
+        if why:
+            return f"run {run.id}'s lineage: {why}"
+    return None
 
 
 def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
@@ -128,6 +168,49 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     found = differences(record, merging.manifest)
     if found:
         return f"run {run.id} did not measure what merges: {summarize(found)}"
+    return derived_problem(run, merging, full=True) or cross_check(run, record, merging)
+
+
+def derived_problem(run: Run, merging: Merging, *, full: bool) -> str | None:
+    """Why git does not back what `run` says it measured (None: it does). Its code (the
+    workflow that ran and what it calls, infx's code where it lives here) must be the code
+    that merges; with `full`, the whole manifest its commit gives must equal what merges,
+    and the manifest it uploaded must equal that one."""
+    derived = merging.derived.get(run.id)
+    at = f"commit {run.head_sha[:12]}"
+    if derived is None:
+        return f"run {run.id}: what its {at} ran was not derived from git"
+    if derived.problem:
+        return f"run {run.id}: what its {at} ran cannot be derived from git: {derived.problem}"
+    names = sorted(set(derived.code) | set(merging.code))
+    other = [name for name in names if derived.code.get(name) != merging.code.get(name)]
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        return (
+            f"run {run.id} ran other code than what merges: {shown} at its {at} "
+            "(the workflow that wrote its results is not the one that merges)"
+        )
+    if not full:
+        return None
+    if derived.manifest is None or merging.manifest is None:
+        return f"run {run.id}: the manifest of its {at} was not derived"
+    found = differences(derived.manifest, merging.manifest)
+    if found:
+        return f"run {run.id}'s {at} does not hold what merges: {summarize(found)}"
+    return None
+
+
+def cross_check(run: Run, uploaded: Mapping[str, Any], merging: Merging) -> str | None:
+    """The uploaded manifest against the one derived from git: any difference refuses."""
+    derived = merging.derived.get(run.id)
+    if derived is None or derived.manifest is None:
+        return None  # derived_problem has said why
+    found = differences(uploaded, derived.manifest)
+    if found:
+        return (
+            f"run {run.id}'s uploaded {MANIFEST_ARTIFACT} differs from the one derived from its "
+            f"commit {run.head_sha[:12]}: {summarize(found)}"
+        )
     return None
 
 
@@ -149,8 +232,10 @@ def verdict(
     chosen, why = pick_run(request, facts, workflow, pull.number, repo)
     if chosen is None:
         return Verdict(False, why, pull=pull)
-    problem = lineage_problem(chosen.run, facts, pull, workflow, repo) or measured_problem(
-        chosen, facts, merging
+    problem = (
+        lineage_problem(chosen.run, facts, pull, workflow, repo)
+        or measured_problem(chosen, facts, merging)
+        or lineage_code_problem(chosen.run, facts, merging)
     )
     if problem:
         return Verdict(False, problem, pull=pull)

@@ -49,11 +49,13 @@ class Candidate:
 @dataclass(frozen=True)
 class Lineage:
     """What a rerun run (workflow_dispatch) says of itself: the PR whose sweep it reran and
-    the lineage's original run, read from its sweep-plan's rerun record."""
+    the lineage's original run, read from its sweep-plan's rerun record; `members` are every
+    earlier run whose results the lineage carries (its sources back to the original)."""
 
     pr: int | None
     root: Run | None
     problem: str = ""
+    members: tuple[Run, ...] = ()
 
 
 @dataclass(frozen=True)
