@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "rerun_failed",
         "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result.",
     ),
+    "receipt": (
+        "infx.cli.provenance",
+        "receipt",
+        "Seal what a sweep run published; store receipts beside the history's rows.",
+    ),
     "results": (
         "infx.cli.results",
         "results",
@@ -59,6 +64,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "workflows",
         "Check the workflow files against the settings (sweep label names).",
     ),
+}
+
+
+# Subcommands that live in a module of their own: group -> name -> (module, attribute).
+SUBCOMMANDS: dict[str, dict[str, tuple[str, str]]] = {
+    "results": {"provenance": ("infx.cli.provenance", "provenance")},
 }
 
 
@@ -83,6 +94,11 @@ class InfxGroup(click.Group):
         command = getattr(importlib.import_module(module), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
+        if isinstance(command, click.Group):
+            for sub, (sub_module, sub_attribute) in SUBCOMMANDS.get(name, {}).items():
+                found = getattr(importlib.import_module(sub_module), sub_attribute)
+                if sub not in command.commands and isinstance(found, click.Command):
+                    command.add_command(found, sub)
         _with_exit_codes(command)
         self.add_command(command, name)
         return command

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from infx import git
 from infx.context import repo_slug
@@ -21,7 +22,8 @@ from infx.github.client import Comment, GitHub, Status
 from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, Local, needs_merging
 from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
-from infx.reuse.measured import STATUS_CONTEXT, Merging, Scope
+from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
+from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
 from infx.reuse.stage import StageFacts
 from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
@@ -50,7 +52,9 @@ class Checkout:
         return cls(root, settings, gh, Roles(gh, settings.labels))
 
     def scope(self, workflow: str) -> Scope:
-        return Scope(self.gh.slug, workflow, self.settings.main_branch)
+        reuse = self.settings.reuse
+        policy = Policy(reuse.mode, reuse.moving_tags)
+        return Scope(self.gh.slug, workflow, self.settings.main_branch, policy)
 
     def merging_of(
         self, remote: str, head_sha: str, facts: PullFacts | None = None, workflow: str = ""
@@ -93,6 +97,24 @@ class Checkout:
             return pulls, Local(None, NOT_NEEDED)
         found = local(self.root, self.settings, asked, workflow)
         return pulls, replace(found, merging=self.derived(found.merging, pulls, workflow))
+
+    def merge_receipt(self, merge: MergeFacts) -> dict[str, Any]:
+        """The merge receipt of a reusing push: the decision's facts, the check runs on the
+        source run's commit (the `infx/results` verdict that gated the PR) and the source
+        run's environment approvals (its GPU budget), read now."""
+        source = merge.source_run
+        checks, approvals = self.gh.decide(
+            lambda: (self.gh.check_runs(merge.source_head), self.gh.run_approvals(source))
+        )
+        run_id = os.environ.get("GITHUB_RUN_ID", "")
+        return merge_receipt(
+            replace(
+                merge,
+                checks=tuple(checks),
+                approvals=tuple(approvals),
+                run_id=int(run_id) if run_id.isdigit() else None,
+            )
+        )
 
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))

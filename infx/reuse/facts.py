@@ -298,9 +298,40 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
     lineage = read_lineage(reader, chosen) if chosen.run.event == "workflow_dispatch" else None
+    receipt, unread = read_receipt(reader, chosen.run, chosen.artifacts) if record else (None, "")
     return replace(
-        facts, candidates=candidates, manifest=record, manifest_problem=problem, lineage=lineage
+        facts,
+        candidates=candidates,
+        manifest=record,
+        manifest_problem=problem,
+        lineage=lineage,
+        receipt=receipt,
+        receipt_problem=unread,
     )
+
+
+def read_receipt(
+    reader: Reader, run: Run, artifacts: Iterable[Artifact]
+) -> tuple[dict[str, Any] | None, str]:
+    """The run's own receipt (what it published, the images its jobs pulled), or None and
+    why it cannot be read."""
+    from infx.reuse.receipt import RUN_ARTIFACT, RUN_FILE, parse
+
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (RUN_ARTIFACT,), run.id)
+    if why:
+        return None, why
+    found = unexpired(artifacts, RUN_ARTIFACT)
+    if found is None:
+        return None, (
+            f"run {run.id} has no unexpired {RUN_ARTIFACT} artifact, so which bytes it "
+            "published and which images its jobs pulled are unknown; run the sweep again"
+        )
+    data = reader.artifact_member(found.id, RUN_FILE, MAX_MANIFEST_BYTES)
+    try:
+        return parse(data, f"run {run.id}'s {RUN_ARTIFACT}"), ""
+    except UsageError as exc:
+        return None, str(exc)
 
 
 def _rerun_record(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> Any:

@@ -20,6 +20,7 @@ from typing import Any
 from infx.github.client import Pull, Run, Status
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import differences, evaluated, summarize
+from infx.reuse.images import digest_problem, moving_problem
 from infx.reuse.source import (
     EVALS_ARTIFACT,
     REPUBLISHED,
@@ -41,13 +42,25 @@ STATUS_LENGTH = 140
 
 
 @dataclass(frozen=True)
+class Policy:
+    """The settings' `[reuse]` table: `mode` ("default", or "inferencex": pushes to main
+    never sweep, a merge publishes what a reusable run measured, a partial run for its
+    completed points) and `moving_tags` ("record": a moving image tag is reused when every
+    job recorded one digest for it; "refuse": never)."""
+
+    mode: str = "default"
+    moving_tags: str = "record"
+
+
+@dataclass(frozen=True)
 class Scope:
-    """Where a reuse decision looks: this repository, the sweep workflow's file name, and
-    the branch PRs merge into."""
+    """Where a reuse decision looks: this repository, the sweep workflow's file name, the
+    branch PRs merge into, and the settings' reuse policy."""
 
     repo: str
     workflow: str
     main_branch: str = "main"
+    policy: Policy = field(default_factory=Policy)
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,9 @@ def lineage_code_problem(run: Run, facts: SourceFacts, merging: Merging) -> str 
     return None
 
 
-def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
+def measured_problem(
+    chosen: Candidate, facts: SourceFacts, merging: Merging, policy: Policy | None = None
+) -> str | None:
     """Why the chosen run's results cannot stand for what merges (None: they can): its own
     record must say it is a reusable sweep, its results must all be there, and what it
     measured must equal what merges."""
@@ -168,7 +183,33 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     found = differences(record, merging.manifest)
     if found:
         return f"run {run.id} did not measure what merges: {summarize(found)}"
-    return derived_problem(run, merging, full=True) or cross_check(run, record, merging)
+    return (
+        derived_problem(run, merging, full=True)
+        or cross_check(run, record, merging)
+        or receipt_problem(run, facts, record, merging, policy or Policy())
+    )
+
+
+def receipt_problem(
+    run: Run, facts: SourceFacts, record: Mapping[str, Any], merging: Merging, policy: Policy
+) -> str | None:
+    """Why the run's receipt does not vouch for what it published (None: it does): it is
+    this run's, it seals this manifest, every job with results recorded the digest of the
+    image it pulled and jobs of one tag agree; with moving-tags "refuse", no selected config
+    uses a moving tag."""
+    sealed = facts.receipt
+    if sealed is None:
+        return facts.receipt_problem or f"run {run.id}'s receipt was not read"
+    own = sealed["run"]
+    if own["id"] != run.id or own["head_sha"] != run.head_sha:
+        return (
+            f"run {run.id}'s receipt is of run {own['id']} at {own['head_sha'][:12]}, not of "
+            f"run {run.id} at {run.head_sha[:12]}"
+        )
+    if (sealed["manifest"] or {}).get("digest") != record["digest"]:
+        return f"run {run.id}'s receipt seals another manifest than the one it uploaded"
+    configs = (merging.manifest or {}).get("measured", {}).get("configs", {})
+    return moving_problem(configs, policy.moving_tags) or digest_problem(sealed["images"], run.id)
 
 
 def derived_problem(run: Run, merging: Merging, *, full: bool) -> str | None:
@@ -224,6 +265,7 @@ def verdict(
     workflow: str,
     main_branch: str = "main",
     require_merged: bool,
+    policy: Policy | None = None,
 ) -> Verdict:
     """Whether `request` on `pull` names a source run that measured what merges."""
     problem = pull_problem(pull, repo, main_branch, require_merged)
@@ -234,7 +276,7 @@ def verdict(
         return Verdict(False, why, pull=pull)
     problem = (
         lineage_problem(chosen.run, facts, pull, workflow, repo)
-        or measured_problem(chosen, facts, merging)
+        or measured_problem(chosen, facts, merging, policy)
         or lineage_code_problem(chosen.run, facts, merging)
     )
     if problem:

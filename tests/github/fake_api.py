@@ -85,6 +85,7 @@ class State:
     jobs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run id -> jobs
     logs: dict[int, bytes] = field(default_factory=dict)  # job id -> log text (absent: 404)
     workflow_dispatches: list[dict[str, Any]] = field(default_factory=list)
+    approvals: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run -> reviews
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -223,6 +224,16 @@ class State:
                 "actor": self.user("maintainer"),
             }
         )
+
+    def approve(self, run_id: int, login: str, environment: str = "gpu-budget") -> None:
+        """A required reviewer approves `run_id`'s deployment to `environment`."""
+        review = {
+            "environments": [{"id": 1, "name": environment}],
+            "state": "approved",
+            "comment": "within reason",
+            "user": self.user(login),
+        }
+        self.approvals.setdefault(run_id, []).append(review)
 
     def runner(
         self, name: str, labels: list[str], *, ephemeral: bool = True, group: int | None = None
@@ -482,6 +493,11 @@ class Handler(BaseHTTPRequestHandler):
                 lambda m: (s.dispatches.append(self._body()), self._send(204)),
             ),
             ("GET", r"/actions/runs/(\d+)/jobs", lambda m: self._jobs(int(m[1]), query)),
+            (
+                "GET",
+                r"/actions/runs/(\d+)/approvals",
+                lambda m: self._send(200, s.approvals.get(int(m[1]), [])),
+            ),
             ("GET", r"/actions/jobs/(\d+)/logs", lambda m: self._log(int(m[1]))),
             (
                 "POST",

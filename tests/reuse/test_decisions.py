@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
@@ -145,8 +146,20 @@ def honest(manifest: dict) -> Merging:
 MERGING = honest(record(event="push", label=""))
 
 
+def sealed(of: Run, manifest: dict) -> dict:
+    """The receipt run `of`'s collect job writes: its manifest, no job images."""
+    from infx.reuse.receipt import RunFacts, run_receipt
+
+    facts = RunFacts(REPO, of.id, 1, of.event, of.path, of.head_sha, of.head_sha, "")
+    return run_receipt(facts, {}, json.dumps(manifest).encode(), {}, {}, [])
+
+
 def facts(*candidates: Candidate, exhausted: bool = False, **kw) -> SourceFacts:
+    """The PR's candidates; the receipt read is the newest candidate's (or `receipt`)."""
     kw.setdefault("manifest", record())
+    if candidates and kw["manifest"] is not None:
+        newest = max(candidates, key=lambda c: (c.run.created_at, c.run.id))
+        kw.setdefault("receipt", sealed(newest.run, kw["manifest"]))
     return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, **kw)
 
 

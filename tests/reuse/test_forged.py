@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.github.scenario import RUN, Green, green_pr, manifest_zip, zipped
+from tests.github.scenario import RUN, Green, green_pr, manifest_zip, seal, zipped
 
 WORKFLOW = ".github__workflows__run-sweep.yml"
 TEMPLATE = ".github__workflows__benchmark-tmpl.yml"
@@ -53,7 +53,8 @@ def honest_manifest(pr: Green, sha: str) -> dict:
 
 def forged_run(pr: Green, run_id: int, sha: str, manifest: dict, **run: object) -> None:
     """A run of `sha` whose workflow uploaded a table of its choosing and `manifest`."""
-    names = ["results_bmk", "sweep-manifest", "changelog-metadata", *run.pop("extra", [])]
+    names = ["results_bmk", "sweep-manifest", "changelog-metadata", "sweep-receipt"]
+    names += run.pop("extra", [])
     pr.state.add_run(run_id, head_sha=sha, minute=90, artifacts=names, **run)
     for artifact in pr.state.artifacts[run_id]:
         blob = {
@@ -61,6 +62,8 @@ def forged_run(pr: Green, run_id: int, sha: str, manifest: dict, **run: object) 
             "sweep-manifest": manifest_zip(manifest),
         }.get(artifact["name"], zipped(f"{artifact['name']}.json", "{}"))
         pr.state.blobs[artifact["id"]] = blob
+    # The forged workflow writes whatever receipt it likes: a consistent one.
+    seal(pr.state, run_id, json.dumps(manifest).encode(), sha)
 
 
 def ask(pr: Green, body: str) -> None:

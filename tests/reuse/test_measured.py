@@ -16,6 +16,7 @@ from tests.github.scenario import (
     green_pr,
     manifest_zip,
     open_pr,
+    seal,
     seed_origin,
     zipped,
 )
@@ -302,15 +303,17 @@ def rerun_of(pr: Green, run_id: int, source: int, *, pr_number: int = 7, manifes
         head_sha=pr.sha1,
         minute=90,
         event="workflow_dispatch",
-        artifacts=["results_bmk", "sweep-manifest", "sweep-plan"],
+        artifacts=["results_bmk", "sweep-manifest", "sweep-plan", "sweep-receipt"],
     )
+    lineage_manifest = manifest or pr.manifests[source]
     blobs = {
-        "sweep-manifest": manifest_zip(manifest or pr.manifests[source]),
+        "sweep-manifest": manifest_zip(lineage_manifest),
         "sweep-plan": zipped("rerun.json", json.dumps(record.as_json())),
         "results_bmk": zipped("results.json", "{}"),
     }
     for artifact in state.artifacts[run_id]:
-        state.blobs[artifact["id"]] = blobs[artifact["name"]]
+        state.blobs[artifact["id"]] = blobs.get(artifact["name"], b"")
+    seal(state, run_id, json.dumps(lineage_manifest).encode(), pr.sha1)
 
 
 def test_a_green_rerun_of_a_failed_sweep_is_reused(api) -> None:
