@@ -205,6 +205,85 @@ def list_files(tree: str, folder: str, cwd: Path | None = None) -> list[str]:
     return proc.stdout.decode("utf-8", "replace").splitlines()
 
 
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of a tree listing: a file (mode 100644 or 100755), a symbolic link
+    (120000, its blob is the link's text) or a submodule (160000, a gitlink: `oid` is the
+    submodule's commit)."""
+
+    mode: str
+    oid: str
+    path: str
+
+
+LINK_MODE = "120000"
+GITLINK_MODE = "160000"
+
+
+def tree_entries(tree: str, cwd: Path | None = None) -> list[TreeEntry]:
+    """Every file, link and submodule of a tree, recursively, in one `git ls-tree`."""
+    listing = _run(["ls-tree", "-r", "-z", "--full-tree", tree], cwd).stdout
+    found = []
+    for item in listing.split(b"\0"):
+        if item:
+            meta, path = item.split(b"\t", 1)
+            mode, _, oid = meta.decode().split(" ")
+            found.append(TreeEntry(mode, oid, path.decode("utf-8", "surrogateescape")))
+    return found
+
+
+def index_gitlinks(cwd: Path | None = None) -> dict[str, str]:
+    """The submodules of the index (path -> the commit it records)."""
+    listing = _run(["ls-files", "--stage", "-z"], cwd).stdout
+    found = {}
+    for item in listing.split(b"\0"):
+        if item.startswith(GITLINK_MODE.encode()):
+            meta, path = item.split(b"\t", 1)
+            found[path.decode("utf-8", "surrogateescape")] = meta.decode().split(" ")[1]
+    return found
+
+
+def checked_out_commit(path: Path) -> str | None:
+    """The commit a submodule's checkout is at, or None when it is not checked out."""
+    proc = _run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], path, check=False)
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def read_objects(oids: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
+    """Blobs by object id through one `git cat-file --batch` (None: no such blob)."""
+    wanted = sorted(set(oids))
+    if not wanted:
+        return {}
+    out = _run(["cat-file", "--batch"], cwd, stdin="".join(f"{o}\n" for o in wanted).encode())
+    found: dict[str, bytes | None] = {}
+    offset = 0
+    for oid in wanted:
+        end = out.stdout.index(b"\n", offset)
+        header = out.stdout[offset:end].split(b" ")
+        if len(header) == 3:
+            size = int(header[2])
+            data = out.stdout[end + 1 : end + 1 + size]
+            found[oid] = data if header[1] == b"blob" else None
+            offset = end + 1 + size + 1
+        else:
+            found[oid] = None
+            offset = end + 1
+    return found
+
+
+def is_ancestor(ancestor: str, descendant: str, cwd: Path | None = None) -> bool:
+    """Whether `ancestor` is `descendant` or one of its ancestors."""
+    proc = _run(["merge-base", "--is-ancestor", ancestor, descendant], cwd, check=False)
+    return proc.returncode == 0
+
+
+def fetch_quietly(remote: str, refs: list[str], cwd: Path | None = None) -> bool:
+    """Fetch `refs` (commit ids too, where the server allows it) without failing: True
+    when git fetched them."""
+    proc = _run(["fetch", "--quiet", "--no-tags", remote, *refs], cwd, check=False)
+    return proc.returncode == 0
+
+
 def remote_url(name: str = "origin", cwd: Path | None = None) -> str | None:
     proc = _run(["remote", "get-url", name], cwd, check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None

@@ -42,6 +42,16 @@ class ResultsSettings:
 
 
 @dataclass(frozen=True)
+class ReuseSettings:
+    """`[reuse]`: the merge policy (`mode`: "default", or "inferencex": pushes to main never
+    sweep, a merge publishes a reusable PR run's points) and what a moving image tag does
+    to reuse (`moving-tags`: "record", or "refuse"). docs/reuse.md says what each trusts."""
+
+    mode: str = "default"
+    moving_tags: str = "record"
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -59,6 +69,7 @@ class Settings:
     # A path to an InferenceX thresholds file, or its table ({default, models}); None: no floors.
     accuracy_floors: str | Mapping[str, Any] | None = None
     rerun_other_node: bool = True
+    reuse: ReuseSettings = field(default_factory=ReuseSettings)
 
     def label(self, role: str) -> str:
         """The repository's name for a sweep label (the role's own name unless renamed)."""
@@ -117,6 +128,10 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         budget=dict(table.get("budget", {})),
         accuracy_floors=table.get("accuracy-floors"),
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
+        reuse=ReuseSettings(
+            mode=table.get("reuse", {}).get("mode", "default"),
+            moving_tags=table.get("reuse", {}).get("moving-tags", "record"),
+        ),
     )
 
 

@@ -24,12 +24,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "apply-decision": ("reuse:apply_decision", "React, dispatch and set the status a `--decide-only` comment command decided."),
     "merge": ("merge:merge", "Merge a pull request on GitHub: links, reused sweep, checks (not the git driver)."),
     "rerun-failed": ("rerun:rerun_failed", "Handle a /rerun-failed [<run_id>] comment: rerun a sweep's jobs without a result."),
+    "receipt": ("provenance:receipt", "Seal what a sweep run published; store receipts beside the history's rows."),
     "results": ("results:results", "Turn benchmark output into result rows; collect and compare them."),
     "security": ("security:security", "Check the settings that keep fork code off the GPU runners (via the API)."),
     "site": ("site:site", "Build the static results site from main's history (infx[compare])."),
     "workflows": ("workflows:workflows", "Check the workflow files against the settings (sweep label names)."),
 }
 # fmt: on
+
+
+# Subcommands that live in a module of their own: group -> name -> (module, attribute).
+SUBCOMMANDS: dict[str, dict[str, tuple[str, str]]] = {
+    "results": {"provenance": ("provenance", "provenance")},
+}
 
 
 def _with_exit_codes(command: click.Command) -> None:
@@ -53,6 +60,11 @@ class InfxGroup(click.Group):
         command = getattr(importlib.import_module(f"infx.cli.{module}"), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
+        if isinstance(command, click.Group):
+            for sub, (sub_module, sub_attribute) in SUBCOMMANDS.get(name, {}).items():
+                found = getattr(importlib.import_module(f"infx.cli.{sub_module}"), sub_attribute)
+                if sub not in command.commands and isinstance(found, click.Command):
+                    command.add_command(found, sub)
         _with_exit_codes(command)
         self.add_command(command, name)
         return command

@@ -4,6 +4,7 @@ its options, reads through `infx.reuse.edge`, asks a use case and carries out it
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -17,6 +18,8 @@ from infx.reuse.edge import Checkout, answer, carry_out, restatus, try_reuse_sta
 from infx.reuse.gate import GateEvent, gate, gate_failed
 from infx.reuse.handoff import Decision, handed_on, received_comment
 from infx.reuse.stage import stage
+from infx.sweep.outcome import json_bytes
+from infx.yamlio import atomic_write
 
 decide_only_option = click.option(
     "--decide-only",
@@ -79,6 +82,14 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
     is_flag=True,
     help="On a PR event with a standing request, set the PR head's infx/reuse commit status.",
 )
+@click.option(
+    "--receipt",
+    "receipt_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="On a push that reuses a PR's run, write its merge receipt here "
+    "(schemas/receipt.schema.json): the run, who asked, the verdict, the approvals.",
+)
 @workflow_option
 def gate_cmd(
     repo: str | None,
@@ -89,6 +100,7 @@ def gate_cmd(
     ref: str,
     before: str | None,
     post_status: bool,
+    receipt_file: Path | None,
     workflow: str,
 ) -> None:
     """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout.
@@ -101,7 +113,12 @@ def gate_cmd(
     try:
         checkout = Checkout.open(repo)
         found = gate(asked, *checkout.gate_facts(asked, workflow), checkout.scope(workflow))
-    except InfxError as exc:
+        # No receipt, no reuse: a merge whose provenance cannot be sealed sweeps instead.
+        if receipt_file is not None and found.merge is not None:
+            receipt_file.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(receipt_file, json_bytes(checkout.merge_receipt(found.merge)))
+            click.echo(f"merge receipt: {receipt_file}", err=True)
+    except (InfxError, OSError) as exc:
         set_outputs(gate_failed(exc))
         raise
     set_outputs(found.outputs)

@@ -245,6 +245,14 @@ def check_run(item: Json) -> tuple[str, str, str | None]:
     return item.text("name"), item.text("status"), item.maybe_text("conclusion")
 
 
+def approvals(item: Json) -> list[tuple[str, str, str, str]]:
+    """(environment, state, login of the reviewer, comment) of one review of a run's
+    deployments: one per environment it covered."""
+    user = item.obj("user").text("login")
+    state, said = item.text("state"), item.maybe_text("comment") or ""
+    return [(env.text("name"), state, user, said) for env in item.items("environments")]
+
+
 def reaction(item: Json) -> tuple[int, str, str | None]:
     """(id, content, the login of who reacted, when GitHub names one)."""
     user = item.maybe_obj("user")

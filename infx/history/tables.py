@@ -70,3 +70,18 @@ points = Table(
     Column("data", Text, nullable=False),
     Index(None, "config_id", "run_id"),
 )
+
+# What vouches for a main run's rows (infx/history/receipts.py): the run receipt of the run
+# that measured them (its own, or the pull request run a reused merge republished) and,
+# for a reused merge, the merge receipt (who asked, the verdict, the approvals). A receipt
+# is JSON text, as the run sealed it (schemas/receipt.schema.json).
+receipts = Table(
+    "receipts",
+    metadata,
+    Column("run_id", BigInteger, ForeignKey("runs.id"), primary_key=True),
+    Column("kind", String(8), primary_key=True),  # run | merge
+    Column("source_run", BigInteger, nullable=False),  # the run that measured the rows
+    Column("digest", String(71), nullable=False),  # sha256:<hex> of the canonical receipt
+    Column("data", Text, nullable=False),
+    Column("stored_at", DateTime, nullable=False),  # UTC
+)

@@ -21,7 +21,9 @@ from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
 if TYPE_CHECKING:
     from infx.matrix.plan import Plan
 
-FORMAT = "infx-sweep-manifest/1"
+# /2: files hold submodule commits, every input the jobs run (the workflow and what it
+# calls, .gitattributes, infx's code where it lives here), and job-files matching nothing.
+FORMAT = "infx-sweep-manifest/2"
 ARTIFACT = "sweep-manifest"
 FILE = "sweep-manifest.json"
 # Options that change what the jobs measure; the others (canary first, fail fast) only
@@ -88,12 +90,14 @@ def build(
     plan: Plan,
     configs: Mapping[str, Any],
     nodes: Mapping[str, list[str]],
-    files: Mapping[str, bytes | None],
+    files: Mapping[str, str | None],
     options: SweepOptions,
     refs: tuple[str, str] = ("", ""),
+    unmatched: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The manifest of a sweep: `configs` are the selected configs as parsed, `nodes` the
-    runners file's labels, `files` every file the jobs read (recipes, templates)."""
+    runners file's labels, `files` the digest of every input the jobs read
+    (`infx.matrix.inputs`), `unmatched` the job-files patterns that matched nothing."""
     rows = plan_rows(plan.as_json())
     labels = sorted({row["runner"] for family in rows.values() for row in family})
     measured = {
@@ -111,7 +115,7 @@ def build(
         },
         "configs": {key: _plain(configs[key]) for key in plan.selected},
         "runners": {label: list(nodes.get(label) or []) for label in labels},
-        "files": {name: file_digest(files.get(name)) for name in sorted(files)},
+        "files": {name: files[name] for name in sorted(files)},
     }
     return {
         "format": FORMAT,
@@ -121,6 +125,7 @@ def build(
             "reusable": options.reusable,
             "base": refs[0],
             "head": refs[1],
+            "unmatched": list(unmatched),
         },
         "measured": measured,
         "digest": digest(measured),
@@ -184,7 +189,7 @@ def differences(run: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
             side = "the run" if name in a["files"] else "what merges"
             found.append(f"file {name}: read only by {side}")
         elif a["files"][name] != b["files"][name]:
-            found.append(f"file {name}: differs")
+            found.append(_file_difference(name, a["files"][name], b["files"][name]))
     if a["plan"]["digest"] != b["plan"]["digest"]:
         counts = ", ".join(
             f"{name} {a['plan']['rows'].get(name, 0)} -> {b['plan']['rows'].get(name, 0)}"
@@ -193,6 +198,14 @@ def differences(run: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
         )
         found.append(f"plan rows differ ({counts or 'same counts, other rows'})")
     return found
+
+
+def _file_difference(name: str, run: str | None, merge: str | None) -> str:
+    """A file that differs, a submodule by its commits."""
+    if (run or "").startswith("commit:") or (merge or "").startswith("commit:"):
+        old, new = ((v or "none").removeprefix("commit:")[:12] for v in (run, merge))
+        return f"submodule {name}: commit {old} at the run, {new} at merge"
+    return f"file {name}: differs"
 
 
 def summarize(found: list[str]) -> str:
@@ -210,17 +223,17 @@ def evaluated(manifest: Mapping[str, Any]) -> bool:
 
 def lineage(
     source: Mapping[str, Any],
-    files_now: Mapping[str, bytes | None],
+    files_now: Mapping[str, str | None],
     rows: Sequence[MatrixRow],
     rerun: Sequence[MatrixRow],
     nodes: Mapping[str, list[str]],
 ) -> dict[str, Any]:
-    """The manifest of a rerun's lineage: the source's, with the files the rerun's jobs read
-    (`files_now`, read at its checkout). The lineage's results are one measurement only when
+    """The manifest of a rerun's lineage: the source's, with the digests of the files the
+    rerun's jobs read (`files_now`, read at its checkout by `infx.matrix.inputs`). The lineage's results are one measurement only when
     every row that reads a changed file ran again in the rerun (`rerun`, of all `rows`): a
     changed job file touches every row, a changed recipe the rows that run it. Otherwise the
     record says the lineage is not reusable."""
-    files = {name: file_digest(files_now.get(name)) for name in source["measured"]["files"]}
+    files = {name: files_now.get(name) for name in source["measured"]["files"]}
     changed = {n for n, d in files.items() if d != source["measured"]["files"][n]}
     measured = {**source["measured"], "files": files}
     sweep = dict(source["sweep"])

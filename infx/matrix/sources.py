@@ -242,61 +242,6 @@ def plan_change(
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
 
 
-# Symbolic links followed from one file before its chain counts as broken.
-LINK_HOPS = 8
-
-
-def _read(root: Path, tree: str | None, names: Sequence[str]) -> dict[str, bytes | None]:
-    """Files as git keeps them: a symbolic link is the text it points with, in the working
-    tree too."""
-    if tree is not None:
-        return git.read_blobs(tree, list(names), root)
-    found: dict[str, bytes | None] = {}
-    for name in names:
-        path = root / name
-        found[name] = (
-            os.readlink(path).encode() if path.is_symlink() else git.read_at(None, name, root)
-        )
-    return found
-
-
-def _links(root: Path, tree: str | None, names: Sequence[str]) -> list[str]:
-    """Which of `names` are symbolic links."""
-    if tree is None:
-        return [name for name in names if (root / name).is_symlink()]
-    listed = git.git(["ls-tree", "-z", tree, "--", *names], root) if names else ""
-    return [
-        path
-        for item in filter(None, listed.split("\0"))
-        for meta, path in [item.split("\t", 1)]
-        if meta.startswith("120000 ")
-    ]
-
-
-def _read_following_links(
-    root: Path, tree: str | None, names: Sequence[str]
-) -> dict[str, bytes | None]:
-    """The bytes of `names` and, for each that is a symbolic link (a recipe shared between
-    GPUs, say), of the file it points at, which is what a job runs: a change there is a
-    change of the recipe though the link did not move. A link out of the repository
-    counts by its own text only."""
-    files = _read(root, tree, names)
-    todo = list(names)
-    for _ in range(LINK_HOPS):
-        targets = set()
-        for name in _links(root, tree, todo):
-            text = (files[name] or b"").decode("utf-8", "replace")
-            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), text))
-            inside = not text.startswith("/") and target != ".." and not target.startswith("../")
-            if inside and target not in files:
-                targets.add(target)
-        if not targets:
-            break
-        todo = sorted(targets)
-        files.update(_read(root, tree, todo))
-    return files
-
-
 def settings_files(root: Path, tree: str | None) -> list[str]:
     """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
     or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
@@ -324,25 +269,36 @@ def settings_files(root: Path, tree: str | None) -> list[str]:
 
 
 def manifest_of(
-    planned: Planned, options: SweepOptions, job_files: Sequence[str]
+    planned: Planned,
+    options: SweepOptions,
+    job_files: Sequence[str],
+    workflow: str | None = None,
 ) -> dict[str, Any]:
     """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
-    it uses, and the bytes of every file its jobs read (recipes, `job_files` globs), all
-    read at the plan's head."""
+    it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
+    settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
+    infx's own code where it lives here), all read at the plan's head."""
+    from infx.matrix.inputs import SWEEP_WORKFLOW, Snapshot, matching, provenance_files
     from infx.matrix.manifest import build, recipe_files
 
     plan = planned.result.plan
     tree = planned.change.head_tree
     runners = planned.runner_info.runners
     nodes = runners.labels if runners is not None else {}
-    names = sorted(
-        {
-            *recipe_files(plan.as_json(), nodes),
-            *find_files(planned.root, tree, job_files),
-            *settings_files(planned.root, tree),
-        }
-    )
-    files = _read_following_links(planned.root, tree, names)
+    snapshot = Snapshot.at(planned.root, tree)
+    if workflow is None:
+        # In the sweep workflow's own run (the planning job), the workflow that runs it.
+        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
+        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW
+    jobs, unmatched = matching(snapshot, job_files)
+    names = {
+        *recipe_files(plan.as_json(), nodes),
+        *jobs,
+        *settings_files(planned.root, tree),
+        *provenance_files(snapshot, workflow),
+    }
+    files = snapshot.digests(sorted(names))
     masters = planned.inputs.head.masters
     configs = {key: masters.config(key) for key in plan.selected}
-    return build(plan, configs, nodes, files, options, planned.inputs.refs)
+    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched)

@@ -130,8 +130,10 @@ def merge_pr(
         raise MergeError(problem)
     policy = LinkPolicy(repo=gh.slug, server=server_url(settings), pr=number)
     new_head = _prepare(root, pull, options, scope.main_branch, policy, say)
-    merging = merging_between(root, f"{options.remote}/{scope.main_branch}", new_head, settings)
+    main = f"{options.remote}/{scope.main_branch}"
+    merging = merging_between(root, main, new_head, settings, options.workflow)
     facts = gh.decide(lambda: pull_facts(checkout.reader, pull, options.workflow, BARE_REQUEST))
+    merging = checkout.derived(merging, (facts,), options.workflow, options.remote)
     existing, found = reusable(pull, facts, merging, scope)
     if not found.ok or found.run is None:
         raise MergeError(f"no reusable sweep: {found.reason}")

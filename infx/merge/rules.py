@@ -74,6 +74,7 @@ def reusable(
         repo=scope.repo,
         workflow=scope.workflow,
         main_branch=scope.main_branch,
+        policy=scope.policy,
         require_merged=False,
     )
     return existing, found

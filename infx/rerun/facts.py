@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from infx import git
 from infx.errors import GitHubError, InfxError, UsageError
 from infx.github.client import GitHub, Job, Run
 from infx.matrix.rows import checked_matrix, read_plan
@@ -160,12 +159,12 @@ def newer_sweeps(gh: GitHub, run: Run) -> list[int]:
 def changed_files(root: Path, manifest: Mapping[str, Any], ref: str = "HEAD") -> list[str]:
     """The files a sweep's jobs read (its manifest's recipes and job files) whose bytes at
     `ref` differ from what the sweep read."""
-    from infx.matrix.manifest import file_digest
+    from infx.matrix.inputs import digests_at
 
     recorded = manifest.get("measured", {}).get("files", {})
     names = sorted(recorded)
-    now = git.read_many([(ref, name) for name in names], root) if names else {}
-    return [name for name in names if file_digest(now.get((ref, name))) != recorded[name]]
+    now = digests_at(root, ref, names) if names else {}
+    return [name for name in names if now.get(name) != recorded[name]]
 
 
 def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[str]]:

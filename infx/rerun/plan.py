@@ -102,7 +102,7 @@ class RerunPlanFacts:
     other_node: bool = True  # settings: rerun infra failures on another node
     head_sha: str = ""
     budgets: Mapping[str, float] = field(default_factory=dict)
-    files_now: dict[str, bytes | None] = field(default_factory=dict)  # the manifest's, at HEAD
+    files_now: dict[str, str | None] = field(default_factory=dict)  # manifest digests at HEAD
     node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
     recorded: Timings | None = None  # what the source run recorded (its sweep-jobs)
 

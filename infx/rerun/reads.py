@@ -263,8 +263,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
             return replace(found, refused=changed)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
-    names = list(manifest["measured"]["files"])
-    at_head = git.read_many([("HEAD", name) for name in names], root)
+    from infx.matrix.inputs import digests_at
+
+    files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
     return replace(
         found,
         manifest=manifest,
@@ -277,7 +278,7 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         other_node=settings.rerun_other_node,
         head_sha=git.git(["rev-parse", "HEAD"], root).strip(),
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
-        files_now={name: data for (_, name), data in at_head.items()},
+        files_now=files_now,
         recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
     )
 

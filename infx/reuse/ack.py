@@ -15,7 +15,7 @@ from infx.github.permissions import authorized
 from infx.markdown import text
 from infx.reuse.commands import reuse_command
 from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision
-from infx.reuse.measured import Merging, Scope, Verdict, reuse_status, verdict
+from infx.reuse.measured import Merging, Policy, Scope, Verdict, reuse_status, verdict
 from infx.reuse.source import PullFacts, newest_request
 
 # What the step summary and the log call each reaction.
@@ -52,6 +52,7 @@ def decide_ack(
     repo: str,
     workflow: str,
     main_branch: str = "main",
+    policy: Policy | None = None,
 ) -> AckResult:
     """The reaction to a /reuse-sweep-run comment, given the comment as the API has it now
     and its PR (None: not read, because the event is ignored or stale)."""
@@ -84,6 +85,7 @@ def decide_ack(
         workflow=workflow,
         main_branch=main_branch,
         require_merged=False,
+        policy=policy,
     )
     return AckResult("+1" if found.ok else "-1", found.reason, found)
 
@@ -105,6 +107,7 @@ def ack(
         repo=scope.repo,
         workflow=scope.workflow,
         main_branch=scope.main_branch,
+        policy=scope.policy,
     )
     status = None
     if result.verdict is not None and facts is not None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from infx import git
 from infx.context import repo_slug
@@ -21,7 +22,8 @@ from infx.github.client import Comment, GitHub, Status
 from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, Local, needs_merging
 from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
-from infx.reuse.measured import STATUS_CONTEXT, Merging, Scope
+from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
+from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
 from infx.reuse.stage import StageFacts
 from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
@@ -29,6 +31,7 @@ from infx.settings import Settings
 from infx.settings import load as load_settings
 
 NOT_NEEDED = Merging(None, "not needed")
+SWEEP = "run-sweep.yml"
 
 
 @dataclass(frozen=True)
@@ -49,13 +52,29 @@ class Checkout:
         return cls(root, settings, gh, Roles(gh, settings.labels))
 
     def scope(self, workflow: str) -> Scope:
-        return Scope(self.gh.slug, workflow, self.settings.main_branch)
+        reuse = self.settings.reuse
+        policy = Policy(reuse.mode, reuse.moving_tags)
+        return Scope(self.gh.slug, workflow, self.settings.main_branch, policy)
 
-    def merging_of(self, remote: str, head_sha: str) -> Merging:
-        """What merging the PR head into main now would sweep."""
+    def merging_of(
+        self, remote: str, head_sha: str, facts: PullFacts | None = None, workflow: str = ""
+    ) -> Merging:
+        """What merging the PR head into main now would sweep, and what git says the PR's
+        source run (and its lineage) ran, derived against the same main."""
         from infx.reuse.preview import merging_of_head
 
-        return merging_of_head(self.root, self.settings, remote, head_sha)
+        merging = merging_of_head(self.root, self.settings, remote, head_sha, workflow or SWEEP)
+        if facts is None:
+            return merging
+        return self.derived(merging, (facts,), workflow, remote)
+
+    def derived(
+        self, merging: Merging, pulls: tuple[PullFacts, ...], workflow: str, remote: str = "origin"
+    ) -> Merging:
+        from infx.reuse.preview import with_derived
+
+        slug = self.gh.slug
+        return with_derived(self.root, self.settings, merging, pulls, workflow, slug, remote)
 
     def ack_facts(
         self, received: CommentEvent, workflow: str, remote: str
@@ -65,7 +84,7 @@ class Checkout:
         current, facts = self.gh.decide(lambda: ack_facts(self.reader, received, workflow))
         if facts is None or facts.source is None:
             return current, facts, NOT_NEEDED
-        return current, facts, self.merging_of(remote, facts.pull.head_sha)
+        return current, facts, self.merging_of(remote, facts.pull.head_sha, facts, workflow)
 
     def gate_facts(self, asked: GateEvent, workflow: str) -> tuple[tuple[PullFacts, ...], Local]:
         """The PRs the gate looks at and what the run's checkout says (read only when some
@@ -76,7 +95,26 @@ class Checkout:
         pulls = self.gh.decide(lambda: gate_facts(self.reader, asked, workflow, main))
         if not needs_merging(pulls):
             return pulls, Local(None, NOT_NEEDED)
-        return pulls, local(self.root, self.settings, asked)
+        found = local(self.root, self.settings, asked, workflow)
+        return pulls, replace(found, merging=self.derived(found.merging, pulls, workflow))
+
+    def merge_receipt(self, merge: MergeFacts) -> dict[str, Any]:
+        """The merge receipt of a reusing push: the decision's facts, the check runs on the
+        source run's commit (the `infx/results` verdict that gated the PR) and the source
+        run's environment approvals (its GPU budget), read now."""
+        source = merge.source_run
+        checks, approvals = self.gh.decide(
+            lambda: (self.gh.check_runs(merge.source_head), self.gh.run_approvals(source))
+        )
+        run_id = os.environ.get("GITHUB_RUN_ID", "")
+        return merge_receipt(
+            replace(
+                merge,
+                checks=tuple(checks),
+                approvals=tuple(approvals),
+                run_id=int(run_id) if run_id.isdigit() else None,
+            )
+        )
 
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
@@ -167,5 +205,6 @@ def restatus(
             yield f"PR #{pull.number}: no authorized /reuse-sweep-run", None
             continue
         asked += 1
-        decided = pull_status(found, checkout.merging_of(remote, pull.head_sha), scope)
+        merging = checkout.merging_of(remote, pull.head_sha, facts, scope.workflow)
+        decided = pull_status(found, merging, scope)
         yield f"PR #{pull.number}: {set_reuse_status(checkout.gh, decided.status)}", decided

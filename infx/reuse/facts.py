@@ -298,33 +298,99 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
     lineage = read_lineage(reader, chosen) if chosen.run.event == "workflow_dispatch" else None
+    receipt, unread = read_receipt(reader, chosen.run, chosen.artifacts) if record else (None, "")
     return replace(
-        facts, candidates=candidates, manifest=record, manifest_problem=problem, lineage=lineage
+        facts,
+        candidates=candidates,
+        manifest=record,
+        manifest_problem=problem,
+        lineage=lineage,
+        receipt=receipt,
+        receipt_problem=unread,
     )
 
 
-def read_lineage(reader: Reader, chosen: Candidate) -> Lineage:
-    """A rerun run's record of its lineage (rerun.json in its sweep-plan) and its original run."""
+def read_receipt(
+    reader: Reader, run: Run, artifacts: Iterable[Artifact]
+) -> tuple[dict[str, Any] | None, str]:
+    """The run's own receipt (what it published, the images its jobs pulled), or None and
+    why it cannot be read."""
+    from infx.reuse.receipt import RUN_ARTIFACT, RUN_FILE, parse
+
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (RUN_ARTIFACT,), run.id)
+    if why:
+        return None, why
+    found = unexpired(artifacts, RUN_ARTIFACT)
+    if found is None:
+        return None, (
+            f"run {run.id} has no unexpired {RUN_ARTIFACT} artifact, so which bytes it "
+            "published and which images its jobs pulled are unknown; run the sweep again"
+        )
+    data = reader.artifact_member(found.id, RUN_FILE, MAX_MANIFEST_BYTES)
+    try:
+        return parse(data, f"run {run.id}'s {RUN_ARTIFACT}"), ""
+    except UsageError as exc:
+        return None, str(exc)
+
+
+def _rerun_record(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> Any:
+    """A run's rerun record (rerun.json in its sweep-plan), or why it has none (a str)."""
     from infx.sweep.record import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
-    why = ambiguous(chosen.artifacts, (PLAN_ARTIFACT,), chosen.run.id)
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (PLAN_ARTIFACT,), run.id)
     if why:
-        return Lineage(None, None, why)
-    plan = unexpired(chosen.artifacts, PLAN_ARTIFACT)
+        return why
+    plan = unexpired(artifacts, PLAN_ARTIFACT)
     if plan is None:
-        return Lineage(None, None, f"no unexpired {PLAN_ARTIFACT} artifact")
+        return f"no unexpired {PLAN_ARTIFACT} artifact"
     try:
         data = json.loads(reader.artifact_member(plan.id, RECORD_FILE, MAX_MANIFEST_BYTES))
-        record = RunRecord.from_json(data, RECORD_FILE)
+        return RunRecord.from_json(data, RECORD_FILE)
     except (json.JSONDecodeError, UnicodeDecodeError, UsageError) as exc:
-        return Lineage(None, None, f"its {RECORD_FILE} is unreadable ({exc})")
+        return f"its {RECORD_FILE} is unreadable ({exc})"
+
+
+def _run_or_none(reader: Reader, run_id: int) -> Run | None:
     try:
-        root = reader.run(record.root)
+        return reader.run(run_id)
     except GitHubError as exc:
         if exc.status == 404:
-            return Lineage(record.pr, None, f"its original run {record.root} does not exist")
+            return None
         raise
-    return Lineage(record.pr, root)
+
+
+def read_lineage(reader: Reader, chosen: Candidate) -> Lineage:
+    """A rerun run's record of its lineage (rerun.json in its sweep-plan), its original run,
+    and every run between them (each one's collect merged its source's results): read
+    source by source, at most MAX_DEPTH of them."""
+    from infx.sweep.record import MAX_DEPTH, PLAN_ARTIFACT, RunRecord
+
+    record = _rerun_record(reader, chosen.run, chosen.artifacts)
+    if not isinstance(record, RunRecord):
+        return Lineage(None, None, str(record))
+    root = _run_or_none(reader, record.root)
+    if root is None:
+        return Lineage(record.pr, None, f"its original run {record.root} does not exist")
+    members: list[Run] = []
+    seen = {chosen.run.id}
+    source = record.source
+    while source is not None and source != root.id:
+        if source in seen or len(members) >= MAX_DEPTH:
+            return Lineage(record.pr, root, f"its lineage loops or runs past {MAX_DEPTH} reruns")
+        seen.add(source)
+        run = _run_or_none(reader, source)
+        if run is None:
+            return Lineage(record.pr, root, f"its source run {source} does not exist")
+        found = _rerun_record(reader, run, reader.run_artifacts_named(run.id, PLAN_ARTIFACT))
+        if not isinstance(found, RunRecord):
+            return Lineage(record.pr, root, f"its source run {run.id}: {found}")
+        if found.root != record.root or found.pr != record.pr:
+            return Lineage(record.pr, root, f"its source run {run.id} belongs to another lineage")
+        members.append(run)
+        source = found.source
+    return Lineage(record.pr, root, members=(*members, root))
 
 
 def pull_facts(

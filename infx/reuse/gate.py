@@ -13,7 +13,8 @@ from infx.errors import ReuseError
 from infx.github.client import Pull
 from infx.markdown import text
 from infx.reuse.handoff import StatusDecision
-from infx.reuse.measured import Merging, Scope, Verdict, reuse_status, verdict
+from infx.reuse.measured import Merging, Policy, Scope, Verdict, reuse_status, verdict
+from infx.reuse.receipt import MergeFacts, digest
 from infx.reuse.source import PullFacts, newest_request
 
 
@@ -96,6 +97,7 @@ def decide_gate(
     repo: str,
     workflow: str,
     main_branch: str = "main",
+    policy: Policy | None = None,
 ) -> GateResult:
     """The reuse decision for one workflow run of the sweep; `pulls` are the PRs read for it
     (the PR of a pull_request event, the PRs of a pushed commit)."""
@@ -130,6 +132,7 @@ def decide_gate(
         workflow=workflow,
         main_branch=main_branch,
         require_merged=event.name == "push",
+        policy=policy,
     )
     if event.name == "pull_request":
         if found.ok and facts.pull.head_sha != event.commit_sha:
@@ -154,12 +157,45 @@ def decide_gate(
 
 @dataclass(frozen=True)
 class GateOutcome:
-    """`infx reuse gate`'s answer: its step outputs, the step summary, and on a PR event
-    with a verdict the status the PR head carries (set with --status)."""
+    """`infx reuse gate`'s answer: its step outputs, the step summary, on a PR event with a
+    verdict the status the PR head carries (set with --status), and for a push that reuses
+    the facts of its merge receipt (the check runs and approvals still to be read)."""
 
     outputs: dict[str, str]
     summary: str
     status: StatusDecision | None = None
+    merge: MergeFacts | None = None
+
+
+def merge_facts(event: GateEvent, facts: PullFacts, found: Verdict, repo: str) -> MergeFacts:
+    """What the merge receipt of a reusing push says, from what the decision read."""
+    assert found.run is not None and facts.source is not None and facts.source.manifest
+    run, source = found.run, facts.source
+    request = newest_request(facts.comments, facts.permissions)
+    comment = request.comment if request else None
+    pinned = request.command.run_id if request else None
+    return MergeFacts(
+        repository=repo,
+        commit=event.commit_sha,
+        before=event.before or "",
+        pr=facts.pull.number,
+        run_id=None,
+        source_run=run.id,
+        source_attempt=run.run_attempt,
+        source_head=run.head_sha,
+        source_url=run.html_url,
+        source_conclusion=run.conclusion,
+        manifest_digest=str(source.manifest["digest"]),
+        receipt_sha=digest(source.receipt) if source.receipt is not None else None,
+        reason=found.reason,
+        comment=comment.id if comment else None,
+        author=comment.author if comment else None,
+        permission=facts.permissions.get(comment.author) if comment else None,
+        command="/reuse-sweep-run" + (f" {pinned}" if pinned else ""),
+        asked_at=comment.created_at.strftime("%Y-%m-%dT%H:%M:%SZ") if comment else None,
+        checks=(),
+        approvals=(),
+    )
 
 
 def gate(event: GateEvent, pulls: tuple[PullFacts, ...], local: Local, scope: Scope) -> GateOutcome:
@@ -171,11 +207,15 @@ def gate(event: GateEvent, pulls: tuple[PullFacts, ...], local: Local, scope: Sc
         repo=scope.repo,
         workflow=scope.workflow,
         main_branch=scope.main_branch,
+        policy=scope.policy,
     )
-    status = None
+    status = merge = None
     if event.name == "pull_request" and result.verdict is not None:
         status = StatusDecision(event.commit_sha, reuse_status(result.verdict))
-    return GateOutcome(result.outputs(), f"### Sweep reuse\n\n{text(result.reason)}\n", status)
+    if result.reuse_enabled and result.verdict is not None:
+        merge = merge_facts(event, pulls[0], result.verdict, scope.repo)
+    summary = f"### Sweep reuse\n\n{text(result.reason)}\n"
+    return GateOutcome(result.outputs(), summary, status, merge)
 
 
 def gate_failed(error: Exception) -> dict[str, str]:

@@ -1,20 +1,26 @@
 """Whether a source run measured what merges: the rule reuse follows.
 
-The rule is one sentence: what merges is what was measured. The run's own manifest,
-written by its planning job, must equal the manifest of what merges (`infx.reuse.preview`)
-field for field (options, plan, configs as parsed, runner labels, recipe and template
-bytes). Fail closed: every doubt ends in "no reuse" with a reason.
+The rule is one sentence: what merges is what was measured. What a run measured is derived,
+not trusted: its manifest is computed again from git at the commit GitHub says it ran
+(`head_sha`), merged into main as what merges is, with the workflow files that ran and
+infx's own code among its inputs (`infx.reuse.preview.derive`). That derived manifest must
+equal the manifest of what merges field for field (options, plan, configs as parsed, runner
+labels, every input's bytes); the manifest the run uploaded is only a cross-check, and any
+difference refuses, naming the field. A rerun's lineage is derived run by run: every run
+whose results it carries must have run the code that merges. Fail closed: every doubt ends
+in "no reuse" with a reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infx.github.client import Pull, Run, Status
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import differences, evaluated, summarize
+from infx.reuse.images import digest_problem, moving_problem
 from infx.reuse.source import (
     EVALS_ARTIFACT,
     REPUBLISHED,
@@ -36,21 +42,49 @@ STATUS_LENGTH = 140
 
 
 @dataclass(frozen=True)
+class Policy:
+    """The settings' `[reuse]` table: `mode` ("default", or "inferencex": pushes to main
+    never sweep, a merge publishes what a reusable run measured, a partial run for its
+    completed points) and `moving_tags` ("record": a moving image tag is reused when every
+    job recorded one digest for it; "refuse": never)."""
+
+    mode: str = "default"
+    moving_tags: str = "record"
+
+
+@dataclass(frozen=True)
 class Scope:
-    """Where a reuse decision looks: this repository, the sweep workflow's file name, and
-    the branch PRs merge into."""
+    """Where a reuse decision looks: this repository, the sweep workflow's file name, the
+    branch PRs merge into, and the settings' reuse policy."""
 
     repo: str
     workflow: str
     main_branch: str = "main"
+    policy: Policy = field(default_factory=Policy)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What git says a source run ran: the manifest of its commit merged into main as what
+    merges is (None: only its code was derived, or it could not be, `problem` says why),
+    and the digests of its code (the workflow that ran, what it calls, infx's own code)."""
+
+    manifest: Mapping[str, Any] | None
+    code: Mapping[str, str | None]
+    problem: str = ""
 
 
 @dataclass(frozen=True)
 class Merging:
-    """What merges, as a reuse decision sees it: its manifest, or why it has none."""
+    """What merges, as a reuse decision sees it: its manifest (or why it has none), the
+    digests of the code that would run it, the main commit it merges into, and what git
+    says each source run ran (run id -> Derived)."""
 
     manifest: Mapping[str, Any] | None
     problem: str = ""
+    code: Mapping[str, str | None] = field(default_factory=dict)
+    main: str = ""
+    derived: Mapping[int, Derived] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,10 +128,31 @@ def lineage_problem(
     if root.event != "pull_request":
         return f"run {run.id}'s original run {root.id} was triggered by {root.event}"
     unusable = check_run(root, facts.commits, workflow, True, repo)
-    return f"run {run.id}'s original run: {unusable}" if unusable else None
+    if unusable:
+        return f"run {run.id}'s original run: {unusable}"
+    for member in found.members:
+        unusable = check_run(member, facts.commits, workflow, True, repo)
+        if unusable:
+            return f"run {run.id}'s lineage: {unusable}"
+    return None
 
 
-def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) -> str | None:
+def lineage_code_problem(run: Run, facts: SourceFacts, merging: Merging) -> str | None:
+    """Why a rerun's lineage carries results written by other code than what merges (None:
+    every run of it ran the code that merges): its collect job merges its sources' tables,
+    so each one is derived from git, not only the rerun."""
+    if run.event != "workflow_dispatch" or facts.lineage is None:
+        return None
+    for member in facts.lineage.members:
+        why = derived_problem(member, merging, full=False)
+        if why:
+            return f"run {run.id}'s lineage: {why}"
+    return None
+
+
+def measured_problem(
+    chosen: Candidate, facts: SourceFacts, merging: Merging, policy: Policy | None = None
+) -> str | None:
     """Why the chosen run's results cannot stand for what merges (None: they can): its own
     record must say it is a reusable sweep, its results must all be there, and what it
     measured must equal what merges."""
@@ -128,6 +183,75 @@ def measured_problem(chosen: Candidate, facts: SourceFacts, merging: Merging) ->
     found = differences(record, merging.manifest)
     if found:
         return f"run {run.id} did not measure what merges: {summarize(found)}"
+    return (
+        derived_problem(run, merging, full=True)
+        or cross_check(run, record, merging)
+        or receipt_problem(run, facts, record, merging, policy or Policy())
+    )
+
+
+def receipt_problem(
+    run: Run, facts: SourceFacts, record: Mapping[str, Any], merging: Merging, policy: Policy
+) -> str | None:
+    """Why the run's receipt does not vouch for what it published (None: it does): it is
+    this run's, it seals this manifest, every job with results recorded the digest of the
+    image it pulled and jobs of one tag agree; with moving-tags "refuse", no selected config
+    uses a moving tag."""
+    sealed = facts.receipt
+    if sealed is None:
+        return facts.receipt_problem or f"run {run.id}'s receipt was not read"
+    own = sealed["run"]
+    if own["id"] != run.id or own["head_sha"] != run.head_sha:
+        return (
+            f"run {run.id}'s receipt is of run {own['id']} at {own['head_sha'][:12]}, not of "
+            f"run {run.id} at {run.head_sha[:12]}"
+        )
+    if (sealed["manifest"] or {}).get("digest") != record["digest"]:
+        return f"run {run.id}'s receipt seals another manifest than the one it uploaded"
+    configs = (merging.manifest or {}).get("measured", {}).get("configs", {})
+    return moving_problem(configs, policy.moving_tags) or digest_problem(sealed["images"], run.id)
+
+
+def derived_problem(run: Run, merging: Merging, *, full: bool) -> str | None:
+    """Why git does not back what `run` says it measured (None: it does). Its code (the
+    workflow that ran and what it calls, infx's code where it lives here) must be the code
+    that merges; with `full`, the whole manifest its commit gives must equal what merges,
+    and the manifest it uploaded must equal that one."""
+    derived = merging.derived.get(run.id)
+    at = f"commit {run.head_sha[:12]}"
+    if derived is None:
+        return f"run {run.id}: what its {at} ran was not derived from git"
+    if derived.problem:
+        return f"run {run.id}: what its {at} ran cannot be derived from git: {derived.problem}"
+    names = sorted(set(derived.code) | set(merging.code))
+    other = [name for name in names if derived.code.get(name) != merging.code.get(name)]
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        return (
+            f"run {run.id} ran other code than what merges: {shown} at its {at} "
+            "(the workflow that wrote its results is not the one that merges)"
+        )
+    if not full:
+        return None
+    if derived.manifest is None or merging.manifest is None:
+        return f"run {run.id}: the manifest of its {at} was not derived"
+    found = differences(derived.manifest, merging.manifest)
+    if found:
+        return f"run {run.id}'s {at} does not hold what merges: {summarize(found)}"
+    return None
+
+
+def cross_check(run: Run, uploaded: Mapping[str, Any], merging: Merging) -> str | None:
+    """The uploaded manifest against the one derived from git: any difference refuses."""
+    derived = merging.derived.get(run.id)
+    if derived is None or derived.manifest is None:
+        return None  # derived_problem has said why
+    found = differences(uploaded, derived.manifest)
+    if found:
+        return (
+            f"run {run.id}'s uploaded {MANIFEST_ARTIFACT} differs from the one derived from its "
+            f"commit {run.head_sha[:12]}: {summarize(found)}"
+        )
     return None
 
 
@@ -141,6 +265,7 @@ def verdict(
     workflow: str,
     main_branch: str = "main",
     require_merged: bool,
+    policy: Policy | None = None,
 ) -> Verdict:
     """Whether `request` on `pull` names a source run that measured what merges."""
     problem = pull_problem(pull, repo, main_branch, require_merged)
@@ -149,8 +274,10 @@ def verdict(
     chosen, why = pick_run(request, facts, workflow, pull.number, repo)
     if chosen is None:
         return Verdict(False, why, pull=pull)
-    problem = lineage_problem(chosen.run, facts, pull, workflow, repo) or measured_problem(
-        chosen, facts, merging
+    problem = (
+        lineage_problem(chosen.run, facts, pull, workflow, repo)
+        or measured_problem(chosen, facts, merging, policy)
+        or lineage_code_problem(chosen.run, facts, merging)
     )
     if problem:
         return Verdict(False, problem, pull=pull)

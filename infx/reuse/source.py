@@ -15,13 +15,14 @@ from infx.github.client import Artifact, Comment, Pull, Run
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.reuse.commands import ReuseCommand, reuse_command
+from infx.reuse.receipt import RUN_ARTIFACT as RECEIPT_ARTIFACT
 
 RESULTS_ARTIFACT = "results_bmk"
 EVALS_ARTIFACT = "eval_results_all"
 # Uploaded once per sweep run, so one listing of each finds every run with results.
 AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
 # What republish downloads by name from the source run and uploads as this run's.
-REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT)
+REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT, RECEIPT_ARTIFACT)
 # A zip archive holding no file at all is this many bytes (its end record alone).
 EMPTY_ARCHIVE = 22
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
@@ -49,11 +50,13 @@ class Candidate:
 @dataclass(frozen=True)
 class Lineage:
     """What a rerun run (workflow_dispatch) says of itself: the PR whose sweep it reran and
-    the lineage's original run, read from its sweep-plan's rerun record."""
+    the lineage's original run, read from its sweep-plan's rerun record; `members` are every
+    earlier run whose results the lineage carries (its sources back to the original)."""
 
     pr: int | None
     root: Run | None
     problem: str = ""
+    members: tuple[Run, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class SourceFacts:
     manifest: Mapping[str, Any] | None = None  # the chosen run's sweep manifest, when read
     manifest_problem: str = ""  # why it was not read
     lineage: Lineage | None = None  # read when the chosen run is a rerun (workflow_dispatch)
+    receipt: Mapping[str, Any] | None = None  # the chosen run's run receipt, when read
+    receipt_problem: str = ""  # why it was not read
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ def pull_status(asked: Standing, merging: Merging, scope: Scope) -> PullStatus:
         workflow=scope.workflow,
         main_branch=scope.main_branch,
         require_merged=False,
+        policy=scope.policy,
     )
     summary = f"- PR #{asked.pull.number}: {text(found.reason)}\n"
     return PullStatus(StatusDecision(asked.pull.head_sha, reuse_status(found)), summary)

@@ -149,6 +149,8 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     out = Outcome(stderr=[f"infx: warning: {warning}" for warning in planned.result.warnings])
     if request.manifest is not None and facts.manifest is not None:
         out.files[request.manifest] = json_bytes(facts.manifest)
+        unmatched = facts.manifest["sweep"]["unmatched"]
+        out.stderr += [f"infx: warning: job-files pattern {p!r} matches no file" for p in unmatched]
     plan = planned.result.plan
     document: PlanDocument = plan.as_json()
     if start.decision.canary:

@@ -5,6 +5,7 @@ with a read-only token, never on pull requests."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,7 @@ def test_with_the_secret_the_history_is_postgresql(
 def test_a_reused_sweep_goes_in_as_the_main_run(api, tmp_path: Path) -> None:
     """A push that reuses a PR's sweep republishes that run's table; the ingest stores it as
     this main run (GitHub's facts for run 4242), naming the run that measured it."""
-    from tests.github.scenario import RUN, green_pr
+    from tests.github.scenario import RUN, green_pr, seal
     from tests.history.artifacts import zipped_table
     from tests.history.tables import curve, table
 
@@ -142,6 +143,7 @@ def test_a_reused_sweep_goes_in_as_the_main_run(api, tmp_path: Path) -> None:
     api.state.blobs[bmk["id"]] = zipped_table(
         table(RUN, curve(1000), ref="refs/pull/7/merge", sha="d" * 40)
     )
+    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), "d" * 40)  # its receipt
     merged = pr.merge()
     api.state.add_run(
         4242,

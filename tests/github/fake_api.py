@@ -268,7 +268,9 @@ class State:
         self.environments[name] = found
         return found
 
-    def approve(self, run_id: int, login: str, environment: str, state: str = "approved") -> None:
+    def approve(
+        self, run_id: int, login: str, environment: str = "gpu-budget", state: str = "approved"
+    ) -> None:
         """A reviewer's review of run `run_id`'s pending deployment to `environment`."""
         self.approvals.setdefault(run_id, []).append(
             {

@@ -123,6 +123,37 @@ def manifest_zip(manifest: dict) -> bytes:
     return zipped("sweep-manifest.json", json.dumps(manifest))
 
 
+def seal(
+    state: State,
+    run_id: int,
+    manifest: bytes | None,
+    checked_out: str,
+    images: list[dict] | None = None,
+) -> dict:
+    """The run's receipt, as its collect job writes it (schemas/receipt.schema.json): the
+    members of its other artifacts as the fake API serves them, its manifest, `images`; the
+    sweep-receipt artifact's blob becomes it (when the run has that artifact)."""
+    from infx.reuse.receipt import RunFacts, run_receipt
+    from infx.reuse.receipt_files import zip_members
+
+    run = next(r for r in state.runs if r["id"] == run_id)
+    published = {
+        a["name"]: zip_members(state.blobs[a["id"]], a["name"])
+        for a in state.artifacts[run_id]
+        if a["name"] in ("results_bmk", "eval_results_all", "changelog-metadata")
+        and a["id"] in state.blobs
+    }
+    facts = RunFacts(
+        REPO, run_id, run["run_attempt"], run["event"], run["path"], checked_out,
+        run["head_sha"], "refs/pull/7/merge",
+    )  # fmt: skip
+    receipt = run_receipt(facts, {}, manifest, published, {}, images or [])
+    for artifact in state.artifacts[run_id]:
+        if artifact["name"] == "sweep-receipt":
+            state.blobs[artifact["id"]] = zipped("receipt.json", json.dumps(receipt))
+    return receipt
+
+
 @dataclass
 class Green:
     """The PR of green_pr: its branch, the commits adding its entry and fixing the link, and
@@ -189,15 +220,16 @@ class Green:
         assert result.exit_code == 0, result.output
         manifest = json.loads(out.read_text())
         if artifacts is None:
-            artifacts = ["results_bmk", "sweep-manifest", "changelog-metadata"]
+            artifacts = ["results_bmk", "sweep-manifest", "changelog-metadata", "sweep-receipt"]
             if evaluated(manifest):
                 artifacts.append("eval_results_all")
         self.state.add_run(run_id, head_sha=sha, minute=minute, artifacts=artifacts, **run)
         for artifact in self.state.artifacts[run_id]:
             if artifact["name"] == "sweep-manifest":
                 self.state.blobs[artifact["id"]] = manifest_zip(manifest)
-            else:
+            elif artifact["name"] != "sweep-receipt":
                 self.state.blobs[artifact["id"]] = zipped(f"{artifact['name']}.json", "{}")
+        seal(self.state, run_id, out.read_bytes(), merge)
         self.manifests[run_id] = manifest
         return manifest
 
@@ -346,5 +378,6 @@ __all__ = [
     "inside",
     "invoke",
     "open_pr",
+    "seal",
     "seed_origin",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,12 +11,12 @@ import pytest
 from infx.errors import ReuseError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
-from infx.matrix.manifest import SweepOptions, build, differences, summarize
+from infx.matrix.manifest import SweepOptions, build, differences, file_digest, summarize
 from infx.matrix.plan import Plan
 from infx.reuse.ack import decide_ack
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local, decide_gate
-from infx.reuse.measured import STATUS_LENGTH, Merging, reuse_status, verdict
+from infx.reuse.measured import STATUS_LENGTH, Derived, Merging, reuse_status, verdict
 from infx.reuse.source import (
     MAX_CANDIDATES,
     Candidate,
@@ -116,15 +118,48 @@ def record(
     flags = {"trim_conc": False, "all_evals": False, "evals_only": False, "agentx_fast": False}
     flags.update({k.replace("-", "_"): v for k, v in options.items()})
     sweep = SweepOptions(event, label, reusable=reusable, **flags)
-    files = {"recipes/llama70b_fp8_mi355x_vllm.sh": recipe}
+    files = {"recipes/llama70b_fp8_mi355x_vllm.sh": file_digest(recipe)}
     return build(plan, {"llama": config or CONFIG}, {"mi355x": ["mi355x-a_01"]}, files, sweep)
 
 
-MERGING = Merging(record(event="push", label=""))
+class AllDerived(Mapping[int, Derived]):
+    """What git derives for every run: the manifest `manifest` (no run forged anything)."""
+
+    def __init__(self, manifest: dict) -> None:
+        self.manifest = manifest
+
+    def __getitem__(self, run_id: int) -> Derived:
+        return Derived(self.manifest, {})
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+def honest(manifest: dict) -> Merging:
+    """What merges is `manifest`, and git derives it for every source run."""
+    return Merging(manifest, derived=AllDerived(manifest))
+
+
+MERGING = honest(record(event="push", label=""))
+
+
+def sealed(of: Run, manifest: dict) -> dict:
+    """The receipt run `of`'s collect job writes: its manifest, no job images."""
+    from infx.reuse.receipt import RunFacts, run_receipt
+
+    facts = RunFacts(REPO, of.id, 1, of.event, of.path, of.head_sha, of.head_sha, "")
+    return run_receipt(facts, {}, json.dumps(manifest).encode(), {}, {}, [])
 
 
 def facts(*candidates: Candidate, exhausted: bool = False, **kw) -> SourceFacts:
+    """The PR's candidates; the receipt read is the newest candidate's (or `receipt`)."""
     kw.setdefault("manifest", record())
+    if candidates and kw["manifest"] is not None:
+        newest = max(candidates, key=lambda c: (c.run.created_at, c.run.id))
+        kw.setdefault("receipt", sealed(newest.run, kw["manifest"]))
     return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, **kw)
 
 
@@ -281,7 +316,7 @@ def test_what_merges_unplannable_or_different_is_no_reuse() -> None:
     assert (
         not found.ok and found.reason == "what merges cannot be planned: config keys do not resolve"
     )
-    found = decide(facts(candidate(1)), Merging(record(event="push", rows=3)))
+    found = decide(facts(candidate(1)), honest(record(event="push", rows=3)))
     assert not found.ok and "run 1 did not measure what merges: plan rows differ" in found.reason
 
 
@@ -289,7 +324,7 @@ def test_no_manifest_or_no_eval_results_is_no_reuse() -> None:
     missing = facts(candidate(1), manifest=None, manifest_problem="run 1 has no sweep-manifest")
     assert decide(missing).reason == "run 1 has no sweep-manifest"
     evals = facts(candidate(1), manifest=record(evals=1))
-    merge = Merging(record(event="push", evals=1))
+    merge = honest(record(event="push", evals=1))
     assert "planned evals but has no unexpired eval_results_all" in decide(evals, merge).reason
     with_evals = facts(
         candidate(1, names=("results_bmk", "eval_results_all")), manifest=record(evals=1)
@@ -306,7 +341,7 @@ def test_the_status_says_ready_or_why_not_within_github_s_limit() -> None:
     ready = reuse_status(decide(facts(candidate(1))))
     assert (ready.context, ready.state) == ("infx/reuse", "success")
     assert ready.description == "ready: run 1 measured exactly this"
-    long = Merging(record(event="push", config={**CONFIG, "image": "x" * 99, "m": "y" * 99}))
+    long = honest(record(event="push", config={**CONFIG, "image": "x" * 99, "m": "y" * 99}))
     refused = reuse_status(decide(facts(candidate(1)), long))
     assert refused.state == "failure" and refused.description.startswith("not ready: run 1 did")
     assert len(refused.description) == STATUS_LENGTH and refused.description.endswith("...")
@@ -406,7 +441,7 @@ def test_ack_cases() -> None:
     superseded = PullFacts(pull(), (mine, newer), {"m": "write", "o": "admin"}, None)
     result = decide_ack(event(mine.body), mine, superseded, MERGING, repo=REPO, workflow="w")
     assert result.reaction == "-1" and "newest: 2" in result.reason
-    differs = Merging(record(event="push", rows=5))
+    differs = honest(record(event="push", rows=5))
     no = decide_ack(event(mine.body), mine, pr, differs, repo=REPO, workflow="run-sweep.yml")
     assert no.reaction == "-1" and "did not measure what merges" in no.reason
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.conftest import LINK, MASTER
 from tests.github.fake_api import Fault
-from tests.github.scenario import MAIN_ENTRY, OTHER_SHA, PR_ENTRY, RUN, changelog, green_pr
+from tests.github.scenario import MAIN_ENTRY, OTHER_SHA, PR_ENTRY, RUN, changelog, green_pr, seal
 from tests.step_files import read_step_file
 
 AMD = "configs__amd-master.yaml"
@@ -149,6 +151,7 @@ def test_a_change_to_the_recipe_the_rows_run_voids_reuse(api) -> None:
 def test_merges_of_main_and_link_fixes_keep_reuse(api) -> None:
     pr = green_pr(api.state)
     api.state.runs[-1]["head_sha"] = pr.sha0  # the sweep ran before the link was fixed
+    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), pr.sha0)
     pr.branch.on_main(
         **{
             "perf-changelog.yaml": changelog(MAIN_ENTRY),

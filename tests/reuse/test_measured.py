@@ -16,6 +16,7 @@ from tests.github.scenario import (
     green_pr,
     manifest_zip,
     open_pr,
+    seal,
     seed_origin,
     zipped,
 )
@@ -207,7 +208,7 @@ def test_a_manifest_that_cannot_be_read_is_never_a_yes(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert (
-        f"run {RUN}'s sweep-manifest is not a infx-sweep-manifest/1 manifest" in out["reuse-reason"]
+        f"run {RUN}'s sweep-manifest is not a infx-sweep-manifest/2 manifest" in out["reuse-reason"]
     )
     api.state.blobs[manifest_id] = b"PK\x03\x04 truncated"
     result, out = pr.gate()
@@ -302,15 +303,17 @@ def rerun_of(pr: Green, run_id: int, source: int, *, pr_number: int = 7, manifes
         head_sha=pr.sha1,
         minute=90,
         event="workflow_dispatch",
-        artifacts=["results_bmk", "sweep-manifest", "sweep-plan"],
+        artifacts=["results_bmk", "sweep-manifest", "sweep-plan", "sweep-receipt"],
     )
+    lineage_manifest = manifest or pr.manifests[source]
     blobs = {
-        "sweep-manifest": manifest_zip(manifest or pr.manifests[source]),
+        "sweep-manifest": manifest_zip(lineage_manifest),
         "sweep-plan": zipped("rerun.json", json.dumps(record.as_json())),
         "results_bmk": zipped("results.json", "{}"),
     }
     for artifact in state.artifacts[run_id]:
-        state.blobs[artifact["id"]] = blobs[artifact["name"]]
+        state.blobs[artifact["id"]] = blobs.get(artifact["name"], b"")
+    seal(state, run_id, json.dumps(lineage_manifest).encode(), pr.sha1)
 
 
 def test_a_green_rerun_of_a_failed_sweep_is_reused(api) -> None:

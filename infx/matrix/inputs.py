@@ -1,0 +1,311 @@
+"""The I/O edge of a sweep's manifest: every input its jobs read at a tree, as digests.
+
+A job reads more than its recipe: the workflow that ran it (and every template and local
+action that workflow calls), infx itself where infx lives in the repository, the
+`job-files` of the settings, the settings and their accuracy floors, `.gitattributes`
+(which decides the bytes a checkout writes), and the commits of submodules. `Snapshot`
+reads a tree (or the working tree) once; paths resolve the way a checkout resolves them:
+a symbolic link, to a file or to a folder, anywhere along a path, is followed inside the
+repository, and one that leaves it is refused in one line, since no record of the
+repository can vouch for bytes outside it.
+
+Digests are `sha256:<hex>` of a file's bytes (a link counts by its own text under its own
+path, and by the bytes it reaches under the path the job uses), `commit:<id>` for a
+submodule, and None for a path that does not exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infx import git
+from infx.errors import ConfigError
+from infx.matrix.sources import matches
+
+# Symbolic links followed along one path before it counts as a loop.
+LINK_HOPS = 8
+# Folders a listing descends through links before it stops (a link to an ancestor loops).
+MAX_DEPTH = 32
+# The workflow that runs a sweep's jobs, when no run names another.
+SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
+# What makes infx itself, where it lives in the repository (infx/ beside pyproject.toml):
+# a job installs it from the checkout (`uses: ./`) and processes its results with it.
+INFX_CODE = ("infx/**", "schemas/**", "requirements/**", "pyproject.toml", "action.yml")
+# Always an input, recorded even when absent: adding one changes what a checkout writes.
+ALWAYS = (".gitattributes", ".gitmodules")
+_USES = re.compile(r"""^\s*(?:-\s*)?uses:\s*['"]?[.$]/([^'"\s@#]*)""", re.M)
+_WILD = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a path is in a snapshot: a file, a link (with its text), a submodule (with its
+    commit)."""
+
+    kind: str  # file | link | commit
+    oid: str = ""  # git: the blob or the submodule's commit
+    text: str = ""  # a link's target
+
+
+@dataclass
+class Snapshot:
+    """Every file, link and submodule of a git tree, or of the working tree (`tree` None)."""
+
+    root: Path
+    tree: str | None
+    entries: dict[str, Entry] = field(default_factory=dict)
+    folders: set[str] = field(default_factory=set)
+    _index: dict[str, set[str]] | None = None
+
+    @classmethod
+    def at(cls, root: Path, tree: str | None) -> Snapshot:
+        found = cls(root, tree)
+        if tree is None:
+            found._read_work_tree()
+        else:
+            links: dict[str, str] = {}
+            for item in git.tree_entries(tree, root):
+                if item.mode == git.GITLINK_MODE:
+                    found.entries[item.path] = Entry("commit", item.oid)
+                elif item.mode == git.LINK_MODE:
+                    links[item.path] = item.oid
+                    found.entries[item.path] = Entry("link", item.oid)
+                else:
+                    found.entries[item.path] = Entry("file", item.oid)
+            texts = git.read_objects(list(links.values()), root)
+            for path, oid in links.items():
+                text = (texts.get(oid) or b"").decode("utf-8", "surrogateescape")
+                found.entries[path] = Entry("link", oid, text)
+        for path in found.entries:
+            parts = path.split("/")[:-1]
+            found.folders.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+        return found
+
+    def _read_work_tree(self) -> None:
+        """The files git knows or would add (ignored files left out), as they are on disk."""
+        gitlinks = git.index_gitlinks(self.root)
+        listed = git.git(
+            ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], self.root
+        )
+        for path in filter(None, listed.split("\0")):
+            where = self.root / path
+            if where.is_symlink():
+                self.entries[path] = Entry("link", text=os.readlink(where))
+            elif path in gitlinks:
+                commit = git.checked_out_commit(where) if where.is_dir() else None
+                self.entries[path] = Entry("commit", commit or gitlinks[path])
+            elif where.is_file():
+                self.entries[path] = Entry("file")
+
+    # --- resolving paths as a checkout does ---------------------------------------------
+
+    def resolve(self, path: str) -> tuple[str, list[str]]:
+        """The real path `path` reaches through every link along it (the last component's
+        too) and the links it crossed; a link leaving the repository, or a loop, is a
+        ConfigError naming the path and the link."""
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        done: list[str] = []
+        crossed: list[str] = []
+        hops = 0
+        while parts:
+            here = "/".join([*done, parts[0]])
+            entry = self.entries.get(here)
+            if entry is None or entry.kind != "link":
+                done.append(parts.pop(0))
+                continue
+            hops += 1
+            if hops > LINK_HOPS:
+                raise ConfigError(
+                    f"{path}: more than {LINK_HOPS} symbolic links along it (a loop?)"
+                )
+            crossed.append(here)
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(here), entry.text))
+            if entry.text.startswith("/") or target == ".." or target.startswith("../"):
+                raise ConfigError(
+                    f"{path}: the symbolic link {here} points outside the repository "
+                    f"({entry.text}); a job's inputs must be in the repository"
+                )
+            parts = [p for p in target.split("/") if p not in ("", ".")] + parts[1:]
+            done = []
+        return "/".join(done), crossed
+
+    def kind(self, real: str) -> str | None:
+        """file, link (dangling or not followed), commit, folder, or None (nothing there)."""
+        entry = self.entries.get(real)
+        if entry is not None:
+            return entry.kind
+        return "folder" if real in self.folders or real == "" else None
+
+    def listing(self, folder: str) -> list[str]:
+        """Every path below `folder` as a job sees it: links to folders inside the
+        repository are descended under their own names, submodules are one path each."""
+        found: list[str] = []
+        self._list(folder.strip("/"), 0, found, frozenset())
+        return sorted(set(found))
+
+    def _list(self, logical: str, depth: int, found: list[str], chain: frozenset[str]) -> None:
+        real, _ = self.resolve(logical)
+        if depth > MAX_DEPTH or real in chain:
+            return
+        for child in sorted(self._children().get(real, ())):
+            name = f"{logical}/{child}" if logical else child
+            target, _ = self.resolve(name)
+            if self.kind(target) == "folder":
+                self._list(name, depth + 1, found, chain | {real})
+            else:
+                found.append(name)  # a file, a submodule, or a link reaching no file
+
+    def _children(self) -> dict[str, set[str]]:
+        if self._index is None:
+            self._index = {}
+            for path in [*self.entries, *self.folders]:
+                parent, _, name = path.rpartition("/")
+                self._index.setdefault(parent, set()).add(name)
+        return self._index
+
+    # --- bytes ------------------------------------------------------------------------
+
+    def digests(self, names: Iterable[str]) -> dict[str, str | None]:
+        """The digest of each path as a job reads it, of the real file it reaches, and of
+        each link crossed on the way (by its own text): `sha256:...`, `commit:...` for a
+        submodule, None when no file is there."""
+        resolved = {name: self.resolve(name) for name in names}
+        data = self.read({real for real, _ in resolved.values() if self.kind(real) == "file"})
+        links: dict[str, str | None] = {}
+        named: dict[str, str | None] = {}
+        for name, (real, crossed) in resolved.items():
+            for link in crossed:
+                links[link] = _sha(self.entries[link].text.encode("utf-8", "surrogateescape"))
+            kind = self.kind(real)
+            if kind == "file":
+                named[name] = named[real] = _sha(data[real])
+            elif kind == "commit":
+                named[name] = f"commit:{self.entries[real].oid}"
+            else:
+                named.setdefault(name, None)
+        # A path that reaches no file but is itself a link counts by the link's text.
+        return {**links, **{k: v for k, v in named.items() if v is not None or k not in links}}
+
+    def read(self, paths: set[str]) -> dict[str, bytes | None]:
+        """The bytes of real file paths (as `resolve` gives them)."""
+        if self.tree is None:
+            return {p: (self.root / p).read_bytes() for p in paths}
+        blobs = git.read_objects([self.entries[p].oid for p in paths], self.root)
+        return {p: blobs.get(self.entries[p].oid) for p in paths}
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+# --- which paths ----------------------------------------------------------------------
+
+
+def normalize(pattern: str, snapshot: Snapshot | None = None) -> str:
+    """A job-files pattern as the matcher reads it: `./` and doubled slashes dropped, and a
+    folder (written `benchmarks/`, or `benchmarks` naming a folder) meaning every file
+    below it (`benchmarks/**`)."""
+    folder = pattern.endswith("/")
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    text = "/".join(parts)
+    if folder and parts and parts[-1] != "**":
+        return f"{text}/**"
+    if snapshot is not None and text and not _WILD & set(text):
+        real, _ = snapshot.resolve(text)
+        if snapshot.kind(real) == "folder":
+            return f"{text}/**"
+    return text
+
+
+def _fixed(pattern: str) -> str:
+    fixed = []
+    for segment in pattern.split("/")[:-1]:
+        if _WILD & set(segment) or segment == "**":
+            break
+        fixed.append(segment)
+    return "/".join(fixed)
+
+
+def matching(snapshot: Snapshot, patterns: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The paths matching the patterns (links to folders followed) and the patterns, as
+    written, that match nothing."""
+    found: set[str] = set()
+    unmatched = []
+    for written in patterns:
+        pattern = normalize(written, snapshot)
+        folder = _fixed(pattern)
+        real, _ = snapshot.resolve(folder)
+        candidates = snapshot.listing(folder) if snapshot.kind(real) == "folder" else []
+        hits = {path for path in candidates if matches(path, pattern)}
+        if not _WILD & set(pattern) and snapshot.kind(snapshot.resolve(pattern)[0]) is not None:
+            hits.add(pattern)
+        if not hits:
+            unmatched.append(written)
+        found |= hits
+    return sorted(found), unmatched
+
+
+def workflow_files(snapshot: Snapshot, workflow: str) -> list[str]:
+    """The workflow file and everything it runs from the repository: the reusable
+    workflows it calls and the local actions it uses (`uses: ./...`), followed through
+    those in turn."""
+    found: list[str] = []
+    todo = [workflow]
+    while todo:
+        name = todo.pop(0)
+        if name in found:
+            continue
+        found.append(name)
+        real, _ = snapshot.resolve(name)
+        if snapshot.kind(real) != "file":
+            continue
+        text = snapshot.read({real})[real] or b""
+        for used in _USES.findall(text.decode("utf-8", "replace")):
+            used = used.strip("/")
+            if used.endswith((".yml", ".yaml")):
+                todo.append(used)
+            else:
+                base = f"{used}/" if used else ""
+                todo += [f"{base}action.yml", f"{base}action.yaml"]
+    return found
+
+
+def infx_here(snapshot: Snapshot) -> bool:
+    """Whether infx itself lives in this repository (infx/ beside pyproject.toml)."""
+    return snapshot.kind("infx") == "folder" and snapshot.kind("pyproject.toml") == "file"
+
+
+def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+    """What ran besides the recipes, whatever `job-files` says: the workflow and what it
+    calls, `.gitattributes` and `.gitmodules` (every submodule too), and infx's own code
+    where it lives in the repository."""
+    names = {*code_files(snapshot, workflow), *ALWAYS}
+    names.update(path for path, entry in snapshot.entries.items() if entry.kind == "commit")
+    names.update(path for path in snapshot.entries if path.endswith("/.gitattributes"))
+    return sorted(names)
+
+
+def digests_at(root: Path, ref: str, names: Iterable[str]) -> dict[str, str | None]:
+    """The digests of `names` as a job reads them at a commit (`ref`)."""
+    return Snapshot.at(root, git.resolve(ref, root)).digests(sorted(set(names)))
+
+
+def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+    """The code that runs a sweep and writes its results: the workflow and what it calls,
+    and infx's own code where it lives in the repository."""
+    names = set(workflow_files(snapshot, workflow))
+    if infx_here(snapshot):
+        names.update(matching(snapshot, INFX_CODE)[0])
+    return sorted(names)
+
+
+def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW) -> dict[str, str | None]:
+    """The digests of the code that runs a sweep at a tree (`code_files`)."""
+    snapshot = Snapshot.at(root, tree)
+    return snapshot.digests(code_files(snapshot, workflow))

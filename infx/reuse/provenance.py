@@ -1,0 +1,198 @@
+"""`infx results provenance`: from a number in main's history to the run that measured it,
+the bytes it published, who approved, and the verdict that gated it.
+
+`chain` is pure: it walks what the history holds (the main run, its receipts, the point)
+and names every link that does not hold (a receipt missing, a run receipt of another run, a
+merge receipt naming another source). `verify` compares a run receipt with the members of
+the artifacts as GitHub serves them now (read by `fetch_members`, the edge).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from infx.errors import GitHubError
+from infx.history.receipts import Stored
+from infx.reuse.receipt import mismatches, table_digest
+
+# An artifact a receipt seals is downloaded whole to check it: at most this much.
+MAX_ARTIFACT_BYTES = 512 << 20
+
+
+def chain(stored: Stored) -> dict[str, Any]:
+    """The chain of one main run (and point): which run, which bytes, who approved, what
+    the verdict was, and every link that breaks."""
+    run, receipts = stored.run, stored.receipts
+    sealed, merged = receipts.get("run"), receipts.get("merge")
+    problems: list[str] = []
+    measured_by = run["reused_from"] or run["id"]
+    if sealed is None:
+        problems.append(f"run {run['id']}: no run receipt is stored beside its rows")
+    elif sealed["run"]["id"] != measured_by:
+        problems.append(
+            f"run {run['id']}: its run receipt is run {sealed['run']['id']}'s, but its rows "
+            f"were measured by run {measured_by}"
+        )
+    if run["reused_from"] is not None:
+        if merged is None:
+            problems.append(f"run {run['id']} reused run {measured_by}: no merge receipt is stored")
+        else:
+            source = merged["source"]
+            if source["run"] != measured_by:
+                problems.append(
+                    f"run {run['id']}: its merge receipt republished run {source['run']}, "
+                    f"its rows name run {measured_by}"
+                )
+            if merged["merge"]["commit"] != run["sha"]:
+                problems.append(
+                    f"run {run['id']}: its merge receipt is of commit "
+                    f"{merged['merge']['commit'][:12]}, the run of {run['sha'][:12]}"
+                )
+            if sealed is not None and source["receipt"] != stored.digests.get("run"):
+                problems.append(
+                    f"run {run['id']}: the run receipt stored is not the one the merge sealed"
+                )
+    found: dict[str, Any] = {"point": stored.point, "run": run, "problems": problems}
+    if sealed is not None:
+        found["measured_by"] = {
+            "run": sealed["run"]["id"],
+            "attempt": sealed["run"]["attempt"],
+            "event": sealed["run"]["event"],
+            "commit": sealed["run"]["head_sha"],
+            "checked_out": sealed["run"]["sha"],
+            "workflow": sealed["run"]["workflow"],
+        }
+        found["bytes"] = {
+            "receipt": stored.digests.get("run"),
+            "table": table_digest(sealed),
+            "artifacts": {name: len(m) for name, m in sealed["artifacts"].items()},
+            "previous": {name: len(m) for name, m in sealed["previous"].items()},
+            "manifest": (sealed["manifest"] or {}).get("digest"),
+            "code": sealed["code"],
+            "images": _images(sealed, stored.point),
+        }
+    if merged is not None:
+        found["approved"] = {
+            "requested_by": merged["request"]["author"],
+            "permission": merged["request"]["permission"],
+            "comment": merged["request"]["comment"],
+            "command": merged["request"]["command"],
+            "budget": merged["approvals"],
+        }
+        found["verdict"] = merged["verdict"]
+        found["merge"] = merged["merge"]
+    return found
+
+
+def _images(sealed: Mapping[str, Any], point: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The images the receipt's jobs recorded; for a point, only its own image's."""
+    images = [dict(i) for i in sealed["images"]]
+    if point is not None:
+        wanted = ((point.get("data") or {}).get("recipe") or {}).get("image")
+        images = [i for i in images if i["image"] == wanted]
+    unique = {(i["image"], i["digest"]): i for i in images}
+    return [{"image": k[0], "digest": k[1]} for k in sorted(unique, key=str)]
+
+
+def verify(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """What differs between a run receipt and its artifacts as downloaded (`found`: artifact
+    name -> member digests; an artifact missing there is named)."""
+    problems: list[str] = []
+    for name, expected in sorted(sealed["artifacts"].items()):
+        if name not in found:
+            problems.append(f"{name}: not downloadable (expired, or never uploaded)")
+            continue
+        problems += mismatches(expected, found[name], name)
+    return problems
+
+
+class Downloads(Protocol):
+    """The GitHub reads `fetch_members` needs (infx.github.client.GitHub has them)."""
+
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Any]: ...
+    def download_artifact(self, artifact_id: int, target: str, max_bytes: int) -> int: ...
+
+
+def fetch_members(gh: Downloads, run_id: int, names: Iterable[str]) -> dict[str, dict[str, str]]:
+    """The members of run `run_id`'s artifacts `names` as GitHub serves them now (an
+    artifact that is gone or expired is left out)."""
+    from infx.reuse.receipt_files import zip_members
+
+    found: dict[str, dict[str, str]] = {}
+    with tempfile.TemporaryDirectory(prefix="infx-provenance-") as tmp:
+        for name in names:
+            listed = [a for a in gh.run_artifacts_named(run_id, name) if not a.expired]
+            if len(listed) != 1:
+                continue
+            target = Path(tmp) / f"{name}.zip"
+            try:
+                gh.download_artifact(listed[0].id, str(target), MAX_ARTIFACT_BYTES)
+            except GitHubError:
+                continue
+            found[name] = zip_members(target.read_bytes(), f"artifact {name} of run {run_id}")
+    return found
+
+
+def lines(found: Mapping[str, Any]) -> list[str]:
+    """The chain as text, one link a line."""
+    run = found["run"]
+    out = []
+    point = found.get("point")
+    if point is not None:
+        out.append(f"point: {point['key']} {point['kind']} at concurrency {point['conc']}")
+    reused = f", republishing run {run['reused_from']}" if run["reused_from"] else ""
+    out.append(f"main run: {run['id']} attempt {run['attempt']} of {run['sha'][:12]}{reused}")
+    measured = found.get("measured_by")
+    if measured:
+        out.append(
+            f"measured by: run {measured['run']} attempt {measured['attempt']} "
+            f"({measured['event']}) of commit {measured['commit'][:12]}, "
+            f"checked out as {measured['checked_out'][:12]}, workflow {measured['workflow']}"
+        )
+    sealed = found.get("bytes")
+    if sealed:
+        members = sum(sealed["artifacts"].values())
+        out.append(
+            f"bytes: receipt {sealed['receipt']}; table {sealed['table']}; {members} member(s) "
+            f"of {', '.join(sorted(sealed['artifacts'])) or 'no artifact'}; manifest "
+            f"{sealed['manifest']}; {len(sealed['code'])} code file(s)"
+        )
+        out += [f"  code {name}: {value}" for name, value in sorted(sealed["code"].items())]
+        out += [
+            f"  image {i['image']}: {i['digest'] or 'no digest recorded'}" for i in sealed["images"]
+        ]
+    approved = found.get("approved")
+    if approved:
+        out.append(
+            f"approved: {approved['command']} by {approved['requested_by']} "
+            f"({approved['permission']}) in comment {approved['comment']}"
+        )
+        out += [
+            f"  budget: {a['environment']} {a['state']} by {a['user']}" for a in approved["budget"]
+        ]
+        if not approved["budget"]:
+            out.append("  budget: no approval needed or recorded")
+    if "verdict" in found:
+        verdict = found["verdict"]
+        out.append(
+            "verdict: none recorded"
+            if verdict is None
+            else f"verdict: {verdict['check']} {verdict['conclusion'] or verdict['status']} "
+            f"on {verdict['sha'][:12]}"
+        )
+    if found.get("merge"):
+        merge = found["merge"]
+        out.append(f"merged: PR #{merge['pr']} as {merge['commit'][:12]}")
+    checked = found.get("verified")
+    if checked is not None:
+        out.append(
+            f"verified: {checked['members']} member(s) match the receipt"
+            if not checked["problems"]
+            else f"verified: {len(checked['problems'])} difference(s)"
+        )
+        out += [f"  {p}" for p in checked["problems"]]
+    out += [f"broken: {p}" for p in found["problems"]]
+    return out

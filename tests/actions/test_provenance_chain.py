@@ -1,0 +1,104 @@
+"""From a number in main's history back to the run, its bytes and the person who approved
+(issue 25, provenance 7 and 9). A push to main reuses a PR's sweep through run-sweep.yml:
+the gate seals the merge, republish checks the members against the source run's receipt,
+ingest stores the rows and both receipts. `infx results provenance <config key> <conc>`
+then walks from the stored point to the run that measured it, checks every member of its
+artifacts (downloaded again) against its receipt, and names who asked, with which
+permission, who approved the GPU budget, and the verdict that gated the PR."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from infx.cli import cli
+from infx.results.compare import config_key
+from tests.actions.harness import World, push_payload, simulate
+from tests.github.scenario import RUN, Green, green_pr, seal
+from tests.history.artifacts import zipped_table
+from tests.history.tables import curve, table
+
+PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
+
+
+def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
+    """PR #7's run RUN measured real rows, sealed them, passed its verdict and was approved
+    over budget; the merge is pushed and run-sweep.yml runs for it as run 4242."""
+    pr = green_pr(api.state)
+    rows = curve(1000)
+    (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
+    api.state.blobs[bmk["id"]] = zipped_table(
+        table(RUN, rows, ref="refs/pull/7/merge", sha=pr.sha1)
+    )
+    image = rows[0]["recipe"]["image"]
+    jobs = [{"job": "results_bmk/bmk_0_0", "image": image, "digest": PULLED}]
+    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), pr.sha1, jobs)
+    api.state.check_runs[pr.sha1] = [
+        {"id": 1, "name": "infx/results", "status": "completed", "conclusion": "success"}
+    ]
+    api.state.approve(RUN, "lead")
+    merged = pr.merge()
+    api.state.add_run(4242, head_sha=merged, minute=900, branch="main", event="push",
+                      status="in_progress", conclusion=None, artifacts=[])  # fmt: skip
+    world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
+    run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
+    assert run.ran("republish") and run.ran("ingest"), run.logs
+    assert f"merge receipt of run {RUN} stored for run 4242" in run.log("ingest"), run.log("ingest")
+    (stored,) = tmp_path.glob("run-*/job-*/workspace/.infx/history.sqlite")
+    key = config_key({k: v for k, v in rows[0]["identity"].items() if k != "conc"})
+    return pr, stored, key
+
+
+def provenance(api, stored: Path, *args: str) -> tuple[int, str]:
+    command = ["results", "provenance", *args, "--history", f"sqlite:///{stored}", "--repo", "acme/bench"]  # fmt: skip
+    result = CliRunner().invoke(cli, command, env={"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t"})
+    return result.exit_code, result.output
+
+
+def test_a_reused_row_walks_back_to_the_run_its_bytes_and_who_approved(api, tmp_path) -> None:
+    pr, stored, key = reused_merge(api, tmp_path)
+    code, output = provenance(api, stored, key, "8", "--verify", "--json")
+    assert code == 0, output
+    chain = json.loads(output)
+    # the row
+    assert chain["point"]["key"] == key and chain["point"]["conc"] == 8
+    assert chain["run"]["id"] == 4242 and chain["run"]["sha"] == pr.merged
+    assert chain["run"]["reused_from"] == RUN
+    # the run that measured it
+    assert chain["measured_by"]["run"] == RUN and chain["measured_by"]["commit"] == pr.sha1
+    # its bytes, checked against the artifacts GitHub serves now
+    assert chain["verified"]["problems"] == [] and chain["verified"]["members"] >= 3
+    assert chain["bytes"]["manifest"] == pr.manifests[RUN]["digest"]
+    assert chain["bytes"]["images"] == [{"image": chain["point"]["data"]["recipe"]["image"],
+                                         "digest": PULLED}]  # fmt: skip
+    # who approved, and the verdict that gated the PR
+    assert chain["approved"]["requested_by"] == "maintainer"
+    assert chain["approved"]["permission"] == "write"
+    assert chain["approved"]["budget"][0]["user"] == "lead"
+    assert chain["verdict"]["conclusion"] == "success" and chain["verdict"]["sha"] == pr.sha1
+    assert chain["merge"] == {"commit": pr.merged, "before": pr.before, "pr": 7, "run": 4242}
+    assert chain["problems"] == []
+    # The same chain as text, by run id.
+    code, text = provenance(api, stored, "4242")
+    assert code == 0, text
+    assert f"measured by: run {RUN} attempt 1 (pull_request) of commit {pr.sha1[:12]}" in text
+    assert "approved: /reuse-sweep-run by maintainer (write)" in text
+    assert "budget: gpu-budget approved by lead" in text
+
+
+def test_bytes_that_changed_since_they_were_sealed_break_the_chain(api, tmp_path) -> None:
+    _, stored, key = reused_merge(api, tmp_path)
+    (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
+    api.state.blobs[bmk["id"]] = zipped_table(table(RUN, curve(2000)))
+    code, output = provenance(api, stored, key, "8", "--verify")
+    assert code == 1
+    assert "results_bmk/results.json: other bytes than sealed" in output
+    assert "Traceback" not in output
+
+
+def test_a_number_nobody_stored_is_one_line(api, tmp_path) -> None:
+    _, stored, key = reused_merge(api, tmp_path)
+    code, output = provenance(api, stored, key, "1024")
+    assert code == 2 and len(output.strip().splitlines()) == 1

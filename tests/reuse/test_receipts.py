@@ -1,0 +1,278 @@
+"""Receipts (issue 25, provenance 7): the collect job seals what a run published, a reusing
+push seals who asked and the verdict, and ingest stores both beside the rows only when they
+form one chain with the table stored. Each break is refused, naming it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from infx import schemas
+from infx.cli import cli
+from infx.reuse.receipt import RunFacts, digest, run_receipt, sha256
+from tests.conftest import GitRepo
+from tests.github.scenario import RUN, green_pr, inside
+from tests.history.tables import curve, table
+
+IMAGE = "vllm/vllm-openai-rocm:v0.11.0"
+PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
+
+
+def job(folder: Path, conc: int, image: str = IMAGE, pulled: str | None = PULLED) -> None:
+    """A benchmark job's result folder as benchmark-tmpl.yml leaves it."""
+    folder.mkdir(parents=True)
+    rows = curve(1000, concs=(conc,))
+    for row in rows:
+        row["recipe"]["image"] = image
+    (folder / "infx-result.json").write_text(json.dumps({"format": "infx-results/1", "rows": rows}))
+    (folder / f"llama_conc{conc}.json").write_text('{"client": "output"}\n')
+    if pulled is not None:
+        (folder / "image-digest.txt").write_text(pulled + "\n")
+
+
+def actions_env(tmp: Path, run_id: int = 5000) -> dict[str, str]:
+    event = tmp / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"sha": "a1" * 20}}}))
+    return {
+        "GITHUB_REPOSITORY": "acme/bench",
+        "GITHUB_RUN_ID": str(run_id),
+        "GITHUB_RUN_ATTEMPT": "2",
+        "GITHUB_SHA": "b2" * 20,
+        "GITHUB_REF": "refs/pull/7/merge",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_WORKFLOW_REF": "acme/bench/.github/workflows/run-sweep.yml@refs/pull/7/merge",
+    }
+
+
+@pytest.fixture
+def collected(repo: GitRepo) -> Path:
+    """A collect job's workspace: two jobs' folders and the table, the metadata, a manifest."""
+    repo.commit("workflow", **{".github__workflows__run-sweep.yml": "on: push\n"})
+    results = repo.path / "results_bmk"
+    job(results / "bmk_llama_0_0", 4)
+    job(results / "bmk_llama_0_1", 8)
+    (results / "results.json").write_text(json.dumps(table(5000, curve(1000))))
+    (repo.path / "changelog-metadata.json").write_text('{"entries": []}\n')
+    (repo.path / "sweep-manifest.json").write_text(json.dumps({"digest": "sha256:" + "0" * 64}))
+    return repo.path
+
+
+def write_receipt(root: Path, *extra: str) -> tuple[object, dict]:
+    args = [
+        "receipt", "run", "--out", "out/receipt.json", "--manifest", "sweep-manifest.json",
+        "--artifact", "results_bmk=results_bmk", "--artifact", "eval_results_all=eval_results_all",
+        "--artifact", "changelog-metadata=changelog-metadata.json", *extra,
+    ]  # fmt: skip
+    with inside(root):
+        result = CliRunner().invoke(cli, args, env=actions_env(root))
+    doc = json.loads((root / "out" / "receipt.json").read_text()) if result.exit_code == 0 else {}
+    return result, doc
+
+
+def test_the_collect_job_seals_every_member_the_run_and_the_images(collected: Path) -> None:
+    result, receipt = write_receipt(collected)
+    assert result.exit_code == 0, result.output
+    assert schemas.errors("receipt", receipt) == []
+    assert receipt["run"] == {
+        "id": 5000, "attempt": 2, "event": "pull_request",
+        "workflow": ".github/workflows/run-sweep.yml", "sha": "b2" * 20,
+        "head_sha": "a1" * 20, "ref": "refs/pull/7/merge",
+    }  # fmt: skip
+    members = receipt["artifacts"]["results_bmk"]
+    assert set(members) == {
+        "results.json",
+        "bmk_llama_0_0/infx-result.json", "bmk_llama_0_0/llama_conc4.json",
+        "bmk_llama_0_0/image-digest.txt", "bmk_llama_0_1/infx-result.json",
+        "bmk_llama_0_1/llama_conc8.json", "bmk_llama_0_1/image-digest.txt",
+    }  # fmt: skip
+    assert members["results.json"] == sha256((collected / "results_bmk/results.json").read_bytes())
+    assert receipt["artifacts"]["changelog-metadata"] == {
+        "changelog-metadata.json": sha256(b'{"entries": []}\n')
+    }
+    assert "eval_results_all" not in receipt["artifacts"]  # nothing was evaluated
+    assert receipt["manifest"]["digest"] == "sha256:" + "0" * 64
+    assert receipt["code"][".github/workflows/run-sweep.yml"] == sha256(b"on: push\n")
+    assert receipt["images"] == [
+        {"job": "results_bmk/bmk_llama_0_0", "image": IMAGE, "digest": PULLED},
+        {"job": "results_bmk/bmk_llama_0_1", "image": IMAGE, "digest": PULLED},
+    ]
+
+
+def test_a_rerun_seals_the_layers_it_merged(collected: Path) -> None:
+    source = collected / "source"
+    job(source / "jobs" / "bmk_llama_0_2", 16, pulled=None)
+    result, receipt = write_receipt(collected, "--previous", f"jobs={source / 'jobs'}")
+    assert result.exit_code == 0, result.output
+    assert set(receipt["previous"]["jobs"]) == {
+        "bmk_llama_0_2/infx-result.json",
+        "bmk_llama_0_2/llama_conc16.json",
+    }
+    assert {"job": "previous/jobs/bmk_llama_0_2", "image": IMAGE, "digest": None} in receipt[
+        "images"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        (lambda r: (r / "bmk_llama_0_0/llama_conc4.json").write_text("{}"), "other bytes"),
+        (lambda r: (r / "bmk_llama_0_0/extra.json").write_text("{}"), "not sealed"),
+        (lambda r: (r / "results.json").unlink(), "sealed, not in the artifact"),
+    ],
+    ids=["changed", "added", "removed"],
+)
+def test_receipt_check_names_each_member_that_differs(collected: Path, tamper, says) -> None:
+    _, receipt = write_receipt(collected)
+    args = [
+        "receipt",
+        "check",
+        "--receipt",
+        "out/receipt.json",
+        "--artifact",
+        "results_bmk=results_bmk",
+    ]
+    with inside(collected):
+        assert CliRunner().invoke(cli, args).exit_code == 0
+        tamper(collected / "results_bmk")
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and says in result.output and "Traceback" not in result.output
+
+
+def test_receipt_run_outside_actions_is_one_line(collected: Path) -> None:
+    with inside(collected):
+        result = CliRunner().invoke(
+            cli, ["receipt", "run", "--out", "r.json"], env={"GITHUB_RUN_ID": ""}
+        )
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+
+
+# --- storing beside the rows ----------------------------------------------------------------
+
+
+def sealed_table(run_id: int) -> tuple[bytes, dict]:
+    data = json.dumps(table(run_id, curve(1000))).encode()
+    facts = RunFacts("acme/bench", run_id, 1, "push", ".github/workflows/run-sweep.yml",
+                     "c3" * 20, "c3" * 20, "refs/heads/main")  # fmt: skip
+    members = {"results_bmk": {"results.json": sha256(data)}}
+    return data, run_receipt(facts, {}, None, members, {}, [])
+
+
+def store(tmp: Path, run_id: int, table_bytes: bytes, *docs: dict) -> object:
+    folder = tmp / f"receipts-{len(list(tmp.glob('receipts-*')))}"
+    folder.mkdir()
+    for index, doc in enumerate(docs):
+        (folder / f"{index}.json").write_text(json.dumps(doc))
+    (tmp / "results.json").write_bytes(table_bytes)
+    args = ["receipt", "store", str(folder), "--run", str(run_id), "--table", str(tmp / "results.json"),
+            "--history", str(tmp / "history.sqlite")]  # fmt: skip
+    return CliRunner().invoke(cli, args)
+
+
+def ingest(tmp: Path, doc: dict) -> None:
+    (tmp / "table.json").write_text(json.dumps(doc))
+    args = ["results", "ingest", str(tmp / "table.json"), "--history", str(tmp / "history.sqlite")]
+    assert CliRunner().invoke(cli, args).exit_code == 0
+
+
+def test_a_run_receipt_is_stored_beside_the_rows_it_sealed(tmp_path: Path) -> None:
+    from infx.history.receipts import stored_run
+
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    result = store(tmp_path, 6000, data, receipt)
+    assert result.exit_code == 0, result.output
+    stored = stored_run(f"sqlite:///{tmp_path / 'history.sqlite'}", 6000)
+    assert stored is not None and stored.receipts == {"run": receipt}
+    assert stored.digests == {"run": digest(receipt)}
+    # Storing again replaces, never duplicates.
+    assert store(tmp_path, 6000, data, receipt).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("another table", "the table stored is not the one run 6000's receipt sealed"),
+        ("another run", "measured by run 6001, and no merge receipt says who republished it"),
+        ("not stored", "run 6002 is not in the history: store its results first"),
+        ("two run receipts", "need one run receipt and at most one merge receipt"),
+    ],
+)
+def test_receipts_that_do_not_chain_with_the_table_are_refused(tmp_path: Path, case, says) -> None:
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    if case == "another table":
+        result = store(tmp_path, 6000, data.replace(b"1000", b"2000"), receipt)
+    elif case == "another run":
+        other_data, other = sealed_table(6001)
+        ingest(tmp_path, json.loads(data))
+        result = store(tmp_path, 6000, other_data, other)
+    elif case == "not stored":
+        data2, receipt2 = sealed_table(6002)
+        result = store(tmp_path, 6002, data2, receipt2)
+    else:
+        result = store(tmp_path, 6000, data, receipt, receipt)
+    assert result.exit_code == 1, result.output
+    assert says in result.output and "Traceback" not in result.output
+
+
+def test_a_receipt_that_breaks_its_schema_is_refused(tmp_path: Path) -> None:
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    receipt["images"] = "none"
+    result = store(tmp_path, 6000, data, receipt)
+    assert result.exit_code == 2 and "breaks its schema at images" in result.output
+
+
+# --- the merge receipt ------------------------------------------------------------------------
+
+
+def test_a_reusing_push_seals_who_asked_the_verdict_and_the_approvals(api, tmp_path) -> None:
+    pr = green_pr(api.state)
+    api.state.check_runs[pr.sha1] = [
+        {"id": 1, "name": "infx/results", "status": "completed", "conclusion": "success"}
+    ]
+    api.state.approve(RUN, "lead")
+    out = tmp_path / "reuse-receipt.json"
+    result, outputs = pr.gate(receipt=str(out))
+    assert outputs["reuse-enabled"] == "true", result.output
+    receipt = json.loads(out.read_text())
+    assert schemas.errors("receipt", receipt) == []
+    assert receipt["merge"]["commit"] == pr.merged and receipt["merge"]["before"] == pr.before
+    assert receipt["merge"]["pr"] == 7
+    source = receipt["source"]
+    assert (source["run"], source["head_sha"], source["manifest"]) == (
+        RUN, pr.sha1, pr.manifests[RUN]["digest"],
+    )  # fmt: skip
+    request = receipt["request"]
+    assert (request["author"], request["permission"], request["command"]) == (
+        "maintainer", "write", "/reuse-sweep-run",
+    )  # fmt: skip
+    assert receipt["verdict"] == {
+        "check": "infx/results", "status": "completed", "conclusion": "success", "sha": pr.sha1,
+    }  # fmt: skip
+    assert receipt["approvals"] == [
+        {
+            "environment": "gpu-budget",
+            "state": "approved",
+            "user": "lead",
+            "comment": "within reason",
+        }
+    ]
+
+
+def test_no_merge_receipt_means_no_reuse(api, tmp_path, monkeypatch) -> None:
+    """The receipt's reads fail: the push sweeps instead of publishing unsealed numbers."""
+    from tests.github.fake_api import Fault
+    from tests.step_files import read_step_file
+
+    pr = green_pr(api.state)
+    api.state.faults.append(Fault("/approvals", 404, times=100))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "out"))
+    result, _ = pr.gate(receipt=str(tmp_path / "r.json"))
+    assert result.exit_code == 2 and not (tmp_path / "r.json").exists()
+    outputs = read_step_file(tmp_path / "out")
+    assert outputs["reuse-enabled"] == "false" and "approvals" in outputs["reuse-reason"]
