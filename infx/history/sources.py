@@ -10,6 +10,7 @@ from typing import Any
 
 from infx import git, settings
 from infx.errors import GitError
+from infx.history.windows import families_of, per_config
 from infx.results.compare import family_key
 from infx.results.comparison import MainHistory
 from infx.results.files import history_folder
@@ -36,9 +37,12 @@ def history_url(explicit: str | None) -> tuple[str, Settings]:
 
 def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
-    (`infx results ingest` fills it): the newest `limit` runs holding `rows`' configs."""
+    (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
+    their families) the newest `limit` runs holding it."""
     if Path(where).is_dir():
         docs = history_folder(Path(where))
+        if rows is not None:
+            docs = per_config(docs, families_of(rows), limit)
         return MainHistory(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
     from infx.history import open_history
     from infx.history.database import shown
