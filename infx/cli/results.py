@@ -187,7 +187,11 @@ def compare(
     for note in done.notes:
         click.echo(note, err=True)
     if done.report is None:
-        return
+        if done.stdout:
+            click.echo(done.stdout)
+        if done.failure:
+            click.echo(done.failure, err=True)
+        raise SystemExit(done.exit_code)
     if out is not None:
         atomic_write(out, done.comment.encode())
     append_summary(done.summary)

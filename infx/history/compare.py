@@ -6,6 +6,7 @@ Nothing is written or posted here; the command does that with what this returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from infx.history.sources import stored_history
@@ -21,7 +22,7 @@ from infx.results.comparison import (
     without_own_run,
 )
 from infx.results.files import load_results
-from infx.results.report import acknowledged
+from infx.results.report import Report, acknowledged
 from infx.results.verdict import compare as judge
 from infx.settings import Settings
 
@@ -45,7 +46,7 @@ def compare(
     table = load_results(request.current)
     rows = table["rows"]
     if not rows:
-        return nothing_to_compare(request.current)
+        return nothing_to_compare(request)
     history = _history(source, table, github)
     report = judge(rows, history.docs, request.threshold, trimmed=request.trimmed)
     run_id = this_run(env)
@@ -54,12 +55,31 @@ def compare(
         bot = request.reporting.bot_login
         ack = facts.read_acknowledgement(github(), pr, ack_label, bot, run_id)
         report = acknowledged(report, ack)
-    plots = None
+    plots, failed = None, ()
     if request.reporting.plots is not None:
-        from infx.results.plot import draw
+        plots, failed = _plots(report, request.reporting.plots)
+    return outcome(
+        request,
+        report,
+        history,
+        ack_label=ack_label,
+        plots=plots,
+        run_id=run_id,
+        plot_failures=failed,
+    )
 
-        plots = len(draw(report, request.reporting.plots))
-    return outcome(request, report, history, ack_label=ack_label, plots=plots, run_id=run_id)
+
+def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
+    """Draw the Pareto plots; a plot that cannot be drawn (matplotlib missing, a config it
+    chokes on) is said, and never stops the comment, the check run or the gate."""
+    from infx.results.plot import draw_each
+
+    try:
+        written, failed = draw_each(report, folder)
+    except Exception as exc:  # the verdict stands without its pictures
+        said = str(exc).strip().splitlines()
+        return 0, (f"{type(exc).__name__}" + (f": {said[0]}" if said else ""),)
+    return len(written), tuple(failed)
 
 
 def _history(

@@ -427,10 +427,15 @@ def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:
 
 def open_history(url: str | None = None) -> History:
     """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
-    (.infx/history.sqlite in the current repository) say; migrated to the newest schema."""
-    from infx import settings
+    (.infx/history.sqlite in the current repository) say; migrated to the newest schema.
+    Relative paths are read from the repository's root."""
+    from infx import git, settings
+    from infx.errors import GitError
 
-    root = Path.cwd()
+    try:
+        root = git.root()
+    except GitError:
+        root = Path.cwd()
     where = location(
         url, os.environ, settings.load(root) if url is None else settings.Settings(), root
     )

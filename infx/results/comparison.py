@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from infx.errors import UsageError
+from infx.results.compare import NEW
 from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
@@ -155,15 +156,19 @@ def outcome(
     ack_label: str,
     plots: int | None = None,
     run_id: int | None = None,
+    plot_failures: tuple[str, ...] = (),
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
-    how many Pareto plots were drawn (None: none asked for)."""
+    how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
+    could not be (said, never failing the comparison)."""
     from infx.results.verdict_json import to_json
 
     how = request.reporting
     plot_note = None
     if plots is not None:
         plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
+        if plot_failures:
+            plot_note += f"; {len(plot_failures)} could not be drawn (the job log says why)"
     context = Context(
         history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
     )
@@ -175,8 +180,9 @@ def outcome(
     failure = None
     if not report.passed:
         failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
+    warnings = tuple(f"infx: warning: plot not drawn: {why}" for why in plot_failures)
     return CompareOutcome(
-        notes=(history.search,) if history.search else (),
+        notes=((history.search,) if history.search else ()) + warnings,
         report=report,
         comment=body,
         summary=comment(report, context, SUMMARY_LIMIT) + "\n",
@@ -186,5 +192,20 @@ def outcome(
     )
 
 
-def nothing_to_compare(current: Path) -> CompareOutcome:
-    return CompareOutcome(notes=(f"{current} holds no results: nothing to compare",))
+def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
+    """A table without a row measured nothing, and nothing measured is not a pass: exit 1,
+    and in JSON a verdict document saying so (its gate not passed)."""
+    from infx.results.report import Report
+    from infx.results.verdict_json import to_json
+
+    said = f"{request.current} holds no results: nothing was measured"
+    stdout = ""
+    if request.reporting.output_format == "json":
+        doc = to_json(Report((), NEW, request.threshold, 0, (said,)))
+        doc["gate"]["passed"] = False
+        stdout = json.dumps(doc, indent=2)
+    return CompareOutcome(
+        notes=(said,),
+        stdout=stdout,
+        failure=f"infx: results gate fails: {said}",
+    )

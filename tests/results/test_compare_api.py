@@ -188,7 +188,7 @@ def test_api_trouble_fails_closed_without_a_comment(
 def test_an_empty_run_asks_nothing_of_the_api(api, tmp_path: Path) -> None:
     main_runs(api.state, [OURS])
     outcome = compare(tmp_path, [])
-    assert outcome.exit_code == 0 and "nothing to compare" in outcome.output
+    assert outcome.exit_code == 1 and "nothing was measured" in outcome.output
     assert api.state.requests == []
 
 
