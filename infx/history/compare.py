@@ -51,11 +51,15 @@ def compare(
     report = judge(rows, history.docs, request.threshold, trimmed=request.trimmed)
     run_id = this_run(env)
     pr = acknowledging_pr(request, report)
+    found = None
     if pr is not None:
-        bot = request.reporting.bot_login
-        ack = facts.read_acknowledgement(github(), pr, ack_label, bot, run_id)
-        report = acknowledged(report, ack)
-    plots, failed = None, ()
+        how = request.reporting
+        found = facts.read_acknowledgement(
+            github(), pr, ack_label, how.bot_login, report, how.check_sha
+        )
+        report = acknowledged(report, found.ack)
+    plots: int | None = None
+    failed: tuple[str, ...] = ()
     if request.reporting.plots is not None:
         plots, failed = _plots(report, request.reporting.plots)
     return outcome(
@@ -66,6 +70,7 @@ def compare(
         plots=plots,
         run_id=run_id,
         plot_failures=failed,
+        acknowledgement=found,
     )
 
 

@@ -41,9 +41,9 @@ def location(explicit: str | None, env: Mapping[str, str], settings: Settings, r
     value = explicit or env.get(ENV) or settings.history or DEFAULT_FILE
     scheme, found, rest = value.partition(":///")
     if found and scheme in _SQLITE and rest and not rest.startswith("/"):
-        path, query = rest.partition("?")[::2]
-        if not path.startswith((":memory:", "file:")):
-            return f"{scheme}:///{root / path}" + (f"?{query}" if query else "")
+        relative, _, query = rest.partition("?")
+        if not relative.startswith((":memory:", "file:")):
+            return f"{scheme}:///{root / relative}" + (f"?{query}" if query else "")
         return value
     if "://" in value:
         return value

@@ -325,7 +325,7 @@ class History:
                 select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
             )
         }
-        return self._documents(conn, stored, identities)
+        return self._documents(conn, list(stored), identities)
 
     def _windows(self, conn: Connection, limit: int, keys: list[str]) -> list[dict[str, Any]]:
         """Each config's newest `limit` runs, read in one query per 500 configs: a window
@@ -340,7 +340,7 @@ class History:
             for config_id, key, identity in conn.execute(query.where(configs.c.key.in_(chunk))):
                 identities[config_id] = (key, identity)
         stored: list[Any] = []
-        for ids in _chunks(sorted(identities)):
+        for ids in _chunks(sorted(identities)):  # one query, unless over 500 configs
             held = (
                 select(points.c.run_id, points.c.config_id, points.c.kind)
                 .where(points.c.config_id.in_(ids))

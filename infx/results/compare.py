@@ -129,8 +129,8 @@ def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
     for rows in tables:
         for row in rows:
             image = str((row.get("recipe") or {}).get("image", ""))
-            found = images.setdefault(folded_key(row["kind"], row["identity"]), {})
-            found.setdefault(variant(row), set()).add(image)
+            held = images.setdefault(folded_key(row["kind"], row["identity"]), {})
+            held.setdefault(variant(row), set()).add(image)
     together: dict[str, set[str]] = {}  # folded -> variants measured beside another
     for rows in tables:
         table: dict[str, set[str]] = {}
@@ -141,7 +141,7 @@ def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
             if len(variants) > 1:
                 together.setdefault(folded, set()).update(variants)
     for folded, split in together.items():
-        joins = {}
+        joins: dict[str, str] = {}
         for raw, seen in images[folded].items():
             found = _canonical(images[folded], raw)
             if found not in split:

@@ -17,6 +17,7 @@ from typing import Any
 
 from infx.errors import UsageError
 from infx.results.compare import NEW
+from infx.results.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
@@ -157,6 +158,7 @@ def outcome(
     plots: int | None = None,
     run_id: int | None = None,
     plot_failures: tuple[str, ...] = (),
+    acknowledgement: Acknowledgement | None = None,
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
     how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
@@ -172,6 +174,10 @@ def outcome(
     context = Context(
         history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
     )
+    if acknowledgement is not None:
+        line = verdict_line(acknowledgement.digest, acknowledgement.since)
+        note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
+        context = replace(context, verdict_line=line, ack_note=note)
     body = comment(report, context)
     check = None
     if how.check_sha:

@@ -163,7 +163,8 @@ def _draw(fig: Figure, ax: Axes, config: Config, main: Curve, mine: Curve, folde
     lost = [(x, y) for x, y, c in main if status[c].status == MISSING]
     if lost:
         ax.scatter(
-            *zip(*lost, strict=True),
+            [x for x, _ in lost],
+            [y for _, y in lost],
             s=90,
             facecolors="none",
             edgecolors="tab:orange",
@@ -173,7 +174,8 @@ def _draw(fig: Figure, ax: Axes, config: Config, main: Curve, mine: Curve, folde
     worse = [(x, y) for x, y, c in mine if status[c].verdict == REGRESSED]
     if worse:
         ax.scatter(
-            *zip(*worse, strict=True),
+            [x for x, _ in worse],
+            [y for _, y in worse],
             s=140,
             facecolors="none",
             edgecolors="red",

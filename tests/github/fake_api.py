@@ -214,15 +214,18 @@ class State:
             },
         }
 
-    def label(self, number: int, action: str, name: str, minute: float) -> None:
-        self.timeline.setdefault(number, []).append(
-            {
-                "event": action,
-                "label": {"name": name, "color": "ededed"},
-                "created_at": stamp(minute),
-                "actor": self.user("maintainer"),
-            }
-        )
+    def label(
+        self, number: int, action: str, name: str, minute: float, actor: str = "maintainer"
+    ) -> None:
+        """A `labeled` or `unlabeled` event by `actor`, as the timeline and the issue events
+        list it (the PR's `labels` are the test's to set)."""
+        event = {
+            "event": action,
+            "label": {"name": name, "color": "ededed"},
+            "created_at": stamp(minute),
+            "actor": self.user(actor),
+        }
+        self.timeline.setdefault(number, []).append(event)
 
     def runner(
         self, name: str, labels: list[str], *, ephemeral: bool = True, group: int | None = None
@@ -427,6 +430,11 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/issues/(\d+)/timeline",
+                lambda m: self._page(s.timeline.get(int(m[1]), []), query),
+            ),
+            (
+                "GET",
+                r"/issues/(\d+)/events",
                 lambda m: self._page(s.timeline.get(int(m[1]), []), query),
             ),
             (
