@@ -198,6 +198,10 @@ def compare(
     click.echo(done.stdout)
     for line in publish(github, how, done):
         click.echo(line, err=True)
+    if done.record is not None and done.record_to is not None:
+        from infx.history.verdicts import save
+
+        click.echo(save(done.record_to, done.record), err=True)
     if done.failure:
         click.echo(done.failure, err=True)
         raise SystemExit(done.exit_code)

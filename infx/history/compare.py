@@ -6,10 +6,11 @@ Nothing is written or posted here; the command does that with what this returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from infx.history.sources import stored_history
+from infx.history.sources import history_url, stored_history
 from infx.results import facts
 from infx.results.comparison import (
     CompareOutcome,
@@ -19,9 +20,11 @@ from infx.results.comparison import (
     acknowledging_pr,
     nothing_to_compare,
     outcome,
+    verdict_record,
     without_own_run,
 )
 from infx.results.files import load_results
+from infx.results.gate import Acknowledgement, verdict_digest
 from infx.results.report import Report, acknowledged
 from infx.results.verdict import compare as judge
 from infx.settings import Settings
@@ -62,7 +65,7 @@ def compare(
     failed: tuple[str, ...] = ()
     if request.reporting.plots is not None:
         plots, failed = _plots(report, request.reporting.plots)
-    return outcome(
+    done = outcome(
         request,
         report,
         history,
@@ -72,6 +75,29 @@ def compare(
         plot_failures=failed,
         acknowledgement=found,
     )
+    return _recorded(done, request, source, table, found)
+
+
+def _recorded(
+    done: CompareOutcome,
+    request: CompareRequest,
+    source: HistorySource,
+    table: dict[str, Any],
+    found: Acknowledgement | None,
+) -> CompareOutcome:
+    """The verdict as the history's verdicts table keeps it, when a pull request is judged
+    against the history database (a folder of tables or the API keep none)."""
+    pr, where = request.reporting.pr, source.where
+    if pr is None or where is None or Path(where).is_dir() or done.report is None:
+        return done
+    run = table.get("run") or {}
+    head = request.reporting.check_sha or str(run.get("sha") or "")
+    digest = found.digest if found is not None else verdict_digest(done.report, head)
+    record = verdict_record(pr, run, done.report, head, digest)
+    if record is None:
+        return done
+    url, _ = history_url(where)
+    return replace(done, record=record, record_to=url)
 
 
 def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:

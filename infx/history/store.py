@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -77,6 +78,16 @@ class History:
     def close(self) -> None:
         self._engine.dispose()
 
+    @contextlib.contextmanager
+    def connection(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
+        """One transaction (a writer takes SQLite's write lock at once); a database error
+        is one line, "<doing> <url>: <error>"."""
+        with database_errors(self.url, doing), self._engine.connect() as conn:
+            if write:
+                conn.execution_options(infx_write=True)
+            with conn.begin():
+                yield conn
+
     # --- writes -------------------------------------------------------------------------
 
     def ingest(self, doc: dict[str, Any]) -> IngestReport:
@@ -136,6 +147,10 @@ class History:
                 .values(ingested_at=records.now(), **run_values)
             )
             run_updated = True
+        if facts.reused_from is not None:
+            from infx.history.verdicts import mark_reused
+
+            mark_reused(conn, facts.reused_from, facts.id)
         ids = self._config_ids(conn, table.configs)
         existing = {
             (config_id, kind, conc, variant): (attempt, data)

@@ -12,6 +12,7 @@ import importlib.util
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,51 @@ def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A judged pull request run attempt, as the history's verdicts table keeps it."""
+
+    pr: int
+    run_id: int
+    attempt: int
+    head_sha: str
+    verdict: str
+    passed: bool
+    digest: str
+    document: dict[str, Any]  # the verdict JSON (schemas/results-verdict.schema.json)
+    ack_by: str | None = None  # label | comment
+    ack_who: str | None = None
+    ack_at: datetime | None = None  # UTC, naive
+    reused_by: int | None = None  # the main run that republished this run's sweep
+    judged_at: datetime | None = None  # UTC, naive; None: when it is recorded
+
+
+def verdict_record(
+    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
+) -> Verdict | None:
+    """The row the verdicts table keeps of this comparison, when the table names its run."""
+    from infx.results.verdict_json import to_json
+
+    run_id, attempt = run.get("id"), run.get("attempt", 1)
+    if not isinstance(run_id, int) or not isinstance(attempt, int):
+        return None
+    ack = report.ack
+    at = ack.at.astimezone(UTC).replace(tzinfo=None) if ack and ack.at else None
+    return Verdict(
+        pr=pr,
+        run_id=run_id,
+        attempt=attempt,
+        head_sha=head,
+        verdict=report.verdict,
+        passed=report.passed,
+        digest=digest,
+        document=to_json(report),
+        ack_by=ack.by if ack else None,
+        ack_who=ack.who if ack else None,
+        ack_at=at,
+    )
+
+
+@dataclass(frozen=True)
 class CheckRun:
     name: str
     sha: str
@@ -143,6 +189,8 @@ class CompareOutcome:
     stdout: str = ""  # the comment, or the verdict as JSON
     check: CheckRun | None = None
     failure: str | None = None  # the gate fails: said on stderr, exit 1
+    record: Verdict | None = None  # for the history's verdicts table
+    record_to: str | None = None  # the history to record it in
 
     @property
     def exit_code(self) -> int:
