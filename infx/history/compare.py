@@ -74,6 +74,7 @@ def compare(
         run_id=run_id,
         plot_failures=failed,
         acknowledgement=found,
+        site_url=settings.results.site_url,
     )
     return _recorded(done, request, source, table, found)
 

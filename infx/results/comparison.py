@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from infx.errors import UsageError
+from infx.markdown import link
 from infx.results.compare import NEW
 from infx.results.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
@@ -207,6 +208,7 @@ def outcome(
     run_id: int | None = None,
     plot_failures: tuple[str, ...] = (),
     acknowledgement: Acknowledgement | None = None,
+    site_url: str | None = None,
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
     how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
@@ -222,6 +224,9 @@ def outcome(
     context = Context(
         history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
     )
+    if site_url and how.pr is not None:
+        where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
+        context = replace(context, overlay=f"This run over main's curves: {where}.")
     if acknowledgement is not None:
         line = verdict_line(acknowledgement.digest, acknowledgement.since)
         note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
@@ -244,6 +249,11 @@ def outcome(
         check=check,
         failure=failure,
     )
+
+
+def overlay_url(site_url: str, pr: int) -> str:
+    """The PR's overlay on the results site (docs/site.md): <site-url>/#/pr/<N>."""
+    return f"{site_url.rstrip('/')}/#/pr/{pr}"
 
 
 def nothing_to_compare(request: CompareRequest) -> CompareOutcome:

@@ -218,6 +218,7 @@ class Context:
     run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
     verdict_line: str = ""  # hidden: the failing verdict's digest (infx.results.gate)
     ack_note: str = ""  # Markdown: how to acknowledge this verdict, and what did not count
+    overlay: str = ""  # Markdown: the link to this PR's overlay on the results site
 
 
 def headline(report: Report) -> str:
@@ -314,6 +315,8 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     ]
     if context.history:
         head.append(f"Main's history: {context.history}.\n\n")
+    if context.overlay:
+        head.append(f"{context.overlay}\n\n")
     if report.configs:
         head.append(_summary_table(report) + "\n")
     tail = [_method(report) + "\n"]
