@@ -39,6 +39,7 @@ class ResultsSettings:
     change_issues: bool = False
     change_issue_label: str = "performance-change"
     history_runs: int = 10
+    site_url: str | None = None  # the results site: the PR comment links to its overlay
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ def _results(table: Mapping[str, Any]) -> ResultsSettings:
         change_issues=table.get("change-issues", default.change_issues),
         change_issue_label=table.get("change-issue-label", default.change_issue_label),
         history_runs=table.get("history-runs", default.history_runs),
+        site_url=table.get("site-url", default.site_url),
     )
 
 

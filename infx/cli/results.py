@@ -26,6 +26,7 @@ HELP = {
     "client-output": "Client output file(s) to read instead of the default place (one per concurrency).",
     "process out": "Result file to write; default: RESULTS_DIR/infx-result.json.",
     "runner-name": "The runner node (RUNNER_NAME).",
+    "config-key": "The master config the plan made this job from (INFX_CONFIG_KEY, which `infx sweep row-env` exports): written into each row's recipe, so two configs measuring the same identity stay two points.",
     "out-dir": "Where to write results.json, results.csv and summary.md.",
     "previous": "Results of earlier runs this run reruns part of (a results table or a folder of job files), oldest first: their points are kept unless this run measured them again.",
     "baseline": "One results table or folder to compare with, instead of main's runs.",
@@ -85,16 +86,17 @@ def results() -> None:
 @click.option("--client-output", "outputs", multiple=True, type=PATH, help=HELP["client-output"])
 @click.option("--out", type=FILE, default=None, help=HELP["process out"])
 @click.option("--runner-name", envvar="RUNNER_NAME", default="", help=HELP["runner-name"])
+@click.option("--config-key", envvar="INFX_CONFIG_KEY", default="", help=HELP["config-key"])
 def process(
     row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
-    runner_name: str,
+    runner_name: str, config_key: str,
 ) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
     from infx.results.files import process_job, write_json
     from infx.results.process import RESULT_FILE, job_row, written
 
     row = job_row(row_json, os.environ)
-    doc = process_job(row, results_dir, list(outputs) or None, runner_name)
+    doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
     target = out or results_dir / RESULT_FILE
     write_json(target, doc)
     click.echo(written(target, doc))
@@ -185,13 +187,21 @@ def compare(
     for note in done.notes:
         click.echo(note, err=True)
     if done.report is None:
-        return
+        if done.stdout:
+            click.echo(done.stdout)
+        if done.failure:
+            click.echo(done.failure, err=True)
+        raise SystemExit(done.exit_code)
     if out is not None:
         atomic_write(out, done.comment.encode())
     append_summary(done.summary)
     click.echo(done.stdout)
     for line in publish(github, how, done):
         click.echo(line, err=True)
+    if done.record is not None and done.record_to is not None:
+        from infx.history.verdicts import save
+
+        click.echo(save(done.record_to, done.record), err=True)
     if done.failure:
         click.echo(done.failure, err=True)
         raise SystemExit(done.exit_code)

@@ -33,7 +33,8 @@ def site() -> None:
 @click.option(
     "--verdicts",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json.",
+    help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json. "
+    "Default: the history's verdicts table (what `results compare --pr` recorded).",
 )
 @click.option(
     "--repo-dir",

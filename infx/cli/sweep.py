@@ -29,6 +29,7 @@ from infx.matrix.sources import load_masters, load_runners
 from infx.sweep import jobs
 from infx.sweep.facts import (
     read_event,
+    read_origins,
     read_pins,
     read_plan_facts,
     read_plan_file,
@@ -130,11 +131,13 @@ def outputs(plan_file: Path) -> None:
 )
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
-    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, and the
-    node each row is pinned to (`runs-on`, empty: the row's runner label) from the
-    runs-on.json a rerun writes beside its plan."""
+    """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, the node
+    each row is pinned to (`runs-on`, empty: the row's runner label) from the runs-on.json
+    a rerun writes beside its plan, and each row's master config (`config-keys`) from the
+    config-keys.json `sweep plan` writes beside it."""
     document = read_plan_file(plan_file)
-    emit(jobs.chunk_outcome(document, bucket, index, read_pins(plan_file)))
+    found = read_origins(plan_file)
+    emit(jobs.chunk_outcome(document, bucket, index, read_pins(plan_file), found))
 
 
 @sweep.command("row-env")
@@ -142,8 +145,10 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
     "--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME)."
 )
 def row_env_cmd(runner_name: str) -> None:
-    """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT."""
-    emit(jobs.row_env_outcome(os.environ.get("ROW", ""), runner_name))
+    """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT
+    and the row's master config ($CONFIG_KEY) as INFX_CONFIG_KEY."""
+    environ = os.environ
+    emit(jobs.row_env_outcome(environ.get("ROW", ""), runner_name, environ.get("CONFIG_KEY", "")))
 
 
 @sweep.command()

@@ -6,9 +6,11 @@ Nothing is written or posted here; the command does that with what this returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from infx.history.sources import stored_history
+from infx.history.sources import history_url, stored_history
 from infx.results import facts
 from infx.results.comparison import (
     CompareOutcome,
@@ -18,10 +20,12 @@ from infx.results.comparison import (
     acknowledging_pr,
     nothing_to_compare,
     outcome,
+    verdict_record,
     without_own_run,
 )
 from infx.results.files import load_results
-from infx.results.report import acknowledged
+from infx.results.gate import Acknowledgement, verdict_digest
+from infx.results.report import Report, acknowledged
 from infx.results.verdict import compare as judge
 from infx.settings import Settings
 
@@ -45,21 +49,69 @@ def compare(
     table = load_results(request.current)
     rows = table["rows"]
     if not rows:
-        return nothing_to_compare(request.current)
+        return nothing_to_compare(request)
     history = _history(source, table, github)
     report = judge(rows, history.docs, request.threshold, trimmed=request.trimmed)
     run_id = this_run(env)
     pr = acknowledging_pr(request, report)
+    found = None
     if pr is not None:
-        bot = request.reporting.bot_login
-        ack = facts.read_acknowledgement(github(), pr, ack_label, bot, run_id)
-        report = acknowledged(report, ack)
-    plots = None
+        how = request.reporting
+        found = facts.read_acknowledgement(
+            github(), pr, ack_label, how.bot_login, report, how.check_sha
+        )
+        report = acknowledged(report, found.ack)
+    plots: int | None = None
+    failed: tuple[str, ...] = ()
     if request.reporting.plots is not None:
-        from infx.results.plot import draw
+        plots, failed = _plots(report, request.reporting.plots)
+    done = outcome(
+        request,
+        report,
+        history,
+        ack_label=ack_label,
+        plots=plots,
+        run_id=run_id,
+        plot_failures=failed,
+        acknowledgement=found,
+        site_url=settings.results.site_url,
+    )
+    return _recorded(done, request, source, table, found)
 
-        plots = len(draw(report, request.reporting.plots))
-    return outcome(request, report, history, ack_label=ack_label, plots=plots, run_id=run_id)
+
+def _recorded(
+    done: CompareOutcome,
+    request: CompareRequest,
+    source: HistorySource,
+    table: dict[str, Any],
+    found: Acknowledgement | None,
+) -> CompareOutcome:
+    """The verdict as the history's verdicts table keeps it, when a pull request is judged
+    against the history database (a folder of tables or the API keep none)."""
+    pr, where = request.reporting.pr, source.where
+    if pr is None or where is None or Path(where).is_dir() or done.report is None:
+        return done
+    run = table.get("run") or {}
+    head = request.reporting.check_sha or str(run.get("sha") or "")
+    digest = found.digest if found is not None else verdict_digest(done.report, head)
+    record = verdict_record(pr, run, done.report, head, digest)
+    if record is None:
+        return done
+    url, _ = history_url(where)
+    return replace(done, record=record, record_to=url)
+
+
+def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
+    """Draw the Pareto plots; a plot that cannot be drawn (matplotlib missing, a config it
+    chokes on) is said, and never stops the comment, the check run or the gate."""
+    from infx.results.plot import draw_each
+
+    try:
+        written, failed = draw_each(report, folder)
+    except Exception as exc:  # the verdict stands without its pictures
+        said = str(exc).strip().splitlines()
+        return 0, (f"{type(exc).__name__}" + (f": {said[0]}" if said else ""),)
+    return len(written), tuple(failed)
 
 
 def _history(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 ENV = "INFX_HISTORY_URL"
 DEFAULT_FILE = ".infx/history.sqlite"
-HEAD = "0003"  # the newest migration in migrations/versions (a test holds them equal)
+HEAD = "0004"  # the newest migration in migrations/versions (a test holds them equal)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Key of the PostgreSQL advisory lock that serializes migrations of one database.
 _LOCK = 0x1F1_4157
@@ -35,12 +35,39 @@ _POSTGRES = ("postgresql", "postgres", "postgresql+psycopg")
 
 def location(explicit: str | None, env: Mapping[str, str], settings: Settings, root: Path) -> str:
     """The history's URL: --history, else INFX_HISTORY_URL, else the `history` setting, else
-    .infx/history.sqlite under `root`. A plain path is an SQLite file (relative to `root`)."""
+    .infx/history.sqlite under `root`. A plain path is an SQLite file; a relative one, plain
+    or in an `sqlite:///` URL, is relative to `root` (the repository's root), wherever the
+    command runs."""
     value = explicit or env.get(ENV) or settings.history or DEFAULT_FILE
+    scheme, found, rest = value.partition(":///")
+    if found and scheme in _SQLITE and rest and not rest.startswith("/"):
+        relative, _, query = rest.partition("?")
+        if not relative.startswith((":memory:", "file:")):
+            return f"{scheme}:///{root / relative}" + (f"?{query}" if query else "")
+        return value
     if "://" in value:
         return value
     path = Path(value).expanduser()
     return f"sqlite:///{path if path.is_absolute() else root / path}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite URL (None: another database)."""
+    scheme, found, rest = url.partition(":///")
+    if not found or scheme not in _SQLITE:
+        return None
+    return Path(rest.partition("?")[0])
+
+
+def require_existing(url: str) -> None:
+    """A history that is read, never created: an SQLite file that is not there is a usage
+    error (an empty history would call every point new and pass every pull request)."""
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():
+        raise UsageError(
+            f"history: no SQLite file at {path}: a comparison reads main's history and "
+            "never creates one (`infx results ingest` or `backfill` fill it)"
+        )
 
 
 def shown(url: str) -> str:

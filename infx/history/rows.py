@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -54,10 +55,11 @@ class Point:
     image: str
     fingerprint: str | None
     data: str  # the row less its identity, compact JSON
+    variant: str = ""  # the master config that measured it (recipe.config-key), if known
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.config, self.kind, self.conc)
+    def key(self) -> tuple[str, str, int, str]:
+        return (self.config, self.kind, self.conc, self.variant)
 
 
 @dataclass(frozen=True)
@@ -132,8 +134,29 @@ def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
         recipe["image"],
         recipe.get("recipe-fingerprint"),
         data,
+        recipe.get("config-key", ""),
     )
     return key, identity, found
+
+
+def _told_apart(points: list[Point]) -> list[Point]:
+    """Two points of one identity that name no master config (tables from before rows
+    carried it) are told apart by image, then by recipe fingerprint: two configs measuring
+    the same identity are two points, not a table to refuse."""
+    for tell in (_by_image, _by_fingerprint):
+        count = Counter(found.key for found in points)
+        points = [tell(found) if count[found.key] > 1 else found for found in points]
+    return points
+
+
+def _by_image(found: Point) -> Point:
+    return found if found.variant else replace(found, variant=f"image:{found.image}")
+
+
+def _by_fingerprint(found: Point) -> Point:
+    if found.variant.startswith("image:") and found.fingerprint:
+        return replace(found, variant=f"{found.variant} {found.fingerprint}")
+    return found
 
 
 def check(doc: Any) -> Table:
@@ -147,21 +170,24 @@ def check(doc: Any) -> Table:
     facts = _facts(doc)
     configs: dict[str, dict[str, Any]] = {}
     points: list[Point] = []
-    seen: dict[tuple[str, str, int], int] = {}
     for index, row in enumerate(doc["rows"]):
         try:
             key, identity, found = point(row)
         except ValueError:  # JSON has no NaN or infinity; say where it is
             bad = _not_finite(row, f"rows.{index}") or f"rows.{index}"
             raise ResultsError(f"not an infx results table: {bad} is not finite") from None
+        configs[key] = identity
+        points.append(found)
+    points = _told_apart(points)
+    seen: dict[tuple[str, str, int, str], int] = {}
+    for index, found in enumerate(points):
         if found.key in seen:
+            identity = configs[found.config]
             raise ResultsError(
                 f"rows {seen[found.key]} and {index} measure one point twice ({found.kind}, "
                 f"conc {found.conc} of {config_label(identity)})"
             )
         seen[found.key] = index
-        configs[key] = identity
-        points.append(found)
     return Table(facts, configs, points)
 
 
@@ -183,10 +209,10 @@ def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
 
 
 def document(
-    run: RunFacts, keyed: list[tuple[tuple[str, str, int], dict[str, Any]]]
+    run: RunFacts, keyed: list[tuple[tuple[str, str, int, str], dict[str, Any]]]
 ) -> dict[str, Any]:
     """A results document of one stored run: rows in collect's order (kind, config, conc),
-    given with their (kind, config key, conc)."""
+    given with their (kind, config key, conc, variant)."""
     keyed.sort(key=lambda item: item[0])
     return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}
 

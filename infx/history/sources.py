@@ -10,6 +10,7 @@ from typing import Any
 
 from infx import git, settings
 from infx.errors import GitError
+from infx.history.windows import families_of, per_config
 from infx.results.compare import family_key
 from infx.results.comparison import MainHistory
 from infx.results.files import history_folder
@@ -18,32 +19,41 @@ from infx.settings import Settings
 
 def repository_settings() -> Settings:
     """infx.toml of the repository the command runs in (defaults outside one)."""
+    return settings.load(repository_root())
+
+
+def repository_root() -> Path:
+    """The repository the command runs in (its root holds infx.toml), else the current
+    folder: relative history paths are read from there, wherever the command runs."""
     try:
-        root = git.root()
+        return git.root()
     except GitError:
-        root = Path.cwd()
-    return settings.load(root)
+        return Path.cwd()
 
 
 def history_url(explicit: str | None) -> tuple[str, Settings]:
-    """The history's URL and the repository settings (read from the current folder)."""
+    """The history's URL and the repository settings."""
     from infx.history.database import location
 
-    root = Path.cwd()
+    root = repository_root()
     found = settings.load(root)
     return location(explicit, os.environ, found, root), found
 
 
 def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
-    (`infx results ingest` fills it): the newest `limit` runs holding `rows`' configs."""
+    (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
+    their families) the newest `limit` runs holding it."""
     if Path(where).is_dir():
         docs = history_folder(Path(where))
+        if rows is not None:
+            docs = per_config(docs, families_of(rows), limit)
         return MainHistory(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
     from infx.history import open_history
-    from infx.history.database import shown
+    from infx.history.database import require_existing, shown
 
     url, _ = history_url(where)
+    require_existing(url)
     with open_history(url) as history:
         configs = None
         if rows is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -11,12 +12,13 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ResultsError
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
-from infx.results.compare import config_key
+from infx.results.compare import config_key, config_label
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
 _CHUNK = 500  # keys per IN (...): well under SQLite's and PostgreSQL's parameter limits
+_SHOWN = 5  # removed points named in the report
 
 
 @dataclass(frozen=True)
@@ -31,18 +33,28 @@ class IngestReport:
     unchanged: int = 0
     kept: int = 0  # stored from a newer attempt, which wins
     run_updated: bool = False
+    # Points this attempt had stored that its table, stored again, no longer holds.
+    removed: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.replaced or self.run_updated)
+        return bool(self.added or self.replaced or self.run_updated or self.removed)
 
     def describe(self) -> str:
         total = self.added + self.replaced + self.unchanged + self.kept
-        return (
+        line = (
             f"run {self.run_id} attempt {self.attempt} ({self.sha[:7]}), {total} point(s): "
             f"{self.added} added, {self.replaced} replaced, {self.unchanged} unchanged, "
             f"{self.kept} kept from a newer attempt"
         )
+        if self.removed:
+            shown = "; ".join(self.removed[:_SHOWN])
+            more = f"; and {len(self.removed) - _SHOWN} more" if len(self.removed) > _SHOWN else ""
+            line += (
+                f"; {len(self.removed)} removed: attempt {self.attempt}'s table no longer "
+                f"holds them ({shown}{more})"
+            )
+        return line
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:
@@ -65,6 +77,16 @@ class History:
 
     def close(self) -> None:
         self._engine.dispose()
+
+    @contextlib.contextmanager
+    def connection(self, doing: str, *, write: bool = False) -> Iterator[Connection]:
+        """One transaction (a writer takes SQLite's write lock at once); a database error
+        is one line, "<doing> <url>: <error>"."""
+        with database_errors(self.url, doing), self._engine.connect() as conn:
+            if write:
+                conn.execution_options(infx_write=True)
+            with conn.begin():
+                yield conn
 
     # --- writes -------------------------------------------------------------------------
 
@@ -125,14 +147,19 @@ class History:
                 .values(ingested_at=records.now(), **run_values)
             )
             run_updated = True
+        if facts.reused_from is not None:
+            from infx.history.verdicts import mark_reused
+
+            mark_reused(conn, facts.reused_from, facts.id)
         ids = self._config_ids(conn, table.configs)
         existing = {
-            (config_id, kind, conc): (attempt, data)
-            for config_id, kind, conc, attempt, data in conn.execute(
+            (config_id, kind, conc, variant): (attempt, data)
+            for config_id, kind, conc, variant, attempt, data in conn.execute(
                 select(
                     points.c.config_id,
                     points.c.kind,
                     points.c.conc,
+                    points.c.variant,
                     points.c.attempt,
                     points.c.data,
                 ).where(points.c.run_id == facts.id)
@@ -147,11 +174,17 @@ class History:
                 "fingerprint": found.fingerprint,
                 "data": found.data,
             }
-            key = (ids[found.config], found.kind, found.conc)
-            old = existing.get(key)
+            key = (ids[found.config], found.kind, found.conc, found.variant)
+            old = existing.pop(key, None)
             if old is None:
                 new.append(
-                    {"run_id": facts.id, "config_id": key[0], "kind": key[1], "conc": key[2]}
+                    {
+                        "run_id": facts.id,
+                        "config_id": key[0],
+                        "kind": key[1],
+                        "conc": key[2],
+                        "variant": key[3],
+                    }
                     | values
                 )
             elif old[0] > facts.attempt:
@@ -159,21 +192,32 @@ class History:
             elif old[1] == found.data:
                 unchanged += 1
             else:
-                changed.append({"b_config": key[0], "b_kind": key[1], "b_conc": key[2]} | values)
+                changed.append(
+                    {"b_config": key[0], "b_kind": key[1], "b_conc": key[2], "b_variant": key[3]}
+                    | values
+                )
+        # A corrected table of this very attempt replaces what the attempt stored: its
+        # points the table no longer holds go (an older attempt's points stay).
+        gone = [key for key, (attempt, _) in existing.items() if attempt == facts.attempt]
+        where = and_(
+            points.c.run_id == facts.id,
+            points.c.config_id == bindparam("b_config"),
+            points.c.kind == bindparam("b_kind"),
+            points.c.conc == bindparam("b_conc"),
+            points.c.variant == bindparam("b_variant"),
+        )
+        if gone:
+            conn.execute(
+                points.delete().where(where),
+                [
+                    dict(zip(("b_config", "b_kind", "b_conc", "b_variant"), k, strict=True))
+                    for k in gone
+                ],
+            )
         if new:
             conn.execute(points.insert(), new)
         if changed:
-            conn.execute(
-                points.update().where(
-                    and_(
-                        points.c.run_id == facts.id,
-                        points.c.config_id == bindparam("b_config"),
-                        points.c.kind == bindparam("b_kind"),
-                        points.c.conc == bindparam("b_conc"),
-                    )
-                ),
-                changed,
-            )
+            conn.execute(points.update().where(where), changed)
         return IngestReport(
             run_id=facts.id,
             attempt=facts.attempt,
@@ -183,6 +227,30 @@ class History:
             unchanged=unchanged,
             kept=kept,
             run_updated=run_updated,
+            removed=self._named(conn, gone),
+        )
+
+    @staticmethod
+    def _named(conn: Connection, gone: list[tuple[int, str, int, str]]) -> tuple[str, ...]:
+        """Removed points as a person reads them: config label, kind, concurrency."""
+        if not gone:
+            return ()
+        from sqlalchemy import select
+
+        from infx.history.tables import configs
+
+        wanted = sorted({key[0] for key in gone})
+        identities = {
+            config_id: identity
+            for chunk in _chunks(wanted)
+            for config_id, identity in conn.execute(
+                select(configs.c.id, configs.c.identity).where(configs.c.id.in_(chunk))
+            )
+        }
+        return tuple(
+            f"{config_label({**identities[c], 'conc': conc})} {kind} conc {conc}"
+            + (f" ({variant})" if variant else "")
+            for c, kind, conc, variant in sorted(gone, key=lambda k: (k[0], k[1], k[2], k[3]))
         )
 
     @staticmethod
@@ -213,9 +281,11 @@ class History:
     def main_runs(
         self, *, limit: int = 30, configs: Iterable[Mapping[str, Any]] | None = None
     ) -> list[dict[str, Any]]:
-        """Results documents of the newest `limit` main runs, oldest first. With `configs`
-        (identities; a `conc` in them is ignored), only those configs' rows, and only the
-        runs holding any of them."""
+        """Results documents of main's runs, oldest first: the newest `limit` runs, or with
+        `configs` (identities; a `conc` in them is ignored) each config's own window, the
+        newest `limit` runs holding that config (per kind: throughput, accuracy), and of
+        each run only the rows of the configs whose window it is in. A config swept less
+        often than the others beside it keeps its history."""
         keys = None if configs is None else sorted({config_key(dict(c)) for c in configs})
         if limit <= 0 or keys == []:
             return []
@@ -223,7 +293,9 @@ class History:
             if conn.dialect.name == "postgresql":
                 conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
-                return self._main_runs(conn, limit, keys)
+                if keys is None:
+                    return self._newest(conn, limit)
+                return self._windows(conn, limit, keys)
 
     def config_identities(self) -> list[dict[str, Any]]:
         """The identity (without `conc`) of every config the history holds a point of: what
@@ -236,46 +308,31 @@ class History:
         with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
             return [dict(row.identity) for row in conn.execute(select(configs.c.identity))]
 
-    def _main_runs(
-        self, conn: Connection, limit: int, keys: list[str] | None
-    ) -> list[dict[str, Any]]:
+    def _newest(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
+        """Every row of the newest `limit` runs holding any point."""
         from sqlalchemy import exists, select
 
         from infx.history.tables import configs, points, runs
 
-        config_ids: list[int] | None = None
-        if keys is not None:
-            config_ids = sorted(_select_config_ids(conn, keys).values())
-            if not config_ids:
-                return []
-        query = select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
-        if config_ids is not None:
-            query = query.where(
-                exists().where(points.c.run_id == runs.c.id, points.c.config_id.in_(config_ids))
-            )
-        else:
-            query = query.where(exists().where(points.c.run_id == runs.c.id))
-        found = conn.execute(query).all()
-        if not found:
+        query = (
+            select(runs.c.id)
+            .where(exists().where(points.c.run_id == runs.c.id))
+            .order_by(runs.c.created_at.desc(), runs.c.id.desc())
+            .limit(limit)
+        )
+        run_ids = [r for (r,) in conn.execute(query)]
+        if not run_ids:
             return []
-        facts = {
-            r.id: records.RunFacts(
-                id=r.id,
-                attempt=r.attempt,
-                sha=r.sha,
-                ref=r.ref,
-                url=r.url,
-                created_at=r.created_at,
-                reused_from=r.reused_from,
-            )
-            for r in found
-        }
-        query = select(
-            points.c.run_id, points.c.config_id, points.c.kind, points.c.conc, points.c.data
-        ).where(points.c.run_id.in_(list(facts)))
-        if config_ids is not None:
-            query = query.where(points.c.config_id.in_(config_ids))
-        stored = conn.execute(query).all()
+        stored = conn.execute(
+            select(
+                points.c.run_id,
+                points.c.config_id,
+                points.c.kind,
+                points.c.conc,
+                points.c.variant,
+                points.c.data,
+            ).where(points.c.run_id.in_(run_ids))
+        ).all()
         identities = {
             config_id: (key, identity)
             for ids in _chunks(sorted({p[1] for p in stored}))
@@ -283,13 +340,92 @@ class History:
                 select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
             )
         }
-        rows = records.rows([(identities[p[1]][1], p[3], p[4]) for p in stored])
-        keyed: dict[int, list[tuple[tuple[str, str, int], dict[str, Any]]]] = {
+        return self._documents(conn, list(stored), identities)
+
+    def _windows(self, conn: Connection, limit: int, keys: list[str]) -> list[dict[str, Any]]:
+        """Each config's newest `limit` runs, read in one query per 500 configs: a window
+        function numbers each (config, kind)'s runs newest first."""
+        from sqlalchemy import and_, func, select
+
+        from infx.history.tables import configs, points, runs
+
+        identities: dict[int, tuple[str, dict[str, Any]]] = {}
+        for chunk in _chunks(keys):
+            query = select(configs.c.id, configs.c.key, configs.c.identity)
+            for config_id, key, identity in conn.execute(query.where(configs.c.key.in_(chunk))):
+                identities[config_id] = (key, identity)
+        stored: list[Any] = []
+        for ids in _chunks(sorted(identities)):  # one query, unless over 500 configs
+            held = (
+                select(points.c.run_id, points.c.config_id, points.c.kind)
+                .where(points.c.config_id.in_(ids))
+                .distinct()
+                .subquery()
+            )
+            rank = (
+                func.row_number()
+                .over(
+                    partition_by=(held.c.config_id, held.c.kind),
+                    order_by=(runs.c.created_at.desc(), runs.c.id.desc()),
+                )
+                .label("rank")
+            )
+            ranked = (
+                select(held.c.run_id, held.c.config_id, held.c.kind, rank)
+                .join_from(held, runs, held.c.run_id == runs.c.id)
+                .subquery()
+            )
+            query = select(
+                points.c.run_id,
+                points.c.config_id,
+                points.c.kind,
+                points.c.conc,
+                points.c.variant,
+                points.c.data,
+            ).join(
+                ranked,
+                and_(
+                    points.c.run_id == ranked.c.run_id,
+                    points.c.config_id == ranked.c.config_id,
+                    points.c.kind == ranked.c.kind,
+                    ranked.c.rank <= limit,
+                ),
+            )
+            stored.extend(conn.execute(query))
+        return self._documents(conn, stored, identities)
+
+    @staticmethod
+    def _documents(
+        conn: Connection, stored: list[Any], identities: dict[int, tuple[str, dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """Stored points (run, config, kind, conc, variant, data) as the documents of their
+        runs, oldest first."""
+        from sqlalchemy import select
+
+        from infx.history.tables import runs
+
+        if not stored:
+            return []
+        facts: dict[int, records.RunFacts] = {}
+        for ids in _chunks(sorted({p[0] for p in stored})):
+            for r in conn.execute(select(runs).where(runs.c.id.in_(ids))):
+                facts[r.id] = records.RunFacts(
+                    id=r.id,
+                    attempt=r.attempt,
+                    sha=r.sha,
+                    ref=r.ref,
+                    url=r.url,
+                    created_at=r.created_at,
+                    reused_from=r.reused_from,
+                )
+        rows = records.rows([(identities[p[1]][1], p[3], p[5]) for p in stored])
+        keyed: dict[int, list[tuple[tuple[str, str, int, str], dict[str, Any]]]] = {
             run_id: [] for run_id in facts
         }
-        for (run_id, config_id, kind, conc, _), row in zip(stored, rows, strict=True):
-            keyed[run_id].append(((kind, identities[config_id][0], conc), row))
-        return [records.document(facts[r.id], keyed[r.id]) for r in reversed(found)]
+        for (run_id, config_id, kind, conc, variant, _), row in zip(stored, rows, strict=True):
+            keyed[run_id].append(((kind, identities[config_id][0], conc, variant), row))
+        order = sorted(facts.values(), key=lambda f: (f.created_at, f.id))
+        return [records.document(f, keyed[f.id]) for f in order]
 
 
 def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:
@@ -306,10 +442,15 @@ def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:
 
 def open_history(url: str | None = None) -> History:
     """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
-    (.infx/history.sqlite in the current repository) say; migrated to the newest schema."""
-    from infx import settings
+    (.infx/history.sqlite in the current repository) say; migrated to the newest schema.
+    Relative paths are read from the repository's root."""
+    from infx import git, settings
+    from infx.errors import GitError
 
-    root = Path.cwd()
+    try:
+        root = git.root()
+    except GitError:
+        root = Path.cwd()
     where = location(
         url, os.environ, settings.load(root) if url is None else settings.Settings(), root
     )

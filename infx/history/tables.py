@@ -2,10 +2,12 @@
 a test holds the two to the same schema on SQLite and PostgreSQL.
 
 One row per main run, one per config (identity without concurrency, the key `results
-compare` matches on), one per measured point: (run, config, kind, concurrency) is unique,
-so a point can be stored once per run whatever the number of attempts or ingests. A
-point's numbers are JSON text (`data`); on PostgreSQL, `data::jsonb -> 'metrics'` reads
-them in SQL.
+compare` matches on), one per measured point: (run, config, kind, concurrency, variant) is
+unique, so a point can be stored once per run whatever the number of attempts or ingests;
+`variant` is the master config that measured it (`recipe.config-key`), so two configs
+measuring one identity are two points. A point's numbers are JSON text (`data`); on
+PostgreSQL, `data::jsonb -> 'metrics'` reads them in SQL. One row per judged pull request
+run attempt (`verdicts`), written by `results compare --pr`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
@@ -62,6 +65,7 @@ points = Table(
     Column("config_id", Integer, ForeignKey("configs.id"), primary_key=True),
     Column("kind", String(16), primary_key=True),
     Column("conc", Integer, primary_key=True),
+    Column("variant", Text, primary_key=True, server_default=""),
     Column("attempt", Integer, nullable=False),  # the attempt that measured these values
     Column("image", Text, nullable=False),
     Column("fingerprint", String(64)),
@@ -84,4 +88,23 @@ receipts = Table(
     Column("digest", String(71), nullable=False),  # sha256:<hex> of the canonical receipt
     Column("data", Text, nullable=False),
     Column("stored_at", DateTime, nullable=False),  # UTC
+)
+
+verdicts = Table(
+    "verdicts",
+    metadata,
+    Column("run_id", BigInteger, primary_key=True, autoincrement=False),  # the PR's run
+    Column("attempt", Integer, primary_key=True),
+    Column("pr", Integer, nullable=False),
+    Column("head_sha", String(40), nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("passed", Boolean, nullable=False),
+    Column("digest", String(64), nullable=False),  # what an acknowledgement binds to
+    Column("ack_by", String(16)),  # label | comment
+    Column("ack_who", Text),  # who acknowledged
+    Column("ack_at", DateTime),  # UTC
+    Column("reused_by", BigInteger),  # the main run that republished this run's sweep
+    Column("judged_at", DateTime, nullable=False),  # UTC
+    Column("document", Text, nullable=False),  # the verdict JSON (results-verdict schema)
+    Index(None, "pr"),
 )

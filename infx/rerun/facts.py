@@ -19,6 +19,7 @@ from typing import Any
 
 from infx.errors import GitHubError, InfxError, UsageError
 from infx.github.client import GitHub, Job, Run
+from infx.matrix import origins
 from infx.matrix.rows import checked_matrix, read_plan
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.rules import (
@@ -59,7 +60,13 @@ def plan_files(files: Mapping[str, bytes], where: str) -> PlanFiles:
     timings = Timings()
     if TIMINGS_FILE in files:
         timings = parse_timings(files[TIMINGS_FILE], f"{where}/{TIMINGS_FILE}")
-    return PlanFiles(plan, record, source, timings)
+    found: dict[str, str] = {}
+    if origins.FILE in files:
+        read = origins.read(_json(files[origins.FILE], origins.FILE))
+        if read is None:
+            raise UsageError(f"{where}/{origins.FILE} is not a map of plan rows to master configs")
+        found = read
+    return PlanFiles(plan, record, source, timings, found)
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx.errors import ConfigError
 from infx.markdown import Md, table, text
+from infx.matrix import origins
 from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
 from infx.rerun.rules import (
@@ -202,6 +203,8 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
             "results mix two versions and cannot be reused"
         )
     out.files[folder / PINS_FILE] = json_bytes(todo.pins)
+    if facts.files.origins:
+        out.files[folder / origins.FILE] = json_bytes(origins.document(facts.files.origins))
     out.files[folder / TIMINGS_FILE] = json_bytes(facts.timings.as_json())
     out.files[folder / ESTIMATE_FILE] = json_bytes(estimate_document(costs, budget, wall))
     out.outputs = {

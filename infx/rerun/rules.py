@@ -64,6 +64,8 @@ class PlanFiles:
     record: RunRecord | None
     source_plan: MatrixPlan | None = None
     timings: Timings = field(default_factory=Timings)
+    # config-keys.json: each row's master config, carried to the rerun's jobs' results.
+    origins: dict[str, str] = field(default_factory=dict)
 
     @property
     def whole(self) -> MatrixPlan:

@@ -15,7 +15,15 @@ from typing import Any
 import numpy as np
 
 from infx.results import noise
-from infx.results.compare import CHECKS, IMPROVED, REGRESSED, Metric, config_label, index
+from infx.results.compare import (
+    CHECKS,
+    IMPROVED,
+    REGRESSED,
+    Metric,
+    config_label,
+    index,
+    point_names,
+)
 from infx.results.steps import Step
 
 # A series' own step is tested stricter than a PR's checks (every series of main is tested
@@ -48,7 +56,7 @@ def _significant(x: np.ndarray, cuts: set[int], previous: int, last: int, alpha:
 def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.0) -> list[Step]:
     """Steps whose first bad run is among the newest `recent` runs of their series' config."""
     runs = [dict(d.get("run") or {}) for d in history]
-    names: dict[str, str] = {}
+    names = point_names(d.get("rows", []) for d in history)
     indexed = [index(d.get("rows", []), names=names) for d in history]
     keys = sorted({k for p in indexed for k in p if k.startswith("throughput|")})
     out: list[Step] = []

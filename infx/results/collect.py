@@ -32,9 +32,12 @@ def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
 
 def point_key(row: dict[str, Any]) -> str:
     """A point as one job measures it: what it measures (kind and identity) and how (its
-    recipe). Two attempts of one row share it; two configs that measure the same point with
-    different images do not, and both stay."""
-    return json.dumps([row["kind"], row["identity"], row["recipe"]], sort_keys=True)
+    recipe, less the master config it names). Two attempts of one row share it; two
+    configs that measure the same point with different images or settings do not, and
+    both stay; a row of an earlier table that names no master config is the same point as
+    this run's that does."""
+    recipe = {k: v for k, v in row["recipe"].items() if k != "config-key"}
+    return json.dumps([row["kind"], row["identity"], recipe], sort_keys=True)
 
 
 @dataclass

@@ -95,11 +95,102 @@ def folded_key(kind: str, identity: dict[str, Any]) -> str:
     return found
 
 
-def match_key(kind: str, identity: dict[str, Any], names: dict[str, str]) -> str:
+def variant(row: dict[str, Any]) -> str:
+    """Which master config measured the row: its `recipe.config-key`, else (a table from
+    before infx carried it) its image."""
+    recipe = row.get("recipe") or {}
+    key = recipe.get("config-key")
+    return str(key) if key else f"image:{recipe.get('image', '')}"
+
+
+class Names(dict[str, str]):
+    """How the configs of one comparison are matched: folded key -> the key that stands
+    for it (the first spelling seen), and, for an identity two master configs measure
+    (InferenceX's `...-disagg-mtp` and `...-disagg-8k1k-mtp`), which variant each row is
+    matched as (`split`: folded key -> variant -> the variant it joins)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.split: dict[str, dict[str, str]] = {}
+        self.unsure: dict[str, list[str]] = {}  # folded key -> variants matched by a guess
+
+
+def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
+    """The matching of configs across `tables` (this run's rows, main's runs'): configs
+    are matched by identity, so an image bump or a renamed master config still meets its
+    history; only an identity that two variants (master configs, else images) measured in
+    one table is split, each variant its own config. A row without a config key counts as
+    the master config seen with its image, when only one was. A variant such a split
+    identity has elsewhere but never beside another (a renamed config) joins the split
+    variant with its image, else the first, and is said to be a guess."""
+    names = Names()
+    tables = [list(rows) for rows in tables]
+    images: dict[str, dict[str, set[str]]] = {}  # folded -> variant -> images
+    for rows in tables:
+        for row in rows:
+            image = str((row.get("recipe") or {}).get("image", ""))
+            held = images.setdefault(folded_key(row["kind"], row["identity"]), {})
+            held.setdefault(variant(row), set()).add(image)
+    together: dict[str, set[str]] = {}  # folded -> variants measured beside another
+    for rows in tables:
+        table: dict[str, set[str]] = {}
+        for row in rows:
+            folded = folded_key(row["kind"], row["identity"])
+            table.setdefault(folded, set()).add(_canonical(images[folded], variant(row)))
+        for folded, variants in table.items():
+            if len(variants) > 1:
+                together.setdefault(folded, set()).update(variants)
+    for folded, split in together.items():
+        joins: dict[str, str] = {}
+        for raw, seen in images[folded].items():
+            found = _canonical(images[folded], raw)
+            if found not in split:
+                same = sorted(v for v in split if images[folded].get(v, set()) & seen)
+                found = same[0] if len(same) == 1 else sorted(split)[0]
+                if len(same) != 1:
+                    names.unsure.setdefault(folded, []).append(raw)
+            joins[raw] = found
+        names.split[folded] = joins
+    return names
+
+
+def _canonical(images: dict[str, set[str]], raw: str) -> str:
+    """A row's variant: its config key; a row without one, the one config key seen with
+    its image (else its image)."""
+    if not raw.startswith("image:"):
+        return raw
+    image = raw.removeprefix("image:")
+    keys = [v for v, seen in images.items() if not v.startswith("image:") and image in seen]
+    return keys[0] if len(keys) == 1 else raw
+
+
+def match_key(
+    kind: str, identity: dict[str, Any], names: dict[str, str], row: dict[str, Any] | None = None
+) -> str:
     """The key a config is matched under in one comparison: configs whose names differ only
     by case or spacing are one config there (the first key seen, kept in `names` by folded
-    key, stands for all), so a respelled name is neither new nor lost."""
-    return names.setdefault(folded_key(kind, identity), f"{kind}|{config_key(identity)}")
+    key, stands for all), so a respelled name is neither new nor lost. With `names` from
+    `point_names`, a split identity's key ends with the row's variant."""
+    folded = folded_key(kind, identity)
+    key = names.setdefault(folded, f"{kind}|{config_key(identity)}")
+    if row is None or not isinstance(names, Names) or folded not in names.split:
+        return key
+    return f"{key} {names.split[folded][variant(row)]}"
+
+
+def key_identity(key: str) -> dict[str, Any]:
+    """The identity (without conc) a matching key names."""
+    found, _ = json.JSONDecoder().raw_decode(key.split("|", 1)[1])
+    return dict(found)
+
+
+def variant_label(label: str, key: str) -> str:
+    """A config's label, with the master config (or image) that tells it from another
+    config of the same identity, when its key names one."""
+    rest = key.split("|", 1)[1]
+    _, end = json.JSONDecoder().raw_decode(rest)
+    shown = rest[end:].strip()
+    return f"{label} · {shown.removeprefix('image:')}" if shown else label
 
 
 def interactivity(metrics: dict[str, Any]) -> float | None:
@@ -185,13 +276,21 @@ def index(
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
         own = f"{row['kind']}|{config_key(row['identity'])}"
-        key = match_key(row["kind"], row["identity"], names)
-        if notes is not None and key not in out and own != key:
+        key = match_key(row["kind"], row["identity"], names, row)
+        if notes is not None and key not in out and not key.startswith(own):
             notes.append(
                 f"{side}: {config_label(row['identity'])} is matched with "
-                f"{config_label(json.loads(key.split('|', 1)[1]) | {'conc': 0})}, "
+                f"{config_label(key_identity(key) | {'conc': 0})}, "
                 "which differs only by case or spacing"
             )
+        if notes is not None and key not in out and isinstance(names, Names):
+            guessed = names.unsure.get(folded_key(row["kind"], row["identity"]), [])
+            if variant(row) in guessed:
+                notes.append(
+                    f"{side}: {config_label(row['identity'])} ({variant(row)}) measures the "
+                    "same points as another master config and is told from it neither by "
+                    f"name nor by image: it is matched with {key.rsplit(' ', 1)[-1]}"
+                )
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:

@@ -12,10 +12,14 @@ import importlib.util
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from infx.errors import UsageError
+from infx.markdown import link
+from infx.results.compare import NEW
+from infx.results.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
@@ -122,6 +126,51 @@ def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """A judged pull request run attempt, as the history's verdicts table keeps it."""
+
+    pr: int
+    run_id: int
+    attempt: int
+    head_sha: str
+    verdict: str
+    passed: bool
+    digest: str
+    document: dict[str, Any]  # the verdict JSON (schemas/results-verdict.schema.json)
+    ack_by: str | None = None  # label | comment
+    ack_who: str | None = None
+    ack_at: datetime | None = None  # UTC, naive
+    reused_by: int | None = None  # the main run that republished this run's sweep
+    judged_at: datetime | None = None  # UTC, naive; None: when it is recorded
+
+
+def verdict_record(
+    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
+) -> Verdict | None:
+    """The row the verdicts table keeps of this comparison, when the table names its run."""
+    from infx.results.verdict_json import to_json
+
+    run_id, attempt = run.get("id"), run.get("attempt", 1)
+    if not isinstance(run_id, int) or not isinstance(attempt, int):
+        return None
+    ack = report.ack
+    at = ack.at.astimezone(UTC).replace(tzinfo=None) if ack and ack.at else None
+    return Verdict(
+        pr=pr,
+        run_id=run_id,
+        attempt=attempt,
+        head_sha=head,
+        verdict=report.verdict,
+        passed=report.passed,
+        digest=digest,
+        document=to_json(report),
+        ack_by=ack.by if ack else None,
+        ack_who=ack.who if ack else None,
+        ack_at=at,
+    )
+
+
+@dataclass(frozen=True)
 class CheckRun:
     name: str
     sha: str
@@ -141,6 +190,8 @@ class CompareOutcome:
     stdout: str = ""  # the comment, or the verdict as JSON
     check: CheckRun | None = None
     failure: str | None = None  # the gate fails: said on stderr, exit 1
+    record: Verdict | None = None  # for the history's verdicts table
+    record_to: str | None = None  # the history to record it in
 
     @property
     def exit_code(self) -> int:
@@ -155,18 +206,31 @@ def outcome(
     ack_label: str,
     plots: int | None = None,
     run_id: int | None = None,
+    plot_failures: tuple[str, ...] = (),
+    acknowledgement: Acknowledgement | None = None,
+    site_url: str | None = None,
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
-    how many Pareto plots were drawn (None: none asked for)."""
+    how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
+    could not be (said, never failing the comparison)."""
     from infx.results.verdict_json import to_json
 
     how = request.reporting
     plot_note = None
     if plots is not None:
         plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
+        if plot_failures:
+            plot_note += f"; {len(plot_failures)} could not be drawn (the job log says why)"
     context = Context(
         history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
     )
+    if site_url and how.pr is not None:
+        where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
+        context = replace(context, overlay=f"This run over main's curves: {where}.")
+    if acknowledgement is not None:
+        line = verdict_line(acknowledgement.digest, acknowledgement.since)
+        note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
+        context = replace(context, verdict_line=line, ack_note=note)
     body = comment(report, context)
     check = None
     if how.check_sha:
@@ -175,8 +239,9 @@ def outcome(
     failure = None
     if not report.passed:
         failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
+    warnings = tuple(f"infx: warning: plot not drawn: {why}" for why in plot_failures)
     return CompareOutcome(
-        notes=(history.search,) if history.search else (),
+        notes=((history.search,) if history.search else ()) + warnings,
         report=report,
         comment=body,
         summary=comment(report, context, SUMMARY_LIMIT) + "\n",
@@ -186,5 +251,25 @@ def outcome(
     )
 
 
-def nothing_to_compare(current: Path) -> CompareOutcome:
-    return CompareOutcome(notes=(f"{current} holds no results: nothing to compare",))
+def overlay_url(site_url: str, pr: int) -> str:
+    """The PR's overlay on the results site (docs/site.md): <site-url>/#/pr/<N>."""
+    return f"{site_url.rstrip('/')}/#/pr/{pr}"
+
+
+def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
+    """A table without a row measured nothing, and nothing measured is not a pass: exit 1,
+    and in JSON a verdict document saying so (its gate not passed)."""
+    from infx.results.report import Report
+    from infx.results.verdict_json import to_json
+
+    said = f"{request.current} holds no results: nothing was measured"
+    stdout = ""
+    if request.reporting.output_format == "json":
+        doc = to_json(Report((), NEW, request.threshold, 0, (said,)))
+        doc["gate"]["passed"] = False
+        stdout = json.dumps(doc, indent=2)
+    return CompareOutcome(
+        notes=(said,),
+        stdout=stdout,
+        failure=f"infx: results gate fails: {said}",
+    )

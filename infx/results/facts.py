@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from infx.context import repo_slug
 from infx.errors import GitHubError
-from infx.github.client import Comment, GitHub, Pull
+from infx.github.client import Comment, GitHub, LabelEvent, Pull
 from infx.results.baseline import Client as SearchClient
 from infx.results.baseline import find
 from infx.results.comparison import (
@@ -21,9 +21,18 @@ from infx.results.comparison import (
     Reporting,
     api_history,
 )
-from infx.results.gate import acknowledgement, askers, shown
+from infx.results.gate import (
+    Acknowledgement,
+    acknowledgement,
+    askers,
+    is_bot,
+    label_adders,
+    same_comment,
+    shown_since,
+    verdict_digest,
+)
 from infx.results.render import sticky
-from infx.results.report import Ack
+from infx.results.report import Report
 from infx.results.steps import ChangeIssue, Commits, Range, Step, unopened
 
 
@@ -35,6 +44,7 @@ class Reader(SearchClient, Protocol):
     def pull(self, number: int) -> Pull: ...
     def comments(self, number: int) -> list[Comment]: ...
     def permission(self, login: str) -> str: ...
+    def label_events(self, number: int) -> list[LabelEvent]: ...
     def create_comment(self, number: int, body: str) -> Comment: ...
     def edit_comment(self, comment_id: int, body: str) -> Comment: ...
     def create_check_run(
@@ -74,18 +84,28 @@ def main_history(client: Reader, rows: list[dict[str, Any]], source: HistorySour
 
 
 def read_acknowledgement(
-    client: Reader, number: int, label: str, bot_login: str, run_id: int | None
-) -> Ack | None:
-    """The PR's label or an authorized /ack-regression comment, if any. Inside Actions a
-    comment counts only when posted after this run started and after the sticky comment
-    began showing this run's verdict: it acknowledges the sweep a maintainer saw, not the
-    next push's."""
+    client: Reader,
+    number: int,
+    label: str,
+    bot_login: str,
+    report: Report,
+    head: str | None = None,
+) -> Acknowledgement:
+    """The acknowledgement of this failing verdict, if one counts: the label (who added it
+    last, and when, by its `labeled` events) or an /ack-regression comment, each given
+    after the sticky comment began showing this verdict (its digest, of `head`, else the
+    PR's head) by someone with write, maintain or admin permission."""
     pull = client.pull(number)
-    since = client.run(run_id).created_at if run_id is not None else None
+    digest = verdict_digest(report, head or pull.head_sha)
     comments = client.comments(number)
-    seen = shown(sticky(comments, bot_login), run_id) if run_id is not None else None
-    permissions = {login: client.permission(login) for login in sorted(askers(comments, since))}
-    return acknowledgement(pull.labels, comments, permissions, label, since, seen)
+    since = shown_since(sticky(comments, bot_login), digest)
+    events = client.label_events(number) if label and label in pull.labels else []
+    adders = label_adders(pull.labels, events, label)
+    people = set(askers(comments, since))
+    if adders and since is not None and adders[-1].created_at > since:
+        people |= {adders[-1].actor} - {""}
+    permissions = {login: client.permission(login) for login in sorted(people) if not is_bot(login)}
+    return acknowledgement(digest, since, pull.labels, events, comments, permissions, label)
 
 
 def upsert_comment(client: Reader, number: int, body: str, bot_login: str) -> str:
@@ -94,7 +114,7 @@ def upsert_comment(client: Reader, number: int, body: str, bot_login: str) -> st
     if found is None:
         client.create_comment(number, body)
         return "created"
-    if found.body == body:
+    if same_comment(found.body, body):
         return "kept"
     client.edit_comment(found.id, body)
     return "updated"

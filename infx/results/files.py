@@ -11,12 +11,14 @@ from infx.results.clients import AIPERF, LM_EVAL, read_aiperf, read_lm_eval, rea
 from infx.results.process import (
     RESULT_FILE,
     accuracy_row,
+    checked_config_key,
     client_for,
     document,
     encoded,
     expected_outputs,
     result_errors,
     throughput_row,
+    with_config_key,
 )
 from infx.yamlio import atomic_write
 
@@ -51,8 +53,11 @@ def process_job(
     results_dir: Path,
     outputs: list[Path] | None = None,
     runner_name: str = "",
+    config_key: str = "",
 ) -> dict[str, Any]:
-    """Read every client output the row needs and build the job's results document."""
+    """Read every client output the row needs and build the job's results document; each
+    row names `config_key`, the master config the plan made the job from, when given."""
+    recipe_key = checked_config_key(config_key)
     wanted = expected_outputs(row)
     if outputs:
         if len(outputs) != len(wanted):
@@ -76,6 +81,8 @@ def process_job(
             continue
         run = read_aiperf(doc, str(path)) if client == AIPERF else read_vllm(doc, str(path))
         rows.append(throughput_row(row, run, conc, source, runner_name))
+    for found in rows:
+        found["recipe"] = with_config_key(found["recipe"], recipe_key)
     return document(rows)
 
 

@@ -26,11 +26,12 @@ from infx.yamlio import atomic_write
 
 if TYPE_CHECKING:  # matplotlib loads only when plots are drawn
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 Curve = list[tuple[float, float, int]]  # (interactivity, throughput per GPU, conc)
 MODE = 0o644
 
-__all__ = ["curves", "draw", "file_name", "frontier"]
+__all__ = ["curves", "draw", "draw_each", "file_name", "frontier"]
 
 
 def _level(point: Point) -> tuple[float, float] | None:
@@ -101,89 +102,114 @@ def _label_offsets(
 
 def draw(report: Report, folder: Path) -> list[Path]:
     """One PNG per throughput config with a plottable point; returns the files written."""
+    written, failed = draw_each(report, folder)
+    if failed:
+        raise RuntimeError(failed[0])
+    return written
+
+
+def draw_each(report: Report, folder: Path) -> tuple[list[Path], list[str]]:
+    """`draw`, one config at a time: a config whose plot fails is named (config: error)
+    and the others are still drawn. No text drawn parses math (`$...$` in a config name
+    is a name, not a formula)."""
     plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, failed = [], []
     for config in report.configs:
         main, mine = curves(config)
         if not main and not mine:
             continue
         fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
-        for points, label, style, color in (
-            (main, "main (level)", "s--", "tab:gray"),
-            (mine, "this run", "o-", "tab:blue"),
-        ):
-            if not points:
-                continue
-            ordered = sorted(points, key=lambda p: p[2])  # the measured curve, by concurrency
+        try:
+            written.append(_draw(fig, ax, config, main, mine, folder))
+        except Exception as exc:  # one plot's failure stops neither the others nor the verdict
+            said = str(exc).strip().splitlines()
+            failed.append(
+                f"{config.label}: {type(exc).__name__}" + (f": {said[0]}" if said else "")
+            )
+        finally:
+            plt.close(fig)
+    return written, failed
+
+
+def _draw(fig: Figure, ax: Axes, config: Config, main: Curve, mine: Curve, folder: Path) -> Path:
+    """One config's plot, written to `folder`."""
+    for points, label, style, color in (
+        (main, "main (level)", "s--", "tab:gray"),
+        (mine, "this run", "o-", "tab:blue"),
+    ):
+        if not points:
+            continue
+        ordered = sorted(points, key=lambda p: p[2])  # the measured curve, by concurrency
+        ax.plot(
+            [p[0] for p in ordered],
+            [p[1] for p in ordered],
+            style,
+            color=color,
+            label=label,
+            alpha=0.8,
+        )
+        edge = frontier([(x, y) for x, y, _ in points])
+        if len(edge) > 1:
             ax.plot(
-                [p[0] for p in ordered],
-                [p[1] for p in ordered],
-                style,
+                [p[0] for p in edge],
+                [p[1] for p in edge],
+                "-",
                 color=color,
-                label=label,
-                alpha=0.8,
+                linewidth=3,
+                alpha=0.25,
             )
-            edge = frontier([(x, y) for x, y, _ in points])
-            if len(edge) > 1:
-                ax.plot(
-                    [p[0] for p in edge],
-                    [p[1] for p in edge],
-                    "-",
-                    color=color,
-                    linewidth=3,
-                    alpha=0.25,
-                )
-        status = {p.conc: p for p in config.points}
-        lost = [(x, y) for x, y, c in main if status[c].status == MISSING]
-        if lost:
-            ax.scatter(
-                *zip(*lost, strict=True),
-                s=90,
-                facecolors="none",
-                edgecolors="tab:orange",
-                linewidths=1.5,
-                label="missing in this run",
+    status = {p.conc: p for p in config.points}
+    lost = [(x, y) for x, y, c in main if status[c].status == MISSING]
+    if lost:
+        ax.scatter(
+            [x for x, _ in lost],
+            [y for _, y in lost],
+            s=90,
+            facecolors="none",
+            edgecolors="tab:orange",
+            linewidths=1.5,
+            label="missing in this run",
+        )
+    worse = [(x, y) for x, y, c in mine if status[c].verdict == REGRESSED]
+    if worse:
+        ax.scatter(
+            [x for x, _ in worse],
+            [y for _, y in worse],
+            s=140,
+            facecolors="none",
+            edgecolors="red",
+            linewidths=2,
+            label="regressed",
+        )
+    xs = [p[0] for p in main + mine]
+    ys = [p[1] for p in main + mine]
+    ax.set_xlim(0, max(xs) * 1.12)
+    ax.set_ylim(0, max(ys) * 1.15)
+    fig.canvas.draw()
+    placed: list[tuple[float, float]] = []
+    for points, color, below in ((mine, "tab:blue", False), (main, "tab:gray", True)):
+        offsets = _label_offsets(points, ax, placed, below)
+        for (x, y, conc), offset in zip(points, offsets, strict=True):
+            ax.annotate(
+                f"c{conc}",
+                (x, y),
+                textcoords="offset points",
+                xytext=offset,
+                fontsize=7,
+                color=color,
+                parse_math=False,
             )
-        worse = [(x, y) for x, y, c in mine if status[c].verdict == REGRESSED]
-        if worse:
-            ax.scatter(
-                *zip(*worse, strict=True),
-                s=140,
-                facecolors="none",
-                edgecolors="red",
-                linewidths=2,
-                label="regressed",
-            )
-        xs = [p[0] for p in main + mine]
-        ys = [p[1] for p in main + mine]
-        ax.set_xlim(0, max(xs) * 1.12)
-        ax.set_ylim(0, max(ys) * 1.15)
-        fig.canvas.draw()
-        placed: list[tuple[float, float]] = []
-        for points, color, below in ((mine, "tab:blue", False), (main, "tab:gray", True)):
-            offsets = _label_offsets(points, ax, placed, below)
-            for (x, y, conc), offset in zip(points, offsets, strict=True):
-                ax.annotate(
-                    f"c{conc}",
-                    (x, y),
-                    textcoords="offset points",
-                    xytext=offset,
-                    fontsize=7,
-                    color=color,
-                )
-        title = f"{config.label}: {config.verdict.replace('-', ' ')}"
-        ax.set_title("\n".join(textwrap.wrap(title, 90)), fontsize=8)
-        ax.set_xlabel("interactivity (tok/s/user)")
-        ax.set_ylabel("throughput per GPU (tok/s)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = folder / file_name(config)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        plt.close(fig)
-        atomic_write(path, buffer.getvalue())
-        os.chmod(path, MODE)
-        written.append(path)
-    return written
+    title = f"{config.label}: {config.verdict.replace('-', ' ')}"
+    ax.set_title("\n".join(textwrap.wrap(title, 90)), fontsize=8, parse_math=False)
+    ax.set_xlabel("interactivity (tok/s/user)")
+    ax.set_ylabel("throughput per GPU (tok/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = folder / file_name(config)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    atomic_write(path, buffer.getvalue())
+    os.chmod(path, MODE)
+    return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import deque
 from collections.abc import Mapping
 from functools import cache
@@ -205,6 +206,25 @@ def recipe(row: dict[str, Any]) -> dict[str, Any]:
         if role in row and row[role].get("additional-settings"):
             out[f"{role}-additional-settings"] = list(row[role]["additional-settings"])
     return out
+
+
+_CONFIG_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
+
+
+def checked_config_key(text: str) -> str:
+    """The master config's key a job was planned from (`INFX_CONFIG_KEY`, exported by
+    `infx sweep row-env`), checked as schemas/result.schema.json writes it; "" for none."""
+    if text and not _CONFIG_KEY.fullmatch(text):
+        raise UsageError(f"not a master config key: {text[:60]!r}")
+    return text
+
+
+def with_config_key(recipe: dict[str, Any], key: str) -> dict[str, Any]:
+    """The recipe naming its master config (after image and exp-name), when one is known."""
+    if not key:
+        return recipe
+    head = {k: recipe[k] for k in ("image", "exp-name")}
+    return {**head, "config-key": key, **{k: v for k, v in recipe.items() if k not in head}}
 
 
 def metrics(run: ClientRun, gpu: dict[str, int]) -> dict[str, Any]:

@@ -216,6 +216,9 @@ class Context:
     plots: str | None = None
     ack_label: str | None = None
     run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
+    verdict_line: str = ""  # hidden: the failing verdict's digest (infx.results.gate)
+    ack_note: str = ""  # Markdown: how to acknowledge this verdict, and what did not count
+    overlay: str = ""  # Markdown: the link to this PR's overlay on the results site
 
 
 def headline(report: Report) -> str:
@@ -250,8 +253,11 @@ def gate_line(report: Report, context: Context) -> str:
         return "Gate: passes."
     if report.ack is not None:
         who = text(report.ack.who)
-        how = f"label `{who}`" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}"
+        label = f"label `{text(context.ack_label)}` added" if context.ack_label else "label"
+        how = f"{label} by {who}" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}"
         return f"Gate: passes, acknowledged ({how})."
+    if context.ack_note:
+        return f"Gate: **fails**. {context.ack_note}"
     how = f"add the label `{text(context.ack_label)}` or " if context.ack_label else ""
     return (
         f"Gate: **fails**. To merge anyway, {how}comment `{ACK_COMMAND}` "
@@ -296,6 +302,8 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
 
         ack = report.ack.comment_id if report.ack is not None else None
         head.append("\n" + shown_line(context.run_id, ack))
+    if context.verdict_line:
+        head.append("\n" + context.verdict_line)
     head += [
         "\n## Benchmark results against main\n\n",
         headline(report),
@@ -307,6 +315,8 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     ]
     if context.history:
         head.append(f"Main's history: {context.history}.\n\n")
+    if context.overlay:
+        head.append(f"{context.overlay}\n\n")
     if report.configs:
         head.append(_summary_table(report) + "\n")
     tail = [_method(report) + "\n"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from infx.results.compare import (
@@ -102,6 +103,7 @@ class Ack:
     who: str  # the label's name or the commenter
     url: str | None = None
     comment_id: int | None = None  # the acknowledging comment
+    at: datetime | None = None  # when it was given (the label's event, the comment)
 
 
 @dataclass(frozen=True)

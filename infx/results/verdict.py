@@ -26,11 +26,12 @@ documents (format infx-results/1, `doc["run"]` naming the run), oldest first.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from infx.results.compare import DEFAULT_THRESHOLD, NEW, index
+from infx.results.compare import DEFAULT_THRESHOLD, NEW, index, point_names, variant_label
 from infx.results.curves import aggregates
 from infx.results.points import accuracy_config, lost_configs, throughput_config
 from infx.results.report import SEVERITY, Config, Report, worst
@@ -48,7 +49,7 @@ def compare(
     run measured each curve at its lowest concurrency only: the points it did not plan are
     missing, but not coverage lost."""
     notes: list[str] = []
-    names: dict[str, str] = {}
+    names = point_names([rows, *(d.get("rows", []) for d in history)])
     mine = index(rows, notes, "this run", names=names)
     hist = History.of(history, notes, names)
     series: list[np.ndarray] = []
@@ -81,6 +82,7 @@ def compare(
     for job, (curve, level) in zip(pending, measures, strict=True):
         configs.append(throughput_config(job, found, hist, curve, level, threshold, trimmed))
     configs.extend(lost_configs(mine, hist))
+    configs = [replace(c, label=variant_label(c.label, c.key)) for c in configs]
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
     overall = worst([c.verdict for c in configs]) if configs else NEW
     return Report(tuple(configs), overall, threshold, len(history), tuple(dict.fromkeys(notes)))

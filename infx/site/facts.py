@@ -27,10 +27,10 @@ _PULL_REF = re.compile(r"refs/pull/(\d+)/")
 
 
 def load_verdicts(folder: Path) -> tuple[VerdictRecord, ...]:
-    """The PR verdicts the verdict page shows: `infx results compare --format json`
-    documents in `folder`, named `pr-<N>.json` or `pr-<N>-run-<RUN ID>.json` (a verdict
-    says neither which PR nor which run it judged). The one place they are read: the
-    history's PR records will replace this function."""
+    """The PR verdicts the verdict page shows when given a folder (`--verdicts`): `infx
+    results compare --format json` documents in `folder`, named `pr-<N>.json` or
+    `pr-<N>-run-<RUN ID>.json` (a verdict says neither which PR nor which run it judged).
+    Without one, the history's verdicts table is read (`stored_verdicts`)."""
     if not folder.is_dir():
         raise UsageError(f"--verdicts: {folder} is not a folder")
     found = []
@@ -51,6 +51,21 @@ def load_verdicts(folder: Path) -> tuple[VerdictRecord, ...]:
         run = int(named.group(2)) if named.group(2) else None
         found.append(VerdictRecord(int(named.group(1)), run, path.name, doc))
     return tuple(found)
+
+
+def stored_verdicts(url: str) -> tuple[VerdictRecord, ...] | None:
+    """The PR verdicts the history's verdicts table holds (`results compare --pr` records
+    each run attempt it judges against the database); None when it holds none."""
+    from infx.history import open_history
+    from infx.history.verdicts import read
+
+    with open_history(url) as history:
+        found = read(history)
+    records = tuple(
+        VerdictRecord(v.pr, v.run_id, f"pr-{v.pr}-run-{v.run_id}-attempt-{v.attempt}", v.document)
+        for v in found
+    )
+    return records or None
 
 
 def _pr_number(table: dict[str, Any], path: Path) -> int:
@@ -124,6 +139,6 @@ def gather(
         ranges=ranges,
         generated_at=stamp.isoformat().replace("+00:00", "Z"),
         prs=prs,
-        verdicts=load_verdicts(verdicts) if verdicts is not None else None,
+        verdicts=load_verdicts(verdicts) if verdicts is not None else stored_verdicts(url),
         notes=tuple(notes),
     )

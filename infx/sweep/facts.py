@@ -152,6 +152,23 @@ def read_plan_file(path: Path) -> PlanDocument:
     return read_plan(path.read_bytes(), str(path))
 
 
+def read_origins(plan_path: Path) -> dict[str, str]:
+    """Row signature -> master config, from the config-keys.json beside a plan (none, or a
+    file infx cannot read: the rows' results name no config and are told apart by image)."""
+    from infx.matrix import origins
+
+    path = plan_path.parent / origins.FILE
+    if not path.is_file():
+        return {}
+    try:
+        found = origins.read(json.loads(path.read_bytes()))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not JSON: {exc}") from None
+    if found is None:
+        raise UsageError(f"{path} is not a map of plan rows to master configs")
+    return found
+
+
 def read_pins(plan_path: Path) -> dict[str, str]:
     """Row id -> node, from the runs-on.json beside a plan (none: every row runs on its label)."""
     path = plan_path.parent / PINS_FILE

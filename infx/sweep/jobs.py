@@ -5,10 +5,12 @@ the configs. Pure: the command reads the plan, the row and the configs."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 from infx.errors import ConfigError, UsageError
 from infx.matrix.load import MasterConfigs
+from infx.matrix.origins import keys_of
 from infx.matrix.plan import canary
 from infx.matrix.rows import (
     PlanDocument,
@@ -24,6 +26,8 @@ from infx.matrix.validate import runner_label_problems, validate_configs
 from infx.sweep.outcome import Outcome
 
 _COMPACT = (",", ":")
+# A master config key as schemas/result.schema.json takes it (`recipe.config-key`).
+_CONFIG_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}")
 # What the recipe path is made of: a row without them names no script.
 _RECIPE_FIELDS = ("model-prefix", "precision", "framework", "runner")
 
@@ -49,23 +53,31 @@ def outputs_outcome(document: PlanDocument) -> Outcome:
 
 
 def chunk_outcome(
-    document: PlanDocument, bucket: str, index: int, pins: Mapping[str, str]
+    document: PlanDocument,
+    bucket: str,
+    index: int,
+    pins: Mapping[str, str],
+    found: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """`sweep chunk`: one chunk's rows as the job output `rows`, and the node each row is
-    pinned to (`runs-on`; empty: the row's runner label)."""
+    """`sweep chunk`: one chunk's rows as the job output `rows`, the node each row is
+    pinned to (`runs-on`; empty: the row's runner label), and the master config each row
+    was planned from (`config-keys`; empty: not known), by the plan's config-keys.json."""
     rows = chunk_rows(document, bucket, index)
     nodes = [pins.get(row_id(row), "") for row in rows]
     outputs = {
         "rows": json.dumps(rows, separators=_COMPACT),
         "runs-on": json.dumps(nodes, separators=_COMPACT),
+        "config-keys": json.dumps(keys_of(rows, found or {}), separators=_COMPACT),
     }
     pinned = sum(1 for node in nodes if node)
     suffix = f", {pinned} pinned to a node" if pinned else ""
     return Outcome(outputs=outputs, stdout=[f"{bucket} chunk {index}: {len(rows)} row(s){suffix}"])
 
 
-def row_env_outcome(text: str, runner_name: str) -> Outcome:
-    """`sweep row-env`: the matrix row in $ROW as KEY=value lines, and RECIPE_SCRIPT."""
+def row_env_outcome(text: str, runner_name: str, config_key: str = "") -> Outcome:
+    """`sweep row-env`: the matrix row in $ROW as KEY=value lines, RECIPE_SCRIPT, and the
+    row's master config ($CONFIG_KEY, from `sweep chunk`) as INFX_CONFIG_KEY, which
+    `results process` writes into the job's result rows."""
     try:
         row = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -77,6 +89,10 @@ def row_env_outcome(text: str, runner_name: str) -> Outcome:
     if lacking:
         raise UsageError(f"ROW is not a matrix row: it lacks {', '.join(lacking)}")
     lines["RECIPE_SCRIPT"] = recipe_path(row, runner_name)
+    if config_key:
+        if not _CONFIG_KEY.fullmatch(config_key):
+            raise UsageError(f"CONFIG_KEY is not a master config key: {config_key[:60]!r}")
+        lines["INFX_CONFIG_KEY"] = config_key
     return Outcome(stdout=[f"{key}={value}" for key, value in lines.items()])
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from infx.errors import UsageError
 from infx.markdown import text
+from infx.matrix import origins
 from infx.matrix.cost import (
     PUSH,
     BudgetVerdict,
@@ -179,6 +180,10 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
         return out
     if request.output is not None:
         out.files[request.output] = (plan_text + "\n").encode("utf-8")
+        # Beside the plan (which stays InferenceX's, byte for byte): each row's config.
+        head = planned.inputs.head
+        found = origins.origins(plan.selected, head.masters, head.hardware)
+        out.files[request.output.parent / origins.FILE] = json_bytes(origins.document(found))
     masters = planned.inputs.head.masters
     table = summary_table(plan, masters, costs, wall, budget if start.category else None)
     out.stdout.append(table)

@@ -149,6 +149,7 @@ def test_chunk_refuses_unknown_buckets_and_chunks(repo: GitRepo, tmp_path) -> No
     assert read_step_file(out) == {
         "rows": json.dumps(rows, separators=(",", ":")),
         "runs-on": '["","",""]',  # no row pinned to a node: each runs on its label
+        "config-keys": '["","",""]',  # no config-keys.json beside the plan: none known
     }
     unknown = repo.infx("sweep", "chunk", str(path), "--bucket", "gpu", "--index", "0")
     assert unknown.exit_code == 2 and "no bucket 'gpu'" in unknown.output
@@ -182,3 +183,44 @@ def test_plans_nested_beyond_what_json_reads_are_usage_errors(repo: GitRepo, tmp
     outputs = repo.infx("sweep", "outputs", str(path))
     assert outputs.exit_code == 2, outputs.output
     assert outputs.output.strip() == f"infx: error: {path} is not JSON: nested too deeply"
+
+
+def test_plan_names_each_rows_master_config_beside_the_plan(tmp_path) -> None:
+    """Two configs measuring one identity (another image): the plan (InferenceX's shape,
+    rows naming no config) gets config-keys.json beside it, and each chunk row its key."""
+    from tests.actions.test_config_keys import TWIN
+    from tests.conftest import MASTER, entry, make_repo
+
+    repo = make_repo(tmp_path / "repo", master=MASTER + "\n" + TWIN)
+    repo.commit(
+        "Tune both",
+        **{"perf-changelog.yaml": repo.read().decode() + "\n" + entry(["llama-fp8-mi355x-vllm*"])},
+    )
+    plan = tmp_path / "plan" / "sweep.json"
+    plan.parent.mkdir()
+    planned = repo.infx(
+        "sweep", "plan", "--base", "HEAD~1", "--head", "HEAD", "--output", str(plan)
+    )
+    assert planned.exit_code == 0, planned.output
+    assert all(
+        "config-key" not in r
+        for rs in json.loads(plan.read_text())["single_node"].values()
+        for r in rs
+    )
+    assert (plan.parent / "config-keys.json").is_file()
+    out = tmp_path / "out"
+    chunked = repo.infx(
+        "sweep", "chunk", str(plan), "--bucket", "single", "--index", "0",
+        env={"GITHUB_OUTPUT": str(out)},
+    )  # fmt: skip
+    assert chunked.exit_code == 0, chunked.output
+    written = read_step_file(out)
+    rows, keys = json.loads(written["rows"]), json.loads(written["config-keys"])
+    assert len(rows) == len(keys) == 8
+    assert {(r["image"], k) for r, k in zip(rows, keys, strict=True)} == {
+        ("vllm/vllm-openai-rocm:v0.11.0", "llama-fp8-mi355x-vllm"),
+        ("vllm/vllm-openai-rocm:v0.12.0", "llama-fp8-mi355x-vllm-next"),
+    }
+    (plan.parent / "config-keys.json").write_text("[]")
+    broken = repo.infx("sweep", "chunk", str(plan), "--bucket", "single", "--index", "0")
+    assert broken.exit_code == 2 and "config-keys.json" in broken.output

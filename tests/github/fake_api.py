@@ -218,15 +218,18 @@ class State:
             },
         }
 
-    def label(self, number: int, action: str, name: str, minute: float) -> None:
-        self.timeline.setdefault(number, []).append(
-            {
-                "event": action,
-                "label": {"name": name, "color": "ededed"},
-                "created_at": stamp(minute),
-                "actor": self.user("maintainer"),
-            }
-        )
+    def label(
+        self, number: int, action: str, name: str, minute: float, actor: str = "maintainer"
+    ) -> None:
+        """A `labeled` or `unlabeled` event by `actor`, as the timeline and the issue events
+        list it (the PR's `labels` are the test's to set)."""
+        event = {
+            "event": action,
+            "label": {"name": name, "color": "ededed"},
+            "created_at": stamp(minute),
+            "actor": self.user(actor),
+        }
+        self.timeline.setdefault(number, []).append(event)
 
     def trusted_labels(self, number: int, names: Any, who: str = "maintainer") -> None:
         """PR `number`'s timeline says `who` (write permission) added each of `names`: the
@@ -484,6 +487,11 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/issues/(\d+)/timeline",
+                lambda m: self._page(s.timeline.get(int(m[1]), []), query),
+            ),
+            (
+                "GET",
+                r"/issues/(\d+)/events",
                 lambda m: self._page(s.timeline.get(int(m[1]), []), query),
             ),
             (

@@ -193,3 +193,19 @@ def test_backfilled_runs_and_ingested_runs_are_one_history(api, history_url: str
         run_facts(5000, minute=0),
         run_facts(5001, minute=10),
     ]
+
+
+def test_a_run_where_two_configs_measure_one_identity_is_filled_in(api, history_url: str) -> None:
+    """Main's full sweeps hold such points (39 in InferenceX's configs): the backfill
+    skipped every one of them ("measure one point twice"), so the history had none of
+    main's full sweeps."""
+    from tests.history.test_store import _twins
+
+    main_run(api, 5000, _twins(1000), minute=0)
+    outcome = backfill(history_url, "--runs", "1")
+    assert outcome.exit_code == 0, outcome.output
+    assert "stored 1 run(s) (6 point(s) added" in outcome.output
+    (run,) = stored(history_url)
+    assert (
+        sorted(r["recipe"]["config-key"] for r in run["rows"]) == ["llama-a"] * 3 + ["llama-b"] * 3
+    )

@@ -17,7 +17,9 @@ from tests.history.tables import curve, sql, table
 def test_where_the_history_lives(tmp_path: Path) -> None:
     settings = Settings(history="data/main.sqlite")
     env = {"INFX_HISTORY_URL": "postgresql://ci@db.example/bench"}
-    assert location("sqlite:///x.db", env, settings, tmp_path) == "sqlite:///x.db"
+    # A relative path in an sqlite:/// URL is under the repository root, as a plain one.
+    assert location("sqlite:///x.db", env, settings, tmp_path) == f"sqlite:///{tmp_path / 'x.db'}"
+    assert location("sqlite:////abs/x.db", env, settings, tmp_path) == "sqlite:////abs/x.db"
     assert location(None, env, settings, tmp_path) == "postgresql://ci@db.example/bench"
     assert location(None, {"INFX_HISTORY_URL": ""}, settings, tmp_path) == (
         f"sqlite:///{tmp_path / 'data/main.sqlite'}"

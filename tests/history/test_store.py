@@ -204,3 +204,68 @@ def test_a_table_without_its_creation_time_keeps_its_place(history_url: str) -> 
         runs = history.main_runs()
     assert [d["run"]["id"] for d in runs] == [5000, 5001]
     assert runs[0]["run"]["attempt"] == 2
+
+
+def _twins(tput: float, images: tuple[str, str] = ("vllm:a", "vllm:b"), keyed: bool = True):
+    """Config tp4 measured twice in one run: by two master configs (another image each)."""
+    rows = []
+    for name, image in zip(("llama-a", "llama-b"), images, strict=True):
+        for row in copy.deepcopy(curve(tput)):
+            row["recipe"]["image"] = image
+            if keyed:
+                row["recipe"]["config-key"] = name
+            rows.append(row)
+            tput += 1
+    return rows
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_two_configs_measuring_one_identity_are_both_stored(history_url: str, keyed: bool) -> None:
+    """InferenceX's master configs hold 39 points two configs measure (image and config
+    name are not part of the identity): the whole table was refused, and main's run never
+    entered the history. Rows naming their master config are told apart by it, rows from
+    before that by image."""
+    doc = table(5000, _twins(1000, keyed=keyed))
+    with open_history(history_url) as history:
+        report = history.ingest(doc)
+        assert (report.added, report.replaced) == (6, 0)
+        again = history.ingest(copy.deepcopy(doc))
+        assert (again.added, again.unchanged) == (0, 6)
+        (back,) = history.main_runs(configs=[identity(doc["rows"][0])])
+    assert sorted(
+        (r["recipe"]["image"], r["identity"]["conc"], r["metrics"]["tput_per_gpu"])
+        for r in back["rows"]
+    ) == sorted(
+        (r["recipe"]["image"], r["identity"]["conc"], r["metrics"]["tput_per_gpu"])
+        for r in doc["rows"]
+    )
+
+
+def test_the_same_point_twice_with_the_same_config_and_image_is_still_refused(
+    history_url: str,
+) -> None:
+    doc = table(5000, _twins(1000, images=("vllm:a", "vllm:a"), keyed=False))
+    for row in doc["rows"]:
+        row["recipe"].pop("recipe-fingerprint", None)
+    with open_history(history_url) as history, pytest.raises(ResultsError, match="twice"):
+        history.ingest(doc)
+
+
+def test_a_corrected_table_of_the_same_attempt_removes_what_it_no_longer_holds(
+    history_url: str,
+) -> None:
+    """A bogus point stored with a run could not be removed by storing the corrected table
+    of the same run and attempt, and nothing said so: every later pull request of that
+    config read coverage lost. The attempt's points are replaced, what went is named, and
+    an older attempt's points stay."""
+    first = table(5000, curve(1000, concs=(4, 8)), attempt=1)
+    bogus = table(5000, curve(1200, concs=(8, 16, 64)), attempt=2)
+    corrected = table(5000, curve(1200, concs=(8, 16)), attempt=2)
+    with open_history(history_url) as history:
+        history.ingest(first)
+        history.ingest(bogus)
+        report = history.ingest(corrected)
+        assert report.changed and len(report.removed) == 1
+        assert "conc 64" in report.removed[0] and "1 removed" in report.describe()
+        (back,) = history.main_runs()
+    assert sorted(r["identity"]["conc"] for r in back["rows"]) == [4, 8, 16]

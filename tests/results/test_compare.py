@@ -442,3 +442,21 @@ def test_the_database_history_shows_a_sibling_config_main_had_and_the_pr_dropped
     verdict = json.loads(outcome.stdout)
     lost = [c for c in verdict["configs"] if c["verdict"] == COVERAGE_LOST]
     assert [c["identity"]["isl"] for c in lost] == [8192]
+
+
+def test_the_comment_links_the_prs_overlay_when_the_site_is_set(api, tmp_path: Path) -> None:
+    from tests.conftest import make_repo
+
+    api.state.add_pull(7, head_sha="a" * 40)
+    repo = make_repo(tmp_path / "repo")
+    base = save(tmp_path / "main.json", curve())
+    mine = save(tmp_path / "pr.json", curve(0.99))
+    out = tmp_path / "comment.md"
+    args = ["results", "compare", str(mine), "--baseline", str(base), "--out", str(out)]
+    repo.infx(*args, "--pr", "7")
+    assert "results site" not in out.read_text()  # no site-url, no link
+    repo.write("infx.toml", '[results]\nsite-url = "https://org.github.io/bench/"\n')
+    repo.infx(*args, "--pr", "7")
+    assert "on the results site](https://org.github.io/bench/#/pr/7)" in out.read_text()
+    repo.infx(*args)
+    assert "results site" not in out.read_text()  # no PR, nothing to overlay

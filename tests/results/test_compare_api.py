@@ -188,7 +188,7 @@ def test_api_trouble_fails_closed_without_a_comment(
 def test_an_empty_run_asks_nothing_of_the_api(api, tmp_path: Path) -> None:
     main_runs(api.state, [OURS])
     outcome = compare(tmp_path, [])
-    assert outcome.exit_code == 0 and "nothing to compare" in outcome.output
+    assert outcome.exit_code == 1 and "nothing was measured" in outcome.output
     assert api.state.requests == []
 
 
@@ -213,7 +213,10 @@ def test_main_history_is_read_through_the_api_within_budget(api, tmp_path: Path)
 
 def verdict_run(api, tmp_path: Path, *args: str, factor: float = 0.8):
     sweeps = Sweeps(2, seed=8)
-    history_runs(api, sweeps, 6)
+    if not api.state.runs:  # main's history, once: every run of a test sees the same
+        history_runs(api, sweeps, 6)
+    else:
+        sweeps.history(6)  # the same seeded numbers for this run's rows
     rows = sweeps.run(9000, lambda i, c: factor if i == 0 else 1.0)["rows"]
     return compare(tmp_path, rows, "--check-sha", HEAD, *args, runs="6")
 
@@ -243,13 +246,19 @@ def test_a_quiet_run_passes_the_check(api, tmp_path: Path) -> None:
 
 
 def test_the_acknowledge_label_lets_it_pass(api, tmp_path: Path) -> None:
-    api.state.add_pull(PR, head_sha=HEAD, labels=["regression-acknowledged"])
+    """A maintainer reads the failing verdict in the sticky comment (posted at minute 900),
+    adds the label, and re-runs the job."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions["maint"] = "write"
+    assert verdict_run(api, tmp_path).exit_code == 1
+    api.state.pulls[PR]["labels"] = [{"name": "regression-acknowledged", "id": 1}]
+    api.state.label(PR, "labeled", "regression-acknowledged", 950, actor="maint")
     outcome = verdict_run(api, tmp_path)
     assert outcome.exit_code == 0, outcome.output
-    assert [c["conclusion"] for c in check_runs(api)] == ["success"]
+    assert [c["conclusion"] for c in check_runs(api)] == ["failure", "success"]
     body = bot_comments(api.state)[0]["body"]
     assert "**🔴 regressed**" in body
-    assert "Gate: passes, acknowledged (label `regression-acknowledged`)." in body
+    assert "Gate: passes, acknowledged (label `regression-acknowledged` added by maint)." in body
 
 
 @pytest.mark.parametrize(
@@ -267,27 +276,29 @@ def test_a_maintainers_comment_acknowledges(
 ) -> None:
     api.state.add_pull(PR, head_sha=HEAD)
     api.state.permissions[login] = permission
-    api.state.add_comment(PR, login, text, 50, association)
+    assert verdict_run(api, tmp_path).exit_code == 1  # the sticky comment shows the verdict
+    api.state.add_comment(PR, login, text, 950, association)
     outcome = verdict_run(api, tmp_path)
     assert outcome.exit_code == (0 if passes else 1), outcome.output
-    assert [c["conclusion"] for c in check_runs(api)] == ["success" if passes else "failure"]
+    assert [c["conclusion"] for c in check_runs(api)][-1] == ("success" if passes else "failure")
     if passes:
         assert f"`/ack-regression` by {login}" in bot_comments(api.state)[0]["body"]
 
 
-def test_an_acknowledgement_covers_the_sweep_it_was_posted_for_only(
+def test_an_acknowledgement_before_the_verdict_was_shown_counts_not(
     api, tmp_path: Path, monkeypatch
 ) -> None:
-    """Inside Actions, /ack-regression counts when posted after this run started: a later
-    push's sweep is not waved through by the comment that acknowledged an earlier one."""
-    api.state.add_pull(PR, head_sha=HEAD)
+    """A comment (or the label) given before the sticky comment showed this verdict answers
+    another one: it does not wave this sweep through."""
+    api.state.add_pull(PR, head_sha=HEAD, labels=["regression-acknowledged"])
     api.state.permissions["maint"] = "write"
     api.state.add_comment(PR, "maint", "/ack-regression", 50, "MEMBER")
-    api.state.add_run(4242, head_sha=HEAD, minute=60, branch="feature", status="in_progress")
-    monkeypatch.setenv("GITHUB_RUN_ID", "4242")
+    api.state.label(PR, "labeled", "regression-acknowledged", 40, actor="maint")
     outcome = verdict_run(api, tmp_path)
     assert outcome.exit_code == 1, outcome.output
     assert not any("/collaborators/" in p for _, p in api.state.requests)
+    body = bot_comments(api.state)[0]["body"]
+    assert "was added before this verdict was shown" in body
     # The maintainer looks at this sweep's comment (posted at minute 900), acknowledges
     # it, and re-runs the job.
     api.state.add_comment(PR, "maint", "/ack-regression", 950, "MEMBER")
@@ -299,24 +310,71 @@ def test_an_acknowledgement_covers_the_sweep_it_was_posted_for_only(
 def test_an_acknowledgement_covers_only_the_verdict_the_maintainer_saw(
     api, tmp_path: Path, monkeypatch
 ) -> None:
-    """Run 4242 (the first push) failed and its comment is up; a second push started run
-    4243 before the maintainer acknowledged 4242's comment. 4243's verdict was never shown:
-    the acknowledgement must not wave it through; once shown and acknowledged, it passes,
-    and re-running the job again keeps it acknowledged."""
+    """Run 4242 failed (-20 %) and its comment is up; run 4243 of the same head measured
+    -40 %. The acknowledgement of 4242's verdict must not wave 4243's through; once shown
+    and acknowledged, it passes, and re-running the job again keeps it acknowledged."""
     api.state.add_pull(PR, head_sha=HEAD)
     api.state.permissions["maint"] = "write"
-    api.state.add_run(4242, head_sha="a" * 40, minute=60, branch="feature")
-    api.state.add_run(4243, head_sha=HEAD, minute=65, branch="feature", status="in_progress")
     monkeypatch.setenv("GITHUB_RUN_ID", "4242")
     assert verdict_run(api, tmp_path).exit_code == 1  # the sticky comment shows run 4242
     api.state.add_comment(PR, "maint", "/ack-regression", 1000, "MEMBER")  # after reading it
     monkeypatch.setenv("GITHUB_RUN_ID", "4243")
     outcome = verdict_run(api, tmp_path, factor=0.6)
     assert outcome.exit_code == 1, outcome.output
-    assert "Gate: **fails**" in bot_comments(api.state)[0]["body"]
-    # Now 4243's verdict is up; the maintainer acknowledges it and re-runs the job, twice.
+    body = bot_comments(api.state)[0]["body"]
+    assert "Gate: **fails**" in body and "needs a new one" in body
+    # Now 4243's verdict is up (edited at minute 1200); acknowledged, the job re-run twice.
     api.state.add_comment(PR, "maint", "/ack-regression", 1300, "MEMBER")
     for _ in range(2):
         outcome = verdict_run(api, tmp_path, factor=0.6)
         assert outcome.exit_code == 0, outcome.output
     assert "`/ack-regression` by maint" in bot_comments(api.state)[0]["body"]
+
+
+def test_a_label_added_by_someone_with_triage_acknowledges_nothing(api, tmp_path: Path) -> None:
+    """Triage may add labels; who added the label decides, not that it is there."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions["triager"] = "read"  # triage reads as read in this API
+    assert verdict_run(api, tmp_path).exit_code == 1
+    api.state.pulls[PR]["labels"] = [{"name": "regression-acknowledged", "id": 1}]
+    api.state.label(PR, "labeled", "regression-acknowledged", 950, actor="triager")
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 1, outcome.output
+    body = bot_comments(api.state)[0]["body"]
+    assert "was added by triager, who may not acknowledge a regression" in body
+    assert ("GET", "/repos/acme/bench/collaborators/triager/permission") in api.state.requests
+    # A maintainer removes and adds it again: now it counts.
+    api.state.permissions["maint"] = "maintain"
+    api.state.label(PR, "unlabeled", "regression-acknowledged", 1250, actor="maint")
+    api.state.label(PR, "labeled", "regression-acknowledged", 1260, actor="maint")
+    assert verdict_run(api, tmp_path).exit_code == 0
+
+
+def test_the_label_of_one_push_passes_not_the_next_pushs_regression(api, tmp_path: Path) -> None:
+    """The label added for one push's verdict stayed on the PR and passed a later push's
+    -40 %: the verdict is bound to the head it judged."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    api.state.permissions["maint"] = "write"
+    assert verdict_run(api, tmp_path, factor=0.8).exit_code == 1
+    api.state.pulls[PR]["labels"] = [{"name": "regression-acknowledged", "id": 1}]
+    api.state.label(PR, "labeled", "regression-acknowledged", 950, actor="maint")
+    assert verdict_run(api, tmp_path, factor=0.8).exit_code == 0
+    later = "e" * 40
+    api.state.pulls[PR]["head"]["sha"] = later
+    outcome = verdict_run(api, tmp_path, "--check-sha", later, factor=0.6)
+    assert outcome.exit_code == 1, outcome.output
+    body = bot_comments(api.state)[0]["body"]
+    assert "was added before this verdict was shown" in body
+    assert [c["conclusion"] for c in api.state.check_runs[later]] == ["failure"]
+
+
+def test_an_acknowledgement_comment_by_a_bot_or_an_unnamed_actor(api, tmp_path: Path) -> None:
+    """A label added by an app (its token may write labels for anyone who asks it) names no
+    person's permission: it does not count, and no permission is asked for it."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    assert verdict_run(api, tmp_path).exit_code == 1
+    api.state.pulls[PR]["labels"] = [{"name": "regression-acknowledged", "id": 1}]
+    api.state.label(PR, "labeled", "regression-acknowledged", 950, actor="labeler[bot]")
+    outcome = verdict_run(api, tmp_path)
+    assert outcome.exit_code == 1, outcome.output
+    assert not any("/collaborators/" in p for _, p in api.state.requests)

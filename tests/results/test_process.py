@@ -310,3 +310,28 @@ def test_metrics_keep_the_convention(
     )
     assert math.isclose(m["mean_intvty"] * m["mean_tpot"], 1.0, rel_tol=1e-9)
     assert m["p99_ttft"] == tpot / 1000
+
+
+def test_the_rows_master_config_goes_into_its_recipe(tmp_path: Path) -> None:
+    """`sweep row-env` exports INFX_CONFIG_KEY (the plan's config for the job); each result
+    row names it, outside the identity, so two configs measuring one identity stay two."""
+    row = fixed_row()
+    write(
+        tmp_path / "llama70b_1k1k.json",
+        vllm_result(
+            conc=16, total=5000, output=2500, ttft_ms=80, tpot_ms=12, itl_ms=12, e2el_ms=1e3
+        ),
+    )
+    exported = CliRunner().invoke(
+        cli, ["sweep", "row-env"], env={"ROW": json.dumps(row), "CONFIG_KEY": "llama-fp8-next"}
+    )
+    env = dict(line.split("=", 1) for line in exported.output.splitlines())
+    assert env["INFX_CONFIG_KEY"] == "llama-fp8-next"
+    outcome = run("--row", json.dumps(row), "--results-dir", str(tmp_path), env=env)
+    assert outcome.exit_code == 0, outcome.output
+    (point,) = result(tmp_path / "infx-result.json")["rows"]
+    assert list(point["recipe"])[:3] == ["image", "exp-name", "config-key"]
+    assert point["recipe"]["config-key"] == "llama-fp8-next"
+    assert "config-key" not in point["identity"]
+    bad = run("--row", json.dumps(row), "--results-dir", str(tmp_path), "--config-key", "a b")
+    assert bad.exit_code == 2 and "not a master config key" in bad.output

@@ -1,17 +1,15 @@
 """Receipts beside the rows: what vouches for each main run's results.
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-10
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-# Rebased onto 0002 at merge: written beside the history tables' 0002 (another branch), so
-# this branch chains it to 0001; the lead sets "0002" when merging both.
-down_revision = "0001"
+revision = "0004"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 

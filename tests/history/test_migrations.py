@@ -1,0 +1,221 @@
+"""Released migrations never change, and a database made by any released revision (rows
+written as that version of infx wrote them) upgrades to the head revision with its data,
+on SQLite and PostgreSQL.
+
+Revision 0001 exists in two shapes: the released file (infx 0.2.0: a point's numbers in
+columns of their own) and the file as it was later edited in place (one JSON text per
+point, `tests/history/released/edited_0001.py`). Databases of both shapes say `0001`;
+before migration 0002 the released ones read as current and every ingest and compare
+failed with "no such column: points.data".
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import importlib.util
+import json
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infx.history import open_history
+from infx.history.database import HEAD, MIGRATIONS, alembic_config, engine
+from tests.history.tables import identity, mixed, points, sql, table
+
+VERSIONS = MIGRATIONS / "versions"
+# Every migration file, as released. A released migration never changes: a schema change
+# is a new file. Add the new file's sha256 here when you add it.
+PINNED = {
+    "0001_initial.py": "114bd0c05ff670020a13107fca0e984f1d5cdd360a65be98015fdb8ba97247f7",
+    "0002_points_data.py": "94931cae3bec2540c952791e38bec39291632c899fa7add0fbaf52f236176831",
+    "0003_verdicts.py": "52d301af6712e21f3bcef115bf30ecb10f11b094301f3681d3893b9b2c84578e",
+    "0004_receipts.py": "aa457714672c2b92ad7f865dbdc4ca24d85506b4a670fb2ba7ce8f2f1a3d049f",
+}
+
+
+def test_released_migrations_never_change() -> None:
+    files = {p.name for p in VERSIONS.glob("*.py")}
+    assert files == set(PINNED), "pin every migration file's sha256 in PINNED"
+    for name, digest in PINNED.items():
+        assert hashlib.sha256((VERSIONS / name).read_bytes()).hexdigest() == digest, name
+
+
+# --- each version's writer, frozen as that version wrote rows ----------------------------
+
+Row = dict[str, Any]
+
+
+def _stamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=None)
+
+
+def _run(doc: dict) -> dict:
+    run = doc["run"]
+    return {
+        "id": run["id"],
+        "attempt": run.get("attempt", 1),
+        "sha": run["sha"],
+        "ref": run["ref"],
+        "url": run["url"],
+        "created_at": _stamp(run["created_at"]),
+        "reused_from": run.get("reused_from"),
+        "ingested_at": datetime(2026, 12, 4),
+    }
+
+
+def _key(ident: dict) -> str:
+    return json.dumps(ident, sort_keys=True)
+
+
+def _released_point(row: Row) -> dict:
+    """infx 0.2.0 (commit 1db109d): client, source, image, exp_name, fingerprint columns,
+    the rest of the recipe, gpus, metrics and accuracy as JSON."""
+    columns = {"image": "image", "exp-name": "exp_name", "recipe-fingerprint": "fingerprint"}
+    return {
+        "client": row["client"],
+        "source": row.get("source"),
+        **{column: row["recipe"].get(name) for name, column in columns.items()},
+        "recipe": {k: v for k, v in row["recipe"].items() if k not in columns},
+        "gpus": row["gpus"],
+        "metrics": row.get("metrics"),
+        "accuracy": row.get("accuracy"),
+    }
+
+
+def _data_point(row: Row) -> dict:
+    """From the in-place edit of 0001 on: image, fingerprint, the row less its identity."""
+    body = {k: v for k, v in row.items() if k != "identity"}
+    return {
+        "image": row["recipe"]["image"],
+        "fingerprint": row["recipe"].get("recipe-fingerprint"),
+        "data": json.dumps(body, separators=(",", ":"), allow_nan=False),
+    }
+
+
+def _variant_point(row: Row) -> dict:
+    """0002 on: and the master config that measured the point."""
+    return {**_data_point(row), "variant": row["recipe"].get("config-key", "")}
+
+
+def _write(url: str, docs: list[dict], point: Callable[[Row], dict], extra: str = "") -> None:
+    from sqlalchemy import JSON, column
+    from sqlalchemy import table as sa_table
+
+    runs = sa_table("runs", *(column(c) for c in _run(docs[0])))
+    configs = sa_table("configs", column("id"), column("key"), column("identity", JSON))
+    ids: dict[str, int] = {}
+    stored = []
+    for doc in docs:
+        for row in doc["rows"]:
+            key = _key(identity(row))
+            ids.setdefault(key, len(ids) + 1)
+            values = point(row)
+            base = {
+                "run_id": doc["run"]["id"],
+                "config_id": ids[key],
+                "kind": row["kind"],
+                "conc": row["identity"]["conc"],
+                "attempt": doc["run"].get("attempt", 1),
+            }
+            stored.append(base | values)
+    json_columns = ("recipe", "gpus", "metrics", "accuracy")
+    points_table = sa_table(
+        "points",
+        *(column(c, JSON) if c in json_columns else column(c) for c in stored[0]),
+    )
+    with engine(url).begin() as conn:
+        conn.execute(runs.insert(), [_run(d) for d in docs])
+        identities = {}
+        for doc in docs:
+            for row in doc["rows"]:
+                identities[_key(identity(row))] = identity(row)
+        conn.execute(
+            configs.insert(),
+            [{"id": i, "key": k, "identity": identities[k]} for k, i in ids.items()],
+        )
+        conn.execute(points_table.insert(), stored)
+    if extra:
+        sql(url, extra)
+
+
+def _at_revision(url: str, revision: str, module: Path | None = None) -> None:
+    """An empty database at `revision`, made by that revision's migration file."""
+    from alembic import command
+
+    config = alembic_config()
+    with engine(url).connect() as conn:
+        config.attributes["connection"] = conn
+        with conn.begin():
+            if module is None:
+                command.upgrade(config, revision)
+                return
+            from alembic.operations import Operations
+            from alembic.runtime.migration import MigrationContext
+
+            spec = importlib.util.spec_from_file_location("edited_0001", module)
+            assert spec is not None and spec.loader is not None
+            loaded = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded)
+            with Operations.context(MigrationContext.configure(conn)):
+                loaded.upgrade()
+            command.stamp(config, revision)
+
+
+def _docs() -> list[dict]:
+    first = table(5000, mixed(1000), minute=0)
+    second = table(5001, mixed(1100), minute=10, attempt=2, reused_from=4990)
+    keyed = copy.deepcopy(mixed(1200)[:3])
+    for row in keyed:
+        row["recipe"]["config-key"] = "llama70b-fp8-mi355x-vllm"
+    third = table(5002, keyed, minute=20)
+    return [first, second, third]
+
+
+VERDICT = (
+    "INSERT INTO verdicts (run_id, attempt, pr, head_sha, verdict, passed, digest, ack_by, "
+    "ack_who, ack_at, reused_by, judged_at, document) VALUES (4990, 1, 17, "
+    "'dddddddddddddddddddddddddddddddddddddddd', 'regressed', true, 'abc', 'label', 'maint', "
+    "'2026-12-04 10:00:00', NULL, '2026-12-04 10:00:00', '{}')"
+)
+# revision -> (migration file to make the schema with (None: the revision's own), writer,
+# the docs it could store, SQL run after)
+RELEASED: dict[str, tuple[Path | None, Callable[[Row], dict], int, str]] = {
+    "0001": (None, _released_point, 2, ""),
+    "0001-edited": (Path(__file__).parent / "released/edited_0001.py", _data_point, 2, ""),
+    "0002": (None, _variant_point, 3, ""),
+    "0003": (None, _variant_point, 3, VERDICT),
+    "0004": (None, _variant_point, 3, VERDICT),
+}
+
+
+def test_every_revision_has_a_writer() -> None:
+    """A new migration adds how its version writes rows to RELEASED."""
+    from alembic.script import ScriptDirectory
+
+    revisions = {r.revision for r in ScriptDirectory.from_config(alembic_config()).walk_revisions()}
+    assert revisions == {r.split("-")[0] for r in RELEASED}
+    assert HEAD in RELEASED
+
+
+@pytest.mark.parametrize("revision", list(RELEASED))
+def test_a_database_of_every_released_revision_upgrades(history_url: str, revision: str) -> None:
+    module, writer, count, extra = RELEASED[revision]
+    _at_revision(history_url, revision.split("-")[0], module)
+    docs = _docs()[:count]
+    _write(
+        history_url, docs, writer, extra.replace("true", "1") if "sqlite" in history_url else extra
+    )
+    with open_history(history_url) as history:
+        back = history.main_runs()
+        assert [d["run"] for d in back] == [d["run"] for d in docs]
+        for stored, doc in zip(back, docs, strict=True):
+            assert points(stored) == points(doc)
+        # Stored again, nothing changes: the converted text is the text ingest writes.
+        for doc in docs:
+            report = history.ingest(copy.deepcopy(doc))
+            assert (report.added, report.replaced, report.unchanged) == (0, 0, len(doc["rows"]))
+    assert sql(history_url, "SELECT version_num FROM alembic_version") == [(HEAD,)]
