@@ -234,13 +234,6 @@ class GitHub(SettingsReads):
         with doing(f"reading checks of {sha[:12]}"):
             return [reading.check_run(item) for item in self._pages(url, key="check_runs").items()]
 
-    def run_approvals(self, run_id: int) -> list[tuple[str, str, str, str]]:
-        """(environment, state, reviewer, comment) of each review of a run's environments
-        (the GPU budget's approval): GitHub's review history of the run."""
-        url = f"{self._base}/actions/runs/{run_id}/approvals"
-        with doing(f"reading the approvals of run {run_id}"):
-            return [a for item in self._pages(url).first_page() for a in reading.approvals(item)]
-
     def jobs(self, run_id: int, *, every_attempt: bool = False) -> list[Job]:
         """The jobs of a run: its latest attempt, or every attempt's (all pages, capped)."""
         url = f"{self._base}/actions/runs/{run_id}/jobs"

@@ -245,14 +245,6 @@ def check_run(item: Json) -> tuple[str, str, str | None]:
     return item.text("name"), item.text("status"), item.maybe_text("conclusion")
 
 
-def approvals(item: Json) -> list[tuple[str, str, str, str]]:
-    """(environment, state, login of the reviewer, comment) of one review of a run's
-    deployments: one per environment it covered."""
-    user = item.obj("user").text("login")
-    state, said = item.text("state"), item.maybe_text("comment") or ""
-    return [(env.text("name"), state, user, said) for env in item.items("environments")]
-
-
 def reaction(item: Json) -> tuple[int, str, str | None]:
     """(id, content, the login of who reacted, when GitHub names one)."""
     user = item.maybe_obj("user")
@@ -323,4 +315,5 @@ def environment(item: Json) -> Environment:
 def approval(item: Json) -> Approval:
     """One entry of GET /actions/runs/{id}/approvals."""
     names = tuple(env.text("name") for env in item.maybe_items("environments"))
-    return Approval(item.text("state"), item.obj("user").text("login"), names)
+    said = item.maybe_text("comment") or ""
+    return Approval(item.text("state"), item.obj("user").text("login"), names, said)

@@ -163,3 +163,4 @@ class Approval:
     state: str  # approved | rejected | pending
     user: str
     environments: tuple[str, ...]
+    comment: str = ""

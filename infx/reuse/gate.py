@@ -169,8 +169,8 @@ class GateOutcome:
 
 def merge_facts(event: GateEvent, facts: PullFacts, found: Verdict, repo: str) -> MergeFacts:
     """What the merge receipt of a reusing push says, from what the decision read."""
-    assert found.run is not None and facts.source is not None and facts.source.manifest
     run, source = found.run, facts.source
+    assert run is not None and source is not None and source.manifest
     request = newest_request(facts.comments, facts.permissions)
     comment = request.comment if request else None
     pinned = request.command.run_id if request else None

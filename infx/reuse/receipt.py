@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.errors import UsageError
+from infx.github.values import Approval
 
 FORMAT = "infx-receipt/1"
 RUN_ARTIFACT = "sweep-receipt"
@@ -121,7 +122,7 @@ class MergeFacts:
     command: str
     asked_at: str | None
     checks: Sequence[tuple[str, str, str | None]]
-    approvals: Sequence[tuple[str, str, str, str]]
+    approvals: Sequence[Approval]
 
 
 def merge_receipt(facts: MergeFacts) -> dict[str, Any]:
@@ -160,8 +161,9 @@ def merge_receipt(facts: MergeFacts) -> dict[str, Any]:
         },
         "verdict": verdict,
         "approvals": [
-            {"environment": env, "state": state, "user": user, "comment": said}
-            for env, state, user, said in facts.approvals
+            {"environment": env, "state": a.state, "user": a.user, "comment": a.comment}
+            for a in facts.approvals
+            for env in a.environments
         ],
     }
 

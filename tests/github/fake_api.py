@@ -279,7 +279,7 @@ class State:
             {
                 "environments": [{"id": 1, "name": environment}],
                 "state": state,
-                "comment": "",
+                "comment": "within reason",
                 "user": self.user(login),
             }
         )

@@ -126,7 +126,7 @@ def test_a_rerun_seals_the_layers_it_merged(collected: Path) -> None:
     ids=["changed", "added", "removed"],
 )
 def test_receipt_check_names_each_member_that_differs(collected: Path, tamper, says) -> None:
-    _, receipt = write_receipt(collected)
+    write_receipt(collected)
     args = [
         "receipt",
         "check",
