@@ -78,10 +78,11 @@ def test_edited_comment_is_judged_on_its_current_text(api, tmp_path) -> None:
 def test_comment_on_an_issue_is_ignored(api, tmp_path) -> None:
     pr = green_pr(api.state)
     comment = api.state.comments[-1]
+    before = len(api.state.requests)  # the scenario's sweep plans read who set the labels
     result = invoke(
         ["reuse", "ack"], comment_event(tmp_path, comment, on_pr=False), cwd=pr.at_main().path
     )
-    assert "not a pull request" in result.output and api.state.requests == []
+    assert "not a pull request" in result.output and api.state.requests[before:] == []
 
 
 def test_comment_without_command_is_ignored(api, tmp_path) -> None:
