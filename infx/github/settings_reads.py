@@ -88,6 +88,6 @@ class SettingsReads:
 
     def run_approvals(self, run_id: int) -> list[Approval]:
         """The reviews of a run's pending deployments (who approved which environments)."""
-        with doing(f"reading the deployment reviews of run {run_id}"):
+        with doing(f"reading the deployment approvals of run {run_id}"):
             pages = Pages(self._transport, f"{self._base}/actions/runs/{run_id}/approvals")
             return [reading.approval(item) for item in pages.items()]
