@@ -41,6 +41,7 @@ def test_every_job_carries_its_master_config(
     twin_repo: SweepRepo, api: FakeGitHub, tmp_path: Path
 ) -> None:
     api.state.add_pull(17, head_sha=twin_repo.head, commits=[twin_repo.head])
+    api.state.trusted_labels(17, ["full-sweep-enabled"])  # a maintainer asked for the sweep
     world = World(twin_repo.path, tmp_path, api.url, api.state.requests)
     payload = pr_payload(
         "synchronize", ["full-sweep-enabled"], head_sha=twin_repo.head, base_sha=twin_repo.base

@@ -286,24 +286,35 @@ def group(payload: dict) -> str:
     return render(WORKFLOW["concurrency"]["group"], ctx)
 
 
-def test_a_rerun_has_the_group_of_its_source_run_and_cancels_no_sweep() -> None:
+def test_a_rerun_of_a_pr_shares_the_prs_group_and_cancels_no_sweep() -> None:
+    """A PR's rerun waits in the PR's group, so the PR's next push cancels it (its GPU jobs
+    and its compare) instead of leaving it running on an old head; a rerun of main's run has
+    the group of its source run."""
     ctx = {
         "github": {"event_name": "workflow_dispatch", "event": {}, "sha": "f" * 40, "run_id": 99},
         "inputs": {"rerun-of": "9100", "scope": "missing", "pr-number": 17},
     }
+    assert render(WORKFLOW["concurrency"]["group"], ctx) == "run-sweep-17"
+    assert group(pr_payload("synchronize", ["full-sweep-enabled"])) == "run-sweep-17"
+    assert render(WORKFLOW["concurrency"]["cancel-in-progress"], ctx) is False
+    ctx["inputs"] = {"rerun-of": "9100", "scope": "missing", "pr-number": ""}
     assert render(WORKFLOW["concurrency"]["group"], ctx) == "run-sweep-rerun-9100"
 
 
-def test_concurrency_unrelated_label_gets_its_own_group() -> None:
+def test_label_and_ready_events_get_groups_of_their_own() -> None:
+    """A label toggle (which the triage role can make) or ready_for_review cancels nothing
+    through its group; job `supersede` cancels older sweeps for a sender who may push."""
     base = group(pr_payload("synchronize", ["full-sweep-enabled"]))
     assert base == "run-sweep-17"
-    assert group(pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled")) == base
-    assert group(pr_payload("unlabeled", [], "sweep-enabled")) == base
-    assert (
-        group(pr_payload("labeled", ["documentation"], "documentation"))
-        == "run-sweep-17-unrelated-99"
-    )
-    assert WORKFLOW["concurrency"]["cancel-in-progress"] is True
+    for payload in (
+        pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled"),
+        pr_payload("unlabeled", [], "sweep-enabled"),
+        pr_payload("labeled", ["documentation"], "documentation"),
+        pr_payload("ready_for_review", ["sweep-enabled"]),
+    ):
+        assert group(payload) == f"run-sweep-17-{payload['action']}-99"
+    assert render(WORKFLOW["concurrency"]["cancel-in-progress"], {
+        "github": {"event_name": "pull_request"}, "inputs": {}}) is True  # fmt: skip
 
 
 SUBSETS = [
