@@ -24,7 +24,7 @@ from infx.results import cuts, decide, fit
 from infx.results.series import Arrays, Pending
 from infx.results.tdist import t_ppf
 
-MIN_SPAN = 1 / 3
+MIN_SPAN = 0.1
 MAX_BAND = 50.0  # percent
 TPUT, INTVTY = 0, 5  # metric indexes in the arrays
 
@@ -106,14 +106,23 @@ class Measured:
         band = np.expm1(crit * scale) * 100
         self.band, self.sigma, self.k, self.df = band, sigma, lv.k.astype(float), df
         for c, why in enumerate(self.why):
-            if why is not None or not np.isfinite(t[c]):
+            if why is not None or not np.isfinite(self.mine[c]):
                 continue
-            if df[c] < fit.MIN_DF:
+            if df[c] < fit.MIN_DF or not np.isfinite(t[c]):
                 self.why[c] = f"main's history of it has {int(df[c])} degrees of freedom"
             elif band[c] > MAX_BAND:
                 self.why[c] = f"its band is ±{band[c]:.0f} % (wider than ±{MAX_BAND:.0f} %)"
         ok = np.array([w is None for w in self.why]) & np.isfinite(t)
         self.change = np.expm1(x) * 100
+        recent = lv.k_moved > 0
+        x_moved = np.where(recent, x - np.nan_to_num(lv.moved), x)
+        k_moved = np.where(recent, lv.k_moved, np.where(lv.k > 0, lv.k, np.nan))
+        t_moved = x_moved / (sigma * np.sqrt(1 / self.runs + 1 / k_moved))
         return decide.Curves(
-            np.where(ok, t, np.nan), np.maximum(df, 1), np.where(ok, self.change, np.nan), self.k
+            t=np.where(ok, t, np.nan),
+            df=np.maximum(df, 1),
+            change=np.where(ok, self.change, np.nan),
+            k=self.k,
+            t_moved=np.where(ok, t_moved, np.nan),
+            change_moved=np.where(ok, np.expm1(x_moved) * 100, np.nan),
         )

@@ -28,7 +28,7 @@ PENALTY = 5.0  # change-point penalty factor (x sigma^2 x ln n)
 JOINT_ALPHA = 0.001  # chance that noise alone cuts a config's joint series
 JOINT_CLIP = 4.0
 ROBUST_DIFFS = 12  # first differences before their MAD estimates a series' noise
-RHO_PRIOR = 8.0  # pseudo differences behind the correlation assumed for a joint cut
+RHO_PRIOR = 6.0  # pseudo differences behind the correlation assumed for a joint cut
 SHARP_WINDOW = 3
 # The least noise a series is credited with (a tenth of the 2 % assumed without history).
 SCALE_FLOOR = 0.002
@@ -122,18 +122,19 @@ def joint_cuts(columns: np.ndarray, window: np.ndarray) -> np.ndarray:
 
 
 def _correlation(block: np.ndarray, complete: np.ndarray, window: np.ndarray) -> np.ndarray:
-    """Mean correlation between a config's columns, from their first differences (a step
-    moves one difference), shrunk toward RHO with RHO_PRIOR pseudo differences."""
-    d = np.diff(block, axis=1)  # NaN where outside the window
-    d = np.where(complete[:, None, :], d, np.nan)
+    """Mean correlation between a config's standardized columns, from the mean of their
+    first differences in each run: its variance is 2 (1 + (K - 1) rho) / K. Estimated
+    robustly (median of the squares over 0.455, the median of chi-square(1)), so a step,
+    which moves one difference of every column, does not pass for correlation; shrunk
+    toward RHO with RHO_PRIOR pseudo differences."""
+    d = np.diff(np.where(complete[:, None, :], block, np.nan), axis=1)
+    k = complete.sum(axis=1)
     with quiet():
-        var = np.nanvar(d, axis=1, ddof=1)  # (C, K)
-        total = np.nanvar(np.nansum(d, axis=2), axis=1, ddof=1)  # (C,)
-        own = np.nansum(var, axis=1)
-        cross = np.nansum(np.sqrt(var), axis=1) ** 2 - own
-        rho = np.where(cross > _TINY, (total - own) / np.where(cross > _TINY, cross, 1), RHO)
+        mean = np.nanmean(d, axis=2)  # (C, N-1): NaN outside the window
+        var = np.nanmedian(mean * mean, axis=1) / 0.4549
+    rho = (k * var / 2 - 1) / np.maximum(k - 1, 1)
     rho = np.clip(np.nan_to_num(rho, nan=RHO), 0.0, 0.95)
-    n = np.maximum(window - 2, 0)
+    n = np.maximum(window - 1, 0)
     out: np.ndarray = (n * rho + RHO_PRIOR * RHO) / (n + RHO_PRIOR)
     return out
 

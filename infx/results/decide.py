@@ -193,7 +193,12 @@ def family(found: Tests, curve_p: np.ndarray, count: np.ndarray) -> tuple[np.nda
 
 
 def side(
-    base: Base, found: Tests, provisional: Tests, curve_p: np.ndarray, has_moved: np.ndarray
+    base: Base,
+    found: Tests,
+    provisional: Tests,
+    curve_p: np.ndarray,
+    curve_moved: np.ndarray,
+    has_moved: np.ndarray,
 ) -> Side:
     """Benjamini-Hochberg across configs, Holm inside the flagged ones, and the check
     against main's provisional level."""
@@ -205,7 +210,7 @@ def side(
     flat = found.points.reshape(c, -1)
     points = holm(flat, alpha).reshape(found.points.shape)
     own = holm(np.concatenate([found.means, curve_p[:, None]], axis=1), alpha)
-    _, moved_p = family(provisional, curve_p, base.count)
+    _, moved_p = family(provisional, curve_moved, base.count)
     moved = flagged & has_moved.any(axis=(1, 2)) & ~(np.nan_to_num(moved_p, nan=1.0) <= cutoff)
     m = (~np.isnan(flat)).sum(axis=1)
     reach = (alpha / np.maximum(m, 1))[:, None, None]
@@ -233,11 +238,14 @@ class Curves:
     df: np.ndarray  # (C,)
     change: np.ndarray  # (C,) percent
     k: np.ndarray  # (C,) main's runs behind the curve's level
+    t_moved: np.ndarray  # (C,) t against main's recent level (provisional or drifting)
+    change_moved: np.ndarray  # (C,) percent against it
 
-    def p(self, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-        ok = np.isfinite(self.t)
-        worse = np.where(ok & (self.change < -(threshold + EDGE)), t_cdf(self.t, self.df), 1.0)
-        better = np.where(ok & (self.change > threshold + EDGE), t_cdf(-self.t, self.df), 1.0)
+    def p(self, threshold: float, moved: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        t, change = (self.t_moved, self.change_moved) if moved else (self.t, self.change)
+        ok = np.isfinite(t)
+        worse = np.where(ok & (change < -(threshold + EDGE)), t_cdf(t, self.df), 1.0)
+        better = np.where(ok & (change > threshold + EDGE), t_cdf(-t, self.df), 1.0)
         return np.where(ok, worse, np.nan), np.where(ok, better, np.nan)
 
 
@@ -257,9 +265,10 @@ def decide(
     worse, better = tests(base, fit, fx_, threshold, moved=False)
     worse_v, better_v = tests(base, fit, fx_, threshold, moved=True)
     c_worse, c_better = curves.p(threshold)
+    cv_worse, cv_better = curves.p(threshold, moved=True)
     has_moved = (fit.k_moved > 0)[:, :, :GATING] & base.valid[:, :, :GATING]
-    regressed = side(base, worse, worse_v, c_worse, has_moved)
-    improved = side(base, better, better_v, c_better, has_moved)
+    regressed = side(base, worse, worse_v, c_worse, cv_worse, has_moved)
+    improved = side(base, better, better_v, c_better, cv_better, has_moved)
     members, _ = family(worse, c_worse, base.count)
     return Decision(base, regressed, improved, (~np.isnan(members)).sum(axis=1))
 

@@ -132,7 +132,8 @@ def _shown(j: Judged, c: int, i: int, rows: list[dict[str, Any]]) -> Check:
     after = math.exp(mean) if np.isfinite(mean) else None
     change = (after / before - 1) * 100 if before and after else None
     k = int(j.fit.k[c, i, len(CHECKS)])
-    return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, False, UNKNOWN)
+    assumed = bool(j.fit.assumed[c, len(CHECKS)])
+    return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, assumed, UNKNOWN)
 
 
 def _level(j: Judged, c: int, moved: bool) -> Curve | None:
