@@ -7,6 +7,7 @@ themselves are made in `infx.results.verdict` against main's history.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterable
@@ -103,10 +104,8 @@ def family_key(kind: str, identity: dict[str, Any]) -> str:
         pass
     rest = {k: _folded(v) for k, v in identity.items() if k not in _SEARCH_SPACE}
     found = kind + "|" + json.dumps(rest, sort_keys=True)
-    try:
+    with contextlib.suppress(TypeError):  # an unhashable value: not remembered
         _FAMILIES[(kind, *identity.items())] = found
-    except TypeError:
-        pass
     return found
 
 

@@ -78,7 +78,9 @@ class Measured:
             self.matched[c] = int(np.isfinite(mine).sum())
             if self.matched[c] >= 2:
                 self.mine[c] = float(np.nanmean(mine))
-                self.runs[c] = float(np.nanmin(np.where(np.isfinite(mine), data.repeats[c, :, TPUT], np.nan)))
+                self.runs[c] = float(
+                    np.nanmin(np.where(np.isfinite(mine), data.repeats[c, :, TPUT], np.nan))
+                )
             past = _gaps(edge, np.exp(data.values[c, :, :, INTVTY]), data.values[c, :, :, TPUT])
             enough = np.isfinite(past).sum(axis=1) >= 2
             with np.errstate(invalid="ignore"):

@@ -151,5 +151,3 @@ def _joint_penalty(window: int, columns: int, rho: float) -> float:
 def _joint_penalty_at(alpha: float, columns: int, rho: float) -> float:
     c = 1 + rho * rho * (columns - 1)
     return c * tdist.chi2_isf(alpha, max(columns / c, 1.0))
-
-

@@ -68,7 +68,8 @@ def holm(p: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     ok = np.cumprod(ranked <= limit, axis=1).astype(bool)
     out = np.zeros(p.shape, dtype=bool)
     np.put_along_axis(out, order, ok, axis=1)
-    return out & ~np.isnan(p)
+    found: np.ndarray = out & ~np.isnan(p)
+    return found
 
 
 def sidak(p: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -111,9 +111,7 @@ def _outliers(x: np.ndarray, ids: np.ndarray) -> np.ndarray:
         r = np.where(rest, xs, np.nan)
         with quiet():
             mean, sd = np.nanmean(r, axis=1), np.nanstd(r, axis=1, ddof=1)
-        limit = tdist.t_ppf(
-            1 - OUTLIER_ALPHA / (2 * n[rows]), np.maximum(m - 1, 1).astype(float)
-        )
+        limit = tdist.t_ppf(1 - OUTLIER_ALPHA / (2 * n[rows]), np.maximum(m - 1, 1).astype(float))
         reach = limit * sd * np.sqrt(1 + 1 / np.maximum(m, 1)) + _TINY
         beyond = np.abs(xs - mean[:, None]) > reach[:, None]
         drop[rows] = suspect & beyond & ok[:, None]
@@ -207,9 +205,7 @@ def _prior(var: np.ndarray, df: np.ndarray, lconc: np.ndarray) -> np.ndarray:
     degrees of freedom), evaluated at every concurrency. (C, J, M) in, (C, J, M) out."""
     ok = (df > 0) & np.isfinite(var)
     half = np.where(ok, df / 2, 1.0)
-    y = np.log(np.maximum(np.where(ok, var, 1.0), _FLOOR**2)) - (
-        tdist.digamma(half) - np.log(half)
-    )
+    y = np.log(np.maximum(np.where(ok, var, 1.0), _FLOOR**2)) - (tdist.digamma(half) - np.log(half))
     x = np.broadcast_to(lconc[:, :, None], var.shape)
     x = np.where(np.isfinite(x), x, 0.0)
     w = np.where(ok, df, 0.0)

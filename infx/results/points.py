@@ -148,7 +148,9 @@ def _level(j: Judged, c: int, moved: bool) -> Curve | None:
         verdict = IMPROVED
     else:
         verdict = NOISE
-    change = float(np.expm1(np.nanmean(np.where(dec.base.valid[c, :, 0], dec.base.x[c, :, 0], np.nan))) * 100)
+    change = float(
+        np.expm1(np.nanmean(np.where(dec.base.valid[c, :, 0], dec.base.x[c, :, 0], np.nan))) * 100
+    )
     p = dec.regressed.tests.means[c, 0] if change < 0 else dec.improved.tests.means[c, 0]
     k = j.fit.k[c, :, 0][dec.base.valid[c, :, 0]]
     return Curve(
@@ -156,7 +158,7 @@ def _level(j: Judged, c: int, moved: bool) -> Curve | None:
         change,
         _num(pw.mean_band[c, 0]),
         _num(pw.mean_noise[c, 0]),
-        int(round(float(np.mean(k)))) if len(k) else 0,
+        round(float(np.mean(k))) if len(k) else 0,
         bool(j.fit.assumed[c, 0]),
         verdict,
         p_value=_num(p),
@@ -213,9 +215,7 @@ def _moved_words(j: Judged, c: int, width: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def throughput_config(
-    job: Pending, j: Judged, hist: History, trimmed: bool = False
-) -> Config:
+def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = False) -> Config:
     c = job.row
     dec = j.decision
     reg, imp = dec.regressed, dec.improved
@@ -268,7 +268,9 @@ def throughput_config(
         p_value=_num(config_p),
         p_improved=_num(better_p),
         tests=int(dec.tests[c]),
-        alpha=_num(reg.cutoff if reg.flagged[c] else dec.base.q / max(int((dec.tests > 0).sum()), 1)),
+        alpha=_num(
+            reg.cutoff if reg.flagged[c] else dec.base.q / max(int((dec.tests > 0).sum()), 1)
+        ),
         why=why if verdict == UNCONFIRMED else None,
         repeats=_repeats(job, j) if why == NEEDS_RUNS and verdict == UNCONFIRMED else None,
         power=_power(j, c, job),
@@ -305,6 +307,14 @@ def _power(j: Judged, c: int, job: Pending) -> tuple[MetricPower, ...]:
     return tuple(out)
 
 
+def _lost_score(conc: int, s: dict[str, Any]) -> Score:
+    """An accuracy score main measured and this run did not."""
+    value, stderr = s["value"], s.get("stderr")
+    return Score(
+        conc, s["task"], s["metric"], s["filter"], MISSING, value, stderr, None, None, MISSING
+    )
+
+
 def _repeats(job: Pending, j: Judged) -> Repeats:
     runs_now = int(j.power.runs[job.row])
     need = int(j.power.repeats[job.row])
@@ -324,7 +334,12 @@ def _stderr(score: dict[str, Any]) -> tuple[float | None, str]:
     if stderr is not None:
         return stderr, "stderr"
     value, samples = score.get("value"), score.get("samples")
-    if isinstance(value, int | float) and 0 <= value <= 1 and isinstance(samples, int) and samples > 0:
+    if (
+        isinstance(value, int | float)
+        and 0 <= value <= 1
+        and isinstance(samples, int)
+        and samples > 0
+    ):
         return math.sqrt(value * (1 - value) / samples), "samples"
     return None, "tolerance"
 
@@ -407,8 +422,7 @@ def lost_configs(mine: dict[str, dict[int, Any]], hist: History) -> list[Config]
             ident = {k: v for k, v in row["identity"].items() if k != "conc"}
             if row["kind"] == "accuracy":
                 scores = tuple(
-                    Score(c, s["task"], s["metric"], s["filter"], MISSING, s["value"],
-                          s.get("stderr"), None, None, MISSING)  # fmt: skip
+                    _lost_score(c, s)
                     for c, r in sorted(by_conc.items())
                     for s in r.get("accuracy", [])
                 )

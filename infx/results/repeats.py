@@ -9,10 +9,11 @@ measure different code and are refused.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
+from infx.matrix.rows import MatrixRow
 
 
 def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
@@ -27,12 +28,13 @@ def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
         raise UsageError(f"these tables measured different commits, not repeats: {named}")
 
 
-def matrix_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A result row as the matrix row that would measure it again (for its cost)."""
+def matrix_row(row: dict[str, Any]) -> MatrixRow:
+    """A result row as the matrix row that would measure it again (for its cost; the
+    fields a row lacks make job_cost raise, and the row is left out of the price)."""
     out = {**row.get("identity", {}), **row.get("recipe", {})}
     out["scenario-type"] = out.pop("scenario", "fixed-seq-len")
     out["run-eval"] = row.get("kind") == "accuracy"
-    return out
+    return cast(MatrixRow, out)
 
 
 def price(rows: Sequence[dict[str, Any]], count: int) -> tuple[float, str]:
@@ -54,4 +56,3 @@ def identity_rows(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(
         {"identity": row.get("identity", {}), "recipe": row.get("recipe", {})} for row in rows
     )
-

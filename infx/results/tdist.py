@@ -27,8 +27,8 @@ def _as(df: np.ndarray | float, like: np.ndarray) -> np.ndarray:
 
 def norm_cdf(x: np.ndarray) -> np.ndarray:
     """P(Z <= x), elementwise (erfc keeps the far lower tail exact)."""
-    x = np.asarray(x, dtype=float)
-    out: np.ndarray = 0.5 * _erfc(-x / math.sqrt(2.0))
+    z = np.asarray(x, dtype=float)
+    out: np.ndarray = np.asarray(0.5 * _erfc(-z / math.sqrt(2.0)), dtype=float)
     return out
 
 

@@ -24,8 +24,8 @@ from infx.results.compare import (
     UNCONFIRMED,
 )
 from infx.results.process import accuracy_row, document, throughput_row
-from infx.results.report import MAIN_MOVED
 from infx.results.render import COMMENT_LIMIT, MARKER, Context, comment, headline, text
+from infx.results.report import MAIN_MOVED
 from infx.results.verdict import compare
 from infx.results.verdict_json import to_json
 from infx.schemas import errors as schema_errors
