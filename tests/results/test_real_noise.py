@@ -152,3 +152,21 @@ def test_repeats_of_another_head_are_refused(real) -> None:
     )
     assert code == 2
     assert "different commits, not repeats" in output
+
+
+def test_matched_interactivity_on_this_engine_says_it_is_meaningless(real) -> None:
+    """Throughput triples along these curves while TPOT barely moves: the comparison at
+    matched interactivity swung -61 % to +62 % between unchanged runs. It gives no number
+    and says why; each within-noise config says what it could not have seen."""
+    for name in AA[:3]:
+        _, doc = _judge(real, (name,))
+        for config in doc["configs"]:
+            assert config["curve"]["change_pct"] is None, config["curve"]
+            assert config["curve"]["verdict"] == "n/a"
+            assert "wider than" in config["curve"]["why"]
+    history, tables = real
+    code, comment = _invoke(["results", "compare", str(tables["aa00"]), "--history", str(history)])
+    assert code == 0, comment
+    assert comment.count("at matched interactivity: not meaningful here, its band is") == 2
+    assert "n/a (not meaningful here)" in comment
+    assert comment.count("cannot be told from noise with one run of this PR") == 2
