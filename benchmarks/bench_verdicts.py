@@ -78,7 +78,7 @@ def setting(noise: float, shared: bool, trials: int) -> None:
     where = "shared by the sweep" if shared else "one per config"
     print(f"\nnoise {noise:.0%} per point and metric, run effect 0.4 of it, {where}")
     seed = 0
-    for configs, n in ((1, trials * 2), (30, trials), (250, max(10, trials // 3))):
+    for configs, n in ((1, trials * 5), (30, trials * 2), (250, max(10, trials // 2))):
         fail, loose = [], []
         for _ in range(n):
             seed += 1

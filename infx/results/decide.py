@@ -285,6 +285,18 @@ class Sweep:
     band: np.ndarray  # (M,) percent the sweep must move to be flagged
 
 
+def _sweep_p(
+    shift: np.ndarray, raw: np.ndarray, var: np.ndarray, active: np.ndarray, df: np.ndarray,
+    threshold: float,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(worse, better) p-values of a sweep-wide shift per metric (1: inside the threshold)."""
+    t = SIGNS * shift / np.sqrt(var)
+    pct = SIGNS * np.expm1(raw) * 100
+    worse = np.where(active & (pct < -(threshold + EDGE)), t_cdf(t, df), 1.0)
+    better = np.where(active & (pct > threshold + EDGE), t_cdf(-t, df), 1.0)
+    return worse, better
+
+
 def sweep(base: Base, fit: Fit, fx_: fx.Effects, threshold: float) -> Sweep:
     """The sweep-wide shift against how far main's runs move together (at Q / 2)."""
     from infx.results.tdist import t_ppf
@@ -301,10 +313,19 @@ def sweep(base: Base, fit: Fit, fx_: fx.Effects, threshold: float) -> Sweep:
         raw = np.nanmedian(np.where(base.count > 0, xbar, np.nan), axis=0)
         unit = np.nanmedian(np.nanmean(np.where(base.valid, 1 / fit.sigma, np.nan), axis=1), 0)
     var = fx_.sweep_var * inv + fx.median_var(fx_.run_var, base.held)
-    t = SIGNS * base.shift / np.sqrt(var)
-    pct = SIGNS * np.expm1(raw) * 100
-    worse = np.where(active & (pct < -(threshold + EDGE)), t_cdf(t, fx_.sweep_df), 1.0)
-    better = np.where(active & (pct > threshold + EDGE), t_cdf(-t, fx_.sweep_df), 1.0)
+    worse, better = _sweep_p(base.shift, raw, var, active, fx_.sweep_df, threshold)
+    # main's own recent level (provisional newest runs, or the trend's where it drifts):
+    # a sweep one step further along main's drift is main's doing, not this PR's
+    has = (fit.k_moved > 0) & base.valid
+    if has.any():
+        recent = base.x - np.where(has, fit.moved, 0.0)
+        with np.errstate(invalid="ignore"):
+            dev = np.nanmean(np.where(base.valid, recent / fit.sigma, np.nan), axis=1)
+            xbar_r = np.nanmean(np.where(base.valid, recent, np.nan), axis=1)
+            raw_r = np.nanmedian(np.where(base.count > 0, xbar_r, np.nan), axis=0)
+        shift_r, _ = fx.sweep_shift(dev)
+        worse_r, better_r = _sweep_p(shift_r, raw_r, var, active, fx_.sweep_df, threshold)
+        worse, better = np.maximum(worse, worse_r), np.maximum(better, better_r)
     p = (min(1.0, n * float(worse[active].min())), min(1.0, n * float(better[active].min())))
     crit = t_ppf(np.full(len(SIGNS), 1 - base.q / n), np.where(active, fx_.sweep_df, 1.0))
     spread = crit * np.sqrt(np.where(active, var, 0.0)) / np.where(active, unit, 1.0)

@@ -100,3 +100,25 @@ def test_an_unconfirmed_config_says_which_runs_would_settle_it_and_their_price()
     assert f"about {config.repeats.gpu_hours:.1f} GPU-hours" in body
     assert "cannot be told from noise with one run of this PR (80 % power)" in body
     assert not report.failing
+
+
+def test_a_sweep_one_step_further_along_mains_drift_is_not_a_sweep_wide_regression() -> None:
+    """Main drifts -0.5 % a run (a machine wearing: no step to cut at); an unchanged PR one
+    run further sat about 5 % below the mean of main's newest segment in every config, and
+    the sweep-wide shift read regressed in 5 of 6 sweeps. Against main's own trend it is
+    within noise; a real sweep-wide drop of 6 % (an image bump) is still regressed."""
+    from infx.results.compare import REGRESSED as WORSE
+    from tests.results.simulate import Runs
+
+    drift = -0.005
+    for seed in range(300, 306):
+        runs = Runs(30, noise=0.02, shared=False, seed=seed)
+        history = runs.history(20, drift=drift)
+        (pr,) = runs.pr(level=float(np.log1p(drift)) * 20)
+        assert compare(pr["rows"], history).sweep_verdict != WORSE, seed
+    runs = Runs(30, noise=0.02, seed=7)
+    effect = np.zeros((30, 8, 5))
+    effect[:] = np.log(0.94) * np.array([1.0, -1.0, -1.0, -1.0, -1.0])
+    (pr,) = runs.pr(effect=effect)
+    report = compare(pr["rows"], runs.history(20))
+    assert report.sweep_verdict == WORSE and report.failing
