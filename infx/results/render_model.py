@@ -116,8 +116,8 @@ def method(report: Report) -> str:
     """How the verdict was reached, in plain words."""
     return (
         "Each point is judged against main's level: the mean of the newest segment of its "
-        "history (cut where its whole config moved), never fewer than 3 runs; newer runs "
-        "that moved are shown but are not yet the level. Its scatter is its own, shrunk "
+        "history (cut where its whole config moved); a newer segment of fewer than 3 runs "
+        "is provisional, shown but not yet the level. Its scatter is its own, shrunk "
         "toward its config's trend over concurrency. The points of one run move together: "
         "the shift this PR's whole sweep shows is tested on its own and taken out of each "
         "config's, and a config's mean is judged against how far its runs move together. "
