@@ -38,6 +38,7 @@ from infx.results.series import GATING, SIGNS
 from infx.results.tdist import t_cdf
 
 Q = 0.05  # unchanged PR sweeps failing the gate: at most this fraction, whatever their size
+MIN_SHARE = 0.5  # least share of a point's variance left once the sweep's effect is out
 SUGGEST = 0.25  # flagged at this false discovery rate but not at Q: unconfirmed
 EDGE = 1e-9  # percent: a change on the threshold (give or take float error) is noise
 
@@ -96,6 +97,7 @@ class Base:
     held: np.ndarray  # (M,) configs behind it
     inflate: np.ndarray  # (M,) the config-mean variance's factor for the shift's error
     q: float  # the false discovery rate the configs are judged at
+    share: np.ndarray  # (M,) of a point's run-to-run variance left once the sweep's is out
 
     @classmethod
     def of(cls, fit: Fit, fx_: fx.Effects, pr: np.ndarray, repeats: np.ndarray) -> Base:
@@ -110,10 +112,20 @@ class Base:
         sweeping[GATING:] = False
         inflate = 1 + np.where(sweeping, math.pi / 2 / np.maximum(held, 1), 0.0)
         q = Q / 2 if sweeping.any() else Q
+        # the sweep-wide effect taken out of this PR's runs leaves the rest of a point's
+        # variance (never credited with less than MIN_SHARE: main's estimate is noisy)
+        left = np.clip(1 - np.nan_to_num(fx_.sweep_var, nan=0.0), MIN_SHARE, 1.0)
+        share = np.where(sweeping, left, 1.0)
         return cls(
             x, runs, valid, valid.sum(axis=1), np.where(sweeping, shift, 0.0), sweeping, held,
-            inflate, q,
+            inflate, q, share,
         )  # fmt: skip
+
+    def unit(self, k: np.ndarray) -> np.ndarray:
+        """(C, J, M): a point's standard error in its scatter: this PR's mean (the sweep's
+        effect out) against main's level of k runs."""
+        out: np.ndarray = np.sqrt(self.share[None, None, :] / self.runs + 1 / k)
+        return out
 
     def inv_mean(self, k: np.ndarray) -> np.ndarray:
         """(C, M): mean over a config's points of 1/R, plus of 1/k."""
@@ -145,7 +157,7 @@ def tests(
         k = np.where(has, fit.k_moved, k)
     sign = SIGNS[None, None, :]
     d = np.where(base.valid, x / fit.sigma, np.nan)
-    t = sign * (d - base.shift[None, None, :]) / np.sqrt(1 / base.runs + 1 / k)
+    t = sign * (d - base.shift[None, None, :]) / base.unit(k)
     pct = sign * np.expm1(x) * 100
     nan = np.where(base.valid, 0.0, np.nan)
     worse = np.where(pct < -(threshold + EDGE), t_cdf(t, fit.df), 1.0) + nan

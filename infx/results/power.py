@@ -58,7 +58,7 @@ def power(decision: Decision, fit: Fit, fx_: fx.Effects, curves: Curves, thresho
     crit = t_ppf(1 - np.broadcast_to(alpha_pt[:, None, :], df.shape), df)
     lift = t_ppf(np.full(df.shape, POWER), df)
     k = np.where(fit.k > 0, fit.k, np.nan)
-    unit = np.sqrt(1 / base.runs + 1 / k)[:, :, :g]
+    unit = base.unit(k)[:, :, :g]
     spread = fit.sigma[:, :, :g] * unit
     valid = base.valid[:, :, :g]
     band = np.where(valid, np.maximum(threshold, worse_pct(crit * spread, sign)), np.nan)
@@ -136,6 +136,7 @@ def _repeats(
             c_reach = float(t_ppf(1 - np.array(alpha[c]), df) + t_ppf(np.array(POWER), df))
             est = abs(float(curves.t[c])) * float(np.sqrt(1 / runs[c] + 1 / curves.k[c]))
             room = (est / c_reach) ** 2 - 1 / float(curves.k[c])
-        need = int(np.ceil(1 / room)) if room > 0 else MAX_REPEATS + 1
+        share = float(base.share[m]) if best < g else 1.0
+        need = int(np.ceil(share / room)) if room > 0 else MAX_REPEATS + 1
         out[c] = max(need, int(runs[c]) + 1) if need <= MAX_REPEATS else -1
     return out
