@@ -1,20 +1,24 @@
-"""How often `infx results compare` is right, and how long it takes, on simulated histories.
+"""How often `infx results compare` is right at InferenceX's scale, and how long it takes.
 
-Every trial builds main's history of 20 runs of 30 configs x 8 concurrencies with seeded
-log-normal noise per point and metric (2 % by default) and, per config, 0 to 2 steps from
-new images (throughput x 0.85 to 1.15, latencies the inverse) at random runs; the pull
-request's run sits at main's newest level, then:
+Simulated sweeps (`tests/results/simulate.py`, `Runs`): 20 main runs, 8 concurrencies, the
+5 judged metrics, log-normal noise per point and metric of 2 % or 5 % of which a share of
+0.4 is a run effect, shared by every config of a run (an image, a machine's day) or one
+per config (a job's node). Per setting it prints:
 
-- A/A: nothing changed. Counted: configs judged regressed (false alarms per config), and
-  configs judged improved.
-- a 5 % config-wide drop (throughput x 0.95, latencies / 0.95) of one config: flagged?
-- a 10 % single-point drop (throughput of one point x 0.90): flagged?
-- a coverage loss (the PR measures 3 of a config's 8 concurrencies): flagged?
+- unchanged PR sweeps of 1, 30 and 250 configs: the share failing the gate (regressed;
+  target at most 5 %), and the share with a config regressed or unconfirmed;
+- a 5 % config-wide drop (throughput x 0.95, latencies / 0.95) of one config among 30:
+  flagged (target 90 %), and regressed or unconfirmed;
+- a 10 % drop of one point's throughput among 30 configs, with three PR runs pooled:
+  flagged (target 90 %);
+- main drifting -0.5 % per run (no step to cut at), the PR one run further: unchanged
+  sweeps of 30 configs failing, and regressed or unconfirmed.
 
-Then the time of one comparison of 2,000 points against 30 main runs (in process), of a
-2,000 x 2,000-row comparison with one baseline run through the CLI, and the same with a
-30-run history folder through the CLI.
-Run: python benchmarks/bench_verdicts.py [--trials N] [--noise 0.02]
+Then the time of one comparison of 2,000 PR rows (250 configs x 8) against a 20-run
+history, in process and as whole `infx results compare` processes (a history folder,
+and an SQLite results database filled by `infx results ingest`).
+
+Run: python benchmarks/bench_verdicts.py [--trials N] [--no-timing] [--no-accuracy]
 """
 
 from __future__ import annotations
@@ -33,151 +37,162 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from infx.results.compare import IMPROVED, MISSING, REGRESSED
+from infx.results.compare import REGRESSED, UNCONFIRMED
 from infx.results.verdict import compare
-from tests.results.simulate import CONCS, Sweeps
+from tests.results.simulate import CONCS, Runs
 
-CONFIGS, RUNS = 30, 20
-
-
-def steps_of(rng: np.random.Generator) -> list[list[tuple[int, float]]]:
-    """Per config, 0-2 (run index, factor) steps from new images."""
-    out = []
-    for _ in range(CONFIGS):
-        count = int(rng.integers(0, 3))
-        at = sorted(rng.choice(np.arange(2, RUNS), size=count, replace=False).tolist())
-        out.append([(int(r), float(rng.uniform(0.85, 1.15))) for r in at])
-    return out
+RUNS = 20
+DRIFT = -0.005
 
 
-def level(steps: list[tuple[int, float]], run: int) -> float:
-    f = 1.0
-    for at, factor in steps:
-        if run >= at:
-            f *= factor
-    return f
+def judge(runs: Runs, history: list[dict], tables: list[dict]) -> tuple[bool, bool, dict]:
+    """(gate fails, a config regressed or unconfirmed, verdict per config index)."""
+    report = compare(tables[0]["rows"], history, repeats=[t["rows"] for t in tables[1:]])
+    verdicts = {_index(c.identity): c.verdict for c in report.configs}
+    loose = report.failing or any(v in (REGRESSED, UNCONFIRMED) for v in verdicts.values())
+    return report.failing, loose, verdicts
 
 
-def trial(seed: int, noise: float) -> dict[str, int]:
-    sweeps = Sweeps(CONFIGS, noise=noise, seed=seed)
-    rng = np.random.default_rng(seed + 10_000)
-    steps = steps_of(rng)
-    history = sweeps.history(RUNS, lambda i, c, r: level(steps[i], r))
-    now = [level(s, RUNS) for s in steps]
-    target = int(rng.integers(0, CONFIGS))
-    point = int(rng.choice(CONCS))
-    keep3 = set(rng.choice(CONCS, size=3, replace=False).tolist())
-    cases = {
-        "aa": (lambda i, c: now[i], lambda i, c: True),
-        "drop5": (lambda i, c: now[i] * (0.95 if i == target else 1.0), lambda i, c: True),
-        "point10": (
-            lambda i, c: now[i] * (0.90 if i == target and c == point else 1.0),
-            lambda i, c: True,
-        ),
-        "coverage": (lambda i, c: now[i], lambda i, c: i != target or c in keep3),
-    }
-    out = {}
-    for name, (factor, keep) in cases.items():
-        if name == "point10":
-            pr = sweeps.run(9000, lambda i, c: now[i])
-            for row in pr["rows"]:
-                if row["identity"]["conc"] == point and _index(row) == target:
-                    row["metrics"]["tput_per_gpu"] *= 0.90
-        else:
-            pr = sweeps.run(9000, factor, keep=keep)
-        report = compare(pr["rows"], history)
-        verdicts = {_index_of(c.identity): c.verdict for c in report.configs}
-        lost = {_index_of(c.identity): c.count(MISSING) for c in report.configs}
-        if name == "aa":
-            out["aa_regressed"] = sum(v == REGRESSED for v in verdicts.values())
-            out["aa_improved"] = sum(v == IMPROVED for v in verdicts.values())
-        else:
-            if name == "coverage":  # named as lost (a regression may outrank it) and gating
-                out[name] = int(lost[target] == 5 and report.failing)
-            else:
-                out[name] = int(verdicts[target] == REGRESSED)
-            out[f"{name}_others"] = sum(v == REGRESSED for i, v in verdicts.items() if i != target)
-    return out
-
-
-def _index(row: dict) -> int:
-    return _index_of(row["identity"])
-
-
-def _index_of(identity: dict) -> int:
+def _index(identity: dict) -> int:
     return int(identity["model-prefix"][1:]) * 8 + identity["tp"] - 1
 
 
-def accuracy(trials: int, noise: float) -> None:
-    totals: dict[str, int] = {}
-    start = time.perf_counter()
-    for seed in range(trials):
-        for key, value in trial(seed, noise).items():
-            totals[key] = totals.get(key, 0) + value
-    configs = trials * CONFIGS
-    print(
-        f"{trials} trials, {CONFIGS} configs x {len(CONCS)} points, {RUNS} main runs, "
-        f"noise {noise:.1%} per point and metric, 0-2 image steps per config "
-        f"({time.perf_counter() - start:.0f} s)"
-    )
-    print(
-        f"A/A: {totals['aa_regressed']} of {configs} configs judged regressed "
-        f"({totals['aa_regressed'] / configs:.1%}; target <= 5 %), "
-        f"{totals['aa_improved']} improved ({totals['aa_improved'] / configs:.1%})"
-    )
-    for name, text in (
-        ("drop5", "5 % config-wide drop"),
-        ("point10", "10 % single-point drop"),
-        ("coverage", "coverage loss (3 of 8 points)"),
-    ):
-        target = "100 %" if name == "coverage" else ">= 90 %"
+def drop(configs: int, target: int, pct: float) -> np.ndarray:
+    effect = np.zeros((configs, len(CONCS), 5))
+    step = np.log1p(-pct / 100)
+    effect[target] = step * np.array([1.0, -1.0, -1.0, -1.0, -1.0])
+    return effect
+
+
+def point_drop(configs: int, target: int, point: int, pct: float) -> np.ndarray:
+    effect = np.zeros((configs, len(CONCS), 5))
+    effect[target, point, 0] = np.log1p(-pct / 100)
+    return effect
+
+
+def rate(hits: list[bool]) -> str:
+    return f"{sum(hits) / len(hits):5.1%}"
+
+
+def setting(noise: float, shared: bool, trials: int) -> None:
+    where = "shared by the sweep" if shared else "one per config"
+    print(f"\nnoise {noise:.0%} per point and metric, run effect 0.4 of it, {where}")
+    seed = 0
+    for configs, n in ((1, trials * 5), (30, trials * 2), (250, max(10, trials // 2))):
+        fail, loose = [], []
+        for _ in range(n):
+            seed += 1
+            runs = Runs(configs, noise=noise, shared=shared, seed=seed)
+            f, lo, _ = judge(runs, runs.history(RUNS), runs.pr())
+            fail.append(f)
+            loose.append(lo)
         print(
-            f"{text}: flagged in {totals[name]} of {trials} ({totals[name] / trials:.0%}; "
-            f"target {target}); other configs judged regressed: {totals[name + '_others']}"
+            f"  unchanged, {configs:3d} config(s), {n:3d} sweeps: gate fails {rate(fail)} "
+            f"(target <= 5 %); regressed or unconfirmed {rate(loose)}"
         )
+    for name, pct, repeats in (("drop5", 5.0, 1), ("point10", 10.0, 3)):
+        flagged, loose, others = [], [], 0
+        for _ in range(trials):
+            seed += 1
+            runs = Runs(30, noise=noise, shared=shared, seed=seed)
+            rng = np.random.default_rng(seed)
+            target = int(rng.integers(0, 30))
+            if name == "drop5":
+                effect = drop(30, target, pct)
+            else:
+                effect = point_drop(30, target, int(rng.integers(0, len(CONCS))), pct)
+            _, _, verdicts = judge(runs, runs.history(RUNS), runs.pr(repeats, effect))
+            flagged.append(verdicts[target] == REGRESSED)
+            loose.append(verdicts[target] in (REGRESSED, UNCONFIRMED))
+            others += sum(v == REGRESSED for i, v in verdicts.items() if i != target)
+        text = (
+            "a 5 % config-wide drop, 1 PR run"
+            if name == "drop5"
+            else "a 10 % drop of one point's throughput, 3 PR runs"
+        )
+        print(
+            f"  {text} (30 configs, {trials} trials): flagged {rate(flagged)} (target 90 %); "
+            f"regressed or unconfirmed {rate(loose)}; other configs regressed: {others}"
+        )
+    fail, loose = [], []
+    for _ in range(trials):
+        seed += 1
+        runs = Runs(30, noise=noise, shared=shared, seed=seed)
+        history = runs.history(RUNS, drift=DRIFT)
+        f, lo, _ = judge(runs, history, runs.pr(level=np.log1p(DRIFT) * RUNS))
+        fail.append(f)
+        loose.append(lo)
+    print(
+        f"  main drifting {DRIFT:.1%} per run, unchanged PR one run further (30 configs, "
+        f"{trials} sweeps): gate fails {rate(fail)}; regressed or unconfirmed {rate(loose)}"
+    )
+
+
+def accuracy(trials: int) -> None:
+    start = time.perf_counter()
+    for noise in (0.02, 0.05):
+        for shared in (True, False):
+            setting(noise, shared, trials)
+    print(f"\n({time.perf_counter() - start:.0f} s)")
+
+
+def _run(args: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(args, capture_output=True, env=env)
+    wall = time.perf_counter() - start
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    return wall
 
 
 def timing(folder: Path) -> None:
-    sweeps = Sweeps(250, seed=7)
-    history = sweeps.history(30)
-    pr = sweeps.run(9000)
+    runs = Runs(250, seed=7)
+    history = runs.history(RUNS)
+    for r, doc in enumerate(history):
+        doc["run"]["created_at"] = f"2026-11-{r + 1:02d}T00:00:00Z"
+    (pr,) = runs.pr()
     assert len(pr["rows"]) == 2000
     times = []
-    for _ in range(3):
+    for _ in range(5):
         start = time.perf_counter()
         compare(pr["rows"], history)
         times.append(time.perf_counter() - start)
     print(
-        f"compare 2,000 points against 30 main runs, in process: "
-        f"median {statistics.median(times):.2f} s"
+        f"compare 2,000 PR rows against {RUNS} main runs, in process: "
+        f"median {statistics.median(times):.2f} s (min {min(times):.2f})"
     )
     (folder / "history").mkdir()
     for doc in history:
         (folder / "history" / f"{doc['run']['id']}.json").write_text(json.dumps(doc))
     (folder / "pr.json").write_text(json.dumps(pr))
-    (folder / "main.json").write_text(json.dumps(history[-1]))
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
-    base = [sys.executable, "-m", "infx", "results", "compare", str(folder / "pr.json")]
-    for args, text in (
-        (["--baseline", str(folder / "main.json")], "one baseline run (2,000 x 2,000 rows)"),
-        (["--history", str(folder / "history")], "a 30-run history folder"),
+    infx = [sys.executable, "-m", "infx", "results"]
+    database = folder / "history.sqlite"
+    for doc in history:
+        path = folder / "history" / f"{doc['run']['id']}.json"
+        _run([*infx, "ingest", str(path), "--history", str(database)], env)
+    base = [*infx, "compare", str(folder / "pr.json"), "--history-runs", str(RUNS)]
+    for where, text in (
+        (folder / "history", f"a {RUNS}-run history folder"),
+        (database, f"an SQLite results database of {RUNS} runs"),
     ):
-        wall = []
-        for _ in range(3):
-            start = time.perf_counter()
-            done = subprocess.run([*base, *args], capture_output=True, env=env)
-            wall.append(time.perf_counter() - start)
-            assert done.returncode in (0, 1), done.stderr[-2000:]
-        print(f"infx results compare (CLI) with {text}: median {statistics.median(wall):.2f} s")
+        wall = [_run([*base, "--history", str(where)], env) for _ in range(3)]
+        print(
+            f"infx results compare (whole process) with {text}: "
+            f"median {statistics.median(wall):.2f} s (min {min(wall):.2f})"
+        )
+    code = "import infx.results.verdict"
+    wall = [_run([sys.executable, "-c", code], env) for _ in range(3)]
+    print(f"python -c '{code}' (NumPy and the noise model): min {min(wall):.2f} s")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, default=100)
-    parser.add_argument("--noise", type=float, default=0.02)
     parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--no-accuracy", action="store_true")
     args = parser.parse_args()
-    accuracy(args.trials, args.noise)
+    if not args.no_accuracy:
+        accuracy(args.trials)
     if not args.no_timing:
         with tempfile.TemporaryDirectory() as tmp:
             timing(Path(tmp))

@@ -218,6 +218,8 @@ SLOW_TESTS = frozenset(
         "test_one_png_per_config_readable_by_all",
         "test_simulated_noise_without_change_raises_few_alarms",
         "test_two_thousand_rows_fit_in_one_comment",
+        "test_unchanged_runs_and_pooled_triples_of_them_never_fail_the_gate",  # real H200 runs
+        "test_the_eager_change_fails_in_five_of_six_runs_and_every_pooled_triple",
         # reuse, through the fake GitHub API
         "test_a_403_rate_limit_with_retry_after",
         "test_a_body_that_is_not_the_expected_json_ends_in_one_line",  # 40 cases, 10 s in all

@@ -29,6 +29,7 @@ HELP = {
     "config-key": "The master config the plan made this job from (INFX_CONFIG_KEY, which `infx sweep row-env` exports): written into each row's recipe, so two configs measuring the same identity stay two points.",
     "out-dir": "Where to write results.json, results.csv and summary.md.",
     "previous": "Results of earlier runs this run reruns part of (a results table or a folder of job files), oldest first: their points are kept unless this run measured them again.",
+    "repeat": "Another run of the same head (a repeat or another attempt): its table is pooled with CURRENT's, point by point. Repeatable.",
     "baseline": "One results table or folder to compare with, instead of main's runs.",
     "baseline-run": "Compare with this run's results_bmk.",
     "history": f"Main's history: a folder of results.json tables (with run metadata), or {_DB}.",
@@ -139,6 +140,7 @@ def collect(
 
 @results.command()
 @click.argument("current", type=EXISTING)
+@click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
 @click.option("--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["history"])
@@ -158,7 +160,7 @@ def collect(
 @shown("--plots-artifact", default="results_compare", help=HELP["plots-artifact"])
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
 def compare(
-    current: Path, baseline: Path | None, baseline_run: int | None, history_dir: str | None,
+    current: Path, repeats: tuple[Path, ...], baseline: Path | None, baseline_run: int | None, history_dir: str | None,
     history_runs: int | None, repo: str | None, workflow: str, branch: str | None,
     budget: int | None, threshold: float, output_format: str, pr_number: int | None,
     check_sha: str | None, ack_label: str | None, trimmed: bool, bot_login: str, plots: Path | None,
@@ -182,7 +184,7 @@ def compare(
         output_format, pr_number, check_sha, ack_label, bot_login, plots, plots_artifact, out
     )
     github = client_of(repo)
-    request = CompareRequest(current, source, how, threshold, trimmed)
+    request = CompareRequest(current, source, how, threshold, trimmed, repeats)
     done = judge(request, repository_settings(), os.environ, github)
     for note in done.notes:
         click.echo(note, err=True)

@@ -25,6 +25,7 @@ from infx.results.comparison import (
 )
 from infx.results.files import load_results
 from infx.results.gate import Acknowledgement, verdict_digest
+from infx.results.repeats import same_head
 from infx.results.report import Report, acknowledged
 from infx.results.verdict import compare as judge
 from infx.settings import Settings
@@ -50,8 +51,16 @@ def compare(
     rows = table["rows"]
     if not rows:
         return nothing_to_compare(request)
-    history = _history(source, table, github)
-    report = judge(rows, history.docs, request.threshold, trimmed=request.trimmed)
+    more = [load_results(p) for p in request.repeats]
+    same_head([table, *more], [str(p) for p in (request.current, *request.repeats)])
+    history = _history(source, table, more, github)
+    report = judge(
+        rows,
+        history.docs,
+        request.threshold,
+        trimmed=request.trimmed,
+        repeats=[t["rows"] for t in more],
+    )
     run_id = this_run(env)
     pr = acknowledging_pr(request, report)
     found = None
@@ -115,12 +124,15 @@ def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
 
 
 def _history(
-    source: HistorySource, table: dict[str, Any], github: Callable[[], facts.Reader]
+    source: HistorySource,
+    table: dict[str, Any],
+    more: list[dict[str, Any]],
+    github: Callable[[], facts.Reader],
 ) -> MainHistory:
-    rows = table["rows"]
+    rows = table["rows"] + [r for t in more for r in t["rows"]]
     if source.where is not None:
         found = stored_history(source.where, rows, source.runs or 1)
-        return without_own_run(found, table)
+        return without_own_run(found, table, *more)
     if source.baseline is not None:
         return MainHistory([load_results(source.baseline)], f"one table, `{source.baseline.name}`")
     return facts.main_history(github(), rows, source)

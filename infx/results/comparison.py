@@ -91,6 +91,7 @@ class CompareRequest:
     reporting: Reporting
     threshold: float = 2.0
     trimmed: bool = False
+    repeats: tuple[Path, ...] = ()  # more runs of the same head, pooled with `current`
 
 
 @dataclass(frozen=True)
@@ -102,13 +103,15 @@ class MainHistory:
     search: str | None = None  # the API search's account, said on stderr
 
 
-def without_own_run(history: MainHistory, table: Mapping[str, Any]) -> MainHistory:
-    """This run's own table inside a --history folder or database is never its baseline."""
-    own_id = (table.get("run") or {}).get("id")
-    if not isinstance(own_id, int) or not any(d["run"].get("id") == own_id for d in history.docs):
+def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHistory:
+    """This run's own tables (and its repeats') inside a --history folder or database are
+    never its baseline."""
+    own = {i for t in tables if isinstance(i := (t.get("run") or {}).get("id"), int)}
+    if not own or not any(d["run"].get("id") in own for d in history.docs):
         return history
-    docs = [d for d in history.docs if d["run"].get("id") != own_id]
-    return MainHistory(docs, f"{history.described}; this run's own table ({own_id}) left out")
+    docs = [d for d in history.docs if d["run"].get("id") not in own]
+    left = ", ".join(str(i) for i in sorted(own))
+    return MainHistory(docs, f"{history.described}; this run's own table ({left}) left out")
 
 
 def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:

@@ -1,21 +1,32 @@
-"""A config's curve measures: throughput per GPU at matched interactivity (each point against
-main's Pareto frontier, interpolated at its interactivity) and at equal concurrency (each
-point against its own level), each a mean over the config's points with a history of its
-own, hence a level, a scatter and a band."""
+"""Throughput per GPU at matched interactivity: each PR point against main's Pareto frontier
+(drawn through main's levels) interpolated at the point's interactivity, averaged over the
+points inside the frontier's range. Main's own runs measured the same way give the
+measure's history, hence its level, scatter and test (`decide.Curves`).
+
+The comparison says nothing, and never gates, where it is meaningless:
+
+- the frontier's interactivity spans less than MIN_SPAN of its throughput's (log scale):
+  interactivity hardly moves while throughput does (a launch-bound engine: throughput
+  x11 from concurrency 1 to 16 while interactivity falls 17 % on the H200 runs), so a
+  1 % wobble of interactivity reads as a 13 % gap in throughput;
+- its band (the change it must show to be flagged alone) is wider than MAX_BAND;
+- main's history of the measure has fewer than MIN_DF degrees of freedom.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from infx.results import noise
-from infx.results.compare import interactivity
-from infx.results.points import direction
-from infx.results.report import Curve
-from infx.results.series import History, Pending, mapped, positive
+from infx.results import cuts, decide, fit
+from infx.results.series import Arrays, Pending
+from infx.results.tdist import t_ppf
+
+MIN_SPAN = 0.1
+MAX_BAND = 50.0  # percent
+TPUT, INTVTY = 0, 5  # metric indexes in the arrays
 
 
 def frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -27,121 +38,93 @@ def frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]
     return sorted(best)
 
 
-def gap(
-    edge: list[tuple[float, float]], points: Sequence[tuple[float, float]]
-) -> tuple[list[float], list[float]]:
-    """log(throughput / main's frontier at the same interactivity) of each point in range,
-    and the frontier's elasticity there (d log throughput / d log interactivity), which
-    carries the noise of interactivity into the gap."""
-    if len(edge) < 2 or not points:
-        return [], []
+def _gaps(edge: list[tuple[float, float]], x: np.ndarray, logy: np.ndarray) -> np.ndarray:
+    """log(throughput / main's frontier at the same interactivity) of each point inside
+    the frontier's range (NaN outside it or where a value is missing); any shape."""
     xs = np.array([p[0] for p in edge])
     ys = np.log([p[1] for p in edge])
-    px = np.array([p[0] for p in points])
-    py = np.array([p[1] for p in points])
-    inside = (px >= xs[0]) & (px <= xs[-1]) & (py > 0)
-    px, py = px[inside], py[inside]
-    gaps = np.log(py) - np.interp(px, xs, ys)
-    i = np.clip(np.searchsorted(xs, px), 1, len(xs) - 1)
-    run = np.log(xs[i] / xs[i - 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slopes = np.where(run > 0, (ys[i] - ys[i - 1]) / np.where(run > 0, run, 1), 0.0)
-    return gaps.tolist(), slopes.tolist()
-
-
-def _xy(row: dict[str, Any]) -> tuple[float, float] | None:
-    x, y = interactivity(row.get("metrics", {})), positive(row, "tput_per_gpu")
-    return (x, y) if x and y else None
-
-
-def aggregates(
-    pending: list[Pending], levels: list[noise.Level], hist: History, threshold: float
-) -> list[tuple[Curve | None, Curve | None]]:
-    """Each config's two curve measures and their histories, estimated together:
-    throughput per GPU at matched interactivity (against main's frontier) and at equal
-    concurrency (against each point's level), each a mean over the config's points."""
-    measures: list[np.ndarray] = []
-    staged: list[tuple[int, list[float], list[float], tuple[tuple[float, float], ...]]] = []
-    pools: list[tuple[float | None, int]] = []  # each job's pooled throughput scatter
-    owners: list[tuple[int, int]] = []  # (job, 0 curve | 1 equal concurrency)
-    joints: list[set[int]] = []
-    for j, job in enumerate(pending):
-        pools.append(
-            noise.pooled([levels[i] for (conc, m), i in job.slots.items() if m == "tput_per_gpu"])
-        )
-        ref = []
-        for conc in sorted(job.expected | set(job.mine)):
-            xi, yi = job.slots.get((conc, "intvty")), job.slots.get((conc, "tput_per_gpu"))
-            if xi is not None and yi is not None:
-                ref.append((levels[xi].value, levels[yi].value))
-        edge = frontier(ref)
-        mine, slopes = gap(edge, [xy for xy in map(_xy, job.mine.values()) if xy])
-        past, at = [], []
-        for pos, i in enumerate(job.runs):
-            found, _ = gap(edge, [xy for xy in map(_xy, hist.points[i][job.key].values()) if xy])
-            if len(found) >= 2:
-                past.append(float(np.mean(found)))
-                at.append(pos)
-        if len(mine) >= 2 and past:
-            owners.append((j, 0))
-            staged.append((len(measures), mine, slopes, tuple(edge)))
-            measures.append(np.array(past))
-            joints.append(mapped(job.joint, at))
-        centers = {
-            conc: levels[i].center
-            for (conc, m), i in job.slots.items()
-            if m == "tput_per_gpu" and conc in job.mine
-        }
-        same = _offsets(job.mine, centers)
-        past, at = [], []
-        for pos, i in enumerate(job.runs):
-            found = _offsets(hist.points[i][job.key], centers)
-            if len(found) >= 2:
-                past.append(float(np.mean(found)))
-                at.append(pos)
-        if len(same) >= 2 and past:
-            owners.append((j, 1))
-            staged.append((len(measures), same, [0.0] * len(same), ()))
-            measures.append(np.array(past))
-            joints.append(mapped(job.joint, at))
-    found_levels = [
-        noise.level(x, tuple(sorted(set(own) | joint)))
-        for x, own, joint in zip(measures, noise.break_points(measures), joints, strict=True)
-    ]
-    out: list[list[Curve | None]] = [[None, None] for _ in pending]
-    for (j, which), (slot, mine, slopes, drawn) in zip(owners, staged, strict=True):
-        out[j][which] = _measure(found_levels[slot], mine, slopes, drawn, threshold, pools[j])
-    return [(a, b) for a, b in out]
-
-
-def _offsets(points: dict[int, dict[str, Any]], centers: dict[int, float]) -> list[float]:
-    """log(throughput / main's level at the same concurrency) of each point with a level."""
-    out = []
-    for conc, row in points.items():
-        value = positive(row, "tput_per_gpu")
-        if conc in centers and value is not None:
-            out.append(math.log(value) - centers[conc])
+    inside = (x >= xs[0]) & (x <= xs[-1]) & np.isfinite(logy)
+    out: np.ndarray = np.where(inside, logy - np.interp(np.nan_to_num(x), xs, ys), np.nan)
     return out
 
 
-def _measure(
-    lv: noise.Level,
-    mine: list[float],
-    slopes: list[float],
-    edge: tuple[tuple[float, float], ...],
-    threshold: float,
-    point: tuple[float | None, int] = (None, 0),
-) -> Curve:
-    change = (math.exp(float(np.mean(mine)) - lv.center) - 1.0) * 100.0
-    if lv.sigma is None:
-        # No scatter of the measure itself: the per-point noise (the config's pooled
-        # throughput scatter, else the assumed one), carried through the frontier's slope
-        # (interactivity is measured too) and averaged over the points.
-        base, df = (point[0], point[1]) if point[0] is not None else (noise.DEFAULT_NOISE, None)
-        sigma = base * math.sqrt(sum(1 + s * s for s in slopes)) / len(mine)
-        width = 100.0 * noise.critical(df) * sigma * math.sqrt(1 + 1 / max(lv.k, 1))
-        band = noise.Band(max(threshold, width), sigma, point[0] is None)
-    else:
-        band = noise.band(lv, (None, 0), threshold)
-    verdict = direction(change, band.pct, higher_is_better=True)
-    return Curve(len(mine), change, band.pct, band.sigma * 100, lv.k, band.assumed, verdict, edge)
+class Measured:
+    """Each pending config's curve measure: frontier, PR gaps, main's per-run history, and
+    why it says nothing (None: it is meaningful)."""
+
+    def __init__(self, pending: Sequence[Pending], data: Arrays, found: fit.Fit) -> None:
+        configs, runs = data.values.shape[:2]
+        self.edges: list[tuple[tuple[float, float], ...]] = []
+        self.why: list[str | None] = []
+        self.matched = np.zeros(configs, dtype=int)
+        self.mine = np.full(configs, np.nan)  # mean PR gap (log)
+        self.history = np.full((configs, runs), np.nan)
+        self.runs = np.full(configs, np.nan)  # this PR's runs behind the gap
+        center = np.exp(found.center)
+        for c, _ in enumerate(pending):
+            ref = [
+                (float(center[c, j, INTVTY]), float(center[c, j, TPUT]))
+                for j in range(center.shape[1])
+                if np.isfinite(center[c, j, INTVTY]) and np.isfinite(center[c, j, TPUT])
+            ]
+            edge = frontier(ref)
+            self.edges.append(tuple(edge))
+            if len(edge) < 2:
+                self.why.append("main's frontier has fewer than two points")
+                continue
+            ix = math.log(edge[-1][0] / edge[0][0])
+            iy = abs(math.log(max(p[1] for p in edge) / min(p[1] for p in edge)))
+            mine = _gaps(edge, np.exp(data.pr[c, :, INTVTY]), data.pr[c, :, TPUT])
+            self.matched[c] = int(np.isfinite(mine).sum())
+            if self.matched[c] >= 2:
+                self.mine[c] = float(np.nanmean(mine))
+                self.runs[c] = float(
+                    np.nanmin(np.where(np.isfinite(mine), data.repeats[c, :, TPUT], np.nan))
+                )
+            past = _gaps(edge, np.exp(data.values[c, :, :, INTVTY]), data.values[c, :, :, TPUT])
+            enough = np.isfinite(past).sum(axis=1) >= 2
+            with np.errstate(invalid="ignore"):
+                self.history[c] = np.where(enough, np.nanmean(past, axis=1), np.nan)
+            if iy > 0 and ix < MIN_SPAN * iy:
+                self.why.append(
+                    f"interactivity moves {ix / iy:.0%} as much as throughput along main's curve"
+                    " (log scale), so its noise swamps the comparison"
+                )
+            else:
+                self.why.append(None)
+
+    def tests(self, found: fit.Fit, tested: int, tests: np.ndarray) -> decide.Curves:
+        """Level and scatter of each measure's history (cut at its own change points and
+        its config's joint ones), and this PR's t against it."""
+        where = cuts.own_cuts(self.history) | found.joint
+        lv = fit.levels(self.history, where)
+        df = lv.df.astype(float)
+        sigma = np.sqrt(np.where(df > 0, lv.squares / np.maximum(df, 1), np.nan))
+        scale = sigma * np.sqrt(1 / self.runs + 1 / np.where(lv.k > 0, lv.k, np.nan))
+        x = self.mine - lv.center
+        t = x / scale
+        alpha = decide.Q / max(tested, 1) / np.maximum(tests + 1, 1)
+        crit = t_ppf(1 - alpha, np.maximum(df, 1))
+        band = np.expm1(crit * scale) * 100
+        self.band, self.sigma, self.k, self.df = band, sigma, lv.k.astype(float), df
+        for c, why in enumerate(self.why):
+            if why is not None or not np.isfinite(self.mine[c]):
+                continue
+            if df[c] < fit.MIN_DF or not np.isfinite(t[c]):
+                self.why[c] = f"main's history of it has {int(df[c])} degrees of freedom"
+            elif band[c] > MAX_BAND:
+                self.why[c] = f"its band is ±{band[c]:.0f} % (wider than ±{MAX_BAND:.0f} %)"
+        ok = np.array([w is None for w in self.why]) & np.isfinite(t)
+        self.change = np.expm1(x) * 100
+        recent = lv.k_moved > 0
+        x_moved = np.where(recent, x - np.nan_to_num(lv.moved), x)
+        k_moved = np.where(recent, lv.k_moved, np.where(lv.k > 0, lv.k, np.nan))
+        t_moved = x_moved / (sigma * np.sqrt(1 / self.runs + 1 / k_moved))
+        return decide.Curves(
+            t=np.where(ok, t, np.nan),
+            df=np.maximum(df, 1),
+            change=np.where(ok, self.change, np.nan),
+            k=self.k,
+            t_moved=np.where(ok, t_moved, np.nan),
+            change_moved=np.where(ok, np.expm1(x_moved) * 100, np.nan),
+        )

@@ -1,9 +1,11 @@
-"""How far a benchmark series on main scatters, and where it stepped.
+"""How far one benchmark series on main scatters, and where it stepped: the single-series
+view `infx results changes` and the results site use (a comparison judges all its series at
+once, `infx.results.fit`, with the same cuts and outlier rule).
 
 A series is one metric of one point (config without image and fingerprint, concurrency)
 over main's runs, oldest first. Values are compared on a log scale, so noise and changes
 are relative. A step (a new image, a driver) is a change, not noise: the series is cut at
-its change points (PELT with an L2 cost: ruptures' `KernelCPD`, linear kernel; penalty
+its change points (optimal partitioning with an L2 cost, `infx.results.segments`; penalty
 PENALTY x sigma^2 x ln n with sigma from the median absolute first difference, which a
 few steps do not move, or their root mean square below ROBUST_DIFFS differences), and
 main's level is the newest segment's. The scatter is the standard deviation of that
@@ -13,8 +15,7 @@ A newest segment shorter than MIN_HISTORY borrows the scatter of the series' old
 segments; a series with fewer values than that has no estimate of its own, and its
 squares go to its config's pooled scatter (`pooled`).
 
-NumPy is needed here; ruptures and SciPy load only when a series has three values or
-more, so a comparison with one baseline run never pays for them.
+NumPy is all it needs (`infx.results.tdist` gives Student's t and the chi-square).
 """
 
 from __future__ import annotations
@@ -27,27 +28,29 @@ from statistics import NormalDist, median
 
 import numpy as np
 
+from infx.results import cuts, fit, segments, tdist
+
 # Relative standard deviation per measurement assumed when a series has no estimate:
 # InferenceX's "normal variance +-2 %".
-DEFAULT_NOISE = 0.02
+DEFAULT_NOISE = fit.DEFAULT_NOISE
 # Values a segment (or all segments together) needs for a scatter estimate of its own.
 MIN_HISTORY = 5
-# One-sided false-alarm probability per check (about 2 % per config of 8 points x 5 checks
-# on simulated A/A histories; see benchmarks/bench_verdicts.py).
+# One-sided false-alarm probability per check of the single-series view (the site's bands,
+# and `results changes`, which tests stricter still).
 ALPHA = 0.0005
 # Change-point penalty factor (x sigma^2 x ln n), and the shortest segment a series may be
 # cut into alone (one value could be an outlier) or together with its config's other series.
-PENALTY = 5.0
-MIN_SEGMENT = 2
-MIN_JOINT_SEGMENT = 1
+PENALTY = cuts.PENALTY
+MIN_SEGMENT = cuts.MIN_SEGMENT
+MIN_JOINT_SEGMENT = cuts.MIN_JOINT_SEGMENT
 # Chance that noise alone cuts a config's joint series (see joint_breaks).
-JOINT_ALPHA = 0.001
-JOINT_CLIP = 4.0
-OUTLIER = 5.0
+JOINT_ALPHA = cuts.JOINT_ALPHA
+JOINT_CLIP = cuts.JOINT_CLIP
+OUTLIER = fit.OUTLIER
 # Chance that one series of pure noise loses a value as an outlier.
-OUTLIER_ALPHA = 0.001
+OUTLIER_ALPHA = fit.OUTLIER_ALPHA
 # First differences a series needs before their MAD (robust to a step) estimates its noise.
-ROBUST_DIFFS = 12
+ROBUST_DIFFS = cuts.ROBUST_DIFFS
 _MADN = 1.4826  # MAD -> standard deviation for normal data
 _TINY = 1e-6
 
@@ -84,18 +87,9 @@ def _median(values: Sequence[float]) -> float:
 
 
 def diff_scale(x: np.ndarray) -> float:
-    """Noise from first differences: a step moves one difference, not the median, so with
-    ROBUST_DIFFS differences or more their MAD; below that the MAD of a handful of values
-    is far too often near zero (a pure-noise series then looks like steps), and the root
-    mean square of the differences, which a step can only inflate, is used instead."""
-    if len(x) < 3:
-        return 0.0
-    d = np.diff(x)
-    if len(d) < ROBUST_DIFFS:
-        return math.sqrt(float(np.mean(d * d)) / 2)
-    values = d.tolist()
-    mid = _median(values)
-    return _MADN * _median([abs(v - mid) for v in values]) / math.sqrt(2)
+    """Noise from first differences (`segments.diff_scale`): their MAD with ROBUST_DIFFS
+    differences or more, which a step does not move; their root mean square below that."""
+    return float(segments.diff_scale(np.asarray(x, dtype=float)[None, :], ROBUST_DIFFS)[0])
 
 
 def penalty(x: np.ndarray) -> float:
@@ -103,51 +97,41 @@ def penalty(x: np.ndarray) -> float:
     return PENALTY * scale * scale * math.log(len(x))
 
 
+def _padded(series: Sequence[np.ndarray]) -> np.ndarray:
+    """Series of any lengths as rows aligned at their newest value, NaN before."""
+    width = max((len(x) for x in series), default=0) or 1
+    out = np.full((len(series), width), np.nan)
+    for i, x in enumerate(series):
+        if len(x):
+            out[i, width - len(x) :] = x
+    return out
+
+
 def break_points(series: Sequence[np.ndarray]) -> list[tuple[int, ...]]:
     """Change points of each log series (index of each new segment's first value): the
-    segmentation with the least squared error plus a penalty per change (PELT over a
-    linear kernel, which is the L2 cost, in ruptures' C implementation)."""
-    out: list[tuple[int, ...]] = []
-    for x in series:
-        if len(x) < 2 * MIN_SEGMENT + 1:
-            out.append(())
-            continue
-        from ruptures import KernelCPD  # type: ignore[import-untyped]  # ships no types
-
-        ends = KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit(x).predict(pen=penalty(x))
-        out.append(tuple(int(e) for e in ends[:-1]))
-    return out
+    segmentation with the least squared error plus a penalty per change (`cuts.own_cuts`,
+    all series at once)."""
+    if not series:
+        return []
+    padded = _padded(series)
+    found = cuts.own_cuts(padded)
+    width = padded.shape[1]
+    return [
+        tuple(int(p) - (width - len(x)) for p in np.nonzero(row)[0])
+        for x, row in zip(series, found, strict=True)
+    ]
 
 
 def joint_breaks(columns: Sequence[np.ndarray]) -> tuple[int, ...]:
     """Change points shared by several series of equal length (one config's points and
     metrics over the same runs): a new image moves them all at once, which shows even when
-    each moved by less than its own penalty, e.g. in main's newest run alone.
-
-    Each series is scaled by its first-difference noise (never below the columns' median
-    one, each value clipped at JOINT_CLIP); the penalty is the chi-square quantile that
-    one split of pure noise passes with probability JOINT_ALPHA / (n - 1).
-    """
-    if not columns or len(columns[0]) < 2 * MIN_JOINT_SEGMENT + 1:
+    each moved by less than its own penalty, e.g. in main's newest run alone
+    (`cuts.joint_cuts`)."""
+    if not columns:
         return ()
-    from ruptures import KernelCPD
-    from scipy.special import chdtri  # type: ignore[import-untyped]  # scipy-stubs not required
-
-    n = len(columns[0])
-    scales = [max(diff_scale(x), DEFAULT_NOISE / 10) for x in columns]
-    # A column whose few values happen to lie close together would weigh as if it were
-    # near noiseless, and noise alone would cut the block: no column counts as calmer than
-    # the config's typical one.
-    typical = _median(scales)
-    block = np.column_stack(
-        [(x - _median(x.tolist())) / max(s, typical) for x, s in zip(columns, scales, strict=True)]
-    )
-    # One wild value (a bad node in one run) would outweigh all the other columns: each
-    # value counts at most JOINT_CLIP scatters away from its column's median.
-    np.clip(block, -JOINT_CLIP, JOINT_CLIP, out=block)
-    pen = float(chdtri(block.shape[1], JOINT_ALPHA / (n - 1)))
-    ends = KernelCPD(kernel="linear", min_size=MIN_JOINT_SEGMENT).fit(block).predict(pen=pen)
-    return tuple(int(e) for e in ends[:-1])
+    block = np.column_stack([np.asarray(x, dtype=float) for x in columns])[None, :, :]
+    found = cuts.joint_cuts(block, np.array([block.shape[1]]))
+    return tuple(int(p) for p in np.nonzero(found[0])[0])
 
 
 def _inliers(x: np.ndarray) -> np.ndarray:
@@ -213,9 +197,7 @@ def critical(df: int | None, alpha: float | None = None) -> float:
     alpha = ALPHA if alpha is None else alpha
     if df is None or df > 10_000:
         return NormalDist().inv_cdf(1 - alpha)
-    from scipy.special import stdtrit
-
-    return float(stdtrit(max(df, 1), 1 - alpha))
+    return tdist.t_quantile(1 - alpha, max(df, 1))
 
 
 def pooled(found: Sequence[Level]) -> tuple[float | None, int]:

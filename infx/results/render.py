@@ -22,6 +22,7 @@ from infx.results.compare import (
     NEW,
     NOISE,
     REGRESSED,
+    UNCONFIRMED,
     UNKNOWN,
     config_key,
     config_label,
@@ -45,6 +46,7 @@ _MARK = {
     COVERAGE_LOST: "🟠",
     NEW: "🆕",
     MISSING: "🟠",
+    UNCONFIRMED: "🟡",
 }
 _WORD = {
     IMPROVED: "improved",
@@ -53,6 +55,7 @@ _WORD = {
     COVERAGE_LOST: "coverage lost",
     NEW: "new",
     MISSING: "missing",
+    UNCONFIRMED: "unconfirmed",
 }
 
 
@@ -162,10 +165,12 @@ def _score_row(s: Score) -> list[Md]:
 
 
 def _curve(curve: Curve | None) -> Md:
-    if curve is None or curve.change_pct is None:
-        return Md("–")
-    mark = _MARK.get(curve.verdict, "") if curve.verdict in (IMPROVED, REGRESSED) else ""
-    return Md(f"{curve.change_pct:+.1f}% ±{curve.band_pct:.1f} {mark}".strip())
+    from infx.results.render_model import curve_cell
+
+    mark = ""
+    if curve is not None and curve.verdict in (IMPROVED, REGRESSED):
+        mark = _MARK.get(curve.verdict, "")
+    return curve_cell(curve, mark)
 
 
 def _counts(config: Config) -> str:
@@ -173,7 +178,9 @@ def _counts(config: Config) -> str:
     return f"{c(IMPROVED)} / {c(REGRESSED)} / {c(NOISE)} / {c(NEW)} / {c(MISSING)}"
 
 
-def config_section(config: Config) -> str:
+def config_section(config: Config, threshold: float = 2.0) -> str:
+    from infx.results import render_model as words
+
     lines = [f"### {text(config.label)}: {_verdict(config.verdict)}\n\n"]
     if config.only_main:
         lines.append(
@@ -187,11 +194,14 @@ def config_section(config: Config) -> str:
             ("at equal concurrency", config.level),
             ("at matched interactivity", config.curve),
         ):
-            if measure is not None and measure.change_pct is not None:
-                lines.append(
-                    f" Throughput per GPU {what}: {_curve(measure)} "
-                    f"({_word_of(measure.verdict)}, {measure.matched} points)."
-                )
+            if measure is not None:
+                mark = _MARK.get(measure.verdict, "")
+                mark = mark if measure.verdict in (IMPROVED, REGRESSED) else ""
+                word = _word_of(measure.verdict)
+                lines.append(words.curve_sentence(what, measure, word, mark))
+        lines.append(words.moved_lines(config))
+        lines.append(words.repeats_sentence(config, threshold))
+        lines.append(words.power_sentence(config))
         lines.append("\n\n")
     if config.points:
         lines.append(_points_table(config.points))
@@ -266,18 +276,9 @@ def gate_line(report: Report, context: Context) -> str:
 
 
 def _method(report: Report) -> str:
-    from infx.results import noise
+    from infx.results.render_model import method
 
-    return (
-        f"Each point is judged against main's level (the newest segment of its history, cut "
-        f"at change points) with a band of the larger of ±{report.threshold:g}% and a "
-        f"one-sided {noise.ALPHA:.2%} prediction interval from main's own scatter (pooled "
-        f"over the config); when fewer than {noise.MIN_HISTORY - 1} degrees of freedom of "
-        f"scatter stand behind it, even pooled, {noise.DEFAULT_NOISE:.0%} per run is assumed. "
-        "Checks: throughput per GPU, TTFT and "
-        "TPOT p50 and p99 (ITL and interactivity are TPOT again, shown, not counted); "
-        "accuracy against 1.96 combined standard errors."
-    )
+    return method(report)
 
 
 def _summary_table(report: Report) -> str:
@@ -317,6 +318,9 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         head.append(f"Main's history: {context.history}.\n\n")
     if context.overlay:
         head.append(f"{context.overlay}\n\n")
+    from infx.results.render_model import sweep_line
+
+    head.append(sweep_line(report))
     if report.configs:
         head.append(_summary_table(report) + "\n")
     tail = [_method(report) + "\n"]
@@ -330,7 +334,7 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     budget = limit - len(body) - len("".join(tail)) - 200
     left_out = 0
     for config in report.configs:
-        section = config_section(config)
+        section = config_section(config, report.threshold)
         if left_out or len(section) > budget:
             left_out += 1
             continue

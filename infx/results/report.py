@@ -16,13 +16,18 @@ from infx.results.compare import (
     NEW,
     NOISE,
     REGRESSED,
+    UNCONFIRMED,
     UNKNOWN,
     Metric,
 )
 
 FORMAT = "infx-verdict/1"
-# Order of severity: the run and a config take the first that applies.
-SEVERITY = (REGRESSED, COVERAGE_LOST, IMPROVED, NOISE, NEW)
+# Order of severity: the run and a config take the first that applies. Unconfirmed does
+# not fail the gate; it asks for more runs of the PR.
+SEVERITY = (REGRESSED, COVERAGE_LOST, UNCONFIRMED, IMPROVED, NOISE, NEW)
+# Why a config or check is unconfirmed.
+NEEDS_RUNS = "needs-runs"  # beyond the threshold, suggestive, not significant in this sweep
+MAIN_MOVED = "main-moved"  # significant against main's level, not against its newest runs
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,11 @@ class Check:
     history: int  # main's runs behind the level (newest segment)
     assumed: bool  # scatter assumed (DEFAULT_NOISE): history too short
     verdict: str
+    p_value: float | None = None  # one-sided, in the direction it moved
+    detectable_pct: float | None = None  # the smallest change flagged with 80 % power
+    moved_pct: float | None = None  # main's provisional newest runs against its level
+    moved_runs: int = 0  # how many runs moved so (0: none)
+    runs: int = 1  # this PR's runs behind the value
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,9 @@ class Curve:
     assumed: bool
     verdict: str
     frontier: tuple[tuple[float, float], ...] = ()  # main's (interactivity, tput/GPU)
+    p_value: float | None = None
+    detectable_pct: float | None = None
+    why: str | None = None  # why the measure says nothing (None: it is meaningful)
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,38 @@ class Score:
     before_stderr: float | None
     after: float | None
     after_stderr: float | None
+    verdict: str
+    rule: str = "stderr"  # stderr | samples (binomial) | tolerance (absolute change alone)
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """More runs of this PR that would settle an unconfirmed config."""
+
+    runs: int  # this PR's runs in all that would do (0: more than infx asks for)
+    count: int  # runs to add
+    rows: tuple[dict[str, Any], ...]  # what reruns: each point's identity and recipe
+    gpu_hours: float  # of all `count` runs of them
+    source: str  # how the job minutes were estimated
+
+
+@dataclass(frozen=True)
+class Power:
+    """What one metric of a config could have shown: a config-wide change flagged with 80 %
+    power, and its points' smallest such changes."""
+
+    metric: Metric
+    config_pct: float | None
+    points: tuple[tuple[int, float], ...]  # (conc, percent)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """This PR's sweep-wide shift of one metric (every config moved alike)."""
+
+    metric: Metric
+    change_pct: float
+    band_pct: float | None
     verdict: str
 
 
@@ -89,6 +134,15 @@ class Config:
     runs: int = 0  # main runs in the window that measured this config
     baseline: dict[str, Any] | None = None  # the newest of them: doc["run"]
     only_main: bool = False  # main measured it; the PR did not
+    p_value: float | None = None  # regression: Bonferroni over its tests (None: untested)
+    p_improved: float | None = None
+    tests: int = 0
+    alpha: float | None = None  # the level a discovery needed in this sweep
+    why: str | None = None  # unconfirmed: NEEDS_RUNS or MAIN_MOVED
+    repeats: Repeats | None = None
+    power: tuple[Power, ...] = ()
+    pr_runs: int = 1  # this PR's runs behind it
+    moved: tuple[str, ...] = ()  # what main's provisional newest runs did, in words
 
     def count(self, verdict: str) -> int:
         """Points with this verdict; accuracy scores count as points."""
@@ -114,6 +168,10 @@ class Report:
     runs: int  # main runs in the history
     notes: tuple[str, ...] = field(default_factory=tuple)
     ack: Ack | None = None
+    sweep: tuple[Shift, ...] = ()  # the sweep-wide shift per metric, when estimated
+    sweep_verdict: str = NOISE  # regressed | improved | within-noise (or new: not tested)
+    pr_runs: int = 1  # this PR's tables pooled
+    q: float = 0.05  # false discovery rate the configs were judged at
 
     @property
     def failing(self) -> bool:
