@@ -115,12 +115,14 @@ def rewrite_numbers(
 ) -> tuple[bytes, list[tuple[int, str, str]]]:
     """`region` with each field value that `agreed_decimal` rewrites written as that plain
     decimal, every other byte kept, and (line, old, new) of each; entry positions are
-    region-relative. A value not written whole on its key's line is left alone."""
+    region-relative. A number is one plain token (a plain scalar over several lines reads
+    as text), so the token at the value's position, followed by nothing but spaces or a
+    comment, is the whole value; anything else is left alone."""
     lines = region.split(b"\n")
     done = []
     for entry in entries:
         for key, value in entry.data.items():
-            if key in TEXT_FIELDS or key not in entry.inline or isinstance(value, str | bool):
+            if key in TEXT_FIELDS or isinstance(value, str | bool):
                 continue
             line, offset = entry.value_pos[key]
             text = lines[line - 1]

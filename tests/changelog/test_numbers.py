@@ -174,3 +174,11 @@ def test_fix_never_touches_history(repo: GitRepo) -> None:
     result = repo.infx("changelog", "fix", "--base", "base")
     assert result.exit_code == 0, result.output
     assert repo.read().decode() == history + "\n" + entry(extra=ANCHOR.format("5"))
+
+
+def test_fix_rewrites_a_value_written_below_its_key(repo: GitRepo) -> None:
+    text = HISTORY + "\n" + entry(extra="  eval-min-prefill-ep:\n    0x10\n")
+    repo.write("perf-changelog.yaml", text)
+    result = repo.infx("changelog", "fix", "--base", "base")
+    assert result.exit_code == 0, result.output
+    assert repo.read().decode() == text.replace("    0x10\n", "    16\n")
