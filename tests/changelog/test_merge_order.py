@@ -251,3 +251,26 @@ def test_main_by_content_and_takes_back_are_pure_rules() -> None:
     assert takes_back(pr.encode(), HISTORY.encode())
     assert not takes_back(HISTORY.encode(), HISTORY.encode())
     assert not takes_back(HISTORY.encode(), FIRST_ONLY.encode() + b"\n" + PR_ENTRY.encode())
+
+
+def test_cherry_picking_mains_commit_onto_the_branch(repo: GitRepo) -> None:
+    """The branch picks main's commit (to take a fix): ours is the branch, theirs main's
+    commit; main's history says main's entry comes first."""
+    pr_branch(repo)
+    repo.git("checkout", "-q", "pr")
+    picked = run(repo, "cherry-pick", "main")
+    assert picked.returncode == 0, picked.stderr
+    assert repo.read().decode() == MAINS + "\n" + PR_ENTRY
+
+
+def test_pull_with_a_merge_on_local_main_puts_upstreams_entry_first(repo: GitRepo) -> None:
+    """Both sides hold main's entries (local main's unpushed one, origin/main's newer one):
+    the commit merged in is origin/main's tip, so it is main's side."""
+    use_driver(repo)
+    repo.git("checkout", "-q", "-b", "upstream")
+    repo.commit("upstream entry", **{"perf-changelog.yaml": MAINS})
+    repo.git("update-ref", "refs/remotes/origin/main", "upstream")
+    repo.git("checkout", "-q", "main")
+    repo.commit("local entry", **{"perf-changelog.yaml": HISTORY + "\n" + PR_ENTRY})
+    assert run(repo, "merge", "--no-edit", "origin/main").returncode == 0
+    assert repo.read().decode() == MAINS + "\n" + PR_ENTRY
