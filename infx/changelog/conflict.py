@@ -48,10 +48,11 @@ def find_main_side(
     state: ours in a rebase (commits are replayed onto main); when nothing is being merged
     in (`theirs` empty: a stash popped, a cherry-pick, a revert, `git am`: a change applied
     onto HEAD), ours, but theirs when it takes back the entries the ancestor appended last
-    (a revert: its side drops them, and only main's side is kept as it is); in a merge, theirs when `theirs` (the commits merged in) holds a
-    main tip (a fork's own `main` merging upstream's too), ours when HEAD is the main
-    branch or a detached HEAD at a main tip (a CI checkout of main), else theirs (a branch
-    merging main in, the usual case)."""
+    (a revert: its side drops them, and only main's side is kept as it is); in a merge,
+    theirs when `theirs` (the commits merged in) holds a main tip (a fork's own `main`
+    merging upstream's too), ours when HEAD is the main branch or a detached HEAD at a
+    main tip (a CI checkout of main), else theirs (a branch merging main in, the usual
+    case)."""
     from infx.context import REMOTES
 
     refs = [f"refs/heads/{main_branch}", *(f"refs/remotes/{r}/{main_branch}" for r in REMOTES)]
@@ -75,11 +76,6 @@ def find_main_side(
     if branch is None and git.commits(["HEAD"], root).get("HEAD") in tips:
         return "ours"
     return "theirs"
-
-
-def driver_sides(ancestor: Path, current: Path, other: Path) -> Sides:
-    """The three files git hands a merge driver (%O %A %B), as bytes."""
-    return ancestor.read_bytes(), current.read_bytes(), other.read_bytes()
 
 
 def merging_in(environ: Mapping[str, str]) -> list[str]:

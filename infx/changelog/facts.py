@@ -126,13 +126,26 @@ def main_side(
     return find_main_side(root, load_settings(root).main_branch, theirs, sides, path)
 
 
-def stage_sides(root: Path, path: str) -> Sides | None:
-    """A conflicted `path`'s index stages (ancestor, ours, theirs), when it has all three
-    sides."""
+def stopped_main_side(root: Path, given: str | None, path: str) -> MainSide:
+    """Main's side of a stopped merge, rebase, cherry-pick, revert or stash of `path`, read
+    from its index stages (ancestor, ours, theirs) and MERGE_HEAD."""
     stages = git.index_stages(path, root)
-    if stages is None or stages.ours is None or stages.theirs is None:
-        return None
-    return stages.ancestor or b"", stages.ours, stages.theirs
+    sides = None
+    if stages is not None and stages.ours is not None and stages.theirs is not None:
+        sides = (stages.ancestor or b"", stages.ours, stages.theirs)
+    merged_in = list(git.commits(["MERGE_HEAD"], root).values())
+    return main_side(root, given, merged_in, sides, path)
+
+
+def driver_main_side(
+    root: Path, given: str | None, files: tuple[Path, Path, Path], path: str | None
+) -> MainSide:
+    """Main's side for the merge driver: `files` are git's %O %A %B, `path` its %P; the
+    commits `git merge` merges in are named in the environment (GITHEAD_<id>)."""
+    from infx.changelog.conflict import merging_in
+
+    sides = (files[0].read_bytes(), files[1].read_bytes(), files[2].read_bytes())
+    return main_side(root, given, merging_in(os.environ), sides, path or CHANGELOG_FILE)
 
 
 def stopped_operation(root: Path) -> str | None:

@@ -3,7 +3,6 @@ through the planner's edge), calls `infx.changelog.gate` or `edits`, and does wh
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ import click
 from click.decorators import FC
 
 from infx import git
-from infx.changelog import CHANGELOG_FILE, facts
+from infx.changelog import facts
 from infx.changelog.edits import FixFacts, appended, canonicalized, fixed
 from infx.changelog.edits import lint as lint_file
 from infx.changelog.gate import unrunnable, verdict
@@ -177,8 +176,7 @@ def resolve_conflict(pr: int | None, repo: Given, path: str, main_side: Given) -
     root = git.root()
     target = facts.target(root, path, in_work_tree=False)
     policy = _said(facts.links(repo, pr, root)) if pr else None
-    merged_in = list(git.commits(["MERGE_HEAD"], root).values())
-    side = facts.main_side(root, main_side, merged_in, facts.stage_sides(root, target), target)
+    side = facts.stopped_main_side(root, main_side, target)
     merged = resolve_stopped(root, target, side, policy, facts.stopped_operation(root))
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
@@ -211,13 +209,11 @@ def merge_driver(
     ours. When there is no automatic answer it exits 1 and leaves both sides between
     conflict markers in %A, so git reports a normal conflict and nothing is lost.
     """
-    from infx.changelog.conflict import driver_sides, merging_in, run_driver
+    from infx.changelog.conflict import run_driver
 
     root = git.root()
     policy = _said(facts.links(repo, pr, root)) if pr else None
-    sides = driver_sides(ancestor, current, other)
-    path = pathname or CHANGELOG_FILE
-    side = facts.main_side(root, main_side, merging_in(os.environ), sides, path)
+    side = facts.driver_main_side(root, main_side, (ancestor, current, other), pathname)
     stopped = lambda: facts.stopped_operation(root)  # noqa: E731  (asked only on a refusal)
     refused = run_driver(ancestor, current, other, side, policy, marker_size, stopped)
     if refused is not None:
