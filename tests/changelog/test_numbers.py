@@ -182,3 +182,23 @@ def test_fix_rewrites_a_value_written_below_its_key(repo: GitRepo) -> None:
     result = repo.infx("changelog", "fix", "--base", "base")
     assert result.exit_code == 0, result.output
     assert repo.read().decode() == text.replace("    0x10\n", "    16\n")
+
+
+@pytest.mark.parametrize(("spelling", "advice"), [("0x10", True), ("010", False)])
+def test_the_merge_driver_refuses_such_an_entry(repo: GitRepo, spelling: str, advice: bool) -> None:
+    """The driver takes the PR's entries only when they pass the gate's rules: a spelling
+    `fix` repairs gets the abort-then-fix advice, one it leaves to the person does not."""
+    import subprocess
+
+    from tests.changelog.test_merge import MAIN_ENTRY, branches, use_driver
+
+    use_driver(repo)
+    branches(
+        repo, HISTORY + "\n" + entry(extra=ANCHOR.format(spelling)), HISTORY + "\n" + MAIN_ENTRY
+    )
+    merge = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=repo.path, capture_output=True, text=True
+    )
+    assert merge.returncode != 0
+    assert f"{spelling!r}" in merge.stderr
+    assert ("run `git merge --abort`, then `infx changelog fix`" in merge.stderr) is advice
