@@ -36,7 +36,10 @@ def yaml11_reading(spelling: str) -> object:
 
     resolve: Callable[[type[ScalarNode], str, tuple[bool, bool]], str] = Resolver().resolve
     tag = resolve(ScalarNode, spelling, (True, False))
-    return SafeConstructor().construct_object(ScalarNode(tag, spelling))
+    try:
+        return SafeConstructor().construct_object(ScalarNode(tag, spelling))
+    except ValueError:  # more digits than Python converts: no reader gets a number
+        return spelling
 
 
 def _number(value: object) -> bool:

@@ -13,6 +13,7 @@ a merge key or deep nesting is never composed, constructed or validated.
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -281,6 +282,17 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
             doc = loader.construct_document(root) if root is not None else None
     except YAMLError as exc:
         return None, [_yaml_violation(exc, chunk)]
+    except ValueError:
+        # Python converts at most sys.get_int_max_str_digits() decimal digits to an int.
+        return None, [
+            Violation(
+                chunk.line,
+                "number",
+                f"a number in this entry has more than {sys.get_int_max_str_digits():,} "
+                "digits, more than a YAML reader converts",
+                "write a plain decimal of a sensible size",
+            )
+        ]
     if not isinstance(doc, list) or len(doc) != 1 or not isinstance(doc[0], dict):
         return None, [
             Violation(

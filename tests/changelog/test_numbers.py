@@ -202,3 +202,15 @@ def test_the_merge_driver_refuses_such_an_entry(repo: GitRepo, spelling: str, ad
     assert merge.returncode != 0
     assert f"{spelling!r}" in merge.stderr
     assert ("run `git merge --abort`, then `infx changelog fix`" in merge.stderr) is advice
+
+
+@pytest.mark.parametrize("digits", ["1" * 5000, "0" + "1" * 5000, "1_" + "1" * 5000])
+def test_a_number_longer_than_python_converts_is_a_one_line_error(
+    repo: GitRepo, digits: str
+) -> None:
+    """As an attacker: 5,000 digits made ruamel raise ValueError, a traceback (exit 3)."""
+    appended(repo, digits)
+    result = repo.infx("changelog", "check", "--base", "base", "--pr", "7")
+    assert result.exit_code == 1, result.output
+    assert "more than 4,300 digits" in result.output and "Traceback" not in result.output
+    assert yaml11_reading("1" * 5000) == "1" * 5000
