@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from infx import git
+from infx.changelog import CHANGELOG_FILE
 from infx.changelog.edits import fix_first
 from infx.changelog.links import LinkPolicy
-from infx.changelog.merge import MainSide, conflict_text, resolve
+from infx.changelog.merge import MainSide, conflict_text, main_by_content, resolve, takes_back
 from infx.errors import ChangelogError, UsageError
 from infx.yamlio import atomic_write
 
@@ -29,20 +30,45 @@ def _labels(main_side: MainSide) -> tuple[str, str]:
     )
 
 
-def find_main_side(root: Path, main_branch: str, theirs: Iterable[str] = ()) -> MainSide:
-    """Which side of the merge in progress is main, so main's entries come first whichever
-    side is "ours": ours in a rebase (commits are replayed onto main); theirs when `theirs`
-    (the commits being merged in) holds the tip of main, upstream/main or origin/main (a
-    fork's own `main` merging upstream's too); ours when HEAD is the main branch, or a
-    detached HEAD sits at a main tip (a CI checkout of main); else theirs (a branch merging
-    main in, the usual case)."""
+Sides = tuple[bytes, bytes, bytes]
+
+
+def find_main_side(
+    root: Path,
+    main_branch: str,
+    theirs: Iterable[str] = (),
+    sides: Sides | None = None,
+    path: str = CHANGELOG_FILE,
+) -> MainSide:
+    """Which side of the merge in progress is main's, so main's entries come first whichever
+    side git calls "ours".
+
+    First what the sides (ancestor, ours, theirs) hold, against `path` at main's tips (the
+    main branch, upstream's and origin's): `main_by_content`. When that does not tell, git's
+    state: ours in a rebase (commits are replayed onto main); when nothing is being merged
+    in (`theirs` empty: a stash popped, a cherry-pick, a revert, `git am`: a change applied
+    onto HEAD), ours, but theirs when it takes back the entries the ancestor appended last
+    (a revert: its side drops them, and only main's side is kept as it is); in a merge,
+    theirs when `theirs` (the commits merged in) holds a main tip (a fork's own `main`
+    merging upstream's too), ours when HEAD is the main branch or a detached HEAD at a
+    main tip (a CI checkout of main), else theirs (a branch merging main in, the usual
+    case)."""
     from infx.context import REMOTES
 
-    if git.in_progress("rebase-merge", root) or git.in_progress("rebase-apply", root):
-        return "ours"
     refs = [f"refs/heads/{main_branch}", *(f"refs/remotes/{r}/{main_branch}" for r in REMOTES)]
     tips = set(git.commits(refs, root).values())
-    if tips & set(theirs):
+    if sides is not None:
+        files = git.read_many([(tip, path) for tip in sorted(tips)], root)
+        mains = [text for text in files.values() if text]
+        found = main_by_content(*sides, mains)
+        if found is not None:
+            return found
+    if git.in_progress("rebase-merge", root) or git.in_progress("rebase-apply", root):
+        return "ours"
+    merged_in = set(theirs)
+    if not merged_in:
+        return "theirs" if sides is not None and takes_back(sides[0], sides[2]) else "ours"
+    if tips & merged_in:
         return "theirs"
     branch = git.current_branch(root)
     if branch == f"refs/heads/{main_branch}":

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infx import git
+from infx.changelog import CHANGELOG_FILE
 from infx.changelog.gate import BranchCommit, GateFacts, MergeFiles
 from infx.changelog.links import LinkPolicy, Links
 from infx.errors import UsageError
@@ -21,6 +22,7 @@ from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
 
 if TYPE_CHECKING:
+    from infx.changelog.conflict import Sides
     from infx.changelog.merge import MainSide
 
 
@@ -108,13 +110,42 @@ def branch_links(root: Path, history: bytes | None) -> Links | None:
         return None
 
 
-def main_side(root: Path, given: str | None, theirs: list[str]) -> MainSide:
-    """Which side of the merge is main: `--main-side`, else found from the merge."""
+def main_side(
+    root: Path,
+    given: str | None,
+    theirs: list[str],
+    sides: Sides | None = None,
+    path: str = CHANGELOG_FILE,
+) -> MainSide:
+    """Which side of the merge is main: `--main-side`, else found from the merge's `sides`
+    (ancestor, ours, theirs of `path`) and git's state."""
     from infx.changelog.conflict import find_main_side
 
     if given is not None:
         return "ours" if given == "ours" else "theirs"
-    return find_main_side(root, load_settings(root).main_branch, theirs)
+    return find_main_side(root, load_settings(root).main_branch, theirs, sides, path)
+
+
+def stopped_main_side(root: Path, given: str | None, path: str) -> MainSide:
+    """Main's side of a stopped merge, rebase, cherry-pick, revert or stash of `path`, read
+    from its index stages (ancestor, ours, theirs) and MERGE_HEAD."""
+    stages = git.index_stages(path, root)
+    sides = None
+    if stages is not None and stages.ours is not None and stages.theirs is not None:
+        sides = (stages.ancestor or b"", stages.ours, stages.theirs)
+    merged_in = list(git.commits(["MERGE_HEAD"], root).values())
+    return main_side(root, given, merged_in, sides, path)
+
+
+def driver_main_side(
+    root: Path, given: str | None, files: tuple[Path, Path, Path], path: str | None
+) -> MainSide:
+    """Main's side for the merge driver: `files` are git's %O %A %B, `path` its %P; the
+    commits `git merge` merges in are named in the environment (GITHEAD_<id>)."""
+    from infx.changelog.conflict import merging_in
+
+    sides = (files[0].read_bytes(), files[1].read_bytes(), files[2].read_bytes())
+    return main_side(root, given, merging_in(os.environ), sides, path or CHANGELOG_FILE)
 
 
 def stopped_operation(root: Path) -> str | None:
@@ -141,14 +172,22 @@ class MergeInProgress:
     name: str
 
 
-def merge_in_progress(root: Path) -> MergeInProgress | None:
+def merge_in_progress(root: Path, path: str = CHANGELOG_FILE) -> MergeInProgress | None:
+    """The merge in progress, its sides told apart as the merge driver does for `path`."""
     if not git.in_progress("MERGE_HEAD", root):
         return None
     found = git.commits(["HEAD", "MERGE_HEAD"], root)
     if len(found) != 2:
         return None
     theirs = found["MERGE_HEAD"]
-    if main_side(root, None, [theirs]) == "theirs":
+    ancestor = git.merge_base(found["HEAD"], theirs, root)
+    sides = None
+    if ancestor is not None:
+        files = git.read_many([(c, path) for c in (ancestor, found["HEAD"], theirs)], root)
+        ours_file, theirs_file = files[(found["HEAD"], path)], files[(theirs, path)]
+        if ours_file is not None and theirs_file is not None:
+            sides = (files[(ancestor, path)] or b"", ours_file, theirs_file)
+    if main_side(root, None, [theirs], sides, path) == "theirs":
         return MergeInProgress(theirs, found["HEAD"], "the branch")
     return MergeInProgress(found["HEAD"], theirs, "the branch merged in")
 

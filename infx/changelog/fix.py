@@ -1,8 +1,10 @@
 """Mechanical repairs of appended changelog text, never touching a byte of history.
 
 Each repair is one the gate names and one with a single right answer: line
-endings, trailing spaces, the empty line between entries, the file ending, and
-placeholder spellings of a pr-link. Everything else is left for a person.
+endings, trailing spaces, the empty line between entries, the file ending,
+placeholder spellings of a pr-link, and a number not spelled as a plain decimal
+where every YAML reader reads the same number (`0x10`, `1_000`, `+5`). Everything
+else is left for a person (`010`, read 8 or 10, among it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from infx.changelog.canonicalize import rewrite_links, same_entries
 from infx.changelog.diff import blank_lines_at_end, compare, editor_saved
 from infx.changelog.links import PLACEHOLDER
 from infx.changelog.model import Entry
+from infx.changelog.numbers import rewrite_numbers
 from infx.changelog.parse import parse_region
 from infx.changelog.text_rules import MAX_CHECKED_BYTES, size_violation
 from infx.errors import ChangelogError
@@ -130,6 +133,11 @@ def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
         region, entries, lambda v: PLACEHOLDER if placeholder_spelling(v) else None
     )
     fixes += [Fix(offset + r.line, f"pr-link {r.old!r} -> {r.new}") for r in rewrites]
+    region, numbers = rewrite_numbers(region, parse_region(region)[0] if rewrites else entries)
+    fixes += [
+        Fix(offset + line, f"{old} -> {new}, the plain decimal every YAML reader reads alike")
+        for line, old, new in numbers
+    ]
     if fixes:
         same_entries(said, region, [_fixed_link(e) for e in said])
     return (base or b"") + region, fixes

@@ -11,6 +11,7 @@ the gate, or there is no automatic answer and the merge must conflict.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Literal
 
 from infx.changelog.canonicalize import canonicalize, rewrite_links, same_entries
@@ -226,6 +227,33 @@ def dropped_entries(
         )
         for name, (chunk, _) in added
     ]
+
+
+def main_by_content(
+    ancestor: bytes, ours: bytes, theirs: bytes, mains: Iterable[bytes]
+) -> MainSide | None:
+    """Which side is main's by main's history (`mains`: the file at main's tips), None when
+    that does not tell: the one side whose new entries include one of main's, byte for
+    byte (a stash popped onto a branch that took main's entry, a cherry-pick onto main's
+    tip, a branch merging one that holds main's newer entries)."""
+    held = {strip_blank_tail(chunk.text) for text in mains for chunk in split_entries(text)[0]}
+    if not held:
+        return None
+    found = [
+        any(strip_blank_tail(chunk.text) in held for chunk, _ in _new_since(ancestor, side))
+        for side in (ours, theirs)
+    ]
+    if found == [True, False]:
+        return "ours"
+    if found == [False, True]:
+        return "theirs"
+    return None
+
+
+def takes_back(ancestor: bytes, side: bytes) -> bool:
+    """Whether `side` is the ancestor without the entries the ancestor appended last: what
+    `git revert` of a commit that appended entries hands a merge driver as "theirs"."""
+    return side != ancestor and compare(side, ancestor).kind == "append"
 
 
 def resolve(

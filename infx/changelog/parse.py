@@ -13,6 +13,7 @@ a merge key or deep nesting is never composed, constructed or validated.
 from __future__ import annotations
 
 import re
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Entry, Violation, clip, summarized
+from infx.changelog.numbers import TEXT_FIELDS, number_problem
 from infx.changelog.schema_rules import schema_violations
 from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
@@ -213,10 +215,6 @@ _KINDS = {
 }
 
 
-# The fields that hold text: a value YAML 1.1 reads as another type is misread there.
-_TEXT_FIELDS = frozenset({"config-keys", "description", "pr-link"})
-
-
 def _scalars(node: Any) -> list[Any]:
     found, stack = [], [node]
     while stack:
@@ -229,19 +227,25 @@ def _scalars(node: Any) -> list[Any]:
     return found
 
 
-def _misread_values(root: Any, first_line: int) -> list[Violation]:
+def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Violation]:
     """Plain values some YAML reader takes for another type than the entry holds: a date or
-    timestamp anywhere (no field is one), and, in a field of text, a value that YAML 1.1
+    timestamp anywhere (no field is one); in a field of text, a value that YAML 1.1
     readers (PyYAML, the InferenceX planner) read as a boolean, number or null (`yes`,
-    `off`, `12:30`)."""
+    `off`, `12:30`); in any other field, a number not spelled as a plain decimal (`010`,
+    `0o10`, `1_000`: `infx.changelog.numbers`)."""
     from yaml.nodes import ScalarNode as Yaml11Scalar
     from yaml.resolver import Resolver
 
     resolve: Callable[[type[Yaml11Scalar], str, tuple[bool, bool]], str] = Resolver().resolve
     first_chars = Resolver.yaml_implicit_resolvers
     found = []
-    for key_node, value_node in root.value[0].value:
-        text = isinstance(key_node, ScalarNode) and key_node.value in _TEXT_FIELDS
+    for (key_node, value_node), read in zip(root.value[0].value, data.values(), strict=True):
+        text = isinstance(key_node, ScalarNode) and key_node.value in TEXT_FIELDS
+        if not text and isinstance(value_node, ScalarNode) and value_node.style in ("", None):
+            problem = number_problem(value_node.value, read)
+            if problem is not None:
+                mark = value_node.start_mark
+                found.append(Violation(first_line + mark.line, "number", *problem, mark.column + 1))
         for node in _scalars(key_node) + _scalars(value_node):
             if node.style not in ("", None):
                 continue
@@ -278,6 +282,17 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
             doc = loader.construct_document(root) if root is not None else None
     except YAMLError as exc:
         return None, [_yaml_violation(exc, chunk)]
+    except ValueError:
+        # Python converts at most sys.get_int_max_str_digits() decimal digits to an int.
+        return None, [
+            Violation(
+                chunk.line,
+                "number",
+                f"a number in this entry has more than {sys.get_int_max_str_digits():,} "
+                "digits, more than a YAML reader converts",
+                "write a plain decimal of a sensible size",
+            )
+        ]
     if not isinstance(doc, list) or len(doc) != 1 or not isinstance(doc[0], dict):
         return None, [
             Violation(
@@ -287,7 +302,7 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
                 "write the entry as '- config-keys: ...' with its fields below",
             )
         ]
-    misread = _misread_values(root, chunk.line)
+    misread = _misread_values(root, chunk.line, doc[0])
     if any(v.rule == "yaml" and "as a date" in v.message for v in misread):
         return None, misread
     # YAML's own line breaks (a lone CR is one too), so marks index the right line.

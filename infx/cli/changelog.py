@@ -3,7 +3,6 @@ through the planner's edge), calls `infx.changelog.gate` or `edits`, and does wh
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -105,7 +104,7 @@ def check(
     root = git.root()
     try:
         target = facts.target(root, path, in_work_tree=head is None)
-        merging = facts.merge_in_progress(root) if base is None and head is None else None
+        merging = facts.merge_in_progress(root, target) if base is None and head is None else None
         base_ref = merging.main if merging else branch_base(root) if base is None else base
         change = read_change(root, base_ref, head, target, config_globs)
         files = (change.changelog_base, change.changelog_head)
@@ -177,7 +176,7 @@ def resolve_conflict(pr: int | None, repo: Given, path: str, main_side: Given) -
     root = git.root()
     target = facts.target(root, path, in_work_tree=False)
     policy = _said(facts.links(repo, pr, root)) if pr else None
-    side = facts.main_side(root, main_side, list(git.commits(["MERGE_HEAD"], root).values()))
+    side = facts.stopped_main_side(root, main_side, target)
     merged = resolve_stopped(root, target, side, policy, facts.stopped_operation(root))
     lines = merged.count(b"\n")
     click.echo(f"{path}: resolved and staged ({lines} lines: main's, then the PR's new entries)")
@@ -210,11 +209,11 @@ def merge_driver(
     ours. When there is no automatic answer it exits 1 and leaves both sides between
     conflict markers in %A, so git reports a normal conflict and nothing is lost.
     """
-    from infx.changelog.conflict import merging_in, run_driver
+    from infx.changelog.conflict import run_driver
 
     root = git.root()
     policy = _said(facts.links(repo, pr, root)) if pr else None
-    side = facts.main_side(root, main_side, merging_in(os.environ))
+    side = facts.driver_main_side(root, main_side, (ancestor, current, other), pathname)
     stopped = lambda: facts.stopped_operation(root)  # noqa: E731  (asked only on a refusal)
     refused = run_driver(ancestor, current, other, side, policy, marker_size, stopped)
     if refused is not None:

@@ -74,9 +74,12 @@ def test_merge_driver_refuses_history_edits(repo: GitRepo, tmp_path) -> None:
     ancestor.write_text(HISTORY)
     ours.write_text(HISTORY.replace("Bring up", "Brought up") + "\n" + PR_ENTRY)
     theirs.write_text(HISTORY + "\n" + MAIN_ENTRY)
+    # As `git merge main` runs the driver: it names the commit merged in (GITHEAD_<id>).
+    merged_in = {f"GITHEAD_{repo.git('rev-parse', 'main')}": "main"}
     result = repo.infx(
-        "changelog", "merge-driver", str(ancestor), str(ours), str(theirs), "perf-changelog.yaml"
-    )
+        "changelog", "merge-driver", str(ancestor), str(ours), str(theirs), "perf-changelog.yaml",
+        env=merged_in,
+    )  # fmt: skip
     assert result.exit_code == 1 and "does more than append" in result.output
     assert ours.read_text().startswith(HISTORY.replace("Bring up", "Brought up"))
 
