@@ -7,19 +7,54 @@ files without each one resolving settings on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.decorators import FC
 
 from infx import git
 from infx.errors import UsageError
+from infx.github.actions import append_summary, set_outputs
 from infx.settings import Settings
 from infx.settings import load as load_settings
+from infx.sweep.outcome import Outcome
+from infx.yamlio import atomic_write
 
 _KEY = "infx.settings"
+T = TypeVar("T")
+# The path types of every command: a file to write, a folder, a path that must exist
+# (file or folder), a file that must exist.
+PATH = click.Path(path_type=Path)
+FILE = click.Path(dir_okay=False, path_type=Path)
+FOLDER = click.Path(file_okay=False, path_type=Path)
+EXISTING = click.Path(exists=True, path_type=Path)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
+    """A use case's request from a command's options, which click parsed and typed."""
+    return kind(**options)
+
+
+def emit(outcome: Outcome) -> None:
+    """Write what a use case decided: stderr lines, files, step outputs, stdout lines and
+    the step summary, then raise its error."""
+    for line in outcome.stderr:
+        click.echo(line, err=True)
+    for path, data in outcome.files.items():
+        if outcome.make_folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    if outcome.outputs:
+        set_outputs(outcome.outputs)
+    for line in outcome.stdout:
+        click.echo(line)
+    if outcome.summary:
+        append_summary(outcome.summary)
+    if outcome.error is not None:
+        raise outcome.error
 
 
 def settings(ctx: click.Context) -> Settings:

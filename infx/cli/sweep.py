@@ -12,18 +12,19 @@ import click
 
 from infx import git
 from infx.cli import rerun
+from infx.cli.options import EXISTING_FILE as EXISTING
 from infx.cli.options import (
-    api_repo_option as repo_option,
-)
-from infx.cli.options import (
+    FILE,
     base_option,
     branch_base,
     changelog_file,
+    emit,
     master_configs,
+    request,
     runners_file,
     workflow_option,
 )
-from infx.cli.rerun import EXISTING, FILE, emit, request
+from infx.cli.options import api_repo_option as repo_option
 from infx.matrix.rows import BUCKETS
 from infx.matrix.sources import load_masters, load_runners
 from infx.sweep import jobs
