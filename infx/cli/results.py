@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import HiddenAlias, api_repo_option
+from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, api_repo_option
+from infx.cli.provenance import provenance
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
@@ -60,10 +61,6 @@ HELP = {
     "backfill branch": f"The main branch. {_MAIN}",
     "backfill budget": "Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup and a download).",
 }
-PATH = click.Path(path_type=Path)
-FILE = click.Path(dir_okay=False, path_type=Path)
-FOLDER = click.Path(file_okay=False, path_type=Path)
-EXISTING = click.Path(exists=True, path_type=Path)
 PERCENT = click.FloatRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
 # Options that show their default, and two that several commands share: --workflow-id, as
@@ -169,11 +166,10 @@ def compare(
     from infx.results.comparison import CompareRequest, HistorySource, Reporting, require_stats
 
     require_stats()
-    from infx.github.actions import append_summary
     from infx.history.compare import compare as judge
+    from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of, publish
-    from infx.yamlio import atomic_write
+    from infx.results.facts import client_of
 
     source = HistorySource(
         history_dir, baseline, baseline_run, history_runs, workflow, branch, budget
@@ -184,26 +180,9 @@ def compare(
     github = client_of(repo)
     request = CompareRequest(current, source, how, threshold, trimmed)
     done = judge(request, repository_settings(), os.environ, github)
-    for note in done.notes:
-        click.echo(note, err=True)
-    if done.report is None:
-        if done.stdout:
-            click.echo(done.stdout)
-        if done.failure:
-            click.echo(done.failure, err=True)
-        raise SystemExit(done.exit_code)
-    if out is not None:
-        atomic_write(out, done.comment.encode())
-    append_summary(done.summary)
-    click.echo(done.stdout)
-    for line in publish(github, how, done):
-        click.echo(line, err=True)
-    if done.record is not None and done.record_to is not None:
-        from infx.history.verdicts import save
-
-        click.echo(save(done.record_to, done.record), err=True)
-    if done.failure:
-        click.echo(done.failure, err=True)
+    for line, err in compared(github, how, done, out):
+        click.echo(line, err=err)
+    if done.report is None or done.failure:
         raise SystemExit(done.exit_code)
 
 
@@ -231,11 +210,11 @@ def changes(
 
     require_stats()
     from infx.context import server_url
-    from infx.github.actions import append_summary
     from infx.history.changes import ChangesRequest
     from infx.history.changes import changes as find
+    from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of, open_issues
+    from infx.results.facts import client_of
 
     request = ChangesRequest(
         history_dir,
@@ -250,12 +229,8 @@ def changes(
     )
     github = client_of(repo)
     done = find(request, repository_settings(), server_url(), github)
-    for warning in done.warnings:
-        click.echo(warning, err=True)
-    append_summary(done.markdown)
-    click.echo(done.stdout)
-    for line in open_issues(github, done.issues, done.label):
-        click.echo(line, err=True)
+    for line, err in changed(github, done):
+        click.echo(line, err=err)
 
 
 @results.command()
@@ -309,16 +284,13 @@ def floors(result_file: Path | None) -> None:
     RESULT_FILE defaults to RESULTS_DIR/infx-result.json. Exit 1 when a score is below its
     floor (each named with the number and the floor); 0 when every score meets it or no
     floor applies."""
-    from infx import git
     from infx.errors import ResultsError
     from infx.github.actions import append_summary
     from infx.results.files import load_results
-    from infx.results.floors import load_floors, verdict
+    from infx.results.floors import repository_floors, verdict
     from infx.results.process import result_file as default_file
-    from infx.settings import load as load_settings
 
-    root = git.root()
-    rules = load_floors(load_settings(root).accuracy_floors, root)
+    rules = repository_floors()
     done = verdict(load_results(result_file or default_file(os.environ)), rules)
     for line in done.lines:
         click.echo(line)
@@ -326,3 +298,6 @@ def floors(result_file: Path | None) -> None:
         append_summary(done.summary)
     if done.failure:
         raise ResultsError(done.failure)
+
+
+results.add_command(provenance)
