@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from infx.cli.options import api_repo_option
+from infx.cli.options import api_repo_option, request
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
@@ -38,33 +38,18 @@ from infx.reuse.edge import Checkout
 )
 @click.option(
     "--poll-interval",
+    "poll",
     type=float,
     default=30,
     show_default=True,
     help="Seconds between looks at the checks.",
 )
-def merge(
-    number: int,
-    repo: str | None,
-    method: str,
-    dry_run: bool,
-    remote: str,
-    workflow: str,
-    timeout: float,
-    poll_interval: float,
-) -> None:
+def merge(number: int, repo: str | None, **options: object) -> None:
     """Merge pull request PR on GitHub, as a maintainer would by hand.
 
     Its changelog placeholders become its link, its green sweep is reused when it measured
     exactly what merges, and it merges once every check passes and the infx/reuse status
     says ready. Not the changelog's git merge driver (`infx changelog merge-driver`), which
     git runs on a local `git merge`."""
-    options = MergeOptions(
-        method=method,
-        dry_run=dry_run,
-        remote=remote,
-        workflow=workflow,
-        timeout=timeout,
-        poll=poll_interval,
-    )
-    merge_pr(Checkout.open(repo), number, options, say=lambda text: click.echo(f"- {text}"))
+    chosen = request(MergeOptions, options)
+    merge_pr(Checkout.open(repo), number, chosen, say=lambda text: click.echo(f"- {text}"))
