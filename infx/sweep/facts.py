@@ -181,3 +181,12 @@ def read_pins(plan_path: Path) -> dict[str, str]:
     if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
         raise UsageError(f"{path} is not a map of rows to runner nodes")
     return pins
+
+
+def read_workflows(root: Path, pattern: str) -> dict[str, str]:
+    """The workflow files the glob `pattern` finds under `root`: path from it -> text."""
+    files = sorted(path for path in root.glob(pattern) if path.is_file())
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in files
+    }
