@@ -116,6 +116,15 @@ class Checkout:
             )
         )
 
+    def seal_merge(self, merge: MergeFacts, target: Path) -> str:
+        """Write the merge receipt of a reusing push to `target`; the line saying so."""
+        from infx.sweep.outcome import json_bytes
+        from infx.yamlio import atomic_write
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, json_bytes(self.merge_receipt(merge)))
+        return f"merge receipt: {target}"
+
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
 
