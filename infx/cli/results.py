@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, api_repo_option
+from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, api_repo_option, request
 from infx.cli.provenance import provenance
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
@@ -114,39 +114,33 @@ def collect(
     """Gather every job's infx-result.json below ROOTS into one results table, each point
     once."""
     from infx.context import server_url
-    from infx.github.actions import append_summary
+    from infx.history.publish import collected
     from infx.results.collect import collect as gather
     from infx.results.collect import run_metadata
     from infx.results.files import job_files, load_results, read_job_files
-    from infx.yamlio import atomic_write
 
     earlier = [load_results(path) for path in previous]
     jobs = read_job_files(job_files(list(roots)))
     repository = os.environ.get("GITHUB_REPOSITORY")
     run = run_metadata(run_id, sha, ref, run_attempt, repository, server_url())
     done = gather(jobs, earlier, run, roots=list(roots), out_dir=out_dir)
-    for warning in done.warnings:
-        click.echo(warning, err=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, data in done.files.items():
-        atomic_write(out_dir / name, data)
-    append_summary(done.summary)
-    click.echo("\n".join(done.said))
+    for line, err in collected(out_dir, done):
+        click.echo(line, err=err)
 
 
 @results.command()
 @click.argument("current", type=EXISTING)
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
-@click.option("--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["history"])
-@click.option("--history-runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
+@click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
+@click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
 @api_repo_option
 @workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
 @text_or_json(help=HELP["format"])
-@click.option("--pr", "pr_number", type=int, default=None, help=HELP["pr"])
+@click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
 @click.option("--ack-label", default=None, help=HELP["ack-label"])
 @click.option("--trimmed", is_flag=True, help=HELP["trimmed"])
@@ -154,16 +148,10 @@ def collect(
 @click.option("--plots", type=FOLDER, default=None, help=HELP["plots"])
 @shown("--plots-artifact", default="results_compare", help=HELP["plots-artifact"])
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
-def compare(
-    current: Path, baseline: Path | None, baseline_run: int | None, history_dir: str | None,
-    history_runs: int | None, repo: str | None, workflow: str, branch: str | None,
-    budget: int | None, threshold: float, output_format: str, pr_number: int | None,
-    check_sha: str | None, ack_label: str | None, trimmed: bool, bot_login: str, plots: Path | None,
-    plots_artifact: str, out: Path | None,
-) -> None:  # fmt: skip
+def compare(repo: str | None, **options: object) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""
-    from infx.results.comparison import CompareRequest, HistorySource, Reporting, require_stats
+    from infx.results.comparison import CompareRequest, require_stats
 
     require_stats()
     from infx.history.compare import compare as judge
@@ -171,27 +159,19 @@ def compare(
     from infx.history.sources import repository_settings
     from infx.results.facts import client_of
 
-    source = HistorySource(
-        history_dir, baseline, baseline_run, history_runs, workflow, branch, budget
-    )
-    how = Reporting(
-        output_format, pr_number, check_sha, ack_label, bot_login, plots, plots_artifact, out
-    )
+    asked = CompareRequest.of(options)
     github = client_of(repo)
-    request = CompareRequest(current, source, how, threshold, trimmed)
-    done = judge(request, repository_settings(), os.environ, github)
-    for line, err in compared(github, how, done, out):
+    done = judge(asked, repository_settings(), os.environ, github)
+    for line, err in compared(github, asked.reporting, done):
         click.echo(line, err=err)
     if done.report is None or done.failure:
         raise SystemExit(done.exit_code)
 
 
 @results.command()
-@click.option(
-    "--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["main history"]
-)
+@click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["main history"])
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
-@shown("--history-runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
+@shown("--history-runs", "runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
 @api_repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
@@ -199,11 +179,7 @@ def compare(
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
 @click.option("--issue/--no-issue", default=None, help=HELP["issue"])
 @text_or_json(help=HELP["changes format"])
-def changes(
-    history_dir: str | None, current: Path | None, history_runs: int, repo: str | None,
-    workflow: str, branch: str | None, recent: int, threshold: float, issue: bool | None,
-    output_format: str,
-) -> None:  # fmt: skip
+def changes(repo: str | None, **options: object) -> None:
     """After a main run: report series of main's history that stepped in the newest runs,
     with the commits between the last good and the first changed run."""
     from infx.results.comparison import require_stats
@@ -216,19 +192,8 @@ def changes(
     from infx.history.sources import repository_settings
     from infx.results.facts import client_of
 
-    request = ChangesRequest(
-        history_dir,
-        current,
-        history_runs,
-        workflow,
-        branch,
-        recent,
-        threshold,
-        issue,
-        output_format,
-    )
     github = client_of(repo)
-    done = find(request, repository_settings(), server_url(), github)
+    done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
     for line, err in changed(github, done):
         click.echo(line, err=err)
 

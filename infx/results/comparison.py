@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from infx.errors import UsageError
 from infx.markdown import link
@@ -24,6 +24,10 @@ from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 CHECK_NAME = "infx/results"
 DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
@@ -91,6 +95,18 @@ class CompareRequest:
     reporting: Reporting
     threshold: float = 2.0
     trimmed: bool = False
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> CompareRequest:
+        """The request from `results compare`'s options, each named as the field it fills."""
+        source, reporting = _filled(HistorySource, options), _filled(Reporting, options)
+        return _filled(cls, {**options, "source": source, "reporting": reporting})
+
+
+def _filled(kind: type[T], options: Mapping[str, object]) -> T:
+    """A dataclass whose fields take the options of the same names (typed by click)."""
+    make: Callable[..., T] = kind
+    return make(**{field.name: options[field.name] for field in fields(kind)})
 
 
 @dataclass(frozen=True)
