@@ -116,6 +116,17 @@ api_repo_option = click.option(
 )
 
 
+# --history of the commands that read or write the results history database.
+history_option = click.option(
+    "--history",
+    "history_url",
+    default=None,
+    metavar="URL",
+    help="Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
+    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
+)
+
+
 class HiddenAlias(click.Option):
     """An option whose first name is shown in the help and whose other names, the old
     spellings of a renamed option, still work unseen."""

@@ -10,16 +10,9 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, FILE, api_repo_option, emit
+from infx.cli.options import EXISTING, FILE, api_repo_option, emit, history_option
 
-_HISTORY_HELP = (
-    "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
-    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite."
-)
 _ARTIFACT_HELP = "NAME=PATH: an artifact this run uploads, as a folder or file; repeat."
-history_option = click.option(
-    "--history", "history_url", default=None, metavar="URL", help=_HISTORY_HELP
-)
 
 
 @click.group()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, api_repo_option, request
+from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, history_option, request
+from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
@@ -55,7 +56,6 @@ HELP = {
     "changes threshold": "Smallest level change, in percent, worth reporting.",
     "issue": "Open an issue per new step range. Default: change-issues in infx.toml [results].",
     "changes format": "stdout: Markdown or JSON.",
-    "history url": "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
     "run": "Store the table as this workflow run, with the facts the GitHub API gives for it (commit, attempt, time); it must be a push to the main branch. The workflow passes its own run: a reused sweep's table names the pull request's run.",
     "runs": "How many of main's newest successful push runs to read (one page of the API).",
     "backfill branch": f"The main branch. {_MAIN}",
@@ -100,7 +100,7 @@ def process(
 
 
 @results.command()
-@click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("roots", nargs=-1, required=True, type=PATH)
 @click.option("--out-dir", required=True, type=FOLDER, help=HELP["out-dir"])
 @click.option("--previous", multiple=True, type=EXISTING, help=HELP["previous"])
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
@@ -134,7 +134,7 @@ def collect(
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
-@api_repo_option
+@repo_option
 @workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
@@ -172,7 +172,7 @@ def compare(repo: str | None, **options: object) -> None:
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["main history"])
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
 @shown("--history-runs", "runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
-@api_repo_option
+@repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
 @shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
@@ -199,10 +199,10 @@ def changes(repo: str | None, **options: object) -> None:
 
 
 @results.command()
-@click.argument("table", type=click.Path(path_type=Path))
-@click.option("--history", "history_url", default=None, metavar="URL", help=HELP["history url"])
+@click.argument("table", type=PATH)
+@history_option
 @click.option("--run", "run_id", type=click.IntRange(min=1), default=None, help=HELP["run"])
-@api_repo_option
+@repo_option
 def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
     """Store a main run's results table (results_bmk/results.json) in the results history.
 
@@ -218,8 +218,8 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 
 @results.command()
 @click.option("--runs", type=click.IntRange(1, 100), required=True, help=HELP["runs"])
-@click.option("--history", "history_url", default=None, metavar="URL", help=HELP["history url"])
-@api_repo_option
+@history_option
+@repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
