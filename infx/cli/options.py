@@ -8,6 +8,7 @@ files without each one resolving settings on its own.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +32,8 @@ FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 EXISTING = click.Path(exists=True, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+# An option whose help shows its default.
+shown = partial(click.option, show_default=True)
 
 
 def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
@@ -140,12 +143,8 @@ class HiddenAlias(click.Option):
 
 
 # The sweep workflow whose runs the comment commands, reuse and reruns read.
-workflow_option = click.option(
-    "--workflow-id",
-    "workflow",
-    default="run-sweep.yml",
-    show_default=True,
-    help="File name of the sweep workflow.",
+workflow_option = shown(
+    "--workflow-id", "workflow", default="run-sweep.yml", help="File name of the sweep workflow."
 )
 
 

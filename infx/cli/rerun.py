@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import EXISTING_FILE, FILE, FOLDER, emit, request, workflow_option
+from infx.cli.options import EXISTING_FILE, FILE, FOLDER, emit, request, shown, workflow_option
 from infx.cli.options import api_repo_option as repo_option
 from infx.github.actions import comment_event, event
 from infx.github.client import GitHub
@@ -26,20 +26,18 @@ HELP = {
     "timings --runs": "How many of the newest sweeps' timings to merge.",
     "triage --plan": "This run's sweep-plan folder (sweep.json, rerun.json, timings.json).",
     "triage --previous": "The source run's sweep-jobs folder, for a rerun: its attempts count too.",
-    "triage --results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
-    "status --estimate": "The estimate.json `sweep plan --estimate` wrote.",
+    "--results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
+    "--estimate": "The estimate.json `sweep plan --estimate` wrote.",
     "status --approved": "In the job that waited in the gpu-budget environment: pass only a required reviewer's recorded approval of this run (--run-id), and say who approved.",
     "rerun --automatic": "The automatic retry after a failed sweep: only a failed run that is not itself a retry.",
     "rerun --decide-only": "Read-only: write the dispatch as the step output `dispatch` for `infx sweep dispatch-rerun` in a job that may start workflows.",
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
-    "rerun-plan --manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
+    "--manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
     "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
     "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
 }
 SCOPES = click.Choice(["missing", "infra"])
-scope_option = click.option(
-    "--scope", type=SCOPES, default="missing", show_default=True, help=HELP["--scope"]
-)
+scope_option = shown("--scope", type=SCOPES, default="missing", help=HELP["--scope"])
 run_id_option = click.option(
     "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
 )
@@ -54,9 +52,7 @@ def carried(gh: GitHub, outcome: decide.RerunOutcome) -> None:
 
 @click.command("timings")
 @click.option("--out", required=True, type=FILE, help="File to write.")
-@click.option(
-    "--runs", type=click.IntRange(1, 10), default=3, show_default=True, help=HELP["timings --runs"]
-)
+@shown("--runs", type=click.IntRange(1, 10), default=3, help=HELP["timings --runs"])
 @workflow_option
 @repo_option
 def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
@@ -68,12 +64,7 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
 @click.option("--plan", "plan_dir", required=True, type=FOLDER, help=HELP["triage --plan"])
 @click.option("--previous", type=FOLDER, help=HELP["triage --previous"])
 @click.option(
-    "--results",
-    "results_dirs",
-    multiple=True,
-    required=True,
-    type=FOLDER,
-    help=HELP["triage --results"],
+    "--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"]
 )
 @click.option("--out-dir", required=True, type=FOLDER, help="Output.")
 @run_id_option
@@ -89,7 +80,7 @@ def triage(**options: object) -> None:
 
 @click.command("status")
 @click.option(
-    "--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["status --estimate"]
+    "--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"]
 )
 @click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
 @click.option("--approved", is_flag=True, help=HELP["status --approved"])
@@ -128,11 +119,7 @@ def rerun(**options: object) -> None:
 @click.option("--source-run", required=True, help="The run to rerun (input rerun-of).")
 @click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
 @click.option(
-    "--manifest",
-    "manifest_file",
-    required=True,
-    type=EXISTING_FILE,
-    help=HELP["rerun-plan --manifest"],
+    "--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"]
 )
 @click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
 @scope_option

@@ -13,7 +13,16 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, FILE, FOLDER, PATH, HiddenAlias, history_option, request
+from infx.cli.options import (
+    EXISTING,
+    FILE,
+    FOLDER,
+    PATH,
+    HiddenAlias,
+    history_option,
+    request,
+    shown,
+)
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
 
@@ -65,7 +74,6 @@ PERCENT = click.FloatRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
 # Options that show their default, and two that several commands share: --workflow-id, as
 # the sweep commands spell it (--workflow, these commands' old name for it, still works).
-shown = partial(click.option, show_default=True)
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
 workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import FILE, api_repo_option, request, workflow_option
+from infx.cli.options import FILE, api_repo_option, request, shown, workflow_option
 from infx.context import repo_slug
 from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
@@ -113,7 +113,7 @@ def gate_cmd(
 @workflow_option
 @remote_option
 @click.option("--pr", "numbers", type=PRS, multiple=True, help=HELP["status --pr"])
-@click.option("--max-prs", type=PRS, default=20, show_default=True, help=HELP["status --max-prs"])
+@shown("--max-prs", type=PRS, default=20, help=HELP["status --max-prs"])
 def status_cmd(
     repo: str | None, workflow: str, remote: str, numbers: tuple[int, ...], max_prs: int
 ) -> None:

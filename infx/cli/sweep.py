@@ -22,6 +22,7 @@ from infx.cli.options import (
     master_configs,
     request,
     runners_file,
+    shown,
     workflow_option,
 )
 from infx.cli.options import api_repo_option as repo_option
@@ -66,9 +67,7 @@ def sweep() -> None:
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
 @click.option("--from-event", is_flag=True, help=HELP["--from-event"])
-@click.option(
-    "--format", "fmt", type=FORMATS, default="json", show_default=True, help=HELP["--format"]
-)
+@shown("--format", "fmt", type=FORMATS, default="json", help=HELP["--format"])
 @click.option("--output", type=FILE, help=HELP["--output"])
 @click.option("--manifest", type=FILE, help=HELP["--manifest"])
 @click.option("--durations", type=EXISTING, help=HELP["--durations"])
