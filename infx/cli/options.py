@@ -16,7 +16,7 @@ import click
 from click.decorators import FC
 
 from infx import git
-from infx.errors import UsageError
+from infx.context import branch_base as branch_base
 from infx.github.actions import append_summary, set_outputs
 from infx.settings import Settings
 from infx.settings import load as load_settings
@@ -154,22 +154,3 @@ base_option = click.option(
     "merge base of HEAD and upstream/main, else origin/main, else the local main branch "
     "(main-branch in infx.toml names main).",
 )
-
-
-def branch_base(root: Path) -> str:
-    """Where this branch left main: the merge base of HEAD with upstream's main, else
-    origin's, else the local main branch (a clone with no remote); the one default of
-    every command that takes --base."""
-    from infx.context import REMOTES
-
-    main = load_settings(root).main_branch
-    for ref in [*(f"{remote}/{main}" for remote in REMOTES), f"refs/heads/{main}"]:
-        if git.has_ref(ref, root):
-            found = git.merge_base("HEAD", ref, root)
-            if found is None:
-                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
-            return found
-    raise UsageError(
-        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} or branch "
-        f"{main} to compare with: run `git fetch origin {main}` or pass --base REF"
-    )
