@@ -26,12 +26,13 @@ from infx.yamlio import atomic_write
 _KEY = "infx.settings"
 T = TypeVar("T")
 # The path types of every command: a file to write, a folder, a path that must exist
-# (file or folder), a file that must exist.
+# (file or folder), a file and a folder that must exist.
 PATH = click.Path(path_type=Path)
 FILE = click.Path(dir_okay=False, path_type=Path)
 FOLDER = click.Path(file_okay=False, path_type=Path)
 EXISTING = click.Path(exists=True, path_type=Path)
 EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+EXISTING_FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 # An option whose help shows its default.
 shown = partial(click.option, show_default=True)
 

@@ -12,8 +12,8 @@ import click
 
 from infx import git
 from infx.cli import rerun
-from infx.cli.options import EXISTING_FILE as EXISTING
 from infx.cli.options import (
+    EXISTING_FILE,
     FILE,
     base_option,
     branch_base,
@@ -30,12 +30,12 @@ from infx.matrix.rows import BUCKETS
 from infx.matrix.sources import load_masters, load_runners
 from infx.sweep import jobs
 from infx.sweep.facts import (
+    cancel_superseded,
     read_event,
     read_origins,
     read_pins,
     read_plan_facts,
     read_plan_file,
-    read_supersede,
 )
 from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 
@@ -70,7 +70,7 @@ def sweep() -> None:
 @shown("--format", "fmt", type=FORMATS, default="json", help=HELP["--format"])
 @click.option("--output", type=FILE, help=HELP["--output"])
 @click.option("--manifest", type=FILE, help=HELP["--manifest"])
-@click.option("--durations", type=EXISTING, help=HELP["--durations"])
+@click.option("--durations", type=EXISTING_FILE, help=HELP["--durations"])
 @click.option("--budget", "category", default=None, help=HELP["--budget"])
 @click.option("--estimate", "estimate_file", type=FILE, help=HELP["--estimate"])
 @click.option("--rerun-record", type=FILE, help=HELP["--rerun-record"])
@@ -118,14 +118,14 @@ def mode() -> None:
 
 
 @sweep.command()
-@click.argument("plan_file", type=EXISTING)
+@click.argument("plan_file", type=EXISTING_FILE)
 def outputs(plan_file: Path) -> None:
     """Write a plan's (or `canary` output's) chunk indices per bucket as job outputs."""
     emit(jobs.outputs_outcome(read_plan_file(plan_file)))
 
 
 @sweep.command()
-@click.argument("plan_file", type=EXISTING)
+@click.argument("plan_file", type=EXISTING_FILE)
 @click.option(
     "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
 )
@@ -162,13 +162,8 @@ def supersede(workflow: str, repo: str | None) -> None:
     in a job of its own (actions: write): for a sender with write, maintain or admin
     permission (a push needs none), cancels the workflow's unfinished runs of the PR's
     branch older than this one; for anyone else, nothing."""
-    from infx.sweep.authority import superseded
-
-    gh, facts = read_supersede(workflow, repo)
-    why, older = superseded(facts)
-    click.echo(why)
-    for run_id in older:
-        click.echo(f"run {run_id}: {'cancelled' if gh.cancel_run(run_id) else 'already finished'}")
+    for line in cancel_superseded(workflow, repo):
+        click.echo(line)
 
 
 for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):

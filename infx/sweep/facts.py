@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +145,18 @@ def read_supersede(workflow: str, repo: str | None) -> tuple[GitHub, SupersedeFa
         return SupersedeFacts(action, sender, permission, run_id, runs, gh.slug)
 
     return gh, gh.decide(fetch)
+
+
+def cancel_superseded(workflow: str, repo: str | None) -> Iterator[str]:
+    """`sweep supersede`: why the PR's older runs are (or are not) cancelled, then each one
+    cancelled (GitHub's only write here)."""
+    from infx.sweep.authority import superseded
+
+    gh, facts = read_supersede(workflow, repo)
+    why, older = superseded(facts)
+    yield why
+    for run_id in older:
+        yield f"run {run_id}: {'cancelled' if gh.cancel_run(run_id) else 'already finished'}"
 
 
 def read_plan_file(path: Path) -> PlanDocument:
