@@ -28,15 +28,7 @@ from infx.cli.options import (
 from infx.cli.options import api_repo_option as repo_option
 from infx.matrix.rows import BUCKETS
 from infx.matrix.sources import load_masters, load_runners
-from infx.sweep import jobs
-from infx.sweep.facts import (
-    cancel_superseded,
-    read_event,
-    read_origins,
-    read_pins,
-    read_plan_facts,
-    read_plan_file,
-)
+from infx.sweep import facts, jobs
 from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 
 # The help of the options whose text runs long, by flag.
@@ -86,7 +78,7 @@ def plan(**options: object) -> None:
     or deletes history lines does not.
     """
     wanted = request(PlanRequest, options)
-    emit(plan_outcome(wanted, read_plan_facts(git.root(), wanted, branch_base)))
+    emit(plan_outcome(wanted, facts.read_plan_facts(git.root(), wanted, branch_base)))
 
 
 @sweep.command("canary")
@@ -114,14 +106,14 @@ def mode() -> None:
     labels, draft and fork state. Writes the decision as step outputs (GITHUB_OUTPUT):
     `run`, `reason`, `label`, `canary`, `fail-fast`, `agentx-fast`, `reusable`, `trim-conc`,
     `all-evals` and `evals-only`; prints them as JSON; exits 1 on contradicting labels."""
-    emit(mode_outcome(read_event(git.root())))
+    emit(mode_outcome(facts.read_event(git.root())))
 
 
 @sweep.command()
 @click.argument("plan_file", type=EXISTING_FILE)
 def outputs(plan_file: Path) -> None:
     """Write a plan's (or `canary` output's) chunk indices per bucket as job outputs."""
-    emit(jobs.outputs_outcome(read_plan_file(plan_file)))
+    emit(jobs.outputs_outcome(facts.read_plan_file(plan_file)))
 
 
 @sweep.command()
@@ -135,9 +127,8 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
     each row is pinned to (`runs-on`, empty: the row's runner label) from the runs-on.json
     a rerun writes beside its plan, and each row's master config (`config-keys`) from the
     config-keys.json `sweep plan` writes beside it."""
-    document = read_plan_file(plan_file)
-    found = read_origins(plan_file)
-    emit(jobs.chunk_outcome(document, bucket, index, read_pins(plan_file), found))
+    document, found = facts.read_plan_file(plan_file), facts.read_origins(plan_file)
+    emit(jobs.chunk_outcome(document, bucket, index, facts.read_pins(plan_file), found))
 
 
 @sweep.command("row-env")
@@ -162,7 +153,7 @@ def supersede(workflow: str, repo: str | None) -> None:
     in a job of its own (actions: write): for a sender with write, maintain or admin
     permission (a push needs none), cancels the workflow's unfinished runs of the PR's
     branch older than this one; for anyone else, nothing."""
-    for line in cancel_superseded(workflow, repo):
+    for line in facts.cancel_superseded(workflow, repo):
         click.echo(line)
 
 
