@@ -155,3 +155,8 @@ base_option = click.option(
     "merge base of HEAD and upstream/main, else origin/main, else the local main branch "
     "(main-branch in infx.toml names main).",
 )
+
+
+# --workflow-id as the sweep commands spell it, for the results commands, whose old name for
+# it (--workflow) still works unseen; each command gives its default and help.
+workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)

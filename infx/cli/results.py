@@ -18,10 +18,10 @@ from infx.cli.options import (
     FILE,
     FOLDER,
     PATH,
-    HiddenAlias,
     history_option,
     request,
     shown,
+    workflow_id,
 )
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
@@ -72,10 +72,8 @@ HELP = {
 }
 PERCENT = click.FloatRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
-# Options that show their default, and two that several commands share: --workflow-id, as
-# the sweep commands spell it (--workflow, these commands' old name for it, still works).
+# --format of the commands that print text or JSON.
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
-workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)
 
 
 @click.group()
