@@ -10,12 +10,11 @@ import click
 
 from infx.cli.options import FILE, api_repo_option, request, shown, workflow_option
 from infx.context import repo_slug
-from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub
 from infx.reuse.ack import ack
-from infx.reuse.edge import Checkout, answer, carry_out, restatus, try_reuse_status
-from infx.reuse.gate import GateEvent, gate, gate_failed
+from infx.reuse.edge import Checkout, answer, carry_out, gated, restatus, try_reuse_status
+from infx.reuse.gate import GateEvent
 from infx.reuse.handoff import Decision, handed_on, received_comment
 from infx.reuse.stage import stage
 
@@ -91,16 +90,9 @@ def gate_cmd(
     merge commit with its parents), where it plans what merges. Any failure (API error, an
     answer of the wrong shape, a cap reached) still writes the outputs, with reuse off and
     the reason, before exiting non-zero."""
-    asked = request(GateEvent, asking)
-    try:
-        checkout = Checkout.open(repo)
-        found = gate(asked, *checkout.gate_facts(asked, workflow), checkout.scope(workflow))
-        # No receipt, no reuse: a merge whose provenance cannot be sealed sweeps instead.
-        if receipt_file is not None and found.merge is not None:
-            click.echo(checkout.seal_merge(found.merge, receipt_file), err=True)
-    except (InfxError, OSError) as exc:
-        set_outputs(gate_failed(exc))
-        raise
+    checkout, found, sealed = gated(repo, request(GateEvent, asking), workflow, receipt_file)
+    if sealed is not None:
+        click.echo(sealed, err=True)
     set_outputs(found.outputs)
     append_summary(found.summary)
     click.echo(json.dumps(found.outputs, indent=2))
