@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import Field, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
 from infx.markdown import link
@@ -24,10 +24,14 @@ from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
 
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
-T = TypeVar("T", bound="DataclassInstance")
+class _Dataclass(Protocol):
+    """Any dataclass (what `dataclasses.fields` takes)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+
+T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
 DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
