@@ -18,6 +18,7 @@ from infx.cli.options import (
     FILE,
     FOLDER,
     PATH,
+    emit,
     history_option,
     request,
     shown,
@@ -256,19 +257,15 @@ def floors(result_file: Path | None) -> None:
     floor (each named with the number and the floor); 0 when every score meets it or no
     floor applies."""
     from infx.errors import ResultsError
-    from infx.github.actions import append_summary
     from infx.results.files import load_results
     from infx.results.floors import repository_floors, verdict
     from infx.results.process import result_file as default_file
+    from infx.sweep.outcome import Outcome
 
     rules = repository_floors()
     done = verdict(load_results(result_file or default_file(os.environ)), rules)
-    for line in done.lines:
-        click.echo(line)
-    if done.summary:
-        append_summary(done.summary)
-    if done.failure:
-        raise ResultsError(done.failure)
+    error = ResultsError(done.failure) if done.failure else None
+    emit(Outcome(stdout=done.lines, summary=done.summary or "", error=error))
 
 
 results.add_command(provenance)
