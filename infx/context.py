@@ -116,3 +116,22 @@ def repo_slug(explicit: str | None, cwd: Path | None = None) -> str:
 
     root = cwd or Path.cwd()
     return repository(explicit, cwd, settings_module.load(root), for_api=True).slug
+
+
+def branch_base(root: Path) -> str:
+    """Where this branch left main: the merge base of HEAD with upstream's main, else
+    origin's, else the local main branch (a clone with no remote); the one default of
+    every command that takes --base."""
+    from infx.settings import load as load_settings
+
+    main = load_settings(root).main_branch
+    for ref in [*(f"{remote}/{main}" for remote in REMOTES), f"refs/heads/{main}"]:
+        if git.has_ref(ref, root):
+            found = git.merge_base("HEAD", ref, root)
+            if found is None:
+                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
+            return found
+    raise UsageError(
+        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} or branch "
+        f"{main} to compare with: run `git fetch origin {main}` or pass --base REF"
+    )

@@ -33,12 +33,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # fmt: on
 
 
-# Subcommands that live in a module of their own: group -> name -> (module, attribute).
-SUBCOMMANDS: dict[str, dict[str, tuple[str, str]]] = {
-    "results": {"provenance": ("provenance", "provenance")},
-}
-
-
 def _with_exit_codes(command: click.Command) -> None:
     """Every command's help ends with the exit codes, in the same words."""
     command.epilog = EXIT_CODES
@@ -60,11 +54,6 @@ class InfxGroup(click.Group):
         command = getattr(importlib.import_module(f"infx.cli.{module}"), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
-        if isinstance(command, click.Group):
-            for sub, (sub_module, sub_attribute) in SUBCOMMANDS.get(name, {}).items():
-                found = getattr(importlib.import_module(f"infx.cli.{sub_module}"), sub_attribute)
-                if sub not in command.commands and isinstance(found, click.Command):
-                    command.add_command(found, sub)
         _with_exit_codes(command)
         self.add_command(command, name)
         return command

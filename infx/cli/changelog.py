@@ -24,7 +24,6 @@ from infx.cli.options import master_configs as configs_option
 from infx.errors import InfxError
 from infx.github.actions import append_summary
 from infx.matrix import gate_rules
-from infx.matrix.sources import read_change
 from infx.yamlio import atomic_write
 
 Given: TypeAlias = str | None  # an option's value; None when it was not given
@@ -103,15 +102,9 @@ def check(
     """
     root = git.root()
     try:
-        target = facts.target(root, path, in_work_tree=head is None)
-        merging = facts.merge_in_progress(root, target) if base is None and head is None else None
-        base_ref = merging.main if merging else branch_base(root) if base is None else base
-        change = read_change(root, base_ref, head, target, config_globs)
-        files = (change.changelog_base, change.changelog_head)
-        policy = _said(facts.links(repo, pr, root, base is None, files[0]))
-        inputs = facts.gate_facts(root, (target, path), (base_ref, head), files, policy, merging)
-        masters = (change.masters, config_globs, change.head_tree)
-        rules = gate_rules.at_tree(*masters) if inputs.changed else None
+        inputs, rules = gate_rules.gate_inputs(
+            root, (base, head), path, config_globs, (repo, pr), _said
+        )
     except InfxError as exc:
         _finish(unrunnable(fmt, path, exc))
     _finish(verdict(inputs, rules, fmt))

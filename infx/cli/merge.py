@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from infx.cli.options import api_repo_option
+from infx.cli.options import api_repo_option, request, shown
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
@@ -13,58 +13,32 @@ from infx.reuse.edge import Checkout
 @click.command("merge")
 @click.argument("number", type=click.IntRange(min=1), metavar="PR")
 @api_repo_option
-@click.option(
+@shown(
     "--method",
     type=click.Choice(["squash", "merge", "rebase"]),
     default="squash",
-    show_default=True,
     help="How GitHub merges the PR.",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Check and prepare everything; post, push and merge nothing."
 )
-@click.option(
-    "--remote", default="origin", show_default=True, help="The remote holding the PR branch."
-)
-@click.option(
+@shown("--remote", default="origin", help="The remote holding the PR branch.")
+@shown(
     "--workflow-id",
     "workflow",
     default="run-sweep.yml",
-    show_default=True,
     help="File name of the sweep workflow whose run is reused.",
 )
-@click.option(
-    "--timeout", type=float, default=6 * 3600, show_default=True, help="Seconds to wait for checks."
+@shown("--timeout", type=float, default=6 * 3600, help="Seconds to wait for checks.")
+@shown(
+    "--poll-interval", "poll", type=float, default=30, help="Seconds between looks at the checks."
 )
-@click.option(
-    "--poll-interval",
-    type=float,
-    default=30,
-    show_default=True,
-    help="Seconds between looks at the checks.",
-)
-def merge(
-    number: int,
-    repo: str | None,
-    method: str,
-    dry_run: bool,
-    remote: str,
-    workflow: str,
-    timeout: float,
-    poll_interval: float,
-) -> None:
+def merge(number: int, repo: str | None, **options: object) -> None:
     """Merge pull request PR on GitHub, as a maintainer would by hand.
 
     Its changelog placeholders become its link, its green sweep is reused when it measured
     exactly what merges, and it merges once every check passes and the infx/reuse status
     says ready. Not the changelog's git merge driver (`infx changelog merge-driver`), which
     git runs on a local `git merge`."""
-    options = MergeOptions(
-        method=method,
-        dry_run=dry_run,
-        remote=remote,
-        workflow=workflow,
-        timeout=timeout,
-        poll=poll_interval,
-    )
-    merge_pr(Checkout.open(repo), number, options, say=lambda text: click.echo(f"- {text}"))
+    chosen = request(MergeOptions, options)
+    merge_pr(Checkout.open(repo), number, chosen, say=lambda text: click.echo(f"- {text}"))

@@ -7,19 +7,58 @@ files without each one resolving settings on its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.decorators import FC
 
 from infx import git
-from infx.errors import UsageError
+from infx.context import branch_base as branch_base
+from infx.github.actions import append_summary, set_outputs
 from infx.settings import Settings
 from infx.settings import load as load_settings
+from infx.sweep.outcome import Outcome
+from infx.yamlio import atomic_write
 
 _KEY = "infx.settings"
+T = TypeVar("T")
+# The path types of every command: a file to write, a folder, a path that must exist
+# (file or folder), a file and a folder that must exist.
+PATH = click.Path(path_type=Path)
+FILE = click.Path(dir_okay=False, path_type=Path)
+FOLDER = click.Path(file_okay=False, path_type=Path)
+EXISTING = click.Path(exists=True, path_type=Path)
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+EXISTING_FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
+# An option whose help shows its default.
+shown = partial(click.option, show_default=True)
+
+
+def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
+    """A use case's request from a command's options, which click parsed and typed."""
+    return kind(**options)
+
+
+def emit(outcome: Outcome) -> None:
+    """Write what a use case decided: stderr lines, files, step outputs, stdout lines and
+    the step summary, then raise its error."""
+    for line in outcome.stderr:
+        click.echo(line, err=True)
+    for path, data in outcome.files.items():
+        if outcome.make_folders:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, data)
+    if outcome.outputs:
+        set_outputs(outcome.outputs)
+    for line in outcome.stdout:
+        click.echo(line)
+    if outcome.summary:
+        append_summary(outcome.summary)
+    if outcome.error is not None:
+        raise outcome.error
 
 
 def settings(ctx: click.Context) -> Settings:
@@ -81,6 +120,17 @@ api_repo_option = click.option(
 )
 
 
+# --history of the commands that read or write the results history database.
+history_option = click.option(
+    "--history",
+    "history_url",
+    default=None,
+    metavar="URL",
+    help="Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
+    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
+)
+
+
 class HiddenAlias(click.Option):
     """An option whose first name is shown in the help and whose other names, the old
     spellings of a renamed option, still work unseen."""
@@ -94,12 +144,8 @@ class HiddenAlias(click.Option):
 
 
 # The sweep workflow whose runs the comment commands, reuse and reruns read.
-workflow_option = click.option(
-    "--workflow-id",
-    "workflow",
-    default="run-sweep.yml",
-    show_default=True,
-    help="File name of the sweep workflow.",
+workflow_option = shown(
+    "--workflow-id", "workflow", default="run-sweep.yml", help="File name of the sweep workflow."
 )
 
 
@@ -111,20 +157,6 @@ base_option = click.option(
 )
 
 
-def branch_base(root: Path) -> str:
-    """Where this branch left main: the merge base of HEAD with upstream's main, else
-    origin's, else the local main branch (a clone with no remote); the one default of
-    every command that takes --base."""
-    from infx.context import REMOTES
-
-    main = load_settings(root).main_branch
-    for ref in [*(f"{remote}/{main}" for remote in REMOTES), f"refs/heads/{main}"]:
-        if git.has_ref(ref, root):
-            found = git.merge_base("HEAD", ref, root)
-            if found is None:
-                raise UsageError(f"HEAD shares no history with {ref}; pass --base")
-            return found
-    raise UsageError(
-        f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} or branch "
-        f"{main} to compare with: run `git fetch origin {main}` or pass --base REF"
-    )
+# --workflow-id as the sweep commands spell it, for the results commands, whose old name for
+# it (--workflow) still works unseen; each command gives its default and help.
+workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)

@@ -5,31 +5,20 @@ its use case and writes the outcome."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TypeVar
 
 import click
 
 from infx import git
+from infx.cli.options import EXISTING_FILE, FILE, FOLDER, emit, request, shown, workflow_option
 from infx.cli.options import api_repo_option as repo_option
-from infx.cli.options import workflow_option
-from infx.errors import GitHubError
-from infx.github.actions import append_summary, comment_event, event, set_outputs
+from infx.github.actions import comment_event, event
 from infx.github.client import GitHub
 from infx.rerun import decide, reads
 from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
 from infx.rerun.plan import RerunPlanRequest, rerun_plan_outcome
-from infx.sweep.budget import (
-    StatusRequest,
-    approval_check,
-    budget_status,
-    parse_estimate,
-    status_error,
-)
-from infx.sweep.outcome import Outcome
-from infx.yamlio import atomic_write
+from infx.rerun.writes import carry_out, set_budget_status
+from infx.sweep.budget import StatusRequest
 
 # The help of the options whose text runs long, by command and flag.
 HELP = {
@@ -37,69 +26,33 @@ HELP = {
     "timings --runs": "How many of the newest sweeps' timings to merge.",
     "triage --plan": "This run's sweep-plan folder (sweep.json, rerun.json, timings.json).",
     "triage --previous": "The source run's sweep-jobs folder, for a rerun: its attempts count too.",
-    "triage --results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
-    "status --estimate": "The estimate.json `sweep plan --estimate` wrote.",
+    "--results": "This run's downloaded job results (bmk_*/eval_* folders; repeatable). Only a successful job that left a valid result there is a duration sample.",
+    "--estimate": "The estimate.json `sweep plan --estimate` wrote.",
     "status --approved": "In the job that waited in the gpu-budget environment: pass only a required reviewer's recorded approval of this run (--run-id), and say who approved.",
     "rerun --automatic": "The automatic retry after a failed sweep: only a failed run that is not itself a retry.",
     "rerun --decide-only": "Read-only: write the dispatch as the step output `dispatch` for `infx sweep dispatch-rerun` in a job that may start workflows.",
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
-    "rerun-plan --manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
+    "--manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
     "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
     "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
 }
-T = TypeVar("T")
-FILE = click.Path(dir_okay=False, path_type=Path)
-EXISTING = click.Path(exists=True, dir_okay=False, path_type=Path)
-FOLDER = click.Path(file_okay=False, path_type=Path)
 SCOPES = click.Choice(["missing", "infra"])
-scope_option = click.option(
-    "--scope", type=SCOPES, default="missing", show_default=True, help=HELP["--scope"]
-)
+scope_option = shown("--scope", type=SCOPES, default="missing", help=HELP["--scope"])
 run_id_option = click.option(
     "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
 )
 
 
-def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
-    """A use case's request from a command's options, which click parsed and typed."""
-    return kind(**options)
-
-
-def emit(outcome: Outcome) -> None:
-    """Write what a use case decided: stderr lines, files, step outputs, stdout lines and
-    the step summary, then raise its error."""
-    for line in outcome.stderr:
-        click.echo(line, err=True)
-    for path, data in outcome.files.items():
-        if outcome.make_folders:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, data)
-    if outcome.outputs:
-        set_outputs(outcome.outputs)
-    for line in outcome.stdout:
-        click.echo(line)
-    if outcome.summary:
-        append_summary(outcome.summary)
-    if outcome.error is not None:
-        raise outcome.error
-
-
-def carry_out(gh: GitHub, outcome: decide.RerunOutcome) -> None:
-    """Start the workflow and react to the comment the outcome names, then say so."""
-    if (sent := outcome.dispatch) is not None:
-        gh.dispatch_workflow(sent["workflow"], sent["ref"], sent["inputs"])
-        click.echo(f"dispatched {sent['workflow']} on {sent['ref']} with {sent['inputs']}")
-    if outcome.react is not None:
-        gh.react(*outcome.react, os.environ.get("INFX_BOT_LOGIN", "github-actions[bot]"))
-    for line in outcome.after:
+def carried(gh: GitHub, outcome: decide.RerunOutcome) -> None:
+    """Write what was decided, then start the workflow and react as it says."""
+    emit(outcome)
+    for line in carry_out(gh, outcome):
         click.echo(line)
 
 
 @click.command("timings")
 @click.option("--out", required=True, type=FILE, help="File to write.")
-@click.option(
-    "--runs", type=click.IntRange(1, 10), default=3, show_default=True, help=HELP["timings --runs"]
-)
+@shown("--runs", type=click.IntRange(1, 10), default=3, help=HELP["timings --runs"])
 @workflow_option
 @repo_option
 def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
@@ -111,12 +64,7 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
 @click.option("--plan", "plan_dir", required=True, type=FOLDER, help=HELP["triage --plan"])
 @click.option("--previous", type=FOLDER, help=HELP["triage --previous"])
 @click.option(
-    "--results",
-    "results_dirs",
-    multiple=True,
-    required=True,
-    type=FOLDER,
-    help=HELP["triage --results"],
+    "--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"]
 )
 @click.option("--out-dir", required=True, type=FOLDER, help="Output.")
 @run_id_option
@@ -132,7 +80,7 @@ def triage(**options: object) -> None:
 
 @click.command("status")
 @click.option(
-    "--estimate", "estimate_file", required=True, type=EXISTING, help=HELP["status --estimate"]
+    "--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"]
 )
 @click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
 @click.option("--approved", is_flag=True, help=HELP["status --approved"])
@@ -143,22 +91,7 @@ def status(**options: object) -> None:
     """Show the estimate against the budget on the commit (status `infx/gpu-budget`); with
     --approved, in the job that waited for approval, first check that a required reviewer
     of the environment approved this run (exit 1 and a "held" status otherwise)."""
-    asked = request(StatusRequest, options)
-    estimate = parse_estimate(asked.estimate_file.read_bytes(), str(asked.estimate_file))
-    gh = reads.client(asked.repo)
-    approver, held = None, ""
-    if asked.approved:
-        approver, held = approval_check(*reads.approval_facts(gh, int(asked.run_id)))
-    commit_status, line = budget_status(estimate, asked.approved, approver, held)
-    try:
-        gh.set_status(asked.sha, commit_status, asked.target_url or None)
-    except GitHubError as exc:
-        if not asked.approved:
-            raise
-        click.echo(f"infx: warning: the status was not set: {exc}", err=True)
-    click.echo(line)
-    if (error := status_error(held)) is not None:
-        raise error
+    emit(set_budget_status(request(StatusRequest, options)))
 
 
 @click.command("rerun")
@@ -179,19 +112,14 @@ def rerun(**options: object) -> None:
     gh = reads.client(asked.repo)
     ask = asked.ask(gh.slug)
     outcome = decide.rerun_outcome(decide.decide_rerun(reads.rerun_facts(gh, ask), ask), asked)
-    emit(outcome)
-    carry_out(gh, outcome)
+    carried(gh, outcome)
 
 
 @click.command("rerun-plan")
 @click.option("--source-run", required=True, help="The run to rerun (input rerun-of).")
 @click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
 @click.option(
-    "--manifest",
-    "manifest_file",
-    required=True,
-    type=EXISTING,
-    help=HELP["rerun-plan --manifest"],
+    "--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"]
 )
 @click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
 @scope_option
@@ -226,8 +154,7 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
     data = decide.carried_dispatch(dispatch, reaction, comment, workflow)
     run = reads.dispatched_run(gh, data)
     outcome = decide.dispatch_outcome(data, run, comment, reaction, workflow=workflow, repo=gh.slug)
-    emit(outcome)
-    carry_out(gh, outcome)
+    carried(gh, outcome)
 
 
 @click.command("rerun-failed")
@@ -246,5 +173,4 @@ def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
     gh = reads.client(repo)
     decision = decide.comment_decision(reads.comment_facts(gh, received, workflow))
     outcome = decide.comment_outcome(received, decision, decide_only=decide_only)
-    emit(outcome)
-    carry_out(gh, outcome)
+    carried(gh, outcome)

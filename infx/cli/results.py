@@ -13,7 +13,19 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import HiddenAlias, api_repo_option
+from infx.cli.options import (
+    EXISTING,
+    FILE,
+    FOLDER,
+    PATH,
+    emit,
+    history_option,
+    request,
+    shown,
+    workflow_id,
+)
+from infx.cli.options import api_repo_option as repo_option
+from infx.cli.provenance import provenance
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
@@ -55,23 +67,15 @@ HELP = {
     "changes threshold": "Smallest level change, in percent, worth reporting.",
     "issue": "Open an issue per new step range. Default: change-issues in infx.toml [results].",
     "changes format": "stdout: Markdown or JSON.",
-    "history url": "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
     "run": "Store the table as this workflow run, with the facts the GitHub API gives for it (commit, attempt, time); it must be a push to the main branch. The workflow passes its own run: a reused sweep's table names the pull request's run.",
     "runs": "How many of main's newest successful push runs to read (one page of the API).",
     "backfill branch": f"The main branch. {_MAIN}",
     "backfill budget": "Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup and a download).",
 }
-PATH = click.Path(path_type=Path)
-FILE = click.Path(dir_okay=False, path_type=Path)
-FOLDER = click.Path(file_okay=False, path_type=Path)
-EXISTING = click.Path(exists=True, path_type=Path)
 PERCENT = click.FloatRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
-# Options that show their default, and two that several commands share: --workflow-id, as
-# the sweep commands spell it (--workflow, these commands' old name for it, still works).
-shown = partial(click.option, show_default=True)
+# --format of the commands that print text or JSON.
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
-workflow_id = partial(shown, "--workflow-id", "--workflow", "workflow", cls=HiddenAlias)
 
 
 @click.group()
@@ -104,7 +108,7 @@ def process(
 
 
 @results.command()
-@click.argument("roots", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("roots", nargs=-1, required=True, type=PATH)
 @click.option("--out-dir", required=True, type=FOLDER, help=HELP["out-dir"])
 @click.option("--previous", multiple=True, type=EXISTING, help=HELP["previous"])
 @click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
@@ -118,24 +122,18 @@ def collect(
     """Gather every job's infx-result.json below ROOTS into one results table, each point
     once."""
     from infx.context import server_url
-    from infx.github.actions import append_summary
+    from infx.history.publish import collected
     from infx.results.collect import collect as gather
     from infx.results.collect import run_metadata
     from infx.results.files import job_files, load_results, read_job_files
-    from infx.yamlio import atomic_write
 
     earlier = [load_results(path) for path in previous]
     jobs = read_job_files(job_files(list(roots)))
     repository = os.environ.get("GITHUB_REPOSITORY")
     run = run_metadata(run_id, sha, ref, run_attempt, repository, server_url())
     done = gather(jobs, earlier, run, roots=list(roots), out_dir=out_dir)
-    for warning in done.warnings:
-        click.echo(warning, err=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, data in done.files.items():
-        atomic_write(out_dir / name, data)
-    append_summary(done.summary)
-    click.echo("\n".join(done.said))
+    for line, err in collected(out_dir, done):
+        click.echo(line, err=err)
 
 
 @results.command()
@@ -143,15 +141,15 @@ def collect(
 @click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
-@click.option("--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["history"])
-@click.option("--history-runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
-@api_repo_option
+@click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
+@click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
+@repo_option
 @workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
 @text_or_json(help=HELP["format"])
-@click.option("--pr", "pr_number", type=int, default=None, help=HELP["pr"])
+@click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
 @click.option("--ack-label", default=None, help=HELP["ack-label"])
 @click.option("--trimmed", is_flag=True, help=HELP["trimmed"])
@@ -159,112 +157,61 @@ def collect(
 @click.option("--plots", type=FOLDER, default=None, help=HELP["plots"])
 @shown("--plots-artifact", default="results_compare", help=HELP["plots-artifact"])
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
-def compare(
-    current: Path, repeats: tuple[Path, ...], baseline: Path | None, baseline_run: int | None, history_dir: str | None,
-    history_runs: int | None, repo: str | None, workflow: str, branch: str | None,
-    budget: int | None, threshold: float, output_format: str, pr_number: int | None,
-    check_sha: str | None, ack_label: str | None, trimmed: bool, bot_login: str, plots: Path | None,
-    plots_artifact: str, out: Path | None,
-) -> None:  # fmt: skip
+def compare(repo: str | None, **options: object) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""
-    from infx.results.comparison import CompareRequest, HistorySource, Reporting, require_stats
+    from infx.results.comparison import CompareRequest, require_stats
 
     require_stats()
-    from infx.github.actions import append_summary
     from infx.history.compare import compare as judge
+    from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of, publish
-    from infx.yamlio import atomic_write
+    from infx.results.facts import client_of
 
-    source = HistorySource(
-        history_dir, baseline, baseline_run, history_runs, workflow, branch, budget
-    )
-    how = Reporting(
-        output_format, pr_number, check_sha, ack_label, bot_login, plots, plots_artifact, out
-    )
+    asked = CompareRequest.of(options)
     github = client_of(repo)
-    request = CompareRequest(current, source, how, threshold, trimmed, repeats)
-    done = judge(request, repository_settings(), os.environ, github)
-    for note in done.notes:
-        click.echo(note, err=True)
-    if done.report is None:
-        if done.stdout:
-            click.echo(done.stdout)
-        if done.failure:
-            click.echo(done.failure, err=True)
-        raise SystemExit(done.exit_code)
-    if out is not None:
-        atomic_write(out, done.comment.encode())
-    append_summary(done.summary)
-    click.echo(done.stdout)
-    for line in publish(github, how, done):
-        click.echo(line, err=True)
-    if done.record is not None and done.record_to is not None:
-        from infx.history.verdicts import save
-
-        click.echo(save(done.record_to, done.record), err=True)
-    if done.failure:
-        click.echo(done.failure, err=True)
+    done = judge(asked, repository_settings(), os.environ, github)
+    for line, err in compared(github, asked.reporting, done):
+        click.echo(line, err=err)
+    if done.report is None or done.failure:
         raise SystemExit(done.exit_code)
 
 
 @results.command()
-@click.option(
-    "--history", "history_dir", default=None, metavar="DIR|URL", help=HELP["main history"]
-)
+@click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["main history"])
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
-@shown("--history-runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
-@api_repo_option
+@shown("--history-runs", "runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
+@repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
 @shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
 @click.option("--issue/--no-issue", default=None, help=HELP["issue"])
 @text_or_json(help=HELP["changes format"])
-def changes(
-    history_dir: str | None, current: Path | None, history_runs: int, repo: str | None,
-    workflow: str, branch: str | None, recent: int, threshold: float, issue: bool | None,
-    output_format: str,
-) -> None:  # fmt: skip
+def changes(repo: str | None, **options: object) -> None:
     """After a main run: report series of main's history that stepped in the newest runs,
     with the commits between the last good and the first changed run."""
     from infx.results.comparison import require_stats
 
     require_stats()
     from infx.context import server_url
-    from infx.github.actions import append_summary
     from infx.history.changes import ChangesRequest
     from infx.history.changes import changes as find
+    from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of, open_issues
+    from infx.results.facts import client_of
 
-    request = ChangesRequest(
-        history_dir,
-        current,
-        history_runs,
-        workflow,
-        branch,
-        recent,
-        threshold,
-        issue,
-        output_format,
-    )
     github = client_of(repo)
-    done = find(request, repository_settings(), server_url(), github)
-    for warning in done.warnings:
-        click.echo(warning, err=True)
-    append_summary(done.markdown)
-    click.echo(done.stdout)
-    for line in open_issues(github, done.issues, done.label):
-        click.echo(line, err=True)
+    done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
+    for line, err in changed(github, done):
+        click.echo(line, err=err)
 
 
 @results.command()
-@click.argument("table", type=click.Path(path_type=Path))
-@click.option("--history", "history_url", default=None, metavar="URL", help=HELP["history url"])
+@click.argument("table", type=PATH)
+@history_option
 @click.option("--run", "run_id", type=click.IntRange(min=1), default=None, help=HELP["run"])
-@api_repo_option
+@repo_option
 def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
     """Store a main run's results table (results_bmk/results.json) in the results history.
 
@@ -280,8 +227,8 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 
 @results.command()
 @click.option("--runs", type=click.IntRange(1, 100), required=True, help=HELP["runs"])
-@click.option("--history", "history_url", default=None, metavar="URL", help=HELP["history url"])
-@api_repo_option
+@history_option
+@repo_option
 @workflow_id(default=WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
@@ -311,20 +258,16 @@ def floors(result_file: Path | None) -> None:
     RESULT_FILE defaults to RESULTS_DIR/infx-result.json. Exit 1 when a score is below its
     floor (each named with the number and the floor); 0 when every score meets it or no
     floor applies."""
-    from infx import git
     from infx.errors import ResultsError
-    from infx.github.actions import append_summary
     from infx.results.files import load_results
-    from infx.results.floors import load_floors, verdict
+    from infx.results.floors import repository_floors, verdict
     from infx.results.process import result_file as default_file
-    from infx.settings import load as load_settings
+    from infx.sweep.outcome import Outcome
 
-    root = git.root()
-    rules = load_floors(load_settings(root).accuracy_floors, root)
+    rules = repository_floors()
     done = verdict(load_results(result_file or default_file(os.environ)), rules)
-    for line in done.lines:
-        click.echo(line)
-    if done.summary:
-        append_summary(done.summary)
-    if done.failure:
-        raise ResultsError(done.failure)
+    error = ResultsError(done.failure) if done.failure else None
+    emit(Outcome(stdout=done.lines, summary=done.summary or "", error=error))
+
+
+results.add_command(provenance)

@@ -8,31 +8,31 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import api_repo_option, workflow_option
+from infx.cli.options import FILE, api_repo_option, request, shown, workflow_option
 from infx.context import repo_slug
-from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub
 from infx.reuse.ack import ack
-from infx.reuse.edge import Checkout, answer, carry_out, restatus, try_reuse_status
-from infx.reuse.gate import GateEvent, gate, gate_failed
+from infx.reuse.edge import Checkout, answer, carry_out, gated, restatus, try_reuse_status
+from infx.reuse.gate import GateEvent
 from infx.reuse.handoff import Decision, handed_on, received_comment
 from infx.reuse.stage import stage
-from infx.sweep.outcome import json_bytes
-from infx.yamlio import atomic_write
 
-decide_only_option = click.option(
-    "--decide-only",
-    is_flag=True,
-    help="Read-only: write the decision as step outputs (reaction, dispatch, status) for "
-    "`infx apply-decision` in a job that holds the write permission.",
-)
-remote_option = click.option(
-    "--remote",
-    default="origin",
-    show_default=True,
-    help="The remote whose main branch a PR merges into (a checkout with full history).",
-)
+# The help of the options whose text runs long, by command and flag.
+HELP = {
+    "--decide-only": "Read-only: write the decision as step outputs (reaction, dispatch, status) for `infx apply-decision` in a job that holds the write permission.",
+    "--remote": "The remote whose main branch a PR merges into (a checkout with full history).",
+    "gate --commit-sha": "The commit this run sweeps (PR head or pushed sha).",
+    "gate --status": "On a PR event with a standing request, set the PR head's infx/reuse commit status.",
+    "gate --receipt": "On a push that reuses a PR's run, write its merge receipt here (schemas/receipt.schema.json): the run, who asked, the verdict, the approvals.",
+    "status --pr": "A pull request to re-decide; repeat for several. Default: every open PR.",
+    "status --max-prs": "Re-decide at most this many open PRs asking for reuse (newest first).",
+    "apply-decision --dispatch": "The decided dispatch as JSON (env DISPATCH).",
+    "apply-decision --status": "The decided infx/reuse status as JSON {sha, state, description} (env STATUS).",
+}
+decide_only_option = click.option("--decide-only", is_flag=True, help=HELP["--decide-only"])
+remote_option = click.option("--remote", default="origin", show_default=True, help=HELP["--remote"])
+PRS = click.IntRange(min=1)
 
 
 def _received(*actions: str) -> CommentEvent | None:
@@ -68,40 +68,21 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
 
 @reuse.command("gate")
 @api_repo_option
+@click.option("--commit-sha", required=True, help=HELP["gate --commit-sha"])
 @click.option(
-    "--commit-sha", required=True, help="The commit this run sweeps (PR head or pushed sha)."
+    "--event-name", "name", required=True, help="github.event_name: push or pull_request."
 )
-@click.option("--event-name", required=True, help="github.event_name: push or pull_request.")
-@click.option("--event-action", default=None, help="github.event.action (synchronize, ...).")
+@click.option(
+    "--event-action", "action", default=None, help="github.event.action (synchronize, ...)."
+)
 @click.option("--pr-number", type=int, default=None, help="The pull request's number (PR events).")
 @click.option("--ref", required=True, help="github.ref; only the main branch reuses on push.")
 @click.option("--before", default=None, help="github.event.before: the branch before a push.")
-@click.option(
-    "--status",
-    "post_status",
-    is_flag=True,
-    help="On a PR event with a standing request, set the PR head's infx/reuse commit status.",
-)
-@click.option(
-    "--receipt",
-    "receipt_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="On a push that reuses a PR's run, write its merge receipt here "
-    "(schemas/receipt.schema.json): the run, who asked, the verdict, the approvals.",
-)
+@click.option("--status", "post_status", is_flag=True, help=HELP["gate --status"])
+@click.option("--receipt", "receipt_file", type=FILE, default=None, help=HELP["gate --receipt"])
 @workflow_option
 def gate_cmd(
-    repo: str | None,
-    commit_sha: str,
-    event_name: str,
-    event_action: str | None,
-    pr_number: int | None,
-    ref: str,
-    before: str | None,
-    post_status: bool,
-    receipt_file: Path | None,
-    workflow: str,
+    repo: str | None, post_status: bool, receipt_file: Path | None, workflow: str, **asking: object
 ) -> None:
     """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout.
 
@@ -109,18 +90,9 @@ def gate_cmd(
     merge commit with its parents), where it plans what merges. Any failure (API error, an
     answer of the wrong shape, a cap reached) still writes the outputs, with reuse off and
     the reason, before exiting non-zero."""
-    asked = GateEvent(event_name, commit_sha, ref, event_action, pr_number, before)
-    try:
-        checkout = Checkout.open(repo)
-        found = gate(asked, *checkout.gate_facts(asked, workflow), checkout.scope(workflow))
-        # No receipt, no reuse: a merge whose provenance cannot be sealed sweeps instead.
-        if receipt_file is not None and found.merge is not None:
-            receipt_file.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(receipt_file, json_bytes(checkout.merge_receipt(found.merge)))
-            click.echo(f"merge receipt: {receipt_file}", err=True)
-    except (InfxError, OSError) as exc:
-        set_outputs(gate_failed(exc))
-        raise
+    checkout, found, sealed = gated(repo, request(GateEvent, asking), workflow, receipt_file)
+    if sealed is not None:
+        click.echo(sealed, err=True)
     set_outputs(found.outputs)
     append_summary(found.summary)
     click.echo(json.dumps(found.outputs, indent=2))
@@ -132,20 +104,8 @@ def gate_cmd(
 @api_repo_option
 @workflow_option
 @remote_option
-@click.option(
-    "--pr",
-    "numbers",
-    type=click.IntRange(min=1),
-    multiple=True,
-    help="A pull request to re-decide; repeat for several. Default: every open PR.",
-)
-@click.option(
-    "--max-prs",
-    type=click.IntRange(min=1),
-    default=20,
-    show_default=True,
-    help="Re-decide at most this many open PRs asking for reuse (newest first).",
-)
+@click.option("--pr", "numbers", type=PRS, multiple=True, help=HELP["status --pr"])
+@shown("--max-prs", type=PRS, default=20, help=HELP["status --max-prs"])
 def status_cmd(
     repo: str | None, workflow: str, remote: str, numbers: tuple[int, ...], max_prs: int
 ) -> None:
@@ -177,15 +137,8 @@ def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
 @click.command("apply-decision")
 @api_repo_option
 @click.option("--reaction", envvar="REACTION", default="", help="+1, -1 or empty (env REACTION).")
-@click.option(
-    "--dispatch", envvar="DISPATCH", default="", help="The decided dispatch as JSON (env DISPATCH)."
-)
-@click.option(
-    "--status",
-    envvar="STATUS",
-    default="",
-    help="The decided infx/reuse status as JSON {sha, state, description} (env STATUS).",
-)
+@click.option("--dispatch", envvar="DISPATCH", default="", help=HELP["apply-decision --dispatch"])
+@click.option("--status", envvar="STATUS", default="", help=HELP["apply-decision --status"])
 def apply_decision(repo: str | None, reaction: str, dispatch: str, status: str) -> None:
     """React, dispatch and set the status that a comment command decided read-only.
 

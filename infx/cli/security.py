@@ -7,7 +7,7 @@ import sys
 import click
 
 from infx import git
-from infx.cli.options import api_repo_option, runners_file
+from infx.cli.options import api_repo_option, runners_file, shown
 
 
 @click.group()
@@ -18,18 +18,16 @@ def security() -> None:
 @security.command()
 @api_repo_option
 @runners_file
-@click.option(
+@shown(
     "--workflow",
     "workflows",
     multiple=True,
     default=("run-sweep.yml", "benchmark-tmpl.yml"),
-    show_default=True,
     help="A workflow file whose jobs run on the GPU runners; repeat for several.",
 )
-@click.option(
+@shown(
     "--environment",
     default="gpu-budget",
-    show_default=True,
     help="The environment whose required reviewers approve an over-budget sweep.",
 )
 def check(

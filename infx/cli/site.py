@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from infx.errors import UsageError
+from infx.cli.options import EXISTING, EXISTING_FOLDER, FOLDER
 
 
 @click.group()
@@ -21,24 +21,22 @@ def site() -> None:
     help="SQLite path or sqlite:///, postgresql:// URL. Default: INFX_HISTORY_URL, else "
     "history in infx.toml, else .infx/history.sqlite.",
 )
-@click.option(
-    "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Site folder."
-)
+@click.option("--out", required=True, type=FOLDER, help="Site folder.")
 @click.option(
     "--pr-results",
     multiple=True,
-    type=click.Path(exists=True, path_type=Path),
+    type=EXISTING,
     help="A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
 )
 @click.option(
     "--verdicts",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=EXISTING_FOLDER,
     help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json. "
     "Default: the history's verdicts table (what `results compare --pr` recorded).",
 )
 @click.option(
     "--repo-dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    type=EXISTING_FOLDER,
     default=Path("."),
     help="The git repository whose changelog explains main's steps. Default: .",
 )
@@ -46,10 +44,9 @@ def build(history: str | None, out: Path, pr_results: tuple[Path, ...], verdicts
           repo_dir: Path) -> None:  # fmt: skip
     """Write the site into OUT: Pareto pages, each config's history with its steps explained
     by the changelog, PR overlays, verdicts and coverage."""
-    from infx.site import missing_requirements
+    from infx.site import require_compare
 
-    if missing := missing_requirements():
-        raise UsageError(f"the site needs {', '.join(missing)}: pip install 'infx[compare]'")
+    require_compare()
     from infx.site.build import build_site
     from infx.site.facts import gather
     from infx.site.write import write_site

@@ -13,28 +13,22 @@ import click
 from infx import git
 from infx.cli import rerun
 from infx.cli.options import (
-    api_repo_option as repo_option,
-)
-from infx.cli.options import (
+    EXISTING_FILE,
+    FILE,
     base_option,
     branch_base,
     changelog_file,
+    emit,
     master_configs,
+    request,
     runners_file,
+    shown,
     workflow_option,
 )
-from infx.cli.rerun import EXISTING, FILE, emit, request
+from infx.cli.options import api_repo_option as repo_option
 from infx.matrix.rows import BUCKETS
 from infx.matrix.sources import load_masters, load_runners
-from infx.sweep import jobs
-from infx.sweep.facts import (
-    read_event,
-    read_origins,
-    read_pins,
-    read_plan_facts,
-    read_plan_file,
-    read_supersede,
-)
+from infx.sweep import facts, jobs
 from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 
 # The help of the options whose text runs long, by flag.
@@ -65,12 +59,10 @@ def sweep() -> None:
 @click.option("--all-evals", is_flag=True, help="Run an eval at every eligible planned point.")
 @click.option("--evals-only", is_flag=True, help="Plan evals only, no throughput rows.")
 @click.option("--from-event", is_flag=True, help=HELP["--from-event"])
-@click.option(
-    "--format", "fmt", type=FORMATS, default="json", show_default=True, help=HELP["--format"]
-)
+@shown("--format", "fmt", type=FORMATS, default="json", help=HELP["--format"])
 @click.option("--output", type=FILE, help=HELP["--output"])
 @click.option("--manifest", type=FILE, help=HELP["--manifest"])
-@click.option("--durations", type=EXISTING, help=HELP["--durations"])
+@click.option("--durations", type=EXISTING_FILE, help=HELP["--durations"])
 @click.option("--budget", "category", default=None, help=HELP["--budget"])
 @click.option("--estimate", "estimate_file", type=FILE, help=HELP["--estimate"])
 @click.option("--rerun-record", type=FILE, help=HELP["--rerun-record"])
@@ -86,7 +78,7 @@ def plan(**options: object) -> None:
     or deletes history lines does not.
     """
     wanted = request(PlanRequest, options)
-    emit(plan_outcome(wanted, read_plan_facts(git.root(), wanted, branch_base)))
+    emit(plan_outcome(wanted, facts.read_plan_facts(git.root(), wanted, branch_base)))
 
 
 @sweep.command("canary")
@@ -114,18 +106,18 @@ def mode() -> None:
     labels, draft and fork state. Writes the decision as step outputs (GITHUB_OUTPUT):
     `run`, `reason`, `label`, `canary`, `fail-fast`, `agentx-fast`, `reusable`, `trim-conc`,
     `all-evals` and `evals-only`; prints them as JSON; exits 1 on contradicting labels."""
-    emit(mode_outcome(read_event(git.root())))
+    emit(mode_outcome(facts.read_event(git.root())))
 
 
 @sweep.command()
-@click.argument("plan_file", type=EXISTING)
+@click.argument("plan_file", type=EXISTING_FILE)
 def outputs(plan_file: Path) -> None:
     """Write a plan's (or `canary` output's) chunk indices per bucket as job outputs."""
-    emit(jobs.outputs_outcome(read_plan_file(plan_file)))
+    emit(jobs.outputs_outcome(facts.read_plan_file(plan_file)))
 
 
 @sweep.command()
-@click.argument("plan_file", type=EXISTING)
+@click.argument("plan_file", type=EXISTING_FILE)
 @click.option(
     "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
 )
@@ -135,9 +127,8 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
     each row is pinned to (`runs-on`, empty: the row's runner label) from the runs-on.json
     a rerun writes beside its plan, and each row's master config (`config-keys`) from the
     config-keys.json `sweep plan` writes beside it."""
-    document = read_plan_file(plan_file)
-    found = read_origins(plan_file)
-    emit(jobs.chunk_outcome(document, bucket, index, read_pins(plan_file), found))
+    document, found = facts.read_plan_file(plan_file), facts.read_origins(plan_file)
+    emit(jobs.chunk_outcome(document, bucket, index, facts.read_pins(plan_file), found))
 
 
 @sweep.command("row-env")
@@ -162,13 +153,8 @@ def supersede(workflow: str, repo: str | None) -> None:
     in a job of its own (actions: write): for a sender with write, maintain or admin
     permission (a push needs none), cancels the workflow's unfinished runs of the PR's
     branch older than this one; for anyone else, nothing."""
-    from infx.sweep.authority import superseded
-
-    gh, facts = read_supersede(workflow, repo)
-    why, older = superseded(facts)
-    click.echo(why)
-    for run_id in older:
-        click.echo(f"run {run_id}: {'cancelled' if gh.cancel_run(run_id) else 'already finished'}")
+    for line in facts.cancel_superseded(workflow, repo):
+        click.echo(line)
 
 
 for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):

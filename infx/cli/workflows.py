@@ -30,24 +30,13 @@ def check(pattern: str) -> None:
     [labels], each old name left there, and each label list missing a name, is listed
     with its file and line (exit 1).
     """
-    from infx.sweep.label_lists import label_problems
+    from infx.sweep.facts import read_workflows
+    from infx.sweep.label_lists import label_report
 
     root = git.root()
-    settings = load_settings(root)
-    files = sorted(path for path in root.glob(pattern) if path.is_file())
-    if not files:
-        click.echo(f"no workflow file matches {pattern}: nothing to check")
-        return
-    problems = []
-    for path in files:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        problems += label_problems(path.relative_to(root).as_posix(), text, settings.labels)
-    for problem in problems:
-        click.echo(problem.text())
-    if problems:
-        click.echo(
-            f"{len(problems)} label problem(s): edit the workflows to use the names in "
-            "infx.toml [labels]"
-        )
-        sys.exit(1)
-    click.echo(f"{len(files)} workflow file(s): label lists match the settings")
+    labels = load_settings(root).labels
+    lines, exit_code = label_report(read_workflows(root, pattern), pattern, labels)
+    for line in lines:
+        click.echo(line)
+    if exit_code:
+        sys.exit(exit_code)

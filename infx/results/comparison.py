@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import Field, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
 from infx.markdown import link
@@ -24,6 +24,14 @@ from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
 from infx.settings import Settings
 
+
+class _Dataclass(Protocol):
+    """Any dataclass (what `dataclasses.fields` takes)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+
+T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
 DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
@@ -92,6 +100,18 @@ class CompareRequest:
     threshold: float = 2.0
     trimmed: bool = False
     repeats: tuple[Path, ...] = ()  # more runs of the same head, pooled with `current`
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> CompareRequest:
+        """The request from `results compare`'s options, each named as the field it fills."""
+        source, reporting = _filled(HistorySource, options), _filled(Reporting, options)
+        return _filled(cls, {**options, "source": source, "reporting": reporting})
+
+
+def _filled(kind: type[T], options: Mapping[str, object]) -> T:
+    """A dataclass whose fields take the options of the same names (typed by click)."""
+    make: Callable[..., T] = kind
+    return make(**{field.name: options[field.name] for field in fields(kind)})
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,15 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
     return _table(value, setting)
 
 
+def repository_floors() -> Floors | None:
+    """The accuracy floors of the repository the command runs in (None: no floor set)."""
+    from infx import git
+    from infx.settings import load as load_settings
+
+    root = git.root()
+    return load_floors(load_settings(root).accuracy_floors, root)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What `infx results floors` says: a line per score, the summary of those below their

@@ -20,7 +20,7 @@ from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, set_outputs
 from infx.github.client import Comment, GitHub, Status
 from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
-from infx.reuse.gate import GateEvent, Local, needs_merging
+from infx.reuse.gate import GateEvent, GateOutcome, Local, gate, gate_failed, needs_merging
 from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
 from infx.reuse.receipt import MergeFacts, merge_receipt
@@ -116,8 +116,36 @@ class Checkout:
             )
         )
 
+    def seal_merge(self, merge: MergeFacts, target: Path) -> str:
+        """Write the merge receipt of a reusing push to `target`; the line saying so."""
+        from infx.sweep.outcome import json_bytes
+        from infx.yamlio import atomic_write
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, json_bytes(self.merge_receipt(merge)))
+        return f"merge receipt: {target}"
+
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
+
+
+def gated(
+    repo: str | None, asked: GateEvent, workflow: str, receipt: Path | None
+) -> tuple[Checkout, GateOutcome, str | None]:
+    """`reuse gate`: the decision, and for a push that reuses the merge receipt written to
+    `receipt` (no receipt, no reuse: a merge whose provenance cannot be sealed sweeps
+    instead) with the line saying so. Any failure (API error, an answer of the wrong shape,
+    a cap reached) still writes the step outputs, reuse off with the reason, then raises."""
+    try:
+        checkout = Checkout.open(repo)
+        found = gate(asked, *checkout.gate_facts(asked, workflow), checkout.scope(workflow))
+        sealed = None
+        if receipt is not None and found.merge is not None:
+            sealed = checkout.seal_merge(found.merge, receipt)
+    except (InfxError, OSError) as exc:
+        set_outputs(gate_failed(exc))
+        raise
+    return checkout, found, sealed
 
 
 def _run_url(gh: GitHub) -> str | None:

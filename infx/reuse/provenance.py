@@ -14,9 +14,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from infx.errors import GitHubError
-from infx.history.receipts import Stored
+from infx.errors import GitHubError, ResultsError, UsageError
+from infx.history.receipts import Stored, stored_point, stored_run
 from infx.reuse.receipt import mismatches, table_digest
+from infx.sweep.outcome import Outcome
 
 # An artifact a receipt seals is downloaded whole to check it: at most this much.
 MAX_ARTIFACT_BYTES = 512 << 20
@@ -109,6 +110,18 @@ def verify(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, str]]) ->
     return problems
 
 
+def check_outcome(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, str]]) -> Outcome:
+    """`infx receipt check`: the artifacts downloaded (`found`) against the receipt that
+    sealed them; an error naming the first five differences."""
+    wanted = {k: v for k, v in sealed["artifacts"].items() if k in found}
+    problems = verify({**sealed, "artifacts": wanted}, found)
+    if problems:
+        more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        return Outcome(error=ResultsError("; ".join(problems[:5]) + more))
+    count = sum(len(m) for m in wanted.values())
+    return Outcome(stdout=[f"{count} member(s) match run {sealed['run']['id']}'s receipt"])
+
+
 class Downloads(Protocol):
     """The GitHub reads `fetch_members` needs (infx.github.client.GitHub has them)."""
 
@@ -134,6 +147,41 @@ def fetch_members(gh: Downloads, run_id: int, names: Iterable[str]) -> dict[str,
                 continue
             found[name] = zip_members(target.read_bytes(), f"artifact {name} of run {run_id}")
     return found
+
+
+def trace(url: str, target: str, conc: int | None, check: bool, repo: str | None) -> dict[str, Any]:
+    """The chain of TARGET (a main run id, or a config key at concurrency `conc`) in the
+    history at `url`; with `check`, the measuring run's artifacts downloaded from `repo`
+    and checked against its receipt."""
+    if conc is None:
+        if not target.isdigit():
+            raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
+        stored = stored_run(url, int(target))
+    else:
+        stored = stored_point(url, target, conc)
+    if stored is None:
+        raise UsageError(
+            f"{target}{f' at concurrency {conc}' if conc else ''} is not in the history"
+        )
+    found = chain(stored)
+    sealed = stored.receipts.get("run")
+    if check and sealed is not None:
+        from infx.context import repo_slug
+        from infx.github.client import GitHub
+
+        gh = GitHub(repo_slug(repo))
+        fetched = fetch_members(gh, sealed["run"]["id"], sealed["artifacts"])
+        problems = verify(sealed, fetched)
+        found["verified"] = {"members": sum(len(m) for m in fetched.values()), "problems": problems}
+    return found
+
+
+def broken(target: str, found: Mapping[str, Any]) -> ResultsError | None:
+    """The exit of `results provenance`: 1 when a link of the chain breaks."""
+    problems = found["problems"] or (found.get("verified") or {}).get("problems")
+    if problems:
+        return ResultsError(f"the chain of {target} breaks: {problems[0]}")
+    return None
 
 
 def lines(found: Mapping[str, Any]) -> list[str]:

@@ -18,10 +18,12 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infx.errors import UsageError
 from infx.github.values import Approval
+from infx.sweep.outcome import Outcome, json_bytes
 
 FORMAT = "infx-receipt/1"
 RUN_ARTIFACT = "sweep-receipt"
@@ -96,6 +98,14 @@ def run_receipt(
         "previous": {name: dict(sorted(m.items())) for name, m in sorted(previous.items())},
         "images": sorted((dict(i) for i in images), key=lambda i: (i["job"], i["image"])),
     }
+
+
+def run_outcome(out: Path, receipt: Mapping[str, Any]) -> Outcome:
+    """`infx receipt run`: write the run receipt to `out` and say what it sealed."""
+    count = sum(len(m) for m in receipt["artifacts"].values())
+    run = receipt["run"]
+    said = f"receipt of run {run['id']} attempt {run['attempt']}: {count} member(s) -> {out}"
+    return Outcome(files={out: json_bytes(receipt)}, stdout=[said], make_folders=True)
 
 
 @dataclass(frozen=True)

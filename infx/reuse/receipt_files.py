@@ -12,7 +12,7 @@ from typing import Any
 
 from infx import git
 from infx.errors import UsageError
-from infx.reuse.receipt import RunFacts, sha256
+from infx.reuse.receipt import RunFacts, parse, sha256
 
 # Written by benchmark-tmpl.yml into a job's result folder after its recipe pulled the
 # image: the image's repository digest (`docker image inspect`), or nothing.
@@ -117,3 +117,60 @@ def artifact_folders(specs: Sequence[str]) -> dict[str, Path]:
             raise UsageError(f"--artifact takes NAME=PATH, not {spec!r}")
         found[name] = Path(path)
     return found
+
+
+def sealed_run(
+    root: Path,
+    environ: Mapping[str, str],
+    payload: Mapping[str, Any],
+    artifacts: Sequence[str],
+    previous: Sequence[str],
+    manifest: Path | None,
+) -> tuple[
+    RunFacts,
+    dict[str, str | None],
+    bytes | None,
+    dict[str, dict[str, str]],
+    dict[str, dict[str, str]],
+    list[dict[str, Any]],
+]:
+    """What `run_receipt` seals, in its order: the run, the code at `root`, the manifest's
+    bytes (None: no file), the members of the artifacts and earlier layers (`NAME=PATH`;
+    one not there is left out) and the image digests their jobs recorded."""
+    facts = actions_run(environ, payload)
+    published, earlier = artifact_folders(artifacts), artifact_folders(previous)
+    sealed = manifest.read_bytes() if manifest is not None and manifest.is_file() else None
+    images = job_images({**published, **{f"previous/{k}": v for k, v in earlier.items()}})
+    return (
+        facts,
+        checkout_code(root, facts.workflow),
+        sealed,
+        {name: members(path) for name, path in published.items() if path.exists()},
+        {name: members(path) for name, path in earlier.items() if path.exists()},
+        images,
+    )
+
+
+def folder_members(specs: Sequence[str]) -> dict[str, dict[str, str]]:
+    """The members of each downloaded artifact (`NAME=PATH`)."""
+    return {name: members(path) for name, path in artifact_folders(specs).items()}
+
+
+def read_receipts(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The receipts in `paths` (files, or folders holding them), each checked."""
+    files = [
+        p for path in paths for p in (sorted(path.rglob("*.json")) if path.is_dir() else [path])
+    ]
+    return [parse(f.read_bytes(), str(f)) for f in files]
+
+
+def history_location(explicit: str | None) -> str:
+    """The history the receipt commands read and write (relative paths: from the current
+    folder)."""
+    import os
+
+    from infx import settings
+    from infx.history.database import location
+
+    root = Path.cwd()
+    return location(explicit, os.environ, settings.load(root), root)

@@ -20,3 +20,11 @@ STATS = ("numpy", "scipy", "ruptures")
 def missing_requirements() -> list[str]:
     """The libraries of the `compare` extra this Python lacks."""
     return [name for name in STATS if importlib.util.find_spec(name) is None]
+
+
+def require_compare() -> None:
+    """The site draws with the `compare` extra: a usage error naming what this Python lacks."""
+    from infx.errors import UsageError
+
+    if missing := missing_requirements():
+        raise UsageError(f"the site needs {', '.join(missing)}: pip install 'infx[compare]'")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,6 +147,18 @@ def read_supersede(workflow: str, repo: str | None) -> tuple[GitHub, SupersedeFa
     return gh, gh.decide(fetch)
 
 
+def cancel_superseded(workflow: str, repo: str | None) -> Iterator[str]:
+    """`sweep supersede`: why the PR's older runs are (or are not) cancelled, then each one
+    cancelled (GitHub's only write here)."""
+    from infx.sweep.authority import superseded
+
+    gh, facts = read_supersede(workflow, repo)
+    why, older = superseded(facts)
+    yield why
+    for run_id in older:
+        yield f"run {run_id}: {'cancelled' if gh.cancel_run(run_id) else 'already finished'}"
+
+
 def read_plan_file(path: Path) -> PlanDocument:
     """A plan file (or canary split) as `sweep plan` wrote it, checked against its schema."""
     return read_plan(path.read_bytes(), str(path))
@@ -181,3 +193,12 @@ def read_pins(plan_path: Path) -> dict[str, str]:
     if not isinstance(pins, dict) or not all(isinstance(v, str) for v in pins.values()):
         raise UsageError(f"{path} is not a map of rows to runner nodes")
     return pins
+
+
+def read_workflows(root: Path, pattern: str) -> dict[str, str]:
+    """The workflow files the glob `pattern` finds under `root`: path from it -> text."""
+    files = sorted(path for path in root.glob(pattern) if path.is_file())
+    return {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")
+        for path in files
+    }

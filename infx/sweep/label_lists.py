@@ -72,3 +72,20 @@ def label_problems(path: str, text: str, renamed: Mapping[str, str]) -> list[Lab
                     )
                 )
     return problems
+
+
+def label_report(
+    files: Mapping[str, str], pattern: str, renamed: Mapping[str, str]
+) -> tuple[list[str], int]:
+    """`infx workflows check`: its lines and exit code for the workflow files read (path
+    from the root -> text); 1 when a label list is wrong."""
+    if not files:
+        return [f"no workflow file matches {pattern}: nothing to check"], 0
+    problems = [p for path, text in files.items() for p in label_problems(path, text, renamed)]
+    if problems:
+        return [
+            *(problem.text() for problem in problems),
+            f"{len(problems)} label problem(s): edit the workflows to use the names in "
+            "infx.toml [labels]",
+        ], 1
+    return [f"{len(files)} workflow file(s): label lists match the settings"], 0

@@ -1,7 +1,7 @@
 """What a command does once it has decided, as a value: the files it writes, its step
 outputs and step summary, its lines on stdout and stderr, and the error it ends with.
 
-Use cases return one; the command line writes it (`infx.cli.sweep.emit`), so every
+Use cases return one; the command line writes it (`infx.cli.options.emit`), so every
 decision can be tested without a terminal, a runner or a file system.
 """
 
