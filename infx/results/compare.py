@@ -153,19 +153,20 @@ def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
     identity has elsewhere but never beside another (a renamed config) joins the split
     variant with its image, else the first, and is said to be a guess."""
     names = Names()
-    tables = [list(rows) for rows in tables]
+    # Per table, each row's (folded key, variant): computed once, read twice.
+    indexed = [
+        [(_row_keys(r["kind"], r["identity"])[1], variant(r), r) for r in rows] for rows in tables
+    ]
     images: dict[str, dict[str, set[str]]] = {}  # folded -> variant -> images
-    for rows in tables:
-        for row in rows:
+    for rows in indexed:
+        for folded, raw, row in rows:
             image = str((row.get("recipe") or {}).get("image", ""))
-            held = images.setdefault(folded_key(row["kind"], row["identity"]), {})
-            held.setdefault(variant(row), set()).add(image)
+            images.setdefault(folded, {}).setdefault(raw, set()).add(image)
     together: dict[str, set[str]] = {}  # folded -> variants measured beside another
-    for rows in tables:
+    for rows in indexed:
         table: dict[str, set[str]] = {}
-        for row in rows:
-            folded = folded_key(row["kind"], row["identity"])
-            table.setdefault(folded, set()).add(_canonical(images[folded], variant(row)))
+        for folded, raw, _ in rows:
+            table.setdefault(folded, set()).add(_canonical(images[folded], raw))
         for folded, variants in table.items():
             if len(variants) > 1:
                 together.setdefault(folded, set()).update(variants)
@@ -318,7 +319,7 @@ def index(
                 "which differs only by case or spacing"
             )
         if notes is not None and key not in out and isinstance(names, Names):
-            guessed = names.unsure.get(folded_key(row["kind"], row["identity"]), [])
+            guessed = names.unsure.get(folded, [])
             if variant(row) in guessed:
                 notes.append(
                     f"{side}: {config_label(row['identity'])} ({variant(row)}) measures the "
@@ -358,4 +359,4 @@ _ROWS: dict[tuple[Any, ...], tuple[str, str]] = {}
 
 def configs_of(rows: Iterable[dict[str, Any]]) -> set[str]:
     """Configs as matched across runs (names folded: case and spacing aside)."""
-    return {folded_key(row["kind"], row["identity"]) for row in rows}
+    return {_row_keys(row["kind"], row["identity"])[1] for row in rows}

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infx.context import repo_slug
 from infx.errors import GitHubError
-from infx.github.client import Comment, GitHub, LabelEvent, Pull
+from infx.github.values import Comment, LabelEvent, Pull
 from infx.results.baseline import Client as SearchClient
 from infx.results.baseline import find
 from infx.results.comparison import (
@@ -34,6 +34,9 @@ from infx.results.gate import (
 from infx.results.render import sticky
 from infx.results.report import Report
 from infx.results.steps import ChangeIssue, Commits, Range, Step, unopened
+
+if TYPE_CHECKING:  # the client (PyGithub) loads only when a command talks to GitHub
+    from infx.github.client import GitHub
 
 
 class Reader(SearchClient, Protocol):
@@ -61,6 +64,8 @@ def client_of(repo: str | None) -> Callable[[], GitHub]:
 
     @cache
     def client() -> GitHub:
+        from infx.github.client import GitHub
+
         return GitHub(repo_slug(repo))
 
     return client

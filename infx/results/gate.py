@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from infx.github.client import Comment, LabelEvent
+from infx.github.values import Comment, LabelEvent
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
 from infx.markdown import Md, code, text
 from infx.results.compare import COVERAGE_LOST, REGRESSED
