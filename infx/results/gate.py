@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from infx.github.values import Comment, LabelEvent
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
+from infx.github.values import Comment, LabelEvent
 from infx.markdown import Md, code, text
 from infx.results.compare import COVERAGE_LOST, REGRESSED
 from infx.results.report import Ack, Report
