@@ -35,11 +35,11 @@ T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
 DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
-STATS = ("numpy", "scipy", "ruptures")
+STATS = ("numpy",)
 
 
 def require_stats() -> None:
-    """The noise model needs NumPy (and, with a history, ruptures and SciPy)."""
+    """The noise model needs NumPy (its t and change points are written on it alone)."""
     missing = [m for m in STATS if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(

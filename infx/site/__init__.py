@@ -6,15 +6,15 @@ CSS, JavaScript and data files that open from file:// and GitHub Pages.
     site = build_site(facts)                 # infx.site.build: pure
     write_site(out, site)                    # infx.site.write: atomic files
 
-Importing this package loads nothing heavy; the noise model needs NumPy, SciPy and
-ruptures (the `compare` extra).
+Importing this package loads nothing heavy; the noise model needs NumPy (the
+`compare` extra).
 """
 
 from __future__ import annotations
 
 import importlib.util
 
-STATS = ("numpy", "scipy", "ruptures")
+STATS = ("numpy",)
 
 
 def missing_requirements() -> list[str]:
