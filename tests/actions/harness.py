@@ -698,14 +698,13 @@ def pr_payload(
     head_sha: str = "0" * 40,
     base_sha: str = "1" * 40,
     state: str = "open",
-    sender: str = "maintainer",
+    sender: str | None = "maintainer",
 ) -> dict[str, Any]:
     """A pull_request event as GitHub sends it; `sender` did what it says (the world's
     maintainer has write permission, so the sweep trusts them)."""
     payload: dict[str, Any] = {
         "action": action,
         "number": number,
-        "sender": {"login": sender},
         "repository": {"full_name": "acme/bench"},
         "pull_request": {
             "number": number,
@@ -722,6 +721,8 @@ def pr_payload(
     }
     if event_label is not None:
         payload["label"] = {"name": event_label}
+    if sender is not None:
+        payload["sender"] = {"login": sender}
     return payload
 
 

@@ -459,7 +459,7 @@ def test_a_budgeted_label_added_without_write_permission_waits_for_approval(
     repo = _budgeted(tmp_path, 100)
     api.state.add_pull(17, head_sha=repo.head, commits=[repo.head])
     payload = pr_payload("labeled", ["full-sweep-enabled"], "full-sweep-enabled",
-                         head_sha=repo.head, base_sha=repo.base)  # fmt: skip
+                         head_sha=repo.head, base_sha=repo.base, sender=None)  # fmt: skip
     if who is not None and who.startswith("sender:"):
         who = who.removeprefix("sender:")
         payload["sender"] = {"login": who}
