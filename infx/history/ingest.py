@@ -7,14 +7,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from infx.github.client import Run
-from infx.history.backfill import backfill
 from infx.history.rows import main_table
 from infx.history.sources import history_url
-from infx.results.baseline import Client
 from infx.results.files import load_results
+
+if TYPE_CHECKING:  # PyGithub loads only for a command that talks to GitHub
+    from infx.github.values import Run
+    from infx.results.baseline import Client
 
 
 class RunReader(Protocol):
@@ -60,6 +61,7 @@ def fill(
     """Store main's newest `runs` successful push runs not stored yet at their newest
     attempt, within `budget` requests (default 2 + 2 x runs)."""
     from infx.history import open_history
+    from infx.history.backfill import backfill
     from infx.history.database import shown
 
     url, found = history_url(where)

@@ -391,7 +391,7 @@ class History:
                     ranked.c.rank <= limit,
                 ),
             )
-            stored.extend(conn.execute(query))
+            stored.extend(conn.execute(query).all())  # one fetch, not one per row
         return self._documents(conn, stored, identities)
 
     @staticmethod

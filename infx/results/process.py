@@ -14,10 +14,7 @@ from collections import deque
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
+from typing import TYPE_CHECKING, Any
 
 from infx import schemas
 from infx.errors import ResultsError, UsageError
@@ -25,6 +22,10 @@ from infx.matrix.contract import row_gpus
 from infx.matrix.expand import row_concs
 from infx.matrix.rows import gpu_type
 from infx.results.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
+
+if TYPE_CHECKING:  # jsonschema loads only to say why a document is rejected
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 FORMAT = "infx-results/1"
 FIXED = "fixed-seq-len"
@@ -38,6 +39,8 @@ _WORKER_KEYS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn
 
 @cache
 def _row_validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = schemas.load("sweep-matrix")
     return Draft202012Validator(
         {"$defs": schema["$defs"], "anyOf": [{"$ref": f"#/$defs/{d}"} for d in _ROW_DEFS]}
@@ -90,6 +93,8 @@ def check_row(row: Any) -> dict[str, Any]:
     """The row must be one a sweep plan can emit; say which field is wrong otherwise."""
     if not isinstance(row, dict):
         raise UsageError("the matrix row is not a JSON object")
+    from jsonschema.exceptions import best_match
+
     best = best_match(_row_validator().iter_errors(row))
     if best is not None:
         where = ".".join(str(p) for p in best.absolute_path) or "row"
@@ -301,6 +306,8 @@ def accuracy_row(
 def _result_validator() -> Draft202012Validator:
     """schemas/result.schema.json with its `$ref`s inlined: resolving references is most of
     the cost of checking a 2,000-row table, and the schema has no recursive ones."""
+    from jsonschema import Draft202012Validator
+
     schema = schemas.load("result")
     defs = schema["$defs"]
 
@@ -331,6 +338,8 @@ def result_errors(doc: Any) -> list[ValidationError]:
         bad = _not_finite(doc, [])
     if bad is None:
         return []
+    from jsonschema.exceptions import ValidationError
+
     return [ValidationError(f"{bad[1]} is not finite", path=deque(bad[0]))]
 
 

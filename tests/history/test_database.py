@@ -109,3 +109,19 @@ def test_no_database_library_loads_at_start_up() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_ingest_and_compare_load_neither_pygithub_nor_jsonschema() -> None:
+    """`results ingest FILE` and the history's `compare` never talk to GitHub, and a valid
+    table is checked by jsonschema-rs alone: PyGithub (0.3 s) and jsonschema (0.05 s) load
+    only for a command that needs them (a run id, an invalid table to explain)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import infx.history.ingest, infx.history.compare, infx.results.process\n"
+        "print(sorted(m for m in ('github', 'jsonschema') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
