@@ -271,12 +271,6 @@ def read_objects(oids: list[str], cwd: Path | None = None) -> dict[str, bytes | 
     return found
 
 
-def is_ancestor(ancestor: str, descendant: str, cwd: Path | None = None) -> bool:
-    """Whether `ancestor` is `descendant` or one of its ancestors."""
-    proc = _run(["merge-base", "--is-ancestor", ancestor, descendant], cwd, check=False)
-    return proc.returncode == 0
-
-
 def fetch_quietly(remote: str, refs: list[str], cwd: Path | None = None) -> bool:
     """Fetch `refs` (commit ids too, where the server allows it) without failing: True
     when git fetched them."""

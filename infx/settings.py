@@ -44,11 +44,9 @@ class ResultsSettings:
 
 @dataclass(frozen=True)
 class ReuseSettings:
-    """`[reuse]`: the merge policy (`mode`: "default", or "inferencex": pushes to main never
-    sweep, a merge publishes a reusable PR run's points) and what a moving image tag does
-    to reuse (`moving-tags`: "record", or "refuse"). docs/reuse.md says what each trusts."""
+    """`[reuse]`: what a moving image tag does to reuse (`moving-tags`: "record", or
+    "refuse"). docs/reuse.md says what each trusts."""
 
-    mode: str = "default"
     moving_tags: str = "record"
 
 
@@ -130,7 +128,6 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         accuracy_floors=table.get("accuracy-floors"),
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
         reuse=ReuseSettings(
-            mode=table.get("reuse", {}).get("mode", "default"),
             moving_tags=table.get("reuse", {}).get("moving-tags", "record"),
         ),
     )
