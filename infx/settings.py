@@ -40,6 +40,7 @@ class ResultsSettings:
     change_issue_label: str = "performance-change"
     history_runs: int = 10
     site_url: str | None = None  # the results site: the PR comment links to its overlay
+    confirm_repeats: int = 0  # repeats a sweep's compare dispatches for unconfirmed configs
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ def _results(table: Mapping[str, Any]) -> ResultsSettings:
         change_issue_label=table.get("change-issue-label", default.change_issue_label),
         history_runs=table.get("history-runs", default.history_runs),
         site_url=table.get("site-url", default.site_url),
+        confirm_repeats=table.get("confirm-repeats", default.confirm_repeats),
     )
 
 
