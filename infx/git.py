@@ -165,22 +165,28 @@ def read_many(
 ) -> dict[tuple[str, str], bytes | None]:
     """Files at trees, (tree, path) -> bytes, through one `git cat-file --batch` (None: no
     such file): one process however many files a command needs."""
-    if not wanted:
-        return {}
-    request = "".join(f"{tree}:{path}\n" for tree, path in wanted).encode()
-    out = _run(["cat-file", "--batch"], cwd, stdin=request).stdout
-    found: dict[tuple[str, str], bytes | None] = {}
-    offset = 0
-    for item in wanted:
-        end = out.index(b"\n", offset)
-        header = out[offset:end].split(b" ")
+    found = _cat_batch([f"{tree}:{path}" for tree, path in wanted], cwd)
+    return dict(zip(wanted, found, strict=True))
+
+
+def _cat_batch(specs: list[str], cwd: Path | None) -> list[bytes | None]:
+    """Each object `git cat-file --batch` names by `specs`, in order: a blob's bytes, None
+    for anything else or nothing."""
+    if not specs:
+        return []
+    out = _run(["cat-file", "--batch"], cwd, stdin="".join(f"{s}\n" for s in specs).encode())
+    found: list[bytes | None] = []
+    offset, data = 0, out.stdout
+    for _ in specs:
+        end = data.index(b"\n", offset)
+        header = data[offset:end].split(b" ")
         if len(header) == 3:
             # Any object found is followed by its content (a folder's listing too).
             size = int(header[2])
-            found[item] = out[end + 1 : end + 1 + size] if header[1] == b"blob" else None
+            found.append(data[end + 1 : end + 1 + size] if header[1] == b"blob" else None)
             offset = end + 1 + size + 1
         else:
-            found[item] = None
+            found.append(None)
             offset = end + 1
     return found
 
@@ -252,29 +258,7 @@ def checked_out_commit(path: Path) -> str | None:
 def read_objects(oids: list[str], cwd: Path | None = None) -> dict[str, bytes | None]:
     """Blobs by object id through one `git cat-file --batch` (None: no such blob)."""
     wanted = sorted(set(oids))
-    if not wanted:
-        return {}
-    out = _run(["cat-file", "--batch"], cwd, stdin="".join(f"{o}\n" for o in wanted).encode())
-    found: dict[str, bytes | None] = {}
-    offset = 0
-    for oid in wanted:
-        end = out.stdout.index(b"\n", offset)
-        header = out.stdout[offset:end].split(b" ")
-        if len(header) == 3:
-            size = int(header[2])
-            data = out.stdout[end + 1 : end + 1 + size]
-            found[oid] = data if header[1] == b"blob" else None
-            offset = end + 1 + size + 1
-        else:
-            found[oid] = None
-            offset = end + 1
-    return found
-
-
-def is_ancestor(ancestor: str, descendant: str, cwd: Path | None = None) -> bool:
-    """Whether `ancestor` is `descendant` or one of its ancestors."""
-    proc = _run(["merge-base", "--is-ancestor", ancestor, descendant], cwd, check=False)
-    return proc.returncode == 0
+    return dict(zip(wanted, _cat_batch(wanted, cwd), strict=True))
 
 
 def fetch_quietly(remote: str, refs: list[str], cwd: Path | None = None) -> bool:

@@ -40,15 +40,14 @@ class ResultsSettings:
     change_issue_label: str = "performance-change"
     history_runs: int = 10
     site_url: str | None = None  # the results site: the PR comment links to its overlay
+    confirm_repeats: int = 0  # repeats a sweep's compare dispatches for unconfirmed configs
 
 
 @dataclass(frozen=True)
 class ReuseSettings:
-    """`[reuse]`: the merge policy (`mode`: "default", or "inferencex": pushes to main never
-    sweep, a merge publishes a reusable PR run's points) and what a moving image tag does
-    to reuse (`moving-tags`: "record", or "refuse"). docs/reuse.md says what each trusts."""
+    """`[reuse]`: what a moving image tag does to reuse (`moving-tags`: "record", or
+    "refuse"). docs/reuse.md says what each trusts."""
 
-    mode: str = "default"
     moving_tags: str = "record"
 
 
@@ -130,7 +129,6 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         accuracy_floors=table.get("accuracy-floors"),
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
         reuse=ReuseSettings(
-            mode=table.get("reuse", {}).get("mode", "default"),
             moving_tags=table.get("reuse", {}).get("moving-tags", "record"),
         ),
     )
@@ -156,6 +154,7 @@ def _results(table: Mapping[str, Any]) -> ResultsSettings:
         change_issue_label=table.get("change-issue-label", default.change_issue_label),
         history_runs=table.get("history-runs", default.history_runs),
         site_url=table.get("site-url", default.site_url),
+        confirm_repeats=table.get("confirm-repeats", default.confirm_repeats),
     )
 
 

@@ -17,12 +17,13 @@ from infx.github.client import GitHub
 from infx.rerun import decide, reads
 from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
 from infx.rerun.plan import RerunPlanRequest, rerun_plan_outcome
+from infx.rerun.repeat import RepeatRequest, repeat_decision
 from infx.rerun.writes import carry_out, set_budget_status
 from infx.sweep.budget import StatusRequest
 
 # The help of the options whose text runs long, by command and flag.
 HELP = {
-    "--scope": "missing: every row without a valid result; infra: the rows whose job failed for an infra reason (and, when every failure was infra, the rows they kept from running).",
+    "--scope": "missing: every row without a valid result; infra: the rows whose job failed for an infra reason (and, when every failure was infra, the rows they kept from running); repeat: the rows of the configs the source run's verdict left unconfirmed, measured again (results/verdict/verdict.json under --source-dir).",
     "timings --runs": "How many of the newest sweeps' timings to merge.",
     "triage --plan": "This run's sweep-plan folder (sweep.json, rerun.json, timings.json).",
     "triage --previous": "The source run's sweep-jobs folder, for a rerun: its attempts count too.",
@@ -34,9 +35,11 @@ HELP = {
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
     "--manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
     "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
+    "repeat --verdict": "This run's verdict (`infx results compare --verdict-out`); none: nothing to repeat.",
+    "repeat --record": "This run's rerun.json (its sweep-plan artifact): the lineage's repeats so far.",
     "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
 }
-SCOPES = click.Choice(["missing", "infra"])
+SCOPES = click.Choice(["missing", "infra", "repeat"])
 scope_option = shown("--scope", type=SCOPES, default="missing", help=HELP["--scope"])
 run_id_option = click.option(
     "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
@@ -155,6 +158,31 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
     run = reads.dispatched_run(gh, data)
     outcome = decide.dispatch_outcome(data, run, comment, reaction, workflow=workflow, repo=gh.slug)
     carried(gh, outcome)
+
+
+@click.command("repeat")
+@click.option("--verdict", "verdict_file", required=True, type=FILE, help=HELP["repeat --verdict"])
+@click.option("--record", "record_file", required=True, type=FILE, help=HELP["repeat --record"])
+@click.option("--pr", "pr_text", default="", help="The PR this run swept.")
+@click.option("--ref", required=True, help="The PR's head branch (where the rerun runs).")
+@click.option("--head-repo", default="", help="The repository of the PR's head commits.")
+@click.option("--dry-run", is_flag=True, help="Say what would run; dispatch nothing.")
+@run_id_option
+@workflow_option
+@repo_option
+def repeat(**options: object) -> None:
+    """With `[results] confirm-repeats` on, dispatch a rerun with scope repeat of this run
+    when its verdict left configs unconfirmed: their rows run again, priced and held by the
+    budget gate like any rerun, and that run's compare pools them with this run's."""
+    asked = request(RepeatRequest, options)
+    gh = reads.client(asked.repo)
+    verdict, record, confirm = reads.repeat_facts(git.root(), asked)
+    data, said = repeat_decision(asked, verdict, record, confirm, gh.slug)
+    click.echo(said)
+    if data is None or asked.dry_run:
+        return
+    run = reads.dispatched_run(gh, data)
+    carried(gh, decide.dispatch_outcome(data, run, None, "", workflow=asked.workflow, repo=gh.slug))
 
 
 @click.command("rerun-failed")

@@ -59,6 +59,7 @@ HELP = {
     "plots": "Write one Pareto plot (PNG) per config here (needs infx[plot]).",
     "plots-artifact": "Named in the comment.",
     "out": "Also write the Markdown here.",
+    "verdict-out": "Also write the verdict as JSON here (schemas/results-verdict.schema.json): what `infx sweep repeat` decides from.",
     "main history": f"Main's history: a folder of results.json tables, or {_DB}; default: main's runs through the API.",
     "current": "This run's results table, the newest point (a run still going is not listed yet).",
     "api runs": "Main runs read through the API.",
@@ -157,6 +158,7 @@ def collect(
 @click.option("--plots", type=FOLDER, default=None, help=HELP["plots"])
 @shown("--plots-artifact", default="results_compare", help=HELP["plots-artifact"])
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
+@click.option("--verdict-out", type=FILE, default=None, help=HELP["verdict-out"])
 def compare(repo: str | None, **options: object) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""

@@ -160,3 +160,4 @@ def supersede(workflow: str, repo: str | None) -> None:
 for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):
     sweep.add_command(command)
 sweep.add_command(rerun.dispatch_rerun)
+sweep.add_command(rerun.repeat)

@@ -39,6 +39,9 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
     else:
         if how.out is not None:
             atomic_write(how.out, done.comment.encode())
+        if how.verdict_out is not None:
+            how.verdict_out.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(how.verdict_out, done.verdict.encode())
         append_summary(done.summary)
         yield done.stdout, False
         yield from ((line, True) for line in publish(github, how, done))

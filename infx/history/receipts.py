@@ -9,7 +9,6 @@ run whose rows they vouch for and their kind; storing them again replaces them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ResultsError
 from infx.history.database import database_errors, dialect_insert, engine, migrate
 from infx.history.rows import now
+from infx.matrix.manifest import canonical, digest
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -38,15 +38,6 @@ def _connection(url: str, doing: str, write: bool = False) -> Iterator[Connectio
         made.dispose()
 
 
-def _canonical(doc: Mapping[str, Any]) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _digest(doc: Mapping[str, Any]) -> str:
-    """sha256 over the receipt's canonical JSON, as `infx.reuse.receipt.digest` seals it."""
-    return "sha256:" + hashlib.sha256(_canonical(doc).encode()).hexdigest()
-
-
 def store_receipts(url: str, run_id: int, receipts: Sequence[Mapping[str, Any]]) -> list[str]:
     """Store `receipts` beside main run `run_id`'s rows (stored before), one transaction;
     a kind stored already is replaced. Lines saying what was stored."""
@@ -64,8 +55,8 @@ def store_receipts(url: str, run_id: int, receipts: Sequence[Mapping[str, Any]])
             source = doc["run"]["id"] if kind == "run" else doc["source"]["run"]
             values = {
                 "source_run": int(source),
-                "digest": _digest(doc),
-                "data": _canonical(doc),
+                "digest": digest(doc),
+                "data": canonical(doc).decode(),
                 "stored_at": now(),
             }
             insert = dialect_insert(conn)

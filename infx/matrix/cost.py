@@ -285,20 +285,6 @@ def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float
     return BudgetVerdict(category, held, None if budget is None else float(budget), "", used)
 
 
-WRITE = frozenset({"admin", "maintain", "write"})
-
-
-def labeler_hold(label: str, adder: str | None, permission: str | None) -> str:
-    """Why a sweep label's plan waits for approval because of who added the label ("": it
-    need not). A sweep label trusts whoever may push; the triage role may label too (GitHub
-    reports it as read), and a label no one is known to have added is trusted by no one."""
-    if not adder:
-        return f"label {label}: no one is known to have added it"
-    if permission not in WRITE:
-        return f"label {label} added by {adder}, who lacks write permission"
-    return ""
-
-
 def estimate_document(
     costs: Sequence[JobCost], budget: BudgetVerdict, wall: Mapping[str, float]
 ) -> dict[str, Any]:

@@ -16,7 +16,6 @@ submodule, and None for a path that does not exist.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import re
@@ -26,6 +25,7 @@ from pathlib import Path
 
 from infx import git
 from infx.errors import ConfigError
+from infx.matrix.manifest import file_digest
 from infx.matrix.sources import matches
 
 # Symbolic links followed along one path before it counts as a loop.
@@ -181,10 +181,12 @@ class Snapshot:
         named: dict[str, str | None] = {}
         for name, (real, crossed) in resolved.items():
             for link in crossed:
-                links[link] = _sha(self.entries[link].text.encode("utf-8", "surrogateescape"))
+                links[link] = file_digest(
+                    self.entries[link].text.encode("utf-8", "surrogateescape")
+                )
             kind = self.kind(real)
             if kind == "file":
-                named[name] = named[real] = _sha(data[real])
+                named[name] = named[real] = file_digest(data[real])
             elif kind == "commit":
                 named[name] = f"commit:{self.entries[real].oid}"
             else:
@@ -198,10 +200,6 @@ class Snapshot:
             return {p: (self.root / p).read_bytes() for p in paths}
         blobs = git.read_objects([self.entries[p].oid for p in paths], self.root)
         return {p: blobs.get(self.entries[p].oid) for p in paths}
-
-
-def _sha(data: bytes | None) -> str | None:
-    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 # --- which paths ----------------------------------------------------------------------

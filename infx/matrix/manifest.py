@@ -57,16 +57,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _canonical(value: Any) -> bytes:
+def canonical(value: Any) -> bytes:
+    """JSON with keys sorted and no spaces: the bytes every infx digest is taken over."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def digest(value: Any) -> str:
-    return "sha256:" + hashlib.sha256(_canonical(value)).hexdigest()
+    """A document's digest (manifests, receipts): sha256 over its canonical JSON."""
+    return sha256(canonical(value))
 
 
 def file_digest(data: bytes | None) -> str | None:
-    return None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+    return None if data is None else sha256(data)
 
 
 def plan_rows(plan: PlanDocument) -> dict[str, list[MatrixRow]]:
@@ -109,7 +115,7 @@ def build(
         },
         "plan": {
             "digest": digest(
-                {k: sorted(_canonical(r).decode() for r in v) for k, v in rows.items()}
+                {k: sorted(canonical(r).decode() for r in v) for k, v in rows.items()}
             ),
             "rows": {name: len(family) for name, family in rows.items()},
         },
@@ -238,7 +244,7 @@ def lineage(
     measured = {**source["measured"], "files": files}
     sweep = dict(source["sweep"])
     if changed:
-        again = {_canonical(row) for row in rerun}
+        again = {canonical(row) for row in rerun}
         recipes = {
             recipe_path(row, node) for row in rows for node in nodes.get(row["runner"]) or [""]
         }
@@ -246,7 +252,7 @@ def lineage(
         stale = [
             row
             for row in rows
-            if _canonical(row) not in again
+            if canonical(row) not in again
             and (
                 touches_all
                 or any(recipe_path(row, n) in changed for n in nodes.get(row["runner"]) or [""])

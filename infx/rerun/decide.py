@@ -33,6 +33,7 @@ from infx.rerun.rules import (
     valid_points,
 )
 from infx.sweep.outcome import Outcome
+from infx.sweep.record import SCOPES
 
 if TYPE_CHECKING:
     from infx.github.client import Job, Pull, Run
@@ -340,8 +341,8 @@ def checked_dispatch(dispatch: str, workflow: str) -> Dispatch:
     run_number(inputs["rerun-of"], "rerun-of")
     if "pr-number" in inputs:
         run_number(inputs["pr-number"], "pr-number")
-    if inputs["scope"] not in ("missing", "infra"):
-        raise UsageError("the decided dispatch's scope must be missing or infra")
+    if inputs["scope"] not in SCOPES:
+        raise UsageError(f"the decided dispatch's scope must be one of {', '.join(SCOPES)}")
     return cast(Dispatch, data)
 
 

@@ -15,6 +15,7 @@ from infx.markdown import Md, table, text
 from infx.matrix import origins
 from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
+from infx.rerun.repeat import repeat_positions
 from infx.rerun.rules import (
     ESTIMATE_FILE,
     PLAN_FILE,
@@ -106,6 +107,7 @@ class RerunPlanFacts:
     files_now: dict[str, str | None] = field(default_factory=dict)  # manifest digests at HEAD
     node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
     recorded: Timings | None = None  # what the source run recorded (its sweep-jobs)
+    repeat: set[str] = field(default_factory=set)  # scope repeat: the unconfirmed points
 
     @property
     def timings(self) -> Timings:
@@ -178,7 +180,10 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     plan_jobs = jobs_of(whole)
     seen = outcomes(facts.jobs, facts.files.plan, facts.logs)
     missing_at = missing(plan_jobs, valid_points(facts.docs, facts.floors), seen)
-    chosen = select(plan_jobs, missing_at, facts.files.plan, seen, request.scope)
+    if request.scope == "repeat":
+        chosen = repeat_positions(plan_jobs, facts.repeat)
+    else:
+        chosen = select(plan_jobs, missing_at, facts.files.plan, seen, request.scope)
     changed = bool(facts.recipe_changes)
     todo = plan_rerun(whole, chosen, recipe_changed=changed, source_canary=record.canary)
     if facts.other_node:
@@ -230,6 +235,8 @@ def _summary(
     head = f"### Rerun of run {request.source_id} ({request.scope})\n\n"
     if not todo.jobs:
         every = f"every {request.scope} row of run {request.source_id} has a valid result"
+        if request.scope == "repeat":
+            every = f"run {request.source_id}'s verdict left no config unconfirmed"
         return head + f"Nothing to rerun: {every}.\n"
     canary_note = Md("")
     if todo.canary is not None:
@@ -252,6 +259,8 @@ def _summary(
         rid = row_id(row)
         first = todo.canary is not None and rid == row_id(todo.canary)
         why = "canary" if first else kinds.get(rid, "no valid result")
+        if request.scope == "repeat" and not first:
+            why = "repeat: unconfirmed"
         rows.append([row["exp-name"], row["conc"], row["runner"], todo.pins.get(rid, ""), why])
     notes = "".join(f"- {text(note)}\n" for note in todo.notes)
     headers = ("job", "conc", "runner", "pinned to", "why")

@@ -6,12 +6,13 @@ further reads pointless, the pure rules say so and reading stops; nothing is dec
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from infx import git
-from infx.errors import InfxError
+from infx.errors import InfxError, UsageError
 from infx.github.actions import CommentEvent
 from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
@@ -52,11 +53,12 @@ from infx.rerun.plan import (
     plan_changed,
     source_refusal,
 )
+from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
 from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
 from infx.results.floors import Floors, load_floors
 from infx.settings import load as load_settings
 from infx.settings import load_at
-from infx.sweep.record import PLAN_ARTIFACT
+from infx.sweep.record import PLAN_ARTIFACT, RunRecord
 
 
 def client(repo: str | None) -> GitHub:
@@ -280,6 +282,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
         files_now=files_now,
         recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
+        repeat=repeat_points(read_verdict(request.source_dir))
+        if request.scope == "repeat"
+        else set(),
     )
 
 
@@ -288,3 +293,20 @@ def _recorded(path: Path, run_id: int) -> Timings | None:
     if not path.is_file():
         return None
     return parse_timings(path.read_bytes(), f"run {run_id}'s {JOBS_ARTIFACT}/{TIMINGS_FILE}")
+
+
+def repeat_facts(root: Path, asked: RepeatRequest) -> tuple[dict[str, Any], RunRecord | None, int]:
+    """What `infx sweep repeat` decides from: this run's verdict ({} when its compare
+    wrote none), its rerun record (None when its plan left none) and, from the checkout
+    it runs in (the default branch), `[results] confirm-repeats`."""
+    verdict: dict[str, Any] = {}
+    if asked.verdict_file.is_file():
+        verdict = read_verdict_file(asked.verdict_file)
+    record = None
+    if asked.record_file.is_file():
+        try:
+            data = json.loads(asked.record_file.read_bytes())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise UsageError(f"{asked.record_file} is not JSON") from None
+        record = RunRecord.from_json(data, str(asked.record_file))
+    return verdict, record, load_settings(root).results.confirm_repeats

@@ -37,7 +37,7 @@ from infx.matrix.rows import (
 from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
 from infx.results.floors import Floors, checks
-from infx.sweep.record import MAX_DEPTH, RECORD_FILE, SCOPES, RunRecord
+from infx.sweep.record import MAX_DEPTH, MAX_REPEATS, RECORD_FILE, SCOPES, RunRecord
 from infx.sweep.record import PINS_FILE as PINS_FILE
 from infx.sweep.record import PLAN_ARTIFACT as PLAN_ARTIFACT
 
@@ -332,6 +332,8 @@ def refusal(
         return f"scope must be one of {', '.join(SCOPES)}"
     if record.depth >= MAX_DEPTH:
         return f"run {run.id} is already rerun number {record.depth} of run {record.root}"
+    if scope == "repeat" and record.repeats >= MAX_REPEATS:
+        return f"run {run.id} is already one of {record.repeats} repeats of run {record.root}"
     if automatic:
         if run.conclusion != "failure":
             return f"run {run.id} concluded {run.conclusion}; only failed sweeps are retried"

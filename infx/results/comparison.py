@@ -90,6 +90,7 @@ class Reporting:
     plots: Path | None = None
     plots_artifact: str = "results_compare"
     out: Path | None = None
+    verdict_out: Path | None = None  # also the verdict JSON (what a repeat is planned from)
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,7 @@ class CompareOutcome:
     comment: str = ""  # the sticky comment's Markdown (and --out's)
     summary: str = ""  # the job summary
     stdout: str = ""  # the comment, or the verdict as JSON
+    verdict: str = ""  # the verdict as JSON, for --verdict-out
     check: CheckRun | None = None
     failure: str | None = None  # the gate fails: said on stderr, exit 1
     record: Verdict | None = None  # for the history's verdicts table
@@ -269,6 +271,7 @@ def outcome(
         comment=body,
         summary=comment(report, context, SUMMARY_LIMIT) + "\n",
         stdout=json.dumps(to_json(report), indent=2) if how.output_format == "json" else body,
+        verdict=json.dumps(to_json(report), indent=2) if how.verdict_out is not None else "",
         check=check,
         failure=failure,
     )

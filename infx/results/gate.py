@@ -28,7 +28,6 @@ from infx.results.compare import COVERAGE_LOST, REGRESSED
 from infx.results.report import Ack, Report
 
 ACK_COMMAND = "/ack-regression"
-_SHOWN = re.compile(r"^<!-- infx:run (\d+)(?: ack (\d+))? -->$", re.MULTILINE)
 _VERDICT = re.compile(r"^<!-- infx:verdict ([0-9a-f]{16})(?: since (\S+))? -->$", re.MULTILINE)
 _SINCE = re.compile(r"(?<=^<!-- infx:verdict [0-9a-f]{16}) since \S+(?= -->$)", re.MULTILINE)
 # How far a regressed check moved, in steps: a regression that grows past its step is a
@@ -105,12 +104,6 @@ def same_comment(old: str, new: str) -> bool:
 
 def shown_line(run_id: int, ack: int | None) -> str:
     return f"<!-- infx:run {run_id}" + (f" ack {ack}" if ack is not None else "") + " -->"
-
-
-def run_shown(sticky: Comment | None) -> int | None:
-    """The run whose verdict the sticky comment shows."""
-    found = _SHOWN.search(sticky.body) if sticky is not None else None
-    return int(found[1]) if found else None
 
 
 def asks(comment: Comment) -> bool:

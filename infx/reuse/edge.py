@@ -53,7 +53,7 @@ class Checkout:
 
     def scope(self, workflow: str) -> Scope:
         reuse = self.settings.reuse
-        policy = Policy(reuse.mode, reuse.moving_tags)
+        policy = Policy(reuse.moving_tags)
         return Scope(self.gh.slug, workflow, self.settings.main_branch, policy)
 
     def merging_of(

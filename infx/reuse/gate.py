@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from infx.errors import ReuseError
 from infx.github.client import Pull
 from infx.markdown import text
+from infx.matrix.manifest import digest
 from infx.reuse.handoff import StatusDecision
 from infx.reuse.measured import Merging, Policy, Scope, Verdict, reuse_status, verdict
-from infx.reuse.receipt import MergeFacts, digest
+from infx.reuse.receipt import MergeFacts
 from infx.reuse.source import PullFacts, newest_request
 
 

@@ -43,12 +43,9 @@ STATUS_LENGTH = 140
 
 @dataclass(frozen=True)
 class Policy:
-    """The settings' `[reuse]` table: `mode` ("default", or "inferencex": pushes to main
-    never sweep, a merge publishes what a reusable run measured, a partial run for its
-    completed points) and `moving_tags` ("record": a moving image tag is reused when every
-    job recorded one digest for it; "refuse": never)."""
+    """The settings' `[reuse]` table: `moving_tags` ("record": a moving image tag is reused
+    when every job recorded one digest for it; "refuse": never)."""
 
-    mode: str = "default"
     moving_tags: str = "record"
 
 

@@ -14,7 +14,6 @@ Pure: the edges (`infx.reuse.receipt_files`, `infx.reuse.edge`) read what goes i
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any
 
 from infx.errors import UsageError
 from infx.github.values import Approval
+from infx.matrix.manifest import digest, sha256
 from infx.sweep.outcome import Outcome, json_bytes
 
 FORMAT = "infx-receipt/1"
@@ -32,19 +32,6 @@ MERGE_ARTIFACT = "reuse-receipt"
 MERGE_FILE = "reuse-receipt.json"
 RESULTS_CHECK = "infx/results"
 TABLE_ARTIFACT, TABLE_MEMBER = "results_bmk", "results.json"
-
-
-def sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def canonical(doc: Mapping[str, Any]) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def digest(doc: Mapping[str, Any]) -> str:
-    """A receipt's own digest: sha256 over its canonical JSON (keys sorted, no spaces)."""
-    return sha256(canonical(doc))
 
 
 @dataclass(frozen=True)

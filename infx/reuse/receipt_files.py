@@ -12,7 +12,8 @@ from typing import Any
 
 from infx import git
 from infx.errors import UsageError
-from infx.reuse.receipt import RunFacts, parse, sha256
+from infx.matrix.manifest import sha256
+from infx.reuse.receipt import RunFacts, parse
 
 # Written by benchmark-tmpl.yml into a job's result folder after its recipe pulled the
 # image: the image's repository digest (`docker image inspect`), or nothing.

@@ -27,9 +27,21 @@ from datetime import datetime
 from typing import Any
 
 from infx.github.permissions import WRITE_PERMISSIONS
-from infx.matrix.cost import labeler_hold
 
 WRITE = frozenset(WRITE_PERMISSIONS)
+
+
+def labeler_hold(label: str, adder: str | None, permission: str | None) -> str:
+    """Why a sweep label's plan waits for approval because of who added the label ("": it
+    need not). A sweep label trusts whoever may push; the triage role may label too (GitHub
+    reports it as read), and a label no one is known to have added is trusted by no one."""
+    if not adder:
+        return f"label {label}: no one is known to have added it"
+    if permission not in WRITE:
+        return f"label {label} added by {adder}, who lacks write permission"
+    return ""
+
+
 LABEL_ACTIONS = ("labeled", "unlabeled")
 # Events whose sender is checked: who may label, or mark a PR ready, need not be able to push.
 SENDER_ACTIONS = (*LABEL_ACTIONS, "ready_for_review")

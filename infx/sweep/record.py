@@ -13,10 +13,12 @@ RECORD_FILE = "rerun.json"
 PLAN_ARTIFACT = "sweep-plan"
 # Beside a rerun's plan: row id -> the runner node its job is pinned to.
 PINS_FILE = "runs-on.json"
-SCOPES = ("missing", "infra")
+SCOPES = ("missing", "infra", "repeat")
 # Reruns of reruns: a lineage stops growing here (each one is a person's or the retry's
 # decision; this only bounds a loop).
 MAX_DEPTH = 10
+# Repeats (scope repeat) one lineage may run, whatever dispatches them; the setting is lower.
+MAX_REPEATS = 5
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class RunRecord:
     source: int | None = None  # the run this one reran
     scope: str | None = None  # None: an original sweep
     depth: int = 0
+    repeats: int = 0  # `repeat` reruns in the lineage (issue #24: confirm-repeats)
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -66,4 +69,5 @@ class RunRecord:
             source=self.run_id,
             scope=scope,
             depth=self.depth + 1,
+            repeats=self.repeats + int(scope == "repeat"),
         )

@@ -113,6 +113,7 @@ def test_a_main_sweep_goes_into_the_sqlite_history(world: World, api, sweep_repo
     assert doc["run"]["id"] == 4242 and doc["run"]["sha"] == sweep_repo.merge
     assert len(doc["rows"]) == 4
     assert run.writes["ingest"] == []  # nothing written through the API
+    assert "without the receipts" not in log, log  # collect sealed them; ingest kept them
 
 
 def test_with_the_secret_the_history_is_postgresql(

@@ -189,7 +189,7 @@ def test_a_plan_exactly_at_its_budget_is_within_it() -> None:
 def test_a_budgeted_label_is_trusted_only_from_someone_who_may_push(
     adder: str | None, permission: str | None, held: bool
 ) -> None:
-    from infx.matrix.cost import labeler_hold
+    from infx.sweep.authority import labeler_hold
 
     why = labeler_hold("full-sweep-enabled", adder, permission)
     assert bool(why) is held

@@ -171,6 +171,7 @@ def test_compare_reports_direction_and_magnitude(
 ) -> None:
     main_table, pr_table = sweeps
     upload(api.state, main_table, 5150)
+    api.state.add_pull(7, head_sha="e" * 40)  # the PR its acknowledgements are read from
     plots = tmp_path / "plots"
     args = ["results", "compare", str(pr_table), "--pr", "7", "--plots", str(plots)]
     args += ["--check-sha", "e" * 40]
