@@ -238,23 +238,40 @@ def _search(
     return tuple(read), False
 
 
+def _own_member(
+    reader: Reader,
+    run: Run,
+    artifacts: Iterable[Artifact],
+    where: tuple[str, str],
+    unknown: str,
+) -> tuple[bytes | None, str]:
+    """The bytes of member `where[1]` of the run's one unexpired artifact `where[0]`, or None
+    and why not (two such artifacts, or none: then `unknown` is unknown)."""
+    name, member = where
+    artifacts = tuple(artifacts)
+    why = ambiguous(artifacts, (name,), run.id)
+    if why:
+        return None, why
+    found = unexpired(artifacts, name)
+    if found is None:
+        return None, (
+            f"run {run.id} has no unexpired {name} artifact, so {unknown} unknown; "
+            "run the sweep again"
+        )
+    return reader.artifact_member(found.id, member, MAX_MANIFEST_BYTES), ""
+
+
 def read_manifest(
     reader: Reader, run: Run, artifacts: Iterable[Artifact]
 ) -> tuple[dict[str, Any] | None, str]:
     """The run's own sweep manifest, or None and why it cannot be read."""
     from infx import schemas
 
-    artifacts = tuple(artifacts)
-    why = ambiguous(artifacts, (MANIFEST_ARTIFACT,), run.id)
-    if why:
+    data, why = _own_member(
+        reader, run, artifacts, (MANIFEST_ARTIFACT, MANIFEST_FILE), "what it measured is"
+    )
+    if data is None:
         return None, why
-    found = unexpired(artifacts, MANIFEST_ARTIFACT)
-    if found is None:
-        return None, (
-            f"run {run.id} has no unexpired {MANIFEST_ARTIFACT} artifact, so what it measured "
-            "is unknown; run the sweep again"
-        )
-    data = reader.artifact_member(found.id, MANIFEST_FILE, MAX_MANIFEST_BYTES)
     try:
         record = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -317,17 +334,10 @@ def read_receipt(
     why it cannot be read."""
     from infx.reuse.receipt import RUN_ARTIFACT, RUN_FILE, parse
 
-    artifacts = tuple(artifacts)
-    why = ambiguous(artifacts, (RUN_ARTIFACT,), run.id)
-    if why:
+    unknown = "which bytes it published and which images its jobs pulled are"
+    data, why = _own_member(reader, run, artifacts, (RUN_ARTIFACT, RUN_FILE), unknown)
+    if data is None:
         return None, why
-    found = unexpired(artifacts, RUN_ARTIFACT)
-    if found is None:
-        return None, (
-            f"run {run.id} has no unexpired {RUN_ARTIFACT} artifact, so which bytes it "
-            "published and which images its jobs pulled are unknown; run the sweep again"
-        )
-    data = reader.artifact_member(found.id, RUN_FILE, MAX_MANIFEST_BYTES)
     try:
         return parse(data, f"run {run.id}'s {RUN_ARTIFACT}"), ""
     except UsageError as exc:
