@@ -18,6 +18,8 @@ from infx.results.table.metrics import CHECKS
 METRICS = (*(c.key for c in CHECKS), "intvty")
 GATING = len(CHECKS)  # the first GATING metrics are judged; interactivity is shown only
 # +1: higher is better (throughput, interactivity); -1: lower is (latencies)
+# the metrics that decide (the rest are advisory lines, or shown only)
+GATED = np.array([c.gates for c in CHECKS] + [False])
 SIGNS = np.array([1.0 if c.higher_is_better else -1.0 for c in CHECKS] + [1.0])
 CURVE_METRICS = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 _NAN = math.nan
@@ -107,6 +109,7 @@ class Pending:
     expected: set[int]  # concurrencies main's newest run of it measured
     concs: list[int] = field(default_factory=list)  # its concurrency axis in the arrays
     row: int = 0  # its index in the arrays
+    tables: dict[int, list[int]] = field(default_factory=dict)  # conc -> table of each row
 
 
 @dataclass(frozen=True)
@@ -117,11 +120,10 @@ class Arrays:
     window: np.ndarray  # (configs,) runs in each config's window
     run_of: np.ndarray  # (configs, runs) history index of each position, -1 before it
     concs: np.ndarray  # (configs, conc) concurrency values, NaN padding
-    pr: np.ndarray  # (configs, conc, metrics) mean log over this PR's runs; NaN: none
-    repeats: np.ndarray  # (configs, conc, metrics) this PR's runs behind each mean
+    pr: np.ndarray  # (configs, PR runs, conc, metrics) logs of this PR's runs; NaN: none
 
 
-def arrays(pending: Sequence[Pending], hist: History) -> Arrays:
+def arrays(pending: Sequence[Pending], hist: History, tables: int = 1) -> Arrays:
     """One pass over the history rows the pending configs hold."""
     configs = len(pending)
     runs = max((len(p.runs) for p in pending), default=1) or 1
@@ -133,7 +135,7 @@ def arrays(pending: Sequence[Pending], hist: History) -> Arrays:
     window = np.zeros(configs, dtype=int)
     where: list[tuple[int, int, int]] = []
     found: list[list[float]] = []
-    pr_where: list[tuple[int, int]] = []
+    pr_where: list[tuple[int, int, int]] = []
     pr_found: list[list[float]] = []
     for c, job in enumerate(pending):
         job.row = c
@@ -152,20 +154,15 @@ def arrays(pending: Sequence[Pending], hist: History) -> Arrays:
             j = slot.get(conc)
             if j is None:
                 continue
-            for row in rows:
-                pr_where.append((c, j))
+            which = job.tables.get(conc) or list(range(len(rows)))
+            for t, row in zip(which, rows, strict=True):
+                pr_where.append((c, t, j))
                 pr_found.append(metric_values(row))
     if where:
         at = np.array(where)
         values[at[:, 0], at[:, 1], at[:, 2]] = _logs(found)
-    pr_sum = np.zeros((configs, width, metrics))
-    pr_count = np.zeros((configs, width, metrics))
+    pr = np.full((configs, max(tables, 1), width, metrics), _NAN)
     if pr_where:
         at = np.array(pr_where)
-        logs = _logs(pr_found)
-        seen = ~np.isnan(logs)
-        np.add.at(pr_sum, (at[:, 0], at[:, 1]), np.where(seen, logs, 0.0))
-        np.add.at(pr_count, (at[:, 0], at[:, 1]), seen)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        pr = np.where(pr_count > 0, pr_sum / pr_count, _NAN)
-    return Arrays(values, window, run_of, concs, pr, pr_count)
+        pr[at[:, 0], at[:, 1], at[:, 2]] = _logs(pr_found)
+    return Arrays(values, window, run_of, concs, pr)

@@ -14,16 +14,19 @@ class Metric:
     unit: str
     higher_is_better: bool
     scale: float = 1.0  # stored value * scale = displayed value (seconds -> ms)
+    gates: bool = True  # False: an advisory line, shown with its own band, never failing
 
 
 # What is judged per point. TPOT, ITL and interactivity are one measurement (aiperf reports
-# one per-request figure; interactivity is 1000 / TPOT), so only TPOT is judged.
+# one per-request figure; interactivity is 1000 / TPOT), so only TPOT is judged. TTFT and
+# the tails scatter 12 to 45 % run to run on one GPU (the H200 runs), too heavy-tailed for
+# a handful of runs to carry a verdict: they are advisory lines, never failing alone.
 CHECKS = (
     Metric("tput_per_gpu", "Throughput/GPU", "tok/s", True),
-    Metric("median_ttft", "TTFT p50", "ms", False, 1000.0),
-    Metric("p99_ttft", "TTFT p99", "ms", False, 1000.0),
+    Metric("median_ttft", "TTFT p50", "ms", False, 1000.0, gates=False),
+    Metric("p99_ttft", "TTFT p99", "ms", False, 1000.0, gates=False),
     Metric("median_tpot", "TPOT p50", "ms", False, 1000.0),
-    Metric("p99_tpot", "TPOT p99", "ms", False, 1000.0),
+    Metric("p99_tpot", "TPOT p99", "ms", False, 1000.0, gates=False),
 )
 # Interactivity of a point: the x axis of the Pareto curve (median, else mean).
 INTERACTIVITY = ("median_intvty", "mean_intvty")

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from infx.results.noise import cuts, fit
+from infx.results.noise.model import MIN_DF, Model
+from infx.results.noise.pool import Pooled
+from infx.results.noise.segments import quiet
 from infx.results.noise.series import Arrays, Pending
 from infx.results.noise.tdist import t_ppf
 from infx.results.verdict import decide
@@ -53,7 +55,9 @@ class Measured:
     """Each pending config's curve measure: frontier, PR gaps, main's per-run history, and
     why it says nothing (None: it is meaningful)."""
 
-    def __init__(self, pending: Sequence[Pending], data: Arrays, found: fit.Fit) -> None:
+    def __init__(
+        self, pending: Sequence[Pending], data: Arrays, found: Model, pooled: Pooled
+    ) -> None:
         configs, runs = data.values.shape[:2]
         self.edges: list[tuple[tuple[float, float], ...]] = []
         self.why: list[str | None] = []
@@ -75,12 +79,13 @@ class Measured:
                 continue
             ix = math.log(edge[-1][0] / edge[0][0])
             iy = abs(math.log(max(p[1] for p in edge) / min(p[1] for p in edge)))
-            mine = _gaps(edge, np.exp(data.pr[c, :, INTVTY]), data.pr[c, :, TPUT])
+            pr = pooled.value[c]
+            mine = _gaps(edge, np.exp(pr[:, INTVTY]), pr[:, TPUT])
             self.matched[c] = int(np.isfinite(mine).sum())
             if self.matched[c] >= 2:
                 self.mine[c] = float(np.nanmean(mine))
                 self.runs[c] = float(
-                    np.nanmin(np.where(np.isfinite(mine), data.repeats[c, :, TPUT], np.nan))
+                    np.nanmin(np.where(np.isfinite(mine), pooled.runs[c, :, TPUT], np.nan))
                 )
             past = _gaps(edge, np.exp(data.values[c, :, :, INTVTY]), data.values[c, :, :, TPUT])
             enough = np.isfinite(past).sum(axis=1) >= 2
@@ -94,33 +99,37 @@ class Measured:
             else:
                 self.why.append(None)
 
-    def tests(self, found: fit.Fit, tested: int, tests: np.ndarray) -> decide.Curves:
-        """Level and scatter of each measure's history (cut at its own change points and
-        its config's joint ones), and this PR's t against it."""
-        where = cuts.own_cuts(self.history) | found.joint
-        lv = fit.levels(self.history, where)
-        df = lv.df.astype(float)
-        sigma = np.sqrt(np.where(df > 0, lv.squares / np.maximum(df, 1), np.nan))
-        scale = sigma * np.sqrt(1 / self.runs + 1 / np.where(lv.k > 0, lv.k, np.nan))
-        x = self.mine - lv.center
+    def tests(self, found: Model, alpha: np.ndarray) -> decide.Curves:
+        """Level and scatter of each measure's history on the runs main's level rests on
+        (its provisional runs give its provisional level), and this PR's t against it;
+        `alpha` (C,) the one-sided level one test of the config would need."""
+        level = found.level & np.isfinite(self.history)
+        k = level.sum(axis=1).astype(float)
+        with quiet():
+            center = np.nanmean(np.where(level, self.history, np.nan), axis=1)
+            sigma = np.nanstd(np.where(level, self.history, np.nan), axis=1, ddof=1)
+            moved = np.nanmean(np.where(found.provisional, self.history, np.nan), axis=1)
+        df = np.maximum(k - 1, 0)
+        k_moved = (found.provisional & np.isfinite(self.history)).sum(axis=1).astype(float)
+        scale = sigma * np.sqrt(1 / self.runs + 1 / np.where(k > 0, k, np.nan))
+        x = self.mine - center
         t = x / scale
-        alpha = decide.Q / max(tested, 1) / np.maximum(tests + 1, 1)
-        crit = t_ppf(1 - alpha, np.maximum(df, 1))
+        crit = t_ppf(1 - np.clip(alpha, 1e-300, 0.5), np.maximum(df, 1))
         band = np.expm1(crit * scale) * 100
-        self.band, self.sigma, self.k, self.df = band, sigma, lv.k.astype(float), df
+        self.band, self.sigma, self.k, self.df = band, sigma, k, df
         for c, why in enumerate(self.why):
             if why is not None or not np.isfinite(self.mine[c]):
                 continue
-            if df[c] < fit.MIN_DF or not np.isfinite(t[c]):
+            if df[c] < MIN_DF or not np.isfinite(t[c]):
                 self.why[c] = f"main's history of it has {int(df[c])} degrees of freedom"
             elif band[c] > MAX_BAND:
                 self.why[c] = f"its band is ±{band[c]:.0f} % (wider than ±{MAX_BAND:.0f} %)"
         ok = np.array([w is None for w in self.why]) & np.isfinite(t)
         self.change = np.expm1(x) * 100
-        recent = lv.k_moved > 0
-        x_moved = np.where(recent, x - np.nan_to_num(lv.moved), x)
-        k_moved = np.where(recent, lv.k_moved, np.where(lv.k > 0, lv.k, np.nan))
-        t_moved = x_moved / (sigma * np.sqrt(1 / self.runs + 1 / k_moved))
+        recent = k_moved > 0
+        x_moved = np.where(recent, self.mine - moved, x)
+        k_ref = np.where(recent, k_moved, np.where(k > 0, k, np.nan))
+        t_moved = x_moved / (sigma * np.sqrt(1 / self.runs + 1 / k_ref))
         return decide.Curves(
             t=np.where(ok, t, np.nan),
             df=np.maximum(df, 1),

@@ -1,45 +1,48 @@
 """The tests, and where errors are controlled: on the sweep, where the maintainer acts.
 
-Per config and judged metric, two one-sided tests of this PR's runs against main's level
-(`infx.results.noise.fit`), relative to this PR's sweep-wide effect when the sweep holds enough
-configs (`infx.results.noise.effects`):
+Per config, against main's level (`infx.results.noise.model`), this PR's runs pooled
+(`infx.results.noise.pool`), for each gated metric (throughput per GPU, TPOT p50):
 
-- **max over points**: each point's t = (d - u) / sqrt(1/R + 1/k) (d its deviation in its
-  own scatter, u the sweep's shift, R this PR's runs, k main's) with the point's degrees
-  of freedom; the smallest p-value over the config's points becomes the config's by
-  Sidak's rule, 1 - (1 - p)^J;
-- **config mean**: the mean of its points' deviations against its run variance (the
-  points of one run move together), t with the run variance's degrees of freedom.
+- **config**: the pooled run deviation y against the run scatter s_b: t = y / (s_b
+  sqrt(1/R + 1/n)), R this PR's runs, n main's runs behind the level, Student's t with
+  s_b's degrees of freedom;
+- **points**: each point's pooled residual after its run's deviation against its own
+  residual scatter s_j: t = r / (s_j sqrt(1/R + 1/n)); a change at one concurrency.
 
-A test whose change (this PR against main, in percent) is inside `threshold` has p = 1: a
-change that small is never flagged, whatever the noise. A config's p-value is the
-Bonferroni bound over its tests (and its matched-interactivity curve's, when meaningful).
-Across configs, Benjamini and Hochberg's step-up at Q (valid under the positive dependence
-that shared run effects cause); when the sweep-wide shift is tested too, Q is split evenly
-between it and the configs. Inside a flagged config, its points' checks and its own tests
-are judged by Holm at the level the config was flagged at. Improvements: the same, in the
-other direction.
+Inside a config, a weighted Bonferroni bound: SHARE of the level to the config tests
+(split evenly over the gated metrics, and the matched-interactivity curve where it is
+meaningful), the rest to the point tests (split evenly over points x gated metrics): the
+config's p-value is min(1, min over tests of p / weight). Across configs,
+Benjamini-Hochberg at q, the false-fail rate the settings name (valid under the positive
+dependence that shared run effects cause; for an unchanged sweep it is the chance that it
+fails at all). A test whose change is inside `threshold` has p = 1.
 
-A config flagged at SUGGEST but not at Q is **unconfirmed** (`infx.results.verdict.power` names
-the runs that would settle it); so is a flagged one within noise of main's provisional
-level (`Fit.moved`): main moved too.
+A config flagged at SUGGEST x q but not at q is **unconfirmed** (`power` names the runs
+that would settle it); so is a flagged one within noise of main's provisional level
+(`Model.moved`: main's provisional newest runs, or the trend of a drift at its newest run):
+main moved too, and a change is only confirmed beyond both. Improvements: the same, in the other direction. Metrics
+that do not gate are advisory: each gets its own band (Student's t with at most TAIL_DF
+degrees of freedom: tails and TTFT are heavy-tailed), said, never counted.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from infx.results.noise import effects as fx
-from infx.results.noise.fit import Fit
-from infx.results.noise.series import GATING, SIGNS
+from infx.results.noise.model import Model
+from infx.results.noise.pool import Pooled
+from infx.results.noise.series import GATED, SIGNS
 from infx.results.noise.tdist import t_cdf
 
-Q = 0.05  # unchanged PR sweeps failing the gate: at most this fraction, whatever their size
-MIN_SHARE = 0.5  # least share of a point's variance left once the sweep's effect is out
-SUGGEST = 0.25  # flagged at this false discovery rate but not at Q: unconfirmed
+Q = 0.05  # default false-fail rate ([results] false-fail): unchanged sweeps failing
+SHARE = 0.8  # of a config's level to its config-wide tests; the rest to its points
+SUGGEST = 5.0  # flagged at SUGGEST x q (0.25 at 0.05) but not at q: unconfirmed
+TAIL_DF = 3  # the heaviest-tailed t with a finite variance: advisory lines' distribution
+# An advisory line of an unchanged run lands beyond its band this often (two-sided); it
+# is said, never counted, so it needs no share of the sweep's rate.
+ADVISORY_ALPHA = 0.01
 EDGE = 1e-9  # percent: a change on the threshold (give or take float error) is noise
 
 
@@ -58,28 +61,7 @@ def bh(p: np.ndarray, q: float) -> tuple[np.ndarray, float]:
     return tested & (np.nan_to_num(p, nan=2.0) <= cutoff), cutoff
 
 
-def holm(p: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """Holm's step-down per row of `p` (NaN: not a test) at each row's `alpha`."""
-    m = (~np.isnan(p)).sum(axis=1)
-    filled = np.where(np.isnan(p), np.inf, p)
-    order = np.argsort(filled, axis=1)
-    ranked = np.take_along_axis(filled, order, axis=1)
-    steps = np.arange(p.shape[1])[None, :]
-    limit = alpha[:, None] / np.maximum(m[:, None] - steps, 1)
-    ok = np.cumprod(ranked <= limit, axis=1).astype(bool)
-    out = np.zeros(p.shape, dtype=bool)
-    np.put_along_axis(out, order, ok, axis=1)
-    found: np.ndarray = out & ~np.isnan(p)
-    return found
-
-
-def sidak(p: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """The chance that the smallest of n independent p-values is at most p."""
-    out: np.ndarray = -np.expm1(n * np.log1p(-np.minimum(p, 1 - 1e-16)))
-    return out
-
-
-def _min(a: np.ndarray, axis: int) -> np.ndarray:
+def _min(a: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
     out: np.ndarray = np.min(np.where(np.isnan(a), np.inf, a), axis=axis)
     return out
 
@@ -88,93 +70,92 @@ def _min(a: np.ndarray, axis: int) -> np.ndarray:
 class Base:
     """This PR against main: what every test starts from. (C, J, M) unless said."""
 
-    x: np.ndarray  # log change against main's level
-    runs: np.ndarray  # this PR's runs behind each mean (NaN: none)
-    valid: np.ndarray  # judged: a level, a scatter and a PR value (interactivity never)
-    count: np.ndarray  # (C, M) points judged
-    shift: np.ndarray  # (M,) this PR's sweep-wide effect, standardized (0: not estimated)
-    sweeping: np.ndarray  # (M,) the sweep-wide effect estimated and tested
-    held: np.ndarray  # (M,) configs behind it
-    inflate: np.ndarray  # (M,) the config-mean variance's factor for the shift's error
-    q: float  # the false discovery rate the configs are judged at
-    share: np.ndarray  # (M,) of a point's run-to-run variance left once the sweep's is out
+    x: np.ndarray  # log change of each point (pooled) against main's level
+    mean: np.ndarray  # (C, M) log change of the config's pooled run deviation
+    resid: np.ndarray  # the pooled residual after the run deviation
+    runs: np.ndarray  # this PR's runs behind each point (NaN: none)
+    k: np.ndarray  # (C, M) this PR's runs behind the config's deviation (NaN: none)
+    valid: np.ndarray  # gated and judged: a level, a scatter and a PR value
+    shown: np.ndarray  # advisory and judged
+    count: np.ndarray  # (C, M) valid points
+    tested: np.ndarray  # point tests (valid, and the config has 2 points or more)
+    config_tests: np.ndarray  # (C,) gated metrics judged (+1 with a meaningful curve)
+    point_tests: np.ndarray  # (C,)
+    q: float
 
     @classmethod
-    def of(cls, fit: Fit, fx_: fx.Effects, pr: np.ndarray, repeats: np.ndarray) -> Base:
-        x = pr - fit.center
-        runs = np.where(repeats > 0, repeats, np.nan)
-        valid = np.isfinite(x) & np.isfinite(runs) & (fit.k > 0) & np.isfinite(fit.sigma)
-        valid[:, :, GATING:] = False
-        with np.errstate(invalid="ignore"):
-            dev = np.nanmean(np.where(valid, x / fit.sigma, np.nan), axis=1)
-        shift, held = fx.sweep_shift(dev)
-        sweeping = np.isfinite(fx_.sweep_var) & (held >= fx.MIN_SWEEP)
-        sweeping[GATING:] = False
-        inflate = 1 + np.where(sweeping, math.pi / 2 / np.maximum(held, 1), 0.0)
-        q = Q / 2 if sweeping.any() else Q
-        # the sweep-wide effect taken out of this PR's runs leaves the rest of a point's
-        # variance (never credited with less than MIN_SHARE: main's estimate is noisy)
-        left = np.clip(1 - np.nan_to_num(fx_.sweep_var, nan=0.0), MIN_SHARE, 1.0)
-        share = np.where(sweeping, left, 1.0)
+    def of(cls, model: Model, pooled: Pooled, q: float, curve: np.ndarray) -> Base:
+        x = pooled.value - model.center
+        runs = np.where(pooled.runs > 0, pooled.runs, np.nan).astype(float)
+        judged = np.isfinite(x) & np.isfinite(runs) & np.isfinite(model.point_sd)
+        valid = judged & GATED[None, None, :]
+        shown = judged & ~GATED[None, None, :]
+        shown[:, :, len(GATED) - 1] = False  # interactivity: TPOT again, never judged
+        count = valid.sum(axis=1)
+        offset = (model.center - model.base)[:, 0, :]  # a drift's extrapolation (C, M)
+        mean = pooled.dev - np.nan_to_num(offset)
+        k = np.where(pooled.dev_runs > 0, pooled.dev_runs, np.nan).astype(float)
+        tested = valid & (count[:, None, :] >= 2)
+        config_tests = (count > 0).sum(axis=1) + curve.astype(int)
         return cls(
-            x, runs, valid, valid.sum(axis=1), np.where(sweeping, shift, 0.0), sweeping, held,
-            inflate, q, share,
+            x, mean, pooled.resid, runs, k, valid, shown, count, tested, config_tests,
+            tested.sum(axis=(1, 2)), q,
         )  # fmt: skip
 
-    def unit(self, k: np.ndarray) -> np.ndarray:
-        """(C, J, M): a point's standard error in its scatter: this PR's mean (the sweep's
-        effect out) against main's level of k runs."""
-        out: np.ndarray = np.sqrt(self.share[None, None, :] / self.runs + 1 / k)
-        return out
-
-    def inv_mean(self, k: np.ndarray) -> np.ndarray:
-        """(C, M): mean over a config's points of 1/R, plus of 1/k."""
-        with np.errstate(invalid="ignore"):
-            a = np.nanmean(np.where(self.valid, 1 / self.runs, np.nan), axis=1)
-            b = np.nanmean(np.where(self.valid, 1 / k, np.nan), axis=1)
-        out: np.ndarray = a + b
-        return out
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(C,) each config test's and each point test's multiplier of its p-value (its
+        share of the config's level, inverted): Bonferroni weighted by SHARE."""
+        share = np.where(self.point_tests > 0, SHARE, 1.0)
+        cfg = self.config_tests / share
+        pt = np.where(self.point_tests > 0, self.point_tests / (1 - SHARE), np.inf)
+        return np.where(self.config_tests > 0, cfg, np.inf), pt
 
 
 @dataclass(frozen=True)
 class Tests:
-    """p-values of one direction: per point check (C, J, G) and per config mean (C, G)."""
+    """p-values of one direction: per point (C, J, M) and per config mean (C, M); NaN: no
+    such test."""
 
     points: np.ndarray
     means: np.ndarray
 
 
-def tests(
-    base: Base, fit: Fit, fx_: fx.Effects, threshold: float, moved: bool
-) -> tuple[Tests, Tests]:
-    """(regressed, improved) p-values against main's established level, or (`moved`)
-    against its provisional one where a series has one."""
-    k = np.where(fit.k > 0, fit.k, np.nan)
-    x = base.x
-    if moved:
-        has = fit.k_moved > 0
-        x = x - np.where(has, fit.moved, 0.0)
-        k = np.where(has, fit.k_moved, k)
+def _p(t: np.ndarray, df: np.ndarray, pct: np.ndarray, threshold: float) -> tuple[np.ndarray, ...]:
+    """(worse, better) one-sided p-values; 1 where the change is inside the threshold."""
+    worse = np.where(pct < -(threshold + EDGE), t_cdf(t, df), 1.0)
+    better = np.where(pct > threshold + EDGE, t_cdf(-t, df), 1.0)
+    return worse, better
+
+
+def tests(base: Base, model: Model, threshold: float, moved: bool) -> tuple[Tests, Tests]:
+    """(regressed, improved) against main's level, or (`moved`) against its provisional
+    level where it has one."""
     sign = SIGNS[None, None, :]
-    d = np.where(base.valid, x / fit.sigma, np.nan)
-    t = sign * (d - base.shift[None, None, :]) / base.unit(k)
+    resid, x, mean = base.resid, base.x, base.mean
+    n = np.maximum(model.n, 1).astype(float)[:, None, None]
+    lag = 1 / n[:, :, 0]
+    if moved:
+        has = model.recent[:, None, None]
+        with np.errstate(invalid="ignore"):
+            shift = np.nanmean(np.where(base.valid, model.moved, np.nan), axis=1)  # (C, M)
+        shift = np.nan_to_num(shift)
+        x = np.where(has, x - np.nan_to_num(model.moved), x)
+        resid = np.where(has, resid - np.nan_to_num(model.moved - shift[:, None, :]), resid)
+        mean = np.where(has[:, :, 0], mean - shift, mean)
+        runs = model.k_moved.astype(float)[:, None, None]
+        n = np.where(has & (runs > 0), runs, n)
+        lag = np.where(has[:, :, 0], model.recent_lag[:, None], lag)
+    t = sign * resid / (model.point_sd * np.sqrt(1 / base.runs + 1 / n))
     pct = sign * np.expm1(x) * 100
-    nan = np.where(base.valid, 0.0, np.nan)
-    worse = np.where(pct < -(threshold + EDGE), t_cdf(t, fit.df), 1.0) + nan
-    better = np.where(pct > threshold + EDGE, t_cdf(-t, fit.df), 1.0) + nan
-    with np.errstate(invalid="ignore"):
-        dv = np.nanmean(d, axis=1)
-        xb = np.nanmean(np.where(base.valid, x, np.nan), axis=1)
-    var = fx_.run_var * base.inv_mean(k) * base.inflate[None, :]
-    tm = SIGNS[None, :] * (dv - base.shift[None, :]) / np.sqrt(var)
-    mpct = SIGNS[None, :] * np.expm1(xb) * 100
-    have = np.where(base.count > 0, 0.0, np.nan)
-    m_worse = np.where(mpct < -(threshold + EDGE), t_cdf(tm, fx_.run_df), 1.0) + have
-    m_better = np.where(mpct > threshold + EDGE, t_cdf(-tm, fx_.run_df), 1.0) + have
-    g = GATING
+    worse, better = _p(t, model.point_df, pct, threshold)
+    none = np.where(base.tested, 0.0, np.nan)
+    tm = SIGNS[None, :] * mean / (model.run_sd * np.sqrt(1 / base.k + lag))
+    mpct = SIGNS[None, :] * np.expm1(mean) * 100
+    m_worse, m_better = _p(tm, model.run_df, mpct, threshold)
+    have = np.where((base.count > 0) & np.isfinite(base.k), 0.0, np.nan)
     return (
-        Tests(worse[:, :, :g], m_worse[:, :g]),
-        Tests(better[:, :, :g], m_better[:, :g]),
+        Tests(worse + none, m_worse + have),
+        Tests(better + none, m_better + have),
     )
 
 
@@ -184,50 +165,46 @@ class Side:
 
     tests: Tests
     curve_p: np.ndarray  # (C,) NaN: no curve test
-    config_p: np.ndarray  # (C,) Bonferroni over the config's tests; NaN: none
-    flagged: np.ndarray  # (C,) at Q
-    suggested: np.ndarray  # (C,) at SUGGEST, not at Q
+    config_p: np.ndarray  # (C,) the config's weighted Bonferroni bound; NaN: untested
+    flagged: np.ndarray  # (C,) at q
+    suggested: np.ndarray  # (C,) at SUGGEST x q, not at q
     cutoff: float  # the level flagged configs passed
-    points: np.ndarray  # (C, J, G) checks flagged (Holm inside flagged configs)
-    means: np.ndarray  # (C, G) mean tests flagged
+    points: np.ndarray  # (C, J, M) point tests flagged
+    means: np.ndarray  # (C, M) config tests flagged
     curve: np.ndarray  # (C,) curve test flagged
     moved: np.ndarray  # (C,) flagged, yet within noise of main's provisional level
-    points_moved: np.ndarray  # (C, J, G) likewise per check
+    points_moved: np.ndarray  # (C, J, M) likewise per point test
 
 
-def family(found: Tests, curve_p: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(C, tests) p-values of each config's family, and the Bonferroni bound over it."""
-    n = count[:, :GATING]
-    maxed = np.where(n > 0, sidak(_min(found.points, axis=1), n), np.nan)
-    members = np.concatenate([maxed, found.means, curve_p[:, None]], axis=1)
-    size = (~np.isnan(members)).sum(axis=1)
-    bound = np.where(size > 0, np.minimum(1.0, size * _min(members, axis=1)), np.nan)
-    return members, bound
+def family(base: Base, found: Tests, curve_p: np.ndarray) -> np.ndarray:
+    """(C,) each config's weighted Bonferroni bound over its tests (NaN: none)."""
+    cfg, pt = base.weights()
+    members = np.concatenate([found.means, curve_p[:, None]], axis=1)
+    best_cfg = _min(members, axis=1) * cfg
+    best_pt = _min(found.points, axis=(1, 2)) * pt
+    bound = np.minimum(1.0, np.minimum(best_cfg, best_pt))
+    return np.where(np.isfinite(bound), bound, np.nan)
 
 
 def side(
-    base: Base,
-    found: Tests,
-    provisional: Tests,
-    curve_p: np.ndarray,
-    curve_moved: np.ndarray,
+    base: Base, found: Tests, provisional: Tests, curve_p: np.ndarray, curve_moved: np.ndarray,
     has_moved: np.ndarray,
-) -> Side:
-    """Benjamini-Hochberg across configs, Holm inside the flagged ones, and the check
-    against main's provisional level."""
-    _, config_p = family(found, curve_p, base.count)
+) -> Side:  # fmt: skip
+    """Benjamini-Hochberg across configs; inside a flagged config, each test at the level
+    it passed; and the check against main's provisional level."""
+    config_p = family(base, found, curve_p)
     flagged, cutoff = bh(config_p, base.q)
-    loose, _ = bh(config_p, SUGGEST * base.q / Q)
-    alpha = np.where(flagged, cutoff, 0.0)
-    c = len(config_p)
-    flat = found.points.reshape(c, -1)
-    points = holm(flat, alpha).reshape(found.points.shape)
-    own = holm(np.concatenate([found.means, curve_p[:, None]], axis=1), alpha)
-    _, moved_p = family(provisional, curve_moved, base.count)
-    moved = flagged & has_moved.any(axis=(1, 2)) & ~(np.nan_to_num(moved_p, nan=1.0) <= cutoff)
-    m = (~np.isnan(flat)).sum(axis=1)
-    reach = (alpha / np.maximum(m, 1))[:, None, None]
-    points_moved = points & has_moved & ~(np.nan_to_num(provisional.points, nan=1.0) <= reach)
+    loose, _ = bh(config_p, min(1.0, SUGGEST * base.q))
+    cfg, pt = base.weights()
+    reach_cfg = np.where(flagged, cutoff / cfg, 0.0)
+    reach_pt = np.where(flagged, cutoff / pt, 0.0)
+    points = np.nan_to_num(found.points, nan=2.0) <= reach_pt[:, None, None]
+    means = np.nan_to_num(found.means, nan=2.0) <= reach_cfg[:, None]
+    curve = np.nan_to_num(curve_p, nan=2.0) <= reach_cfg
+    moved_p = family(base, provisional, curve_moved)
+    moved = flagged & has_moved & ~(np.nan_to_num(moved_p, nan=1.0) <= cutoff)
+    again = np.nan_to_num(provisional.points, nan=1.0) <= reach_pt[:, None, None]
+    points_moved = points & has_moved[:, None, None] & ~again
     return Side(
         tests=found,
         curve_p=curve_p,
@@ -236,8 +213,8 @@ def side(
         suggested=loose & ~flagged,
         cutoff=cutoff,
         points=points,
-        means=own[:, :GATING],
-        curve=own[:, GATING],
+        means=means,
+        curve=curve,
         moved=moved,
         points_moved=points_moved,
     )
@@ -251,7 +228,7 @@ class Curves:
     df: np.ndarray  # (C,)
     change: np.ndarray  # (C,) percent
     k: np.ndarray  # (C,) main's runs behind the curve's level
-    t_moved: np.ndarray  # (C,) t against main's recent level (provisional or drifting)
+    t_moved: np.ndarray  # (C,) t against main's provisional level
     change_moved: np.ndarray  # (C,) percent against it
 
     def p(self, threshold: float, moved: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -268,79 +245,31 @@ class Decision:
     regressed: Side
     improved: Side
     tests: np.ndarray  # (C,) tests behind each config's p-value
+    worse: np.ndarray  # (C, J, M) a point's check flagged worse (its own test or its config's)
+    better: np.ndarray  # (C, J, M)
 
 
 def decide(
-    fit: Fit, fx_: fx.Effects, pr: np.ndarray, repeats: np.ndarray, threshold: float,
-    curves: Curves,
-) -> Decision:  # fmt: skip
-    base = Base.of(fit, fx_, pr, repeats)
-    worse, better = tests(base, fit, fx_, threshold, moved=False)
-    worse_v, better_v = tests(base, fit, fx_, threshold, moved=True)
+    model: Model, pooled: Pooled, threshold: float, curves: Curves, q: float = Q
+) -> Decision:
+    curve = np.isfinite(curves.t)
+    base = Base.of(model, pooled, q, curve)
+    worse, better = tests(base, model, threshold, moved=False)
+    worse_v, better_v = tests(base, model, threshold, moved=True)
     c_worse, c_better = curves.p(threshold)
     cv_worse, cv_better = curves.p(threshold, moved=True)
-    has_moved = (fit.k_moved > 0)[:, :, :GATING] & base.valid[:, :, :GATING]
+    has_moved = model.recent
     regressed = side(base, worse, worse_v, c_worse, cv_worse, has_moved)
     improved = side(base, better, better_v, c_better, cv_better, has_moved)
-    members, _ = family(worse, c_worse, base.count)
-    return Decision(base, regressed, improved, (~np.isnan(members)).sum(axis=1))
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """The sweep-wide shift of this PR: every config moved (an image bump moves them all)."""
-
-    change: np.ndarray  # (M,) percent: the median over configs of their mean change
-    active: np.ndarray  # (M,) estimated and tested (at least MIN_SWEEP configs, a history)
-    p: tuple[float, float]  # (worse, better) over the active metrics (Bonferroni); NaN: none
-    flagged: tuple[bool, bool]
-    band: np.ndarray  # (M,) percent the sweep must move to be flagged
-
-
-def _sweep_p(
-    shift: np.ndarray, raw: np.ndarray, var: np.ndarray, active: np.ndarray, df: np.ndarray,
-    threshold: float,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(worse, better) p-values of a sweep-wide shift per metric (1: inside the threshold)."""
-    t = SIGNS * shift / np.sqrt(var)
-    pct = SIGNS * np.expm1(raw) * 100
-    worse = np.where(active & (pct < -(threshold + EDGE)), t_cdf(t, df), 1.0)
-    better = np.where(active & (pct > threshold + EDGE), t_cdf(-t, df), 1.0)
-    return worse, better
-
-
-def sweep(base: Base, fit: Fit, fx_: fx.Effects, threshold: float) -> Sweep:
-    """The sweep-wide shift against how far main's runs move together (at Q / 2)."""
-    from infx.results.noise.tdist import t_ppf
-
-    k = np.where(fit.k > 0, fit.k, np.nan)
-    active = base.sweeping
-    n = int(active.sum())
-    nothing = np.full(len(SIGNS), np.nan)
-    if not n:
-        return Sweep(np.zeros(len(SIGNS)), active, (math.nan, math.nan), (False, False), nothing)
-    with np.errstate(invalid="ignore"):
-        inv = np.nanmedian(base.inv_mean(k), axis=0)
-        xbar = np.nanmean(np.where(base.valid, base.x, np.nan), axis=1)
-        raw = np.nanmedian(np.where(base.count > 0, xbar, np.nan), axis=0)
-        unit = np.nanmedian(np.nanmean(np.where(base.valid, 1 / fit.sigma, np.nan), axis=1), 0)
-    var = fx_.sweep_var * inv + fx.median_var(fx_.run_var, base.held)
-    worse, better = _sweep_p(base.shift, raw, var, active, fx_.sweep_df, threshold)
-    # main's own recent level (provisional newest runs, or the trend's where it drifts):
-    # a sweep one step further along main's drift is main's doing, not this PR's
-    has = (fit.k_moved > 0) & base.valid
-    if has.any():
-        recent = base.x - np.where(has, fit.moved, 0.0)
-        with np.errstate(invalid="ignore"):
-            dev = np.nanmean(np.where(base.valid, recent / fit.sigma, np.nan), axis=1)
-            xbar_r = np.nanmean(np.where(base.valid, recent, np.nan), axis=1)
-            raw_r = np.nanmedian(np.where(base.count > 0, xbar_r, np.nan), axis=0)
-        shift_r, _ = fx.sweep_shift(dev)
-        worse_r, better_r = _sweep_p(shift_r, raw_r, var, active, fx_.sweep_df, threshold)
-        worse, better = np.maximum(worse, worse_r), np.maximum(better, better_r)
-    p = (min(1.0, n * float(worse[active].min())), min(1.0, n * float(better[active].min())))
-    crit = t_ppf(np.full(len(SIGNS), 1 - base.q / n), np.where(active, fx_.sweep_df, 1.0))
-    spread = crit * np.sqrt(np.where(active, var, 0.0)) / np.where(active, unit, 1.0)
-    band = np.where(active, np.maximum(threshold, np.expm1(spread) * 100), np.nan)
-    change = np.where(active, np.expm1(raw) * 100, 0.0)
-    return Sweep(change, active, p, (p[0] <= base.q, p[1] <= base.q), band)
+    sign = SIGNS[None, None, :]
+    pct = sign * np.expm1(base.x) * 100
+    beyond_worse = base.valid & (pct < -(threshold + EDGE))
+    beyond_better = base.valid & (pct > threshold + EDGE)
+    return Decision(
+        base,
+        regressed,
+        improved,
+        base.config_tests + base.point_tests,
+        regressed.points | (regressed.means[:, None, :] & beyond_worse),
+        improved.points | (improved.means[:, None, :] & beyond_better),
+    )

@@ -29,30 +29,37 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from infx.results.noise.effects import effects
-from infx.results.noise.fit import fit
-from infx.results.noise.series import GATING, History, Pending, arrays
+import numpy as np
+
+from infx.results.noise.model import fit
+from infx.results.noise.pool import pool
+from infx.results.noise.series import GATED, History, Pending, arrays
 from infx.results.table.keys import index, point_names, variant_label
-from infx.results.table.metrics import CHECKS
 from infx.results.verdict.curves import Measured
-from infx.results.verdict.decide import Q, decide, sweep
+from infx.results.verdict.decide import Q, SHARE, decide
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
 from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
-from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
+from infx.results.verdict.words import DEFAULT_THRESHOLD, NEW
+
+
+Mine = dict[str, dict[int, list[dict[str, Any]]]]
 
 
 def pooled(
     tables: Sequence[Sequence[dict[str, Any]]], notes: list[str], names: dict[str, str]
-) -> dict[str, dict[int, list[dict[str, Any]]]]:
-    """(kind|config) -> conc -> this PR's rows of it, one per table that measured it."""
-    out: dict[str, dict[int, list[dict[str, Any]]]] = {}
+) -> tuple[Mine, dict[str, dict[int, list[int]]]]:
+    """(kind|config) -> conc -> this PR's rows of it, one per table that measured it; and
+    the table each row came from."""
+    out: Mine = {}
+    which: dict[str, dict[int, list[int]]] = {}
     for n, rows in enumerate(tables):
         side = "this run" if len(tables) == 1 else f"this run ({n + 1} of {len(tables)})"
         for key, points in index(rows, notes, side, names=names).items():
             for conc, row in points.items():
                 out.setdefault(key, {}).setdefault(conc, []).append(row)
-    return out
+                which.setdefault(key, {}).setdefault(conc, []).append(n)
+    return out, which
 
 
 def compare(
@@ -63,6 +70,7 @@ def compare(
     trimmed: bool = False,
     history_runs: int | None = None,
     repeats: Sequence[Sequence[dict[str, Any]]] = (),
+    q: float = Q,
 ) -> Report:
     """Judge `rows` (this run; with `repeats`, more runs of the same head) against `history`
     (main's runs, oldest first). A `trimmed` run measured each curve at its lowest
@@ -70,7 +78,7 @@ def compare(
     notes: list[str] = []
     tables = [rows, *repeats]
     names = point_names([*tables, *(d.get("rows", []) for d in history)])
-    mine = pooled(tables, notes, names)
+    mine, which = pooled(tables, notes, names)
     hist = History.of(history, notes, names)
     configs: list[Config] = []
     pending: list[Pending] = []
@@ -87,14 +95,13 @@ def compare(
             continue
         expected = set(hist.points[runs[-1]][key])
         concs = sorted(set(points) | expected)
-        pending.append(Pending(key, ident, points, runs, expected, concs))
+        pending.append(Pending(key, ident, points, runs, expected, concs, tables=which[key]))
     shifts: tuple[Shift, ...] = ()
     sweep_verdict = NEW
-    q = Q
     if pending:
         with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
             warnings.simplefilter("ignore", RuntimeWarning)
-            shifts, sweep_verdict, q = _judge(pending, hist, threshold, trimmed, configs)
+            shifts, sweep_verdict = _judge(pending, hist, threshold, trimmed, configs, q)
     configs.extend(lost_configs(mine, hist))
     configs = [replace(c, label=variant_label(c.label, c.key)) for c in configs]
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
@@ -114,45 +121,23 @@ def compare(
 
 
 def _judge(
-    pending: list[Pending], hist: History, threshold: float, trimmed: bool, configs: list[Config]
-) -> tuple[tuple[Shift, ...], str, float]:
-    """Every pending config judged at once (appended to `configs`); the sweep-wide shift."""
-    data = arrays(pending, hist)
-    found = fit(data.values, data.window, data.concs, GATING)
-    run_fx = effects(found.resid, data.run_of, found.segments)
-    measured = Measured(pending, data, found)
-    curve_tests = measured.tests(found, len(pending), _tests_per_config(data))
-    dec = decide(found, run_fx, data.pr, data.repeats, threshold, curve_tests)
-    pw = power(dec, found, run_fx, curve_tests, threshold)
-    judged = Judged(found, run_fx, dec, pw, measured, data.pr, threshold)
+    pending: list[Pending], hist: History, threshold: float, trimmed: bool,
+    configs: list[Config], q: float,
+) -> tuple[tuple[Shift, ...], str]:  # fmt: skip
+    """Every pending config judged at once (appended to `configs`)."""
+    tables = 1 + max((i for job in pending for t in job.tables.values() for i in t), default=0)
+    data = arrays(pending, hist, tables)
+    model = fit(data.values, data.window, GATED)
+    mine = pool(model, data.pr, GATED)
+    measured = Measured(pending, data, model, mine)
+    have = np.isfinite(mine.value[:, :, GATED]).any(axis=1).sum(axis=1)
+    alpha = q / max(len(pending), 1) * SHARE / (have + 1)
+    curve_tests = measured.tests(model, alpha)
+    dec = decide(model, mine, threshold, curve_tests, q)
+    pw = power(dec, model, threshold)
+    judged = Judged(model, dec, pw, measured, mine.value, threshold)
     configs += [throughput_config(job, judged, hist, trimmed) for job in pending]
-    wide = sweep(dec.base, found, run_fx, threshold)
-    shifts = tuple(
-        Shift(CHECKS[m], float(wide.change[m]), float(wide.band[m]), _shift_verdict(wide, m))
-        for m in range(GATING)
-        if wide.active[m]
-    )
-    verdict = NEW
-    if wide.active.any():
-        verdict = REGRESSED if wide.flagged[0] else IMPROVED if wide.flagged[1] else NOISE
-    return shifts, verdict, dec.base.q
-
-
-def _tests_per_config(data: Any) -> Any:
-    """Tests a config's family will hold before the curve's: two per judged metric."""
-    import numpy as np
-
-    have = np.isfinite(data.pr[:, :, :GATING]).any(axis=1)
-    return have.sum(axis=1) * 2
-
-
-def _shift_verdict(wide: Any, m: int) -> str:
-    sign = 1 if CHECKS[m].higher_is_better else -1
-    if wide.flagged[0] and sign * wide.change[m] < 0:
-        return REGRESSED
-    if wide.flagged[1] and sign * wide.change[m] > 0:
-        return IMPROVED
-    return NOISE
+    return (), NEW
 
 
 def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:

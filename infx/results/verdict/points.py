@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from infx.results.noise.effects import Effects
-from infx.results.noise.fit import MIN_LEVEL, Fit
+from infx.results.noise.model import LINE, MIN_LEVEL, Model
 from infx.results.noise.series import GATING, History, Pending, measured
 from infx.results.table.keys import config_label, family_key
 from infx.results.table.metrics import CHECKS, INTERACTIVITY_METRIC
@@ -59,12 +58,11 @@ def direction(change_pct: float, band_pct: float, higher_is_better: bool) -> str
 class Judged:
     """Everything the model found, for every pending config at once."""
 
-    fit: Fit
-    effects: Effects
+    fit: Model
     decision: Decision
     power: Power
     curves: Measured
-    pr: np.ndarray  # (C, J, M) mean log of this PR's runs
+    pr: np.ndarray  # (C, J, M) this PR's runs pooled (log)
     threshold: float
 
 
@@ -85,17 +83,21 @@ def _check(j: Judged, c: int, i: int, m: int, rows: list[dict[str, Any]], moved:
     center = fit.center[c, i, m]
     before = math.exp(center) if np.isfinite(center) else None
     after = _after(rows, metric.key, j.pr[c, i, m])
-    if before is not None and after == 0 and metric.higher_is_better:
+    judged = bool(dec.base.valid[c, i, m] or dec.base.shown[c, i, m])
+    if before is not None and after == 0 and metric.higher_is_better and metric.gates:
         # Nothing came through (the schema allows 0): no band holds a -100 % change.
-        return Check(metric, before, after, -100.0, None, None, int(fit.k[c, i, m]), False,
+        return Check(metric, before, after, -100.0, None, None, int(fit.n[c]), False,
                      REGRESSED)  # fmt: skip
-    if before is None or after is None or after <= 0 or not dec.base.valid[c, i, m]:
-        return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
+    if before is None or after is None or after <= 0 or not judged:
+        return Check(metric, before, after, None, None, None, 0, False, UNKNOWN,
+                     advisory=not metric.gates)  # fmt: skip
     change = (after / before - 1.0) * 100.0
     reg, imp = dec.regressed, dec.improved
-    if reg.points[c, i, m]:
+    if not metric.gates:
+        verdict = NOISE
+    elif dec.worse[c, i, m]:
         verdict = UNCONFIRMED if moved or reg.points_moved[c, i, m] else REGRESSED
-    elif imp.points[c, i, m] and not imp.points_moved[c, i, m]:
+    elif dec.better[c, i, m] and not imp.points_moved[c, i, m]:
         verdict = IMPROVED
     else:
         verdict = NOISE
@@ -103,22 +105,27 @@ def _check(j: Judged, c: int, i: int, m: int, rows: list[dict[str, Any]], moved:
     better = float(imp.tests.points[c, i, m])
     higher = metric.higher_is_better
     p = worse if (change < 0) == higher else better
-    provisional = fit.k_moved[c, i, m] > 0
+    provisional = fit.k_moved[c] > 0 and np.isfinite(fit.moved[c, i, m])
+    sd = fit.point_sd[c, i, m]
+    if metric.gates:
+        sd = math.hypot(float(fit.run_sd[c, m]), float(sd))
     return Check(
         metric,
         before,
         after,
         change,
         _num(pw.band[c, i, m]),
-        float(math.expm1(fit.sigma[c, i, m]) * 100),
-        int(fit.k[c, i, m]),
+        float(math.expm1(sd) * 100),
+        int(fit.n[c]),
         bool(fit.assumed[c, m]),
         verdict,
         p_value=_num(p),
         detectable_pct=_num(pw.detectable[c, i, m]),
         moved_pct=float(math.expm1(fit.moved[c, i, m]) * 100) if provisional else None,
-        moved_runs=int(fit.k_moved[c, i, m]),
+        moved_runs=int(fit.k_moved[c]) if provisional else 0,
         runs=len(rows),
+        advisory=not metric.gates,
+        beyond=bool(pw.advisory[c, i, m]),
     )
 
 
@@ -129,7 +136,7 @@ def _shown(j: Judged, c: int, i: int, rows: list[dict[str, Any]]) -> Check:
     mean = j.pr[c, i, len(CHECKS)]
     after = math.exp(mean) if np.isfinite(mean) else None
     change = (after / before - 1) * 100 if before and after else None
-    k = int(j.fit.k[c, i, len(CHECKS)])
+    k = int(j.fit.n[c])
     assumed = bool(j.fit.assumed[c, len(CHECKS)])
     return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, assumed, UNKNOWN)
 
@@ -146,17 +153,14 @@ def _level(j: Judged, c: int, moved: bool) -> Curve | None:
         verdict = IMPROVED
     else:
         verdict = NOISE
-    change = float(
-        np.expm1(np.nanmean(np.where(dec.base.valid[c, :, 0], dec.base.x[c, :, 0], np.nan))) * 100
-    )
+    change = float(np.expm1(dec.base.mean[c, 0]) * 100)
     p = dec.regressed.tests.means[c, 0] if change < 0 else dec.improved.tests.means[c, 0]
-    k = j.fit.k[c, :, 0][dec.base.valid[c, :, 0]]
     return Curve(
         n,
         change,
         _num(pw.mean_band[c, 0]),
         _num(pw.mean_noise[c, 0]),
-        round(float(np.mean(k))) if len(k) else 0,
+        int(j.fit.n[c]),
         bool(j.fit.assumed[c, 0]),
         verdict,
         p_value=_num(p),
@@ -195,21 +199,41 @@ def _curve(j: Judged, c: int, moved: bool) -> Curve | None:
     )
 
 
-def _moved_words(j: Judged, c: int, width: int) -> tuple[str, ...]:
-    """What main's provisional newest runs did, per judged metric that moved."""
+def _moved_words(j: Judged, c: int, width: int, job: Pending, hist: History) -> tuple[str, ...]:
+    """What main's history did that the level leaves out: its provisional newest runs,
+    the runs left out as outliers, a drift."""
     out = []
     fit = j.fit
-    for m, metric in enumerate(CHECKS):
-        has = fit.k_moved[c, :width, m] > 0
-        if not has.any():
-            continue
-        pct = float(np.expm1(np.nanmean(fit.moved[c, :width, m][has])) * 100)
-        runs = int(np.max(fit.k_moved[c, :width, m][has]))
+    offset = fit.level.shape[1] - len(job.runs)
+    if fit.k_moved[c] > 0:
+        for m, metric in enumerate(CHECKS):
+            has = np.isfinite(fit.moved[c, :width, m])
+            if not has.any() or not metric.gates:
+                continue
+            pct = float(np.expm1(np.nanmean(fit.moved[c, :width, m][has])) * 100)
+            out.append(
+                f"main's newest {int(fit.k_moved[c])} run(s) moved {metric.label} by {pct:+.1f} % "
+                f"at {int(has.sum())} of {width} point(s) (provisional: a level needs "
+                f"{MIN_LEVEL} runs, so main's level is the one before)"
+            )
+    left = [
+        str(hist.runs[job.runs[p - offset]].get("id", "?"))
+        for p in np.nonzero(fit.outlier[c] & ~fit.provisional[c])[0]
+        if p >= offset
+    ]
+    if left:
         out.append(
-            f"main's newest {runs} run(s) moved {metric.label} by {pct:+.1f} % at "
-            f"{int(has.sum())} of {width} point(s) (provisional: a level needs {MIN_LEVEL} "
-            "runs, so main's level is the one before)"
+            f"main's run(s) {', '.join(left)} left out as outlier(s): outside the others' "
+            "prediction interval (a flaky node moves a whole run)"
         )
+    if fit.shape[c] == LINE:
+        for m, metric in enumerate(CHECKS):
+            if metric.gates:
+                pct = float(np.expm1(fit.slope[c, m]) * 100)
+                out.append(
+                    f"main drifts {pct:+.2f} % per run in {metric.label}: judged against the "
+                    "trend at its newest run"
+                )
     return tuple(out)
 
 
@@ -273,7 +297,7 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
         repeats=_repeats(job, j) if why == NEEDS_RUNS and verdict == UNCONFIRMED else None,
         power=_power(j, c, job),
         pr_runs=int(j.power.runs[c]),
-        moved=_moved_words(j, c, len(job.concs)),
+        moved=_moved_words(j, c, len(job.concs), job, hist),
     )
 
 
@@ -295,6 +319,8 @@ def _power(j: Judged, c: int, job: Pending) -> tuple[MetricPower, ...]:
     out = []
     pw, valid = j.power, j.decision.base.valid
     for m, metric in enumerate(CHECKS):
+        if not metric.gates:
+            continue
         pts = tuple(
             (conc, float(pw.detectable[c, i, m]))
             for i, conc in enumerate(job.concs)

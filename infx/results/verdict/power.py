@@ -1,12 +1,13 @@
 """What a comparison could have seen, and what would settle what it could not.
 
-- **band**: how far one check must move, alone, to be flagged in this sweep: the t
-  quantile at the level one discovery needs (Q over the configs tested, Bonferroni over
-  the config's tests, Sidak over its points) x scatter x sqrt(1/R + 1/k); never below
-  the threshold.
+- **band** of a point's check: how far that point alone must move to be flagged in this
+  sweep, by its own test or through its config's mean (whichever flags first), at the
+  level one discovery needs (q over the configs tested, the test's weight inside its
+  config); never below the threshold. An advisory line's band: its own scatter, Student's
+  t with at most TAIL_DF degrees of freedom, at the level of a point test.
 - **detectable**: the smallest change flagged with probability POWER: the same with the
-  POWER quantile added (the usual normal-approximation to the noncentral t). For a config,
-  the config-wide change its mean test flags with that probability.
+  POWER quantile added (the normal approximation to the noncentral t). For a config, the
+  config-wide change its mean test flags with that probability.
 - **repeats**: for an unconfirmed config, the fewest runs of this PR in all whose
   detectable change is at or below what this run measured (on the test that came
   closest), up to MAX_REPEATS; -1 when even that many would not do (main's own scatter
@@ -19,11 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infx.results.noise import effects as fx
-from infx.results.noise.fit import Fit
-from infx.results.noise.series import GATING, SIGNS
+from infx.results.noise.model import Model
+from infx.results.noise.series import GATED, SIGNS
 from infx.results.noise.tdist import t_ppf
-from infx.results.verdict.decide import Curves, Decision, _min, sidak
+from infx.results.verdict.decide import ADVISORY_ALPHA, TAIL_DF, Decision
 
 POWER = 0.8
 MAX_REPEATS = 10
@@ -37,106 +37,106 @@ def worse_pct(log: np.ndarray, sign: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Power:
-    band: np.ndarray  # (C, J, G) percent
-    detectable: np.ndarray  # (C, J, G) percent
-    mean_band: np.ndarray  # (C, G) percent, a config-wide change
-    mean_detectable: np.ndarray  # (C, G)
-    mean_noise: np.ndarray  # (C, G) percent: the config-wide change's standard error
+    band: np.ndarray  # (C, J, M) percent (advisory lines too)
+    detectable: np.ndarray  # (C, J, M) percent
+    mean_band: np.ndarray  # (C, M) percent, a config-wide change
+    mean_detectable: np.ndarray  # (C, M)
+    mean_noise: np.ndarray  # (C, M) percent: the config-wide change's standard error
     runs: np.ndarray  # (C,) this PR's runs (the fewest behind any of its points)
     repeats: np.ndarray  # (C,) runs in all that would settle it; 0: not asked; -1: too many
+    advisory: np.ndarray  # (C, J, M) an advisory line beyond its band (said, not counted)
 
 
-def power(decision: Decision, fit: Fit, fx_: fx.Effects, curves: Curves, threshold: float) -> Power:
+def _levels(decision: Decision) -> tuple[np.ndarray, np.ndarray]:
+    """(C,) the one-sided level of one config test and one point test, were the config
+    the sweep's only discovery."""
     base = decision.base
-    g = GATING
-    sign = SIGNS[:g]
-    count = base.count[:, :g]
     tested = max(int((decision.tests > 0).sum()), 1)
-    alpha = base.q / tested / np.maximum(decision.tests, 1)  # (C,)
-    alpha_pt = -np.expm1(np.log1p(-alpha[:, None]) / np.maximum(count, 1))  # (C, G)
-    df = fit.df[:, :, :g]
-    crit = t_ppf(1 - np.broadcast_to(alpha_pt[:, None, :], df.shape), df)
-    lift = t_ppf(np.full(df.shape, POWER), df)
-    k = np.where(fit.k > 0, fit.k, np.nan)
-    unit = base.unit(k)[:, :, :g]
-    spread = fit.sigma[:, :, :g] * unit
-    valid = base.valid[:, :, :g]
-    band = np.where(valid, np.maximum(threshold, worse_pct(crit * spread, sign)), np.nan)
+    cfg, pt = base.weights()
+    return base.q / tested / cfg, base.q / tested / pt
+
+
+def power(decision: Decision, model: Model, threshold: float) -> Power:
+    base = decision.base
+    sign = SIGNS[None, None, :]
+    a_cfg, a_pt = _levels(decision)
+    shape = model.point_sd.shape
+    n = np.maximum(model.n, 1).astype(float)[:, None, None]
+    # a point's own test, on its residual: a change d of one point moves it by d (1 - 1/P)
+    p = np.maximum(base.count, 1).astype(float)[:, None, :]
+    se_pt = model.point_sd * np.sqrt(1 / base.runs + 1 / n)
+    a = np.broadcast_to(np.nan_to_num(a_pt, nan=0.0)[:, None, None], shape)
+    crit_pt = t_ppf(1 - np.clip(a, 1e-300, 0.5), np.maximum(model.point_df, 1))
+    lift_pt = t_ppf(np.full(shape, POWER), np.maximum(model.point_df, 1))
+    own = np.where(base.tested, se_pt / (1 - 1 / p), np.inf)
+    # ... or its config's mean: a change d of one point moves it by d / P
+    se_cfg = model.run_sd * np.sqrt(1 / base.k + 1 / n[:, :, 0])  # (C, M)
+    a_c = np.broadcast_to(a_cfg[:, None], se_cfg.shape)
+    crit_cfg = t_ppf(1 - np.clip(a_c, 1e-300, 0.5), np.maximum(model.run_df, 1))
+    lift_cfg = t_ppf(np.full(se_cfg.shape, POWER), np.maximum(model.run_df, 1))
+    via = p * se_cfg[:, None, :]
+    band_log = np.minimum(crit_pt * own, crit_cfg[:, None, :] * via)
+    reach_log = np.minimum((crit_pt + lift_pt) * own, (crit_cfg + lift_cfg)[:, None, :] * via)
+    # advisory lines: their own scatter, heavy-tailed, each at its own level
+    tail_df = np.minimum(np.maximum(model.point_df, 1), TAIL_DF)
+    crit_adv = t_ppf(np.full(shape, 1 - ADVISORY_ALPHA / 2), tail_df)
+    adv_log = crit_adv * se_pt
+    band_log = np.where(base.shown, adv_log, band_log)
+    judged = base.valid | base.shown
+    band = np.where(judged, np.maximum(threshold, worse_pct(band_log, sign)), np.nan)
     detectable = np.where(
-        valid, np.maximum(threshold, worse_pct((crit + lift) * spread, sign)), np.nan
+        base.valid, np.maximum(threshold, worse_pct(reach_log, sign)), np.nan
     )
-    run_df = fx_.run_df[:, :g]
-    m_crit = t_ppf(1 - np.broadcast_to(alpha[:, None], run_df.shape), run_df)
-    m_lift = t_ppf(np.full(run_df.shape, POWER), run_df)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_unit = np.nanmean(np.where(base.valid, 1 / fit.sigma, np.nan), axis=1)[:, :g]
-    mean_var = (fx_.run_var * base.inv_mean(k) * base.inflate[None, :])[:, :g]
-    m_spread = np.sqrt(mean_var) / per_unit
-    have = count > 0
-    mean_band = np.where(have, np.maximum(threshold, worse_pct(m_crit * m_spread, sign)), np.nan)
+    pct = np.expm1(base.x) * 100
+    advisory = base.shown & (np.abs(pct) > band)
+    have = base.count > 0
+    sign_m = SIGNS[None, :]
+    mean_band = np.where(have, np.maximum(threshold, worse_pct(crit_cfg * se_cfg, sign_m)), np.nan)
     mean_detectable = np.where(
-        have, np.maximum(threshold, worse_pct((m_crit + m_lift) * m_spread, sign)), np.nan
+        have, np.maximum(threshold, worse_pct((crit_cfg + lift_cfg) * se_cfg, sign_m)), np.nan
     )
-    runs = _min(np.where(valid, base.runs[:, :, :g], np.nan).reshape(len(alpha), -1), axis=1)
+    with np.errstate(invalid="ignore"):
+        runs = np.nanmin(np.where(base.valid, base.runs, np.nan).reshape(len(a_cfg), -1), axis=1)
     runs = np.where(np.isfinite(runs), runs, 1.0)
-    need = _repeats(decision, fit, fx_, curves, alpha, crit + lift, m_crit + m_lift, runs)
+    need = _repeats(decision, model, a_cfg, a_pt, runs)
     return Power(
         band=band,
         detectable=detectable,
         mean_band=mean_band,
         mean_detectable=mean_detectable,
-        mean_noise=np.where(have, np.expm1(m_spread) * 100, np.nan),
+        mean_noise=np.where(have & GATED[None, :], np.expm1(se_cfg) * 100, np.nan),
         runs=runs.astype(int),
         repeats=need,
+        advisory=advisory,
     )
 
 
 def _repeats(
-    decision: Decision,
-    fit: Fit,
-    fx_: fx.Effects,
-    curves: Curves,
-    alpha: np.ndarray,
-    reach: np.ndarray,
-    m_reach: np.ndarray,
-    runs: np.ndarray,
+    decision: Decision, model: Model, a_cfg: np.ndarray, a_pt: np.ndarray, runs: np.ndarray
 ) -> np.ndarray:
     """Runs in all (R) at which the unconfirmed regression's closest test would reach its
-    estimate with POWER: est >= reach x sd(R), solved for 1/R."""
+    estimate with POWER: est >= (crit + lift) x scale x sqrt(1/R + 1/n), solved for 1/R."""
     base = decision.base
     side = decision.regressed
-    g = GATING
+    cfg_w, pt_w = base.weights()
     out = np.zeros(len(runs), dtype=int)
-    k = np.where(fit.k > 0, fit.k, np.nan)
     for c in np.nonzero(side.suggested)[0]:
-        found = side.tests
-        members = [
-            float(sidak(np.array(np.nanmin(found.points[c, :, m])), np.array(base.count[c, m])))
-            if base.count[c, m]
-            else np.nan
-            for m in range(g)
-        ]
-        members += [float(v) for v in found.means[c]] + [float(side.curve_p[c])]
-        best = int(np.nanargmin(np.array(members)))
-        d = (base.x[c] / fit.sigma[c]) - base.shift[None, :]
-        if best < g:  # a point's check
-            m = best
-            j = int(np.nanargmin(found.points[c, :, m]))
-            est = abs(float(d[j, m]))
-            room = (est / float(reach[c, j, m])) ** 2 - 1 / float(k[c, j, m])
-        elif best < 2 * g:  # the config mean
-            m = best - g
-            with np.errstate(invalid="ignore"):
-                est = abs(float(np.nanmean(np.where(base.valid[c, :, m], d[:, m], np.nan))))
-                h = float(np.nanmean(np.where(base.valid[c, :, m], 1 / k[c, :, m], np.nan)))
-            scale = float(fx_.run_var[c, m] * base.inflate[m])
-            room = est**2 / (float(m_reach[c, m]) ** 2 * scale) - h
-        else:  # the curve
-            df = np.array(curves.df[c])
-            c_reach = float(t_ppf(1 - np.array(alpha[c]), df) + t_ppf(np.array(POWER), df))
-            est = abs(float(curves.t[c])) * float(np.sqrt(1 / runs[c] + 1 / curves.k[c]))
-            room = (est / c_reach) ** 2 - 1 / float(curves.k[c])
-        share = float(base.share[m]) if best < g else 1.0
-        need = int(np.ceil(share / room)) if room > 0 else MAX_REPEATS + 1
+        by_cfg = float(np.nanmin(np.append(side.tests.means[c], np.inf))) * cfg_w[c]
+        by_pt = float(np.nanmin(np.append(side.tests.points[c].ravel(), np.inf))) * pt_w[c]
+        if by_cfg <= by_pt:
+            m = int(np.nanargmin(np.where(np.isnan(side.tests.means[c]), np.inf, side.tests.means[c])))
+            est = abs(float(base.mean[c, m]))
+            scale, df, alpha = model.run_sd[c, m], model.run_df[c, m], a_cfg[c]
+            lag = 1 / max(float(model.n[c]), 1.0)
+        else:
+            flat = np.where(np.isnan(side.tests.points[c]), np.inf, side.tests.points[c])
+            j, m = np.unravel_index(int(np.argmin(flat)), flat.shape)
+            est = abs(float(base.resid[c, j, m]))
+            scale, df = model.point_sd[c, j, m], model.point_df[c, j, m]
+            lag, alpha = 1 / max(float(model.n[c]), 1.0), a_pt[c]
+        df = max(float(df), 1.0)
+        reach = float(t_ppf(np.array(1 - alpha), np.array(df)) + t_ppf(np.array(POWER), np.array(df)))
+        room = (est / (reach * float(scale))) ** 2 - float(lag)
+        need = int(np.ceil(1 / room)) if room > 0 else MAX_REPEATS + 1
         out[c] = max(need, int(runs[c]) + 1) if need <= MAX_REPEATS else -1
     return out

@@ -46,6 +46,8 @@ class Check:
     moved_pct: float | None = None  # main's provisional newest runs against its level
     moved_runs: int = 0  # how many runs moved so (0: none)
     runs: int = 1  # this PR's runs behind the value
+    advisory: bool = False  # a line that never gates (TTFT, tails): its verdict is not counted
+    beyond: bool = False  # an advisory line beyond its own band: worth a look, not a failure
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,305 @@
+"""Main's history of every config at once, as one noise model: which runs are outliers, where
+the config stepped or drifts, its level, and how far a new run may land from it.
+
+The values arrive as one array (configs, runs, concurrencies, metrics) of logs, NaN where a
+run did not measure a point, each config's runs aligned at its newest (`series` builds it).
+The model works on runs, not on values: the points of one run move together (a node, a
+driver, a day), so a run is the unit that is an outlier, that steps, and that drifts.
+
+1. **Run deviations**: per config and metric, each run's mean over its points of its
+   deviation from the points' means: y_r. The gated metrics (throughput per GPU, TPOT p50)
+   decide everything below; the others follow the same runs.
+2. **Outlier runs**: a run outside the prediction interval of the others (Student's t with
+   n - 2 degrees of freedom, two-sided OUTLIER_ALPHA, Bonferroni over the runs and the gated
+   metrics) is left out: a flaky node hits every metric of the config at once. When more
+   than max(1, n // OUTLIER_SHARE) runs look so, none is left out: they are how the config
+   scatters, not outliers. Left out means left out of the level and the scatter; never
+   shrinking a scale (trimmed or median scales fail on real runs: their unchanged repeats
+   read worse than main by about one run deviation).
+3. **Shape**: the kept runs' deviations are one level, steps (optimal partitioning, a cut
+   costing the chi-square a pure-noise cut passes with STEP_ALPHA over the window's
+   positions, segments of MIN_SEGMENT runs or more), or a line (a drift: one slope per
+   metric, costing the chi-square at DRIFT_ALPHA), whichever costs least. A drift is one
+   line, never a staircase of steps; one bad run is an outlier, never two steps.
+4. **Level**: the newest segment holding MIN_LEVEL kept runs or more (the whole window
+   without steps); for a drift, the line at main's newest run. Kept runs after it, and
+   main's newest runs left out as outliers, are *provisional*: main moved, not yet its
+   level.
+5. **Scatter**, on the level's runs, plain (ddof 1): the run deviations' standard deviation
+   s_b (n - 1 degrees of freedom; n - 2 about a line) and each point's residual after its
+   run's deviation, s_j ((n - 1)(P - 1)/P degrees of freedom for P points). Metrics that
+   do not gate (TTFT, tails) keep each series' own standard deviation.
+6. Below MIN_DF degrees of freedom, DEFAULT_NOISE per run and point is assumed, RHO of its
+   variance shared by the run's points (normal).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from infx.results.noise import segments, tdist
+from infx.results.noise.segments import quiet
+
+# InferenceX's "normal variance +-2 %": a point's run-to-run scatter when nothing shows it.
+DEFAULT_NOISE = 0.02
+# Share of that variance that is the run's (the points of one run move together: r = 0.40
+# on the first H200 set; the value is only used where main's history is too short).
+RHO = 0.4
+MIN_DF = 4  # degrees of freedom of s_b below which DEFAULT_NOISE is assumed
+MIN_LEVEL = 3  # kept runs a level needs; a newer, shorter segment is provisional
+MIN_SEGMENT = 2  # a step leaves at least this many runs on each side (one run is an outlier)
+# A run is an outlier at this two-sided level over the window (Bonferroni): one unchanged
+# window in a hundred loses a good run.
+OUTLIER_ALPHA = 0.01
+OUTLIER_SHARE = 5  # at most one run in five is an outlier (and always one may be)
+STEP_ALPHA = 0.01  # chance that a window of pure noise is cut at all
+DRIFT_ALPHA = 0.01  # chance that a level of pure noise is taken for a drift
+DRIFT_MIN = 6  # kept runs before a drift is looked for
+ROBUST_DIFFS = 12  # first differences before their MAD scales the cut search
+SCALE_FLOOR = 0.002  # the least run-to-run noise the cut search credits (a tenth of 2 %)
+_TINY = 1e-12
+
+CONST, STEPS, LINE = 0, 1, 2  # Model.shape
+
+
+@dataclass(frozen=True)
+class Model:
+    """Main's level and scatter of every series; (configs, concurrencies, metrics) unless
+    said. Log units."""
+
+    center: np.ndarray  # the level a PR is judged against; NaN: no history
+    base: np.ndarray  # the level's points' means, from which run deviations are measured
+    n: np.ndarray  # (C,) runs behind the level
+    run_sd: np.ndarray  # (C, M) s_b: how far a run's mean deviation moves
+    run_df: np.ndarray  # (C, M)
+    point_sd: np.ndarray  # s_j for gated metrics; a series' own scatter for the others
+    point_df: np.ndarray
+    assumed: np.ndarray  # (C, M) DEFAULT_NOISE assumed
+    points: np.ndarray  # (C, M) points behind the run deviations
+    moved: np.ndarray  # main's recent level minus the level (NaN: none)
+    k_moved: np.ndarray  # (C,) runs of the provisional level (0: none; a drift: 0 too)
+    recent: np.ndarray  # (C,) main has a recent level (provisional runs, or a drift's trend)
+    recent_lag: np.ndarray  # (C,) its variance in units of a run's
+    shape: np.ndarray  # (C,) CONST, STEPS or LINE
+    slope: np.ndarray  # (C, M) per run (log), 0 but for a drift
+    level: np.ndarray  # (C, N) runs the level rests on
+    outlier: np.ndarray  # (C, N) runs left out as outliers
+    provisional: np.ndarray  # (C, N)
+    cuts: np.ndarray  # (C, N) a segment starts at this run
+    window: np.ndarray  # (C, N) runs in the config's window
+    dev: np.ndarray  # (C, N, M) each run's deviation from `base` (all window runs)
+
+
+def _gated_complete(x: np.ndarray, gated: np.ndarray) -> np.ndarray:
+    """(C, N): the run measured every gated metric somewhere in the config."""
+    out: np.ndarray = np.isfinite(x[:, :, :, gated]).any(axis=2).all(axis=2)
+    return out
+
+
+def _means(x: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """(C, J, M) NaN-aware mean over the chosen runs (C, N)."""
+    pick = np.where(runs[:, :, None, None], x, np.nan)
+    with quiet():
+        out: np.ndarray = np.nanmean(pick, axis=1)
+    return out
+
+
+def deviations(x: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """(C, N, M): each run's mean over its points of x - base (NaN: no point)."""
+    with quiet():
+        out: np.ndarray = np.nanmean(x - base[:, None, :, :], axis=2)
+    return out
+
+
+def loo_t(y: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's deviation against the others' prediction interval: (t, df) per (C, N, G),
+    t NaN for runs not chosen or where fewer than 4 runs are."""
+    member = runs[:, :, None] & np.isfinite(y)
+    n = member.sum(axis=1, keepdims=True).astype(float)
+    v = np.where(member, y, 0.0)
+    s, ss = v.sum(axis=1, keepdims=True), (v * v).sum(axis=1, keepdims=True)
+    n1 = n - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m1 = (s - v) / n1
+        var1 = (ss - v * v - n1 * m1 * m1) / (n1 - 1)
+        t = (v - m1) / np.sqrt(np.maximum(var1, _TINY) * (1 + 1 / n1))
+    ok = member & (n >= 4)
+    return np.where(ok, t, np.nan), np.broadcast_to(n - 2, t.shape)
+
+
+def outliers(y: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """(C, N) runs outside the others' prediction interval in any gated metric (y: (C, N, G)),
+    unless more than max(1, n // OUTLIER_SHARE) runs of the config would be."""
+    t, df = loo_t(y, runs)
+    n = runs.sum(axis=1)
+    g = y.shape[2]
+    alpha = OUTLIER_ALPHA / (2 * np.maximum(n, 1) * g)
+    limit = tdist.t_ppf(1 - np.broadcast_to(alpha[:, None, None], t.shape), np.maximum(df, 1))
+    far = (np.abs(np.nan_to_num(t)) > limit).any(axis=2) & runs
+    too_many = far.sum(axis=1) > np.maximum(1, n // OUTLIER_SHARE)
+    out: np.ndarray = far & ~too_many[:, None]
+    return out
+
+
+def _rss_segments(z: np.ndarray, ids: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """(C,) squared deviations of z (C, N, G) from its segments' means."""
+    total = np.zeros(z.shape[0])
+    for g in range(int(ids.max(initial=0)) + 1):
+        member = (kept & (ids == g))[:, :, None]
+        n = member.sum(axis=1)
+        zs = np.where(member, z, 0.0)
+        mean = zs.sum(axis=1) / np.maximum(n, 1)
+        dev = np.where(member, z - mean[:, None, :], 0.0)
+        total += (dev * dev).sum(axis=(1, 2))
+    return total
+
+
+def _line(y: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Least-squares line of y (C, N, G) over run positions, on the chosen runs: (slope
+    (C, G), mean position (C,), Sxx (C,))."""
+    pos = np.arange(y.shape[1], dtype=float)[None, :]
+    n = np.maximum(runs.sum(axis=1), 1)
+    tbar = (pos * runs).sum(axis=1) / n
+    dt = np.where(runs, pos - tbar[:, None], 0.0)
+    sxx = (dt * dt).sum(axis=1)
+    dy = np.where(runs[:, :, None], np.nan_to_num(y), 0.0)
+    dy = dy - np.where(runs[:, :, None], dy.sum(axis=1, keepdims=True) / n[:, None, None], 0.0)
+    slope = (dt[:, :, None] * dy).sum(axis=1) / np.where(sxx > 0, sxx, 1.0)[:, None]
+    return slope, tbar, sxx
+
+
+def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each config's shape (C,) and cuts (C, N) from its kept runs' gated deviations."""
+    configs, runs, g = y.shape
+    n = kept.sum(axis=1)
+    flat = np.moveaxis(np.where(kept[:, :, None], y, np.nan), 2, 1).reshape(-1, runs)
+    scale = np.maximum(segments.diff_scale(flat, ROBUST_DIFFS), SCALE_FLOOR).reshape(configs, g)
+    z = np.where(kept[:, :, None], y / scale[:, None, :], np.nan)
+    shape = np.full(configs, CONST)
+    cuts = np.zeros((configs, runs), dtype=bool)
+    with quiet():
+        mean = np.nanmean(z, axis=1)
+    rss0 = np.nansum((z - mean[:, None, :]) ** 2, axis=(1, 2))
+    cuttable = n >= 2 * MIN_SEGMENT + 1
+    cost_steps = rss0.copy()
+    if cuttable.any():
+        pen = np.array([tdist.chi2_isf(STEP_ALPHA / max(int(k) - 1, 1), g) for k in n[cuttable]])
+        found = segments.partition(z[cuttable], pen, MIN_SEGMENT)
+        cuts[cuttable] = found
+        ids = np.cumsum(cuts, axis=1)
+        rss = _rss_segments(np.nan_to_num(z), ids, kept)
+        count = cuts.sum(axis=1)
+        cost_steps[cuttable] = rss[cuttable] + count[cuttable] * pen
+    slope, tbar, sxx = _line(np.nan_to_num(z), kept)
+    pos = np.arange(runs, dtype=float)[None, :, None]
+    fitted = mean[:, None, :] + slope[:, None, :] * (pos - tbar[:, None, None])
+    rss1 = np.nansum(np.where(kept[:, :, None], (z - fitted) ** 2, np.nan), axis=(1, 2))
+    cost_line = np.where(n >= DRIFT_MIN, rss1 + tdist.chi2_isf(DRIFT_ALPHA, g), np.inf)
+    # a drift is cut into steps as readily as a line fits it: steps must beat the best
+    # line outright (its own penalty waived), a jump beyond what a slope explains
+    stepped = cuts.any(axis=1) & (cost_steps < np.minimum(rss0, rss1))
+    drifting = (cost_line < rss0) & ~stepped
+    shape = np.where(stepped, STEPS, np.where(drifting, LINE, CONST))
+    cuts &= stepped[:, None]
+    return shape, cuts
+
+
+def _level_runs(
+    kept: np.ndarray, cuts: np.ndarray, shape: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(level runs, kept runs after them) (C, N): the newest segment of MIN_LEVEL kept runs
+    or more; none such (too short) means no cut."""
+    ids = np.cumsum(cuts, axis=1)
+    most = int(ids.max(initial=0)) + 1
+    established = np.full(len(kept), -1)
+    for g in range(most):
+        enough = ((ids == g) & kept).sum(axis=1) >= MIN_LEVEL
+        established = np.where(enough, g, established)
+    whole = (shape != STEPS) | (established < 0)
+    level = np.where(whole[:, None], kept, kept & (ids == established[:, None]))
+    after = np.where(whole[:, None], False, kept & (ids > established[:, None]))
+    return level, after
+
+
+def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
+    """The model of every config: `values` (C, N, J, M) logs aligned at each config's
+    newest run, `window` runs per config, `gated` (M,) the metrics that decide."""
+    configs, runs, width, metrics = values.shape
+    pos = np.arange(runs)
+    inwin = (pos[None, :] >= runs - window[:, None]) & _gated_complete(values, gated)
+    first = _means(values, inwin)
+    y_all = deviations(values, first)
+    out = outliers(y_all[:, :, gated], inwin)
+    kept = inwin & ~out
+    shape, cuts = shapes(y_all[:, :, gated], kept)
+    level, after = _level_runs(kept, cuts, shape)
+    last = np.max(np.where(level, pos[None, :], -1), axis=1)
+    provisional = after | (out & (pos[None, :] > last[:, None]))
+    n = level.sum(axis=1)
+    base = _means(values, level)
+    dev = deviations(values, base)
+    lvl_dev = np.where(level[:, :, None], dev, np.nan)
+    with quiet():
+        mean_dev = np.nan_to_num(np.nanmean(lvl_dev, axis=1))  # (C, M): ~0
+    center = base + mean_dev[:, None, :]
+    e = np.where(level[:, :, None], lvl_dev - mean_dev[:, None, :], np.nan)
+    run_df = (n - 1)[:, None] * np.ones((1, metrics))
+    with quiet():
+        run_sd = np.sqrt(np.nansum(e * e, axis=1) / np.maximum(run_df, 1))
+    resid = values - base[:, None, :, :] - dev[:, :, None, :]
+    resid = np.where(level[:, :, None, None], resid, np.nan)
+    points = np.isfinite(base).sum(axis=1)  # (C, M)
+    p = np.maximum(points, 1)[:, None, :]
+    point_df = (n[:, None, None] - 1) * (p - 1) / p
+    with quiet():
+        point_sd = np.sqrt(np.nansum(resid * resid, axis=1) / np.where(point_df > 0, point_df, 1))
+        own_sd = np.nanstd(np.where(level[:, :, None, None], values, np.nan), axis=1, ddof=1)
+    point_sd = np.where(gated[None, None, :], point_sd, own_sd)
+    own_df = np.broadcast_to((n[:, None, None] - 1).astype(float), point_sd.shape)
+    point_df = np.where(gated[None, None, :], point_df, own_df)
+    point_df = np.where(point_df > 0, point_df, 0.0)
+    assumed = run_df < MIN_DF
+    run_sd = np.where(assumed, DEFAULT_NOISE * np.sqrt(RHO + (1 - RHO) / p[:, 0, :]), run_sd)
+    run_df = np.where(assumed, math.inf, run_df)
+    point_assumed = assumed[:, None, :] | (point_df < 1)
+    fallback = np.where(gated, DEFAULT_NOISE * math.sqrt(1 - RHO), DEFAULT_NOISE)[None, None, :]
+    point_sd = np.where(point_assumed, fallback, point_sd)
+    point_df = np.where(point_assumed, math.inf, point_df)
+    point_sd = np.where(np.isfinite(base), point_sd, np.nan)
+    # main's recent level: its provisional runs, else a drift's trend at its newest run
+    k_moved = provisional.sum(axis=1)
+    prov = _means(values, provisional) - center
+    slope, tbar, sxx = _line(lvl_dev, level)
+    drift = (shape == LINE) & (k_moved == 0)
+    slope = np.where(drift[:, None] & gated[None, :], slope, 0.0)
+    ahead = (runs - 1) - tbar  # main's newest run, from the level's mean position
+    trend = np.where(np.isfinite(base), (slope * ahead[:, None])[:, None, :], np.nan)
+    moved = np.where((k_moved > 0)[:, None, None], prov, np.where(drift[:, None, None], trend, np.nan))
+    trend_lag = 1 / np.maximum(n, 1) + ahead * ahead / np.where(sxx > 0, sxx, 1.0)
+    recent_lag = np.where(k_moved > 0, 1 / np.maximum(k_moved, 1), trend_lag)
+    return Model(
+        center=center,
+        base=base,
+        n=n,
+        run_sd=run_sd,
+        run_df=run_df,
+        point_sd=point_sd,
+        point_df=point_df,
+        assumed=assumed,
+        points=points,
+        moved=moved,
+        k_moved=k_moved,
+        recent=(k_moved > 0) | drift,
+        recent_lag=recent_lag,
+        shape=shape,
+        slope=slope,
+        level=level,
+        outlier=out,
+        provisional=provisional,
+        cuts=cuts,
+        window=inwin | (pos[None, :] >= runs - window[:, None]),
+        dev=dev,
+    )
