@@ -38,9 +38,10 @@ class ResultsSettings:
     acknowledge_label: str = "regression-acknowledged"
     change_issues: bool = False
     change_issue_label: str = "performance-change"
-    history_runs: int = 10
+    history_runs: int = 20
     site_url: str | None = None  # the results site: the PR comment links to its overlay
     confirm_repeats: int = 0  # repeats a sweep's compare dispatches for unconfirmed configs
+    false_fail: float = 0.05  # unchanged sweeps the gate may fail (the verdict's error rate)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ def _results(table: Mapping[str, Any]) -> ResultsSettings:
         history_runs=table.get("history-runs", default.history_runs),
         site_url=table.get("site-url", default.site_url),
         confirm_repeats=table.get("confirm-repeats", default.confirm_repeats),
+        false_fail=float(table.get("false-fail", default.false_fail)),
     )
 
 

@@ -45,7 +45,8 @@ HELP = {
     "baseline": "One results table or folder to compare with, instead of main's runs.",
     "baseline-run": "Compare with this run's results_bmk.",
     "history": f"Main's history: a folder of results.json tables (with run metadata), or {_DB}.",
-    "history-runs": "Main runs read through the API as history. Default: history-runs in infx.toml [results], else 10.",
+    "history-runs": "Main runs that hold a config judged as its history (the API reads this many). Default: history-runs in infx.toml [results], else 20.",
+    "false-fail": "The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.",
     "workflow-id": "File name of the sweep workflow whose main runs are the history.",
     "branch": f"The branch whose runs are the history. {_MAIN}",
     "budget": "Most GitHub API requests the history search may make. Default: history runs + 6.",
@@ -149,6 +150,10 @@ def collect(
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
+@click.option(
+    "--false-fail", type=click.FloatRange(0, 0.5, min_open=True), default=None,
+    help=HELP["false-fail"],
+)  # fmt: skip
 @text_or_json(help=HELP["format"])
 @click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])

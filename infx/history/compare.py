@@ -60,6 +60,7 @@ def compare(
         request.threshold,
         trimmed=request.trimmed,
         repeats=[t["rows"] for t in more],
+        q=request.false_fail or settings.results.false_fail,
     )
     run_id = this_run(env)
     pr = acknowledging_pr(request, report)

@@ -102,6 +102,7 @@ class CompareRequest:
     threshold: float = 2.0
     trimmed: bool = False
     repeats: tuple[Path, ...] = ()  # more runs of the same head, pooled with `current`
+    false_fail: float | None = None  # None: false-fail in infx.toml [results]
 
     @classmethod
     def of(cls, options: Mapping[str, object]) -> CompareRequest:

@@ -6,8 +6,8 @@ run did not measure a point, each config's runs aligned at its newest (`series` 
 The model works on runs, not on values: the points of one run move together (a node, a
 driver, a day), so a run is the unit that is an outlier, that steps, and that drifts.
 
-1. **Run deviations**: per config and metric, each run's mean over its points of its
-   deviation from the points' means: y_r. The gated metrics (throughput per GPU, TPOT p50)
+1. **Run deviations**: per config and metric, each run's weighted mean over its points of
+   its deviation from the points' means: y_r. The gated metrics (throughput per GPU, TPOT p50)
    decide everything below; the others follow the same runs.
 2. **Outlier runs**: a run outside the prediction interval of the others (Student's t with
    n - 2 degrees of freedom, two-sided OUTLIER_ALPHA, Bonferroni over the runs and the gated
@@ -26,11 +26,14 @@ driver, a day), so a run is the unit that is an outlier, that steps, and that dr
    main's newest runs left out as outliers, are *provisional*: main moved, not yet its
    level.
 5. **Scatter**, on the level's runs, plain (ddof 1): the run deviations' standard deviation
-   s_b (n - 1 degrees of freedom; n - 2 about a line) and each point's residual after its
-   run's deviation, s_j ((n - 1)(P - 1)/P degrees of freedom for P points). Metrics that
-   do not gate (TTFT, tails) keep each series' own standard deviation.
-6. Below MIN_DF degrees of freedom, DEFAULT_NOISE per run and point is assumed, RHO of its
-   variance shared by the run's points (normal).
+   s_b (n - 1 degrees of freedom) and each point's residual after its run's deviation, s_j
+   ((n - 1)(1 - w_j) degrees of freedom). A run's deviation weighs each point by the
+   inverse of its residual variance (`weights`): equal weights let one noisy point's
+   scatter into every residual of its config. Metrics that do not gate (TTFT, tails) keep
+   each series' own standard deviation.
+6. A point's own residual scatter needs MIN_DF degrees of freedom, else its config's
+   (pooled over its points) stands in; with one run, DEFAULT_NOISE per run and point is
+   assumed, RHO of its variance shared by the run's points (normal).
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ DEFAULT_NOISE = 0.02
 # Share of that variance that is the run's (the points of one run move together: r = 0.40
 # on the first H200 set; the value is only used where main's history is too short).
 RHO = 0.4
-MIN_DF = 4  # degrees of freedom of s_b below which DEFAULT_NOISE is assumed
+# A point's own residual scatter needs this many degrees of freedom, else it is its
+# config's, pooled over the points; a run's scatter is measured from two runs on (Student's
+# t carries the doubt), and DEFAULT_NOISE assumed for one.
+MIN_DF = 4
 MIN_LEVEL = 3  # kept runs a level needs; a newer, shorter segment is provisional
 MIN_SEGMENT = 2  # a step leaves at least this many runs on each side (one run is an outlier)
 # A run is an outlier at this two-sided level over the window (Bonferroni): one unchanged
@@ -60,6 +66,9 @@ DRIFT_ALPHA = 0.01  # chance that a level of pure noise is taken for a drift
 DRIFT_MIN = 6  # kept runs before a drift is looked for
 ROBUST_DIFFS = 12  # first differences before their MAD scales the cut search
 SCALE_FLOOR = 0.002  # the least run-to-run noise the cut search credits (a tenth of 2 %)
+FLOOR = 1e-4  # the least scatter judged with (log units): a history that never moved is
+# not infinitely sure
+WEIGHT_PASSES = 2  # equal weights, then twice the inverse residual variances
 _TINY = 1e-12
 
 CONST, STEPS, LINE = 0, 1, 2  # Model.shape
@@ -91,6 +100,7 @@ class Model:
     cuts: np.ndarray  # (C, N) a segment starts at this run
     window: np.ndarray  # (C, N) runs in the config's window
     dev: np.ndarray  # (C, N, M) each run's deviation from `base` (all window runs)
+    weight: np.ndarray  # each point's weight in its run's deviation (sums to 1 per config)
 
 
 def _gated_complete(x: np.ndarray, gated: np.ndarray) -> np.ndarray:
@@ -107,10 +117,40 @@ def _means(x: np.ndarray, runs: np.ndarray) -> np.ndarray:
     return out
 
 
-def deviations(x: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """(C, N, M): each run's mean over its points of x - base (NaN: no point)."""
-    with quiet():
-        out: np.ndarray = np.nanmean(x - base[:, None, :, :], axis=2)
+def deviations(x: np.ndarray, base: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(C, N, M): each run's weighted mean over its points of x - base (NaN: no point);
+    `weight` (C, J, M), renormalized over the points each run measured."""
+    d = x - base[:, None, :, :]
+    w = np.where(np.isfinite(d), weight[:, None, :, :], 0.0)
+    total = w.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(total > 0, (w * np.nan_to_num(d)).sum(axis=2) / total, np.nan)
+    return out
+
+
+def weights(x: np.ndarray, base: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """(C, J, M) each point's weight in its run's deviation: the inverse of its residual
+    variance (the run's estimate that is least noisy: one point scattering 20 % must not
+    carry its quiet neighbours' residuals), from the chosen runs, in WEIGHT_PASSES passes
+    from equal weights; each point's variance shrunk toward its config's mean with MIN_DF
+    prior degrees of freedom (a point quiet by chance over a few runs must not take the
+    whole config). Equal weights below MIN_LEVEL runs. Normalized over the points."""
+    have = np.isfinite(base)
+    w = have.astype(float)
+    n = runs.sum(axis=1)
+    pick = runs[:, :, None, None]
+    df = np.maximum(n - 1, 0).astype(float)[:, None, None]
+    for _ in range(WEIGHT_PASSES):
+        y = deviations(x, base, w)
+        r = np.where(pick, x - base[:, None, :, :] - y[:, :, None, :], np.nan)
+        with quiet():
+            var = np.nansum(r * r, axis=1) / np.maximum(df, 1)
+            mean = np.nanmean(np.where(have, var, np.nan), axis=1, keepdims=True)
+        shrunk = (df * var + MIN_DF * np.nan_to_num(mean)) / (df + MIN_DF)
+        w = np.where(have, 1 / np.maximum(shrunk, FLOOR * FLOOR), 0.0)
+    w = np.where((n >= MIN_LEVEL)[:, None, None], w, have.astype(float))
+    total = w.sum(axis=1, keepdims=True)
+    out: np.ndarray = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)
     return out
 
 
@@ -231,7 +271,7 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     pos = np.arange(runs)
     inwin = (pos[None, :] >= runs - window[:, None]) & _gated_complete(values, gated)
     first = _means(values, inwin)
-    y_all = deviations(values, first)
+    y_all = deviations(values, first, weights(values, first, inwin))
     out = outliers(y_all[:, :, gated], inwin)
     kept = inwin & ~out
     shape, cuts = shapes(y_all[:, :, gated], kept)
@@ -240,35 +280,46 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     provisional = after | (out & (pos[None, :] > last[:, None]))
     n = level.sum(axis=1)
     base = _means(values, level)
-    dev = deviations(values, base)
+    weight = weights(values, base, level)
+    dev = deviations(values, base, weight)
     lvl_dev = np.where(level[:, :, None], dev, np.nan)
     with quiet():
         mean_dev = np.nan_to_num(np.nanmean(lvl_dev, axis=1))  # (C, M): ~0
     center = base + mean_dev[:, None, :]
     e = np.where(level[:, :, None], lvl_dev - mean_dev[:, None, :], np.nan)
-    run_df = (n - 1)[:, None] * np.ones((1, metrics))
+    n1 = np.maximum(n - 1, 0).astype(float)
+    run_df = n1[:, None] * np.ones((1, metrics))
     with quiet():
         run_sd = np.sqrt(np.nansum(e * e, axis=1) / np.maximum(run_df, 1))
     resid = values - base[:, None, :, :] - dev[:, :, None, :]
     resid = np.where(level[:, :, None, None], resid, np.nan)
     points = np.isfinite(base).sum(axis=1)  # (C, M)
-    p = np.maximum(points, 1)[:, None, :]
-    point_df = (n[:, None, None] - 1) * (p - 1) / p
+    # a point's residual after its run's deviation: its scatter per run, and the degrees of
+    # freedom the weighted mean leaves it ((n - 1)(P - 1)/P with equal weights)
+    squares = np.nansum(resid * resid, axis=1)  # (C, J, M)
+    point_sd = np.sqrt(squares / np.maximum(n1, 1)[:, None, None])
+    point_df = n1[:, None, None] * (1 - weight)
+    pooled_sd = np.sqrt(squares.sum(axis=1) / np.maximum(n1[:, None] * points, 1))
+    pooled_df = n1[:, None] * (points - 1)  # (C, M)
+    few = point_df < MIN_DF
+    point_sd = np.where(few, pooled_sd[:, None, :], point_sd)
+    point_df = np.where(few, np.broadcast_to(pooled_df[:, None, :], point_df.shape), point_df)
     with quiet():
-        point_sd = np.sqrt(np.nansum(resid * resid, axis=1) / np.where(point_df > 0, point_df, 1))
         own_sd = np.nanstd(np.where(level[:, :, None, None], values, np.nan), axis=1, ddof=1)
     point_sd = np.where(gated[None, None, :], point_sd, own_sd)
-    own_df = np.broadcast_to((n[:, None, None] - 1).astype(float), point_sd.shape)
+    own_df = np.broadcast_to(n1[:, None, None], point_sd.shape)
     point_df = np.where(gated[None, None, :], point_df, own_df)
     point_df = np.where(point_df > 0, point_df, 0.0)
-    assumed = run_df < MIN_DF
-    run_sd = np.where(assumed, DEFAULT_NOISE * np.sqrt(RHO + (1 - RHO) / p[:, 0, :]), run_sd)
+    assumed = run_df < 1
+    p = np.maximum(points, 1).astype(float)
+    run_sd = np.where(assumed, DEFAULT_NOISE * np.sqrt(RHO + (1 - RHO) / p), run_sd)
     run_df = np.where(assumed, math.inf, run_df)
     point_assumed = assumed[:, None, :] | (point_df < 1)
     fallback = np.where(gated, DEFAULT_NOISE * math.sqrt(1 - RHO), DEFAULT_NOISE)[None, None, :]
     point_sd = np.where(point_assumed, fallback, point_sd)
     point_df = np.where(point_assumed, math.inf, point_df)
-    point_sd = np.where(np.isfinite(base), point_sd, np.nan)
+    run_sd = np.maximum(run_sd, FLOOR)
+    point_sd = np.where(np.isfinite(base), np.maximum(point_sd, FLOOR), np.nan)
     # main's recent level: its provisional runs, else a drift's trend at its newest run
     k_moved = provisional.sum(axis=1)
     prov = _means(values, provisional) - center
@@ -302,4 +353,5 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
         cuts=cuts,
         window=inwin | (pos[None, :] >= runs - window[:, None]),
         dev=dev,
+        weight=weight,
     )

@@ -60,7 +60,7 @@ def pool(model: Model, pr: np.ndarray, gated: np.ndarray) -> Pooled:
     """`pr` (C, K, J, M): this PR's K runs (NaN: a run did not measure the point)."""
     seen = np.isfinite(pr)
     runs = seen.sum(axis=1)
-    y = deviations(pr, model.base)  # (C, K, M)
+    y = deviations(pr, model.base, model.weight)  # (C, K, M)
     y_runs = np.isfinite(y).sum(axis=1)
     dev = huber(np.moveaxis(y, 1, 2), model.run_sd)  # (C, M)
     r = pr - model.base[:, None] - y[:, :, None, :]

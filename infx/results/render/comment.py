@@ -142,6 +142,8 @@ def config_section(config: Config, threshold: float = 2.0) -> str:
         )
     else:
         runs = f"{config.runs} main run(s), newest {run_link(config.baseline)}"
+        if config.loo is not None and config.loo[0]:
+            runs += f"; of {config.loo[0]} judged as PRs against the others, {config.loo[1]} failed"
         lines.append(f"History: {runs if config.runs else 'none (every point is new)'}.")
         for what, measure in (
             ("at equal concurrency", config.level),
@@ -265,6 +267,9 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     ]
     if context.history:
         head.append(f"Main's history: {context.history}.\n\n")
+    from infx.results.render.model import calibration_line
+
+    head.append(calibration_line(report))
     if context.overlay:
         head.append(f"{context.overlay}\n\n")
     from infx.results.render.model import sweep_line

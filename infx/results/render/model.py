@@ -41,7 +41,8 @@ def curve_sentence(what: str, curve: Curve | None, word: str, mark: str = "") ->
     if curve.change_pct is None:
         return ""
     cell = curve_cell(curve, mark)
-    return f" Throughput per GPU {what}: {cell} ({word}, {curve.matched} points)."
+    said = f"{word}, advisory" if curve.advisory else word
+    return f" Throughput per GPU {what}: {cell} ({said}, {curve.matched} points)."
 
 
 def power_sentence(config: Config) -> str:
@@ -112,20 +113,33 @@ def sweep_line(report: Report) -> str:
     return f"Sweep-wide shift (every config alike): {shifts}: **{verdict}**.\n\n"
 
 
+def calibration_line(report: Report) -> str:
+    """How often this model fails main's own unchanged runs, next to the rate named."""
+    if report.calibration is None or not report.calibration[0]:
+        return ""
+    runs, failed = report.calibration
+    return (
+        f"Calibration: of main's last {runs} run(s) judged as PRs against the others, "
+        f"{failed} would have failed (the rate named: {report.q:.0%}).\n\n"
+    )
+
+
 def method(report: Report) -> str:
     """How the verdict was reached, in plain words."""
     return (
-        "Each point is judged against main's level: the mean of the newest segment of its "
-        "history (cut where its whole config moved); a newer segment of fewer than 3 runs "
-        "is provisional, shown but not yet the level. Its scatter is its own, shrunk "
-        "toward its config's trend over concurrency. The points of one run move together: "
-        "the shift this PR's whole sweep shows is tested on its own and taken out of each "
-        "config's, and a config's mean is judged against how far its runs move together. "
+        "Each config is judged against main's level: the mean of its newest runs that "
+        "agree (a run outside the others' prediction interval is an outlier, left out; a "
+        "step cuts the history, and a newer segment of fewer than 3 runs is provisional; "
+        "a drift is a trend). The points of one run move together, so a config's mean is "
+        "judged against how far main's runs move, and each point's residual against its "
+        "own scatter; this PR's repeats are pooled robustly (Huber), never one bad repeat "
+        "carrying the mean. "
         f"Errors are controlled where you act: at most {report.q:.1%} of unchanged sweeps "
-        "fail, whatever their size (Benjamini-Hochberg across configs, Holm inside a "
-        f"flagged one); a change inside ±{report.threshold:g}% is never flagged. A config "
-        "beyond that but not significant is unconfirmed, with the runs that would settle "
-        "it. Checks: throughput per GPU, TTFT and TPOT p50 and p99 (ITL and interactivity "
-        "are TPOT again, shown, not counted); accuracy against 1.96 combined standard "
+        "fail, whatever their size (Benjamini-Hochberg across configs, a weighted "
+        f"Bonferroni bound inside one); a change inside ±{report.threshold:g}% is never "
+        "flagged. A config beyond that but not significant is unconfirmed, with the runs "
+        "that would settle it. Gated: throughput per GPU and TPOT p50 (ITL and "
+        "interactivity are TPOT again); TTFT and the p99 tails are advisory, each with its "
+        "own heavy-tailed band, never failing; accuracy against 1.96 combined standard "
         "errors, else its samples' binomial error, else a tolerance on its change."
     )

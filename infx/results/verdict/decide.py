@@ -10,8 +10,7 @@ Per config, against main's level (`infx.results.noise.model`), this PR's runs po
   residual scatter s_j: t = r / (s_j sqrt(1/R + 1/n)); a change at one concurrency.
 
 Inside a config, a weighted Bonferroni bound: SHARE of the level to the config tests
-(split evenly over the gated metrics, and the matched-interactivity curve where it is
-meaningful), the rest to the point tests (split evenly over points x gated metrics): the
+(split evenly over the gated metrics), the rest to the point tests (split evenly over points x gated metrics): the
 config's p-value is min(1, min over tests of p / weight). Across configs,
 Benjamini-Hochberg at q, the false-fail rate the settings name (valid under the positive
 dependence that shared run effects cause; for an unchanged sweep it is the chance that it
@@ -22,7 +21,9 @@ that would settle it); so is a flagged one within noise of main's provisional le
 (`Model.moved`: main's provisional newest runs, or the trend of a drift at its newest run):
 main moved too, and a change is only confirmed beyond both. Improvements: the same, in the other direction. Metrics
 that do not gate are advisory: each gets its own band (Student's t with at most TAIL_DF
-degrees of freedom: tails and TTFT are heavy-tailed), said, never counted.
+degrees of freedom: tails and TTFT are heavy-tailed), said, never counted. So is
+throughput at matched interactivity (`curves`): it is made of throughput and TPOT, both
+gated, and its own history is a second model of the same noise.
 """
 
 from __future__ import annotations
@@ -79,12 +80,12 @@ class Base:
     shown: np.ndarray  # advisory and judged
     count: np.ndarray  # (C, M) valid points
     tested: np.ndarray  # point tests (valid, and the config has 2 points or more)
-    config_tests: np.ndarray  # (C,) gated metrics judged (+1 with a meaningful curve)
+    config_tests: np.ndarray  # (C,) gated metrics judged
     point_tests: np.ndarray  # (C,)
     q: float
 
     @classmethod
-    def of(cls, model: Model, pooled: Pooled, q: float, curve: np.ndarray) -> Base:
+    def of(cls, model: Model, pooled: Pooled, q: float) -> Base:
         x = pooled.value - model.center
         runs = np.where(pooled.runs > 0, pooled.runs, np.nan).astype(float)
         judged = np.isfinite(x) & np.isfinite(runs) & np.isfinite(model.point_sd)
@@ -96,7 +97,7 @@ class Base:
         mean = pooled.dev - np.nan_to_num(offset)
         k = np.where(pooled.dev_runs > 0, pooled.dev_runs, np.nan).astype(float)
         tested = valid & (count[:, None, :] >= 2)
-        config_tests = (count > 0).sum(axis=1) + curve.astype(int)
+        config_tests = (count > 0).sum(axis=1)
         return cls(
             x, mean, pooled.resid, runs, k, valid, shown, count, tested, config_tests,
             tested.sum(axis=(1, 2)), q,
@@ -164,35 +165,33 @@ class Side:
     """One direction's verdicts (regressions, or improvements)."""
 
     tests: Tests
-    curve_p: np.ndarray  # (C,) NaN: no curve test
+    curve_p: np.ndarray  # (C,) the curve's own p-value, shown (NaN: no curve test)
     config_p: np.ndarray  # (C,) the config's weighted Bonferroni bound; NaN: untested
     flagged: np.ndarray  # (C,) at q
     suggested: np.ndarray  # (C,) at SUGGEST x q, not at q
     cutoff: float  # the level flagged configs passed
     points: np.ndarray  # (C, J, M) point tests flagged
     means: np.ndarray  # (C, M) config tests flagged
-    curve: np.ndarray  # (C,) curve test flagged
-    moved: np.ndarray  # (C,) flagged, yet within noise of main's provisional level
+    moved: np.ndarray  # (C,) flagged, yet within noise (both ways) of main's recent level
     points_moved: np.ndarray  # (C, J, M) likewise per point test
 
 
-def family(base: Base, found: Tests, curve_p: np.ndarray) -> np.ndarray:
+def family(base: Base, found: Tests) -> np.ndarray:
     """(C,) each config's weighted Bonferroni bound over its tests (NaN: none)."""
     cfg, pt = base.weights()
-    members = np.concatenate([found.means, curve_p[:, None]], axis=1)
-    best_cfg = _min(members, axis=1) * cfg
+    best_cfg = _min(found.means, axis=1) * cfg
     best_pt = _min(found.points, axis=(1, 2)) * pt
     bound = np.minimum(1.0, np.minimum(best_cfg, best_pt))
     return np.where(np.isfinite(bound), bound, np.nan)
 
 
 def side(
-    base: Base, found: Tests, provisional: Tests, curve_p: np.ndarray, curve_moved: np.ndarray,
+    base: Base, found: Tests, recent: tuple[Tests, Tests], curve_p: np.ndarray,
     has_moved: np.ndarray,
 ) -> Side:  # fmt: skip
     """Benjamini-Hochberg across configs; inside a flagged config, each test at the level
-    it passed; and the check against main's provisional level."""
-    config_p = family(base, found, curve_p)
+    it passed; and whether it is within noise (both ways) of main's recent level."""
+    config_p = family(base, found)
     flagged, cutoff = bh(config_p, base.q)
     loose, _ = bh(config_p, min(1.0, SUGGEST * base.q))
     cfg, pt = base.weights()
@@ -200,10 +199,12 @@ def side(
     reach_pt = np.where(flagged, cutoff / pt, 0.0)
     points = np.nan_to_num(found.points, nan=2.0) <= reach_pt[:, None, None]
     means = np.nan_to_num(found.means, nan=2.0) <= reach_cfg[:, None]
-    curve = np.nan_to_num(curve_p, nan=2.0) <= reach_cfg
-    moved_p = family(base, provisional, curve_moved)
-    moved = flagged & has_moved & ~(np.nan_to_num(moved_p, nan=1.0) <= cutoff)
-    again = np.nan_to_num(provisional.points, nan=1.0) <= reach_pt[:, None, None]
+    differs = np.zeros(len(config_p), dtype=bool)
+    again = np.zeros(points.shape, dtype=bool)
+    for tests_ in recent:
+        differs |= np.nan_to_num(family(base, tests_), nan=1.0) <= cutoff
+        again |= np.nan_to_num(tests_.points, nan=1.0) <= reach_pt[:, None, None]
+    moved = flagged & has_moved & ~differs
     points_moved = points & has_moved[:, None, None] & ~again
     return Side(
         tests=found,
@@ -214,7 +215,6 @@ def side(
         cutoff=cutoff,
         points=points,
         means=means,
-        curve=curve,
         moved=moved,
         points_moved=points_moved,
     )
@@ -252,15 +252,14 @@ class Decision:
 def decide(
     model: Model, pooled: Pooled, threshold: float, curves: Curves, q: float = Q
 ) -> Decision:
-    curve = np.isfinite(curves.t)
-    base = Base.of(model, pooled, q, curve)
+    base = Base.of(model, pooled, q)
     worse, better = tests(base, model, threshold, moved=False)
     worse_v, better_v = tests(base, model, threshold, moved=True)
     c_worse, c_better = curves.p(threshold)
-    cv_worse, cv_better = curves.p(threshold, moved=True)
     has_moved = model.recent
-    regressed = side(base, worse, worse_v, c_worse, cv_worse, has_moved)
-    improved = side(base, better, better_v, c_better, cv_better, has_moved)
+    recent = (worse_v, better_v)
+    regressed = side(base, worse, recent, c_worse, has_moved)
+    improved = side(base, better, recent, c_better, has_moved)
     sign = SIGNS[None, None, :]
     pct = sign * np.expm1(base.x) * 100
     beyond_worse = base.valid & (pct < -(threshold + EDGE))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infx.results.noise import cuts, fit
+from infx.results.noise import model, pool
 from infx.results.table.metrics import CHECKS
 from infx.results.verdict import decide, power
 from infx.results.verdict.report import FORMAT, SEVERITY, Check, Config, Curve, Repeats, Report
@@ -36,6 +36,8 @@ def _check_json(check: Check) -> dict[str, Any]:
         "moved_pct": check.moved_pct,
         "moved_runs": check.moved_runs,
         "runs": check.runs,
+        "advisory": check.advisory,
+        "beyond_band": check.beyond,
     }
 
 
@@ -60,6 +62,7 @@ def _curve_json(curve: Curve | None) -> dict[str, Any] | None:
         "p_value": curve.p_value,
         "detectable_pct": curve.detectable_pct,
         "why": curve.why,
+        "advisory": curve.advisory,
     }
 
 
@@ -130,6 +133,7 @@ def _config_json(c: Config) -> dict[str, Any]:
         ],
         "pr_runs": c.pr_runs,
         "moved": list(c.moved),
+        "loo": None if c.loo is None else {"judged": c.loo[0], "failed": c.loo[1]},
     }
 
 
@@ -160,19 +164,27 @@ def to_json(report: Report) -> dict[str, Any]:
         "configs_by_verdict": {v: report.configs_with(v) for v in SEVERITY},
         "method": {
             "threshold_pct": report.threshold,
-            "alpha": decide.Q,
-            "min_history": fit.MIN_LEVEL,
-            "default_noise_pct": fit.DEFAULT_NOISE * 100,
+            "alpha": report.q,
+            "min_history": model.MIN_LEVEL,
+            "default_noise_pct": model.DEFAULT_NOISE * 100,
             "history_runs": report.runs,
-            "checks": [c.key for c in CHECKS],
+            "checks": [c.key for c in CHECKS if c.gates],
+            "advisory": [c.key for c in CHECKS if not c.gates],
             "q_configs": report.q,
-            "suggest": decide.SUGGEST,
+            "suggest": min(1.0, decide.SUGGEST * report.q),
             "power": power.POWER,
-            "prior_df": fit.PRIOR_DF,
             "pr_runs": report.pr_runs,
             "accuracy_tolerance": ACCURACY_TOLERANCE,
-            "joint_alpha": cuts.JOINT_ALPHA,
+            "share": decide.SHARE,
+            "outlier_alpha": model.OUTLIER_ALPHA,
+            "step_alpha": model.STEP_ALPHA,
+            "drift_alpha": model.DRIFT_ALPHA,
+            "huber": pool.HUBER,
+            "tail_df": decide.TAIL_DF,
         },
+        "calibration": None
+        if report.calibration is None
+        else {"judged": report.calibration[0], "failed": report.calibration[1]},
         "notes": list(report.notes),
         "configs": [_config_json(c) for c in report.configs],
         "repeats": repeats_section(report),

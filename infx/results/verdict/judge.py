@@ -35,6 +35,7 @@ from infx.results.noise.model import fit
 from infx.results.noise.pool import pool
 from infx.results.noise.series import GATED, History, Pending, arrays
 from infx.results.table.keys import index, point_names, variant_label
+from infx.results.verdict.calibration import calibrate
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import Q, SHARE, decide
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
@@ -98,10 +99,13 @@ def compare(
         pending.append(Pending(key, ident, points, runs, expected, concs, tables=which[key]))
     shifts: tuple[Shift, ...] = ()
     sweep_verdict = NEW
+    calibration = None
     if pending:
         with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
             warnings.simplefilter("ignore", RuntimeWarning)
-            shifts, sweep_verdict = _judge(pending, hist, threshold, trimmed, configs, q)
+            shifts, sweep_verdict, calibration = _judge(
+                pending, hist, threshold, trimmed, configs, q
+            )
     configs.extend(lost_configs(mine, hist))
     configs = [replace(c, label=variant_label(c.label, c.key)) for c in configs]
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
@@ -117,14 +121,16 @@ def compare(
         sweep_verdict=sweep_verdict,
         pr_runs=len(tables),
         q=q,
+        calibration=calibration,
     )
 
 
 def _judge(
     pending: list[Pending], hist: History, threshold: float, trimmed: bool,
     configs: list[Config], q: float,
-) -> tuple[tuple[Shift, ...], str]:  # fmt: skip
-    """Every pending config judged at once (appended to `configs`)."""
+) -> tuple[tuple[Shift, ...], str, tuple[int, int]]:  # fmt: skip
+    """Every pending config judged at once (appended to `configs`); main's own runs judged
+    as PRs (leave one out)."""
     tables = 1 + max((i for job in pending for t in job.tables.values() for i in t), default=0)
     data = arrays(pending, hist, tables)
     model = fit(data.values, data.window, GATED)
@@ -136,8 +142,15 @@ def _judge(
     dec = decide(model, mine, threshold, curve_tests, q)
     pw = power(dec, model, threshold)
     judged = Judged(model, dec, pw, measured, mine.value, threshold)
-    configs += [throughput_config(job, judged, hist, trimmed) for job in pending]
-    return (), NEW
+    cal = calibrate(model, data.values, data.run_of, threshold, q)
+    configs += [
+        replace(
+            throughput_config(job, judged, hist, trimmed),
+            loo=(int(cal.judged[job.row]), int(cal.failed[job.row])),
+        )
+        for job in pending
+    ]
+    return (), NEW, (cal.runs, cal.sweeps_failed)
 
 
 def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:

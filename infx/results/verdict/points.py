@@ -168,8 +168,10 @@ def _level(j: Judged, c: int, moved: bool) -> Curve | None:
     )
 
 
-def _curve(j: Judged, c: int, moved: bool) -> Curve | None:
-    """Throughput per GPU at matched interactivity, or why it says nothing."""
+def _curve(j: Judged, c: int) -> Curve | None:
+    """Throughput per GPU at matched interactivity, or why it says nothing. Advisory: its
+    verdict says whether it moved beyond its band, and never counts (throughput and TPOT,
+    its ingredients, gate)."""
     m = j.curves
     if m.matched[c] < 2 or not np.isfinite(m.mine[c]):
         return None
@@ -177,25 +179,22 @@ def _curve(j: Judged, c: int, moved: bool) -> Curve | None:
     dec = j.decision
     if why is not None:
         return Curve(int(m.matched[c]), None, None, None, int(m.k[c]), False, UNKNOWN,
-                     m.edges[c], why=why)  # fmt: skip
-    if dec.regressed.curve[c]:
-        verdict = UNCONFIRMED if moved else REGRESSED
-    elif dec.improved.curve[c] and not dec.improved.moved[c]:
-        verdict = IMPROVED
-    else:
-        verdict = NOISE
+                     m.edges[c], why=why, advisory=True)  # fmt: skip
     change = float(m.change[c])
+    band = max(j.threshold, float(m.band[c]))
+    verdict = NOISE if abs(change) <= band + 1e-9 else IMPROVED if change > 0 else REGRESSED
     p = dec.regressed.curve_p[c] if change < 0 else dec.improved.curve_p[c]
     return Curve(
         int(m.matched[c]),
         change,
-        _num(max(j.threshold, float(m.band[c]))),
+        _num(band),
         _num(math.expm1(float(m.sigma[c])) * 100),
         int(m.k[c]),
         False,
         verdict,
         m.edges[c],
         p_value=_num(p),
+        advisory=True,
     )
 
 
@@ -259,13 +258,13 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
         verdict = worst([ch.verdict for ch in checks if ch.verdict != UNKNOWN] or [NOISE])
         checks = (*checks, _shown(j, c, i, rows))
         points.append(Point(conc, COMPARED, verdict, checks, main, _shown_row(rows, j, c, i)))
-    level, curve = _level(j, c, moved), _curve(j, c, moved)
+    level, curve = _level(j, c, moved), _curve(j, c)
     parts = [
         COVERAGE_LOST if p.status == MISSING else p.verdict
         for p in points
         if not (trimmed and p.status == MISSING)
     ]
-    parts += [x.verdict for x in (curve, level) if x is not None]
+    parts += [level.verdict] if level is not None else []
     if reg.flagged[c]:
         parts.append(UNCONFIRMED if moved else REGRESSED)
     elif reg.suggested[c]:

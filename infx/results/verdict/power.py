@@ -62,19 +62,19 @@ def power(decision: Decision, model: Model, threshold: float) -> Power:
     a_cfg, a_pt = _levels(decision)
     shape = model.point_sd.shape
     n = np.maximum(model.n, 1).astype(float)[:, None, None]
-    # a point's own test, on its residual: a change d of one point moves it by d (1 - 1/P)
-    p = np.maximum(base.count, 1).astype(float)[:, None, :]
+    # a point's own test, on its residual: a change d of one point moves it by d (1 - w)
+    w = np.clip(model.weight, 1e-9, 1.0)
     se_pt = model.point_sd * np.sqrt(1 / base.runs + 1 / n)
     a = np.broadcast_to(np.nan_to_num(a_pt, nan=0.0)[:, None, None], shape)
     crit_pt = t_ppf(1 - np.clip(a, 1e-300, 0.5), np.maximum(model.point_df, 1))
     lift_pt = t_ppf(np.full(shape, POWER), np.maximum(model.point_df, 1))
-    own = np.where(base.tested, se_pt / (1 - 1 / p), np.inf)
-    # ... or its config's mean: a change d of one point moves it by d / P
+    own = np.where(base.tested, se_pt / np.maximum(1 - w, 1e-9), np.inf)
+    # ... or its config's mean: a change d of one point moves it by d w
     se_cfg = model.run_sd * np.sqrt(1 / base.k + 1 / n[:, :, 0])  # (C, M)
     a_c = np.broadcast_to(a_cfg[:, None], se_cfg.shape)
     crit_cfg = t_ppf(1 - np.clip(a_c, 1e-300, 0.5), np.maximum(model.run_df, 1))
     lift_cfg = t_ppf(np.full(se_cfg.shape, POWER), np.maximum(model.run_df, 1))
-    via = p * se_cfg[:, None, :]
+    via = se_cfg[:, None, :] / w
     band_log = np.minimum(crit_pt * own, crit_cfg[:, None, :] * via)
     reach_log = np.minimum((crit_pt + lift_pt) * own, (crit_cfg + lift_cfg)[:, None, :] * via)
     # advisory lines: their own scatter, heavy-tailed, each at its own level

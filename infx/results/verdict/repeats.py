@@ -1,13 +1,16 @@
 """Several runs of one PR head: pooled for the comparison, and priced when more are asked.
 
-A PR's sweep may be run again (a repeat, or another attempt of the same run) to settle an
-unconfirmed config: `infx results compare` takes every such table and judges their mean
-(of logs, per point: the variance term is 1/R for R runs). Tables of different heads
-measure different code and are refused.
+A PR's sweep may be run again (a repeat) to settle an unconfirmed config: `infx results
+compare` takes every such table and pools them robustly (`infx.results.noise.pool`: the
+variance term is 1/R for R runs). Only independent runs of one head may be pooled: tables of
+different heads measure different code, and one run counted twice (the same run id, the
+same table, a point with the very same values: another attempt carries the points it did
+not measure again) would shrink the band by sqrt(2) for nothing. Both are refused.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -18,7 +21,7 @@ from infx.matrix.rows import MatrixRow
 
 def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
     """Refuse tables of different head commits (a table without one counts as unknown,
-    and is refused next to tables that name one)."""
+    and is refused next to tables that name one), and one run given twice."""
     heads = {str((t.get("run") or {}).get("sha") or "") for t in tables}
     if len(heads) > 1:
         named = ", ".join(
@@ -26,6 +29,39 @@ def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
             for name, t in zip(names, tables, strict=True)
         )
         raise UsageError(f"these tables measured different commits, not repeats: {named}")
+    distinct(tables, names)
+
+
+def _point(row: dict[str, Any]) -> str:
+    """A measured point as text: what it is and every number it holds."""
+    kept = {k: row.get(k) for k in ("kind", "identity", "metrics", "accuracy")}
+    return json.dumps(kept, sort_keys=True, default=str)
+
+
+def distinct(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+    """Refuse a run given twice: two tables of one run id, or any point measured with the
+    very same numbers in two tables (no two runs measure a throughput to every digit)."""
+    if len(tables) < 2:
+        return
+    ids: dict[int, str] = {}
+    seen: dict[str, str] = {}
+    for name, table in zip(names, tables, strict=True):
+        run_id = (table.get("run") or {}).get("id")
+        if isinstance(run_id, int) and not isinstance(run_id, bool):
+            if run_id in ids:
+                raise UsageError(
+                    f"{ids[run_id]} and {name} are one run ({run_id}), not repeats: a repeat "
+                    "is another run of the same head"
+                )
+            ids[run_id] = name
+        mine = {_point(row) for row in table.get("rows", [])}
+        for point in sorted(mine):
+            if point in seen:
+                raise UsageError(
+                    f"{seen[point]} and {name} hold the same measurement (a point with the "
+                    "very same numbers), not repeats: pool independent runs only"
+                )
+        seen.update(dict.fromkeys(mine, name))
 
 
 def matrix_row(row: dict[str, Any]) -> MatrixRow:

@@ -74,6 +74,7 @@ class Curve:
     p_value: float | None = None
     detectable_pct: float | None = None
     why: str | None = None  # why the measure says nothing (None: it is meaningful)
+    advisory: bool = False  # said, never counted (matched interactivity)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,8 @@ class Config:
     power: tuple[Power, ...] = ()
     pr_runs: int = 1  # this PR's runs behind it
     moved: tuple[str, ...] = ()  # what main's provisional newest runs did, in words
+    # main's own runs of it judged as PRs against the others: (judged, would have failed)
+    loo: tuple[int, int] | None = None
 
     def count(self, verdict: str) -> int:
         """Points with this verdict; accuracy scores count as points."""
@@ -174,6 +177,9 @@ class Report:
     sweep_verdict: str = NOISE  # regressed | improved | within-noise (or new: not tested)
     pr_runs: int = 1  # this PR's tables pooled
     q: float = 0.05  # false discovery rate the configs were judged at
+    # main's runs judged as PRs against the others (leave one out): (judged, would have
+    # failed the gate); None: no history to judge
+    calibration: tuple[int, int] | None = None
 
     @property
     def failing(self) -> bool:

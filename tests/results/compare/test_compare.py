@@ -156,15 +156,20 @@ def test_a_config_only_main_has_is_coverage_lost() -> None:
     assert report.verdict == NOISE
 
 
-def test_p99_ttft_up_60_percent_is_a_regression() -> None:
+def test_p99_ttft_up_60_percent_is_said_but_never_fails_alone() -> None:
+    """TTFT and the tails scatter 12 to 45 % run to run on one GPU: an advisory line, said
+    beyond its own band, never failing the gate; the same point's throughput still does."""
     base = [point(c, tput=100 * c, tpot_ms=10, p99_ttft_ms=400) for c in (4, 8)]
     pr = [point(4, tput=400, tpot_ms=10, p99_ttft_ms=640), point(8, tput=800, tpot_ms=10)]
     pr[1]["metrics"]["p99_ttft"] = 0.4
     for history in ([doc(base, 1)], [doc(base, i) for i in range(8)]):
         report = compare(pr, history)
         p99 = checks(only(report).points[0])["p99_ttft"]
-        assert p99.change_pct == pytest.approx(60.0) and p99.verdict == REGRESSED
-        assert report.verdict == REGRESSED
+        assert p99.change_pct == pytest.approx(60.0) and p99.verdict == NOISE
+        assert p99.advisory and p99.beyond
+        assert report.verdict == NOISE and not report.failing
+        slower = [dict(pr[0], metrics={**pr[0]["metrics"], "tput_per_gpu": 300.0}), pr[1]]
+        assert compare(slower, history).verdict == REGRESSED
 
 
 def test_one_point_counts_once_however_many_metrics_moved() -> None:
