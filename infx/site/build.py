@@ -15,20 +15,24 @@ from infx.site.model import HistoryFacts, PrResults, Range, Run, VerdictRecord
 from infx.site.overlay import overlay_doc
 from infx.site.pareto import pages
 from infx.site.shape import data_file
-from infx.site.steps import ConfigSteps, config_steps
+from infx.site.steps import HISTORY_RUNS, ConfigSteps, analyse_all
 from infx.site.verdicts import verdicts_doc
 
 INDEX = "data/index.js"
 _RUN_PATH = re.compile(r"/actions/runs/\d+/?$")
 
 
-def analyse(history: HistoryFacts) -> dict[str, ConfigSteps]:
-    """Every throughput config's steps and noise (the noise model over its whole history)."""
-    return {
-        c.slug: config_steps(c)
+def analyse(
+    history: HistoryFacts, history_runs: int = HISTORY_RUNS, q: float = 0.05
+) -> dict[str, ConfigSteps]:
+    """Every throughput config's steps and noise (the noise model over its whole history,
+    and its bands over the newest `history_runs` runs, as `results compare` judges)."""
+    configs = [
+        c
         for c in history.configs
         if c.kind == "throughput" and any(s.runs for s in c.points.values())
-    }
+    ]
+    return analyse_all(configs, history_runs=history_runs, q=q)
 
 
 def step_ranges(history: HistoryFacts, steps: Mapping[str, ConfigSteps]) -> set[tuple[str, str]]:

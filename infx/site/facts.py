@@ -125,9 +125,9 @@ def gather(
     settings, root = _settings(repo_dir)
     url = history_url(history, settings, root)
     read = read_history(url)
-    steps = analyse(read)
-    ranges, notes = read_ranges(repo_dir, step_ranges(read, steps))
     runs = settings.results.history_runs
+    steps = analyse(read, runs, settings.results.false_fail)
+    ranges, notes = read_ranges(repo_dir, step_ranges(read, steps))
     prs = tuple(load_pr_results(p, url, runs) for p in pr_results)
     numbers = [pr.number for pr in prs]
     if len(set(numbers)) != len(numbers):

@@ -79,4 +79,6 @@ def config_doc(
         "series": series,
         "steps": steps,
         "noise": noise,
+        "outliers": list(found.outliers) if found else [],
+        "drift": [[metric, num(pct, 3)] for metric, pct in found.drift] if found else [],
     }

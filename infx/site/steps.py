@@ -1,25 +1,35 @@
 """Where each config of main's history stepped, and how far each point scatters: the noise
-model of `infx results compare` (infx/results/noise/single.py) applied to the whole history.
+model of `infx results compare` (`infx.results.noise.model`) over the whole history of each
+config, every config at once.
 
-Each series (one metric of one point over the runs that measured it) is cut at its own
-change points and at its config's joint ones (all series measured in every run of the
-config, together), exactly as a comparison cuts main's history. A step is a run where any
-series of the config starts a new segment: its first changed run, the run before it that
-measured the config, and how far each series moved (mean of the segment after against the
-segment before, on the log scale). A series' own change point within a run of a joint one
-is taken to be that joint step (noise placed it a run off), so one change shows as one step.
+A step is a change point of the config's runs (all its points and gated metrics together):
+its first changed run, the run before it that measured the moved series (the widest range,
+so an entry that landed after a series' last value still explains it), and how far each
+series moved (mean of the segment after against the segment before, outliers left out).
+One bad run is an outlier, named as such, never a step; a drift is one line (percent per
+run), never a staircase of steps. A point's band is the one `results compare` gives one run
+of a pull request sweeping this config alone, on main's newest `history-runs` runs.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from infx.results.noise import single as noise
+from infx.results.noise.model import LINE, Model, fit
+from infx.results.noise.series import GATED, METRICS
+from infx.results.verdict.decide import Q
+from infx.results.verdict.power import bands_alone
 from infx.results.verdict.words import DEFAULT_THRESHOLD
 from infx.site.model import STEP_METRICS, ConfigHistory
+
+HISTORY_RUNS = 20  # main's runs a band rests on, as `results compare` reads them by default
+# the site's metric names -> the model's (interactivity is `intvty` in both)
+_INDEX = {m: i for i, m in enumerate(METRICS)}
+_STEPPED = [(_INDEX[m], m) for m in STEP_METRICS]
 
 
 @dataclass(frozen=True)
@@ -34,16 +44,14 @@ class Step:
     run: int  # Run.index of the first changed run
     before: int  # Run.index of the run before it that measured the config
     moved: tuple[Moved, ...]
-    joint: bool  # among the config's joint change points
+    joint: bool  # the whole config moved (always, now: steps are the config's)
 
 
 @dataclass(frozen=True)
 class Noise:
     """Main's scatter at one point's throughput: what a chart's band shows."""
 
-    # One standard deviation of a run, percent: the series' own scatter (newest segment,
-    # else its segments pooled), else its config's pooled scatter, else the assumed 2 %.
-    sigma_pct: float
+    sigma_pct: float  # one run's scatter at this point, in log percent (its run's and its own)
     band_pct: float  # half-width within which `results compare` calls a new run noise
     assumed: bool  # too little history: the assumed 2 % per run
 
@@ -52,98 +60,98 @@ class Noise:
 class ConfigSteps:
     steps: tuple[Step, ...]
     noise: dict[int, Noise]  # conc -> throughput noise
+    outliers: tuple[int, ...] = ()  # Run.index of runs left out as outliers (not steps)
+    drift: tuple[tuple[str, float], ...] = ()  # (metric, percent per run) where it drifts
 
 
-def _series(config: ConfigHistory, metric: str, conc: int) -> tuple[np.ndarray, list[int]] | None:
-    points = config.points[conc]
-    pairs = [
-        (run, value)
-        for run, value in zip(points.runs, points.values.get(metric, []), strict=True)
-        if value is not None and value > 0
-    ]
-    if not pairs:
-        return None
-    return noise.logs([v for _, v in pairs]), [r for r, _ in pairs]
+def _arrays(
+    configs: Sequence[ConfigHistory],
+) -> tuple[np.ndarray, list[list[int]], list[list[int]]]:
+    """(C, N, J, M) logs aligned at each config's newest run; its runs; its concurrencies."""
+    runs = [c.runs for c in configs]
+    concs = [sorted(c.points) for c in configs]
+    width = max((len(r) for r in runs), default=1) or 1
+    depth = max((len(j) for j in concs), default=1) or 1
+    values = np.full((len(configs), width, depth, len(METRICS)), np.nan)
+    for c, config in enumerate(configs):
+        offset = width - len(runs[c])
+        at = {run: offset + i for i, run in enumerate(runs[c])}
+        for j, conc in enumerate(concs[c]):
+            series = config.points[conc]
+            for metric, found in series.values.items():
+                m = _INDEX.get(metric)
+                if m is None:
+                    continue
+                for run, value in zip(series.runs, found, strict=True):
+                    if value is not None and value > 0:
+                        values[c, at[run], j, m] = math.log(value)
+    return values, runs, concs
 
 
-def _segments_change(x: np.ndarray, breaks: list[int], at: int) -> float:
-    """Percent change of the segment starting at `at` against the one before."""
-    bounds = [0, *breaks, len(x)]
-    i = bounds.index(at)
-    before = x[bounds[i - 1] : at]
-    after = x[at : bounds[i + 1]]
-    return (math.exp(float(after.mean()) - float(before.mean())) - 1.0) * 100.0
+def _steps(model: Model, values: np.ndarray, c: int, runs: list[int], concs: list[int]) -> tuple[Step, ...]:
+    offset = values.shape[1] - len(runs)
+    ids = np.cumsum(model.cuts[c])
+    kept = model.kept[c]
+    out = []
+    for p in np.nonzero(model.cuts[c])[0]:
+        after = kept & (ids == ids[p])
+        before = kept & (ids == ids[p] - 1)
+        moved = []
+        first = runs[p - offset - 1]
+        for j, conc in enumerate(concs):
+            for m, metric in _STEPPED:
+                x = values[c, :, j, m]
+                a, b = x[after & np.isfinite(x)], x[before & np.isfinite(x)]
+                if not len(a) or not len(b):
+                    continue
+                moved.append(Moved(conc, metric, float(np.expm1(a.mean() - b.mean()) * 100)))
+                last = np.nonzero(np.isfinite(x[:p]))[0]
+                if len(last) and last[-1] >= offset:
+                    first = min(first, runs[int(last[-1]) - offset])
+        if moved:
+            out.append(Step(runs[p - offset], first, tuple(moved), True))
+    return tuple(out)
 
 
-def config_steps(config: ConfigHistory, threshold: float = DEFAULT_THRESHOLD) -> ConfigSteps:
-    """The config's steps and its points' throughput noise."""
-    runs = config.runs
-    slots: list[tuple[int, str]] = []
-    series: list[np.ndarray] = []
-    where: list[list[int]] = []
-    for conc in sorted(config.points):
-        for metric in STEP_METRICS:
-            found = _series(config, metric, conc)
-            if found is not None:
-                slots.append((conc, metric))
-                series.append(found[0])
-                where.append(found[1])
-    own = noise.break_points(series)
-    complete = [i for i, w in enumerate(where) if len(w) == len(runs)]
-    joint = noise.joint_breaks([series[i] for i in complete]) if complete else ()
-    joint_runs = {runs[b] for b in joint}
-    merged: list[list[int]] = []
-    # Per series, the run each cut is reported at: a joint cut at the joint step's run (a
-    # series that skipped that run cuts at its next value), its own cuts where they fall.
-    reported: list[dict[int, int]] = []
-    for i, at in enumerate(where):
-        shared: dict[int, int] = {}
-        for run in sorted(joint_runs):
-            # A joint change point, as an index into this series (runs it missed skipped).
-            cut = next((p for p, r in enumerate(at) if r >= run), None)
-            if cut:
-                shared.setdefault(cut, run)
-        # A series' own cut a run or so from a shared one is that step, placed a run off
-        # by noise: the shared one stands for it (no one-run segment between the two).
-        cuts = {c: at[c] for c in own[i] if all(abs(c - j) >= noise.MIN_SEGMENT for j in shared)}
-        cuts.update(shared)
-        merged.append(sorted(cuts))
-        reported.append(cuts)
-    moved: dict[int, list[Moved]] = {}
-    before: dict[int, int] = {}
-    for (conc, metric), x, at, sorted_cuts, runs_at in zip(
-        slots, series, where, merged, reported, strict=True
-    ):
-        for cut in sorted_cuts:
-            run = runs_at[cut]
-            change = _segments_change(x, sorted_cuts, cut)
-            moved.setdefault(run, []).append(Moved(conc, metric, change))
-            # The widest range: from the earliest of the moved series' previous values.
-            previous = at[cut - 1]
-            before[run] = min(before.get(run, previous), previous)
-    steps = tuple(
-        Step(run, before[run], tuple(moved[run]), run in joint_runs) for run in sorted(moved)
-    )
-    return ConfigSteps(steps, _noise(slots, series, merged, threshold))
-
-
-def _noise(
-    slots: list[tuple[int, str]],
-    series: list[np.ndarray],
-    merged: list[list[int]],
-    threshold: float,
-) -> dict[int, Noise]:
-    levels = {
-        slot: noise.level(x, tuple(cuts))
-        for slot, x, cuts in zip(slots, series, merged, strict=True)
-        if slot[1] == "tput_per_gpu"
-    }
-    pool = noise.pooled(list(levels.values()))
+def analyse_all(
+    configs: Sequence[ConfigHistory],
+    threshold: float = DEFAULT_THRESHOLD,
+    history_runs: int = HISTORY_RUNS,
+    q: float = Q,
+) -> dict[str, ConfigSteps]:
+    """Every config's steps, outliers, drift and throughput noise, fitted at once."""
+    if not configs:
+        return {}
+    values, runs, concs = _arrays(configs)
+    counts = np.array([len(r) for r in runs])
+    whole = fit(values, counts, GATED)
+    recent = fit(values, np.minimum(counts, history_runs), GATED)
+    bands = bands_alone(recent, threshold, q)[:, :, 0]
+    scatter = np.hypot(recent.run_sd[:, None, 0], recent.point_sd[:, :, 0])
     out = {}
-    for (conc, _), level in levels.items():
-        band = noise.band(level, pool, threshold)
-        sigma = level.sigma if level.sigma is not None else pool[0]
-        assumed = sigma is None
-        scatter = noise.DEFAULT_NOISE if sigma is None else sigma
-        out[conc] = Noise(scatter * 100.0, band.pct, assumed)
+    for c, config in enumerate(configs):
+        offset = values.shape[1] - len(runs[c])
+        noise = {
+            conc: Noise(
+                float(scatter[c, j] * 100), float(bands[c, j]), bool(recent.assumed[c, 0])
+            )
+            for j, conc in enumerate(concs[c])
+            if np.isfinite(bands[c, j])
+        }
+        outliers = tuple(runs[c][p - offset] for p in np.nonzero(whole.outlier[c])[0])
+        drift: tuple[tuple[str, float], ...] = ()
+        if whole.shape[c] == LINE:
+            drift = tuple(
+                (METRICS[m], float(np.expm1(whole.slope[c, m]) * 100))
+                for m in np.nonzero(GATED)[0]
+            )
+        steps = _steps(whole, values, c, runs[c], concs[c])
+        out[config.slug] = ConfigSteps(steps, noise, outliers, drift)
     return out
+
+
+def config_steps(
+    config: ConfigHistory, threshold: float = DEFAULT_THRESHOLD, history_runs: int = HISTORY_RUNS
+) -> ConfigSteps:
+    """One config's steps and its points' throughput noise."""
+    return analyse_all([config], threshold, history_runs)[config.slug]

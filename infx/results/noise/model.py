@@ -99,6 +99,7 @@ class Model:
     provisional: np.ndarray  # (C, N)
     cuts: np.ndarray  # (C, N) a segment starts at this run
     window: np.ndarray  # (C, N) runs in the config's window
+    kept: np.ndarray  # (C, N) runs of the window that shape and level are read from
     dev: np.ndarray  # (C, N, M) each run's deviation from `base` (all window runs)
     weight: np.ndarray  # each point's weight in its run's deviation (sums to 1 per config)
 
@@ -315,7 +316,9 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     run_sd = np.where(assumed, DEFAULT_NOISE * np.sqrt(RHO + (1 - RHO) / p), run_sd)
     run_df = np.where(assumed, math.inf, run_df)
     point_assumed = assumed[:, None, :] | (point_df < 1)
-    fallback = np.where(gated, DEFAULT_NOISE * math.sqrt(1 - RHO), DEFAULT_NOISE)[None, None, :]
+    # the assumed residual: the run's own share of DEFAULT_NOISE, less what its deviation took
+    residual = DEFAULT_NOISE * np.sqrt((1 - RHO) * np.clip(1 - weight, 0.0, 1.0))
+    fallback = np.where(gated[None, None, :], np.maximum(residual, FLOOR), DEFAULT_NOISE)
     point_sd = np.where(point_assumed, fallback, point_sd)
     point_df = np.where(point_assumed, math.inf, point_df)
     run_sd = np.maximum(run_sd, FLOOR)
@@ -351,7 +354,8 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
         outlier=out,
         provisional=provisional,
         cuts=cuts,
-        window=inwin | (pos[None, :] >= runs - window[:, None]),
+        window=pos[None, :] >= runs - window[:, None],
+        kept=kept,
         dev=dev,
         weight=weight,
     )

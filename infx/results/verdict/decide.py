@@ -35,7 +35,8 @@ import numpy as np
 from infx.results.noise.model import Model
 from infx.results.noise.pool import Pooled
 from infx.results.noise.series import GATED, SIGNS
-from infx.results.noise.tdist import t_cdf
+from infx.results.noise.sweep import Sweep, sweep
+from infx.results.noise.tdist import t_cdf, t_ppf
 
 Q = 0.05  # default false-fail rate ([results] false-fail): unchanged sweeps failing
 SHARE = 0.8  # of a config's level to its config-wide tests; the rest to its points
@@ -82,10 +83,13 @@ class Base:
     tested: np.ndarray  # point tests (valid, and the config has 2 points or more)
     config_tests: np.ndarray  # (C,) gated metrics judged
     point_tests: np.ndarray  # (C,)
-    q: float
+    q: float  # the rate the configs are judged at (half the named one with a sweep test)
+    run_sd: np.ndarray  # (C, M) the run scatter a config's deviation is judged with
+    run_df: np.ndarray  # (C, M)
+    sweep: Sweep
 
     @classmethod
-    def of(cls, model: Model, pooled: Pooled, q: float) -> Base:
+    def of(cls, model: Model, pooled: Pooled, q: float, run_of: np.ndarray) -> Base:
         x = pooled.value - model.center
         runs = np.where(pooled.runs > 0, pooled.runs, np.nan).astype(float)
         judged = np.isfinite(x) & np.isfinite(runs) & np.isfinite(model.point_sd)
@@ -98,9 +102,12 @@ class Base:
         k = np.where(pooled.dev_runs > 0, pooled.dev_runs, np.nan).astype(float)
         tested = valid & (count[:, None, :] >= 2)
         config_tests = (count > 0).sum(axis=1)
+        wide = sweep(model, run_of, np.where(count > 0, mean, np.nan), GATED)
+        mean = mean - np.where(wide.active[None, :], model.run_sd * wide.effect[None, :], 0.0)
+        q_configs = q / 2 if wide.active.any() else q
         return cls(
             x, mean, pooled.resid, runs, k, valid, shown, count, tested, config_tests,
-            tested.sum(axis=(1, 2)), q,
+            tested.sum(axis=(1, 2)), q_configs, wide.run_sd, wide.run_df, wide,
         )  # fmt: skip
 
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
@@ -150,9 +157,9 @@ def tests(base: Base, model: Model, threshold: float, moved: bool) -> tuple[Test
     pct = sign * np.expm1(x) * 100
     worse, better = _p(t, model.point_df, pct, threshold)
     none = np.where(base.tested, 0.0, np.nan)
-    tm = SIGNS[None, :] * mean / (model.run_sd * np.sqrt(1 / base.k + lag))
+    tm = SIGNS[None, :] * mean / (base.run_sd * np.sqrt(1 / base.k + lag))
     mpct = SIGNS[None, :] * np.expm1(mean) * 100
-    m_worse, m_better = _p(tm, model.run_df, mpct, threshold)
+    m_worse, m_better = _p(tm, base.run_df, mpct, threshold)
     have = np.where((base.count > 0) & np.isfinite(base.k), 0.0, np.nan)
     return (
         Tests(worse + none, m_worse + have),
@@ -240,19 +247,58 @@ class Curves:
 
 
 @dataclass(frozen=True)
+class Shift:
+    """This PR's sweep-wide effect (every config moved alike), judged apart."""
+
+    change: np.ndarray  # (M,) percent: the median over configs of their mean change
+    active: np.ndarray  # (M,) estimated and tested
+    p: tuple[float, float]  # (worse, better), Bonferroni over the active metrics; NaN: none
+    flagged: tuple[bool, bool]
+    band: np.ndarray  # (M,) percent the sweep must move to be flagged
+
+
+def shift(base: Base, model: Model, threshold: float, q: float) -> Shift:
+    """The sweep's effect against how far main's runs' effects scatter, at q / 2."""
+    wide = base.sweep
+    active = wide.active
+    n = int(active.sum())
+    nothing = np.full(len(SIGNS), np.nan)
+    if not n:
+        return Shift(np.zeros(len(SIGNS)), active, (np.nan, np.nan), (False, False), nothing)
+    with np.errstate(invalid="ignore"):
+        k = float(np.nanmedian(base.k[np.isfinite(base.k)])) if np.isfinite(base.k).any() else 1
+        raw = np.nanmedian(np.where(base.count > 0, base.mean + model.run_sd * wide.effect, np.nan), axis=0)
+    se = wide.scatter * np.sqrt(1 / k + 1 / np.maximum(wide.runs, 1))
+    df = np.maximum(wide.runs - 1, 1)
+    t = SIGNS * wide.effect / se
+    pct = SIGNS * np.expm1(raw) * 100
+    worse, better = _p(t, df, pct, threshold)
+    worse, better = np.where(active, worse, np.nan), np.where(active, better, np.nan)
+    p = (min(1.0, n * float(np.nanmin(worse))), min(1.0, n * float(np.nanmin(better))))
+    half = q / 2
+    crit = t_ppf(np.where(active, 1 - half / n, 0.5), df)
+    unit = np.nanmedian(np.where(base.count > 0, model.run_sd, np.nan), axis=0)
+    band = np.where(active, np.maximum(threshold, np.expm1(crit * se * unit) * 100), np.nan)
+    change = np.where(active, np.expm1(raw) * 100, 0.0)
+    return Shift(change, active, p, (p[0] <= half, p[1] <= half), band)
+
+
+@dataclass(frozen=True)
 class Decision:
     base: Base
     regressed: Side
     improved: Side
+    shift: Shift
     tests: np.ndarray  # (C,) tests behind each config's p-value
     worse: np.ndarray  # (C, J, M) a point's check flagged worse (its own test or its config's)
     better: np.ndarray  # (C, J, M)
 
 
 def decide(
-    model: Model, pooled: Pooled, threshold: float, curves: Curves, q: float = Q
-) -> Decision:
-    base = Base.of(model, pooled, q)
+    model: Model, pooled: Pooled, threshold: float, curves: Curves, run_of: np.ndarray,
+    q: float = Q,
+) -> Decision:  # fmt: skip
+    base = Base.of(model, pooled, q, run_of)
     worse, better = tests(base, model, threshold, moved=False)
     worse_v, better_v = tests(base, model, threshold, moved=True)
     c_worse, c_better = curves.p(threshold)
@@ -268,6 +314,7 @@ def decide(
         base,
         regressed,
         improved,
+        shift(base, model, threshold, q),
         base.config_tests + base.point_tests,
         regressed.points | (regressed.means[:, None, :] & beyond_worse),
         improved.points | (improved.means[:, None, :] & beyond_better),

@@ -170,7 +170,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "history_runs": report.runs,
             "checks": [c.key for c in CHECKS if c.gates],
             "advisory": [c.key for c in CHECKS if not c.gates],
-            "q_configs": report.q,
+            "q_configs": report.q if report.q_configs is None else report.q_configs,
             "suggest": min(1.0, decide.SUGGEST * report.q),
             "power": power.POWER,
             "pr_runs": report.pr_runs,

@@ -41,7 +41,8 @@ from infx.results.verdict.decide import Q, SHARE, decide
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
 from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
-from infx.results.verdict.words import DEFAULT_THRESHOLD, NEW
+from infx.results.table.metrics import CHECKS
+from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
 
 
 Mine = dict[str, dict[int, list[dict[str, Any]]]]
@@ -121,6 +122,7 @@ def compare(
         sweep_verdict=sweep_verdict,
         pr_runs=len(tables),
         q=q,
+        q_configs=q / 2 if shifts else q,
         calibration=calibration,
     )
 
@@ -139,7 +141,7 @@ def _judge(
     have = np.isfinite(mine.value[:, :, GATED]).any(axis=1).sum(axis=1)
     alpha = q / max(len(pending), 1) * SHARE / (have + 1)
     curve_tests = measured.tests(model, alpha)
-    dec = decide(model, mine, threshold, curve_tests, q)
+    dec = decide(model, mine, threshold, curve_tests, data.run_of, q)
     pw = power(dec, model, threshold)
     judged = Judged(model, dec, pw, measured, mine.value, threshold)
     cal = calibrate(model, data.values, data.run_of, threshold, q)
@@ -150,7 +152,25 @@ def _judge(
         )
         for job in pending
     ]
-    return (), NEW, (cal.runs, cal.sweeps_failed)
+    wide = dec.shift
+    shifts = tuple(
+        Shift(CHECKS[m], float(wide.change[m]), float(wide.band[m]), _shift_verdict(wide, m))
+        for m in range(len(CHECKS))
+        if wide.active[m]
+    )
+    verdict = NEW
+    if wide.active.any():
+        verdict = REGRESSED if wide.flagged[0] else IMPROVED if wide.flagged[1] else NOISE
+    return shifts, verdict, (cal.runs, cal.sweeps_failed)
+
+
+def _shift_verdict(wide: Any, m: int) -> str:
+    sign = 1 if CHECKS[m].higher_is_better else -1
+    if wide.flagged[0] and sign * wide.change[m] < 0:
+        return REGRESSED
+    if wide.flagged[1] and sign * wide.change[m] > 0:
+        return IMPROVED
+    return NOISE
 
 
 def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:

@@ -70,10 +70,10 @@ def power(decision: Decision, model: Model, threshold: float) -> Power:
     lift_pt = t_ppf(np.full(shape, POWER), np.maximum(model.point_df, 1))
     own = np.where(base.tested, se_pt / np.maximum(1 - w, 1e-9), np.inf)
     # ... or its config's mean: a change d of one point moves it by d w
-    se_cfg = model.run_sd * np.sqrt(1 / base.k + 1 / n[:, :, 0])  # (C, M)
+    se_cfg = base.run_sd * np.sqrt(1 / base.k + 1 / n[:, :, 0])  # (C, M)
     a_c = np.broadcast_to(a_cfg[:, None], se_cfg.shape)
-    crit_cfg = t_ppf(1 - np.clip(a_c, 1e-300, 0.5), np.maximum(model.run_df, 1))
-    lift_cfg = t_ppf(np.full(se_cfg.shape, POWER), np.maximum(model.run_df, 1))
+    crit_cfg = t_ppf(1 - np.clip(a_c, 1e-300, 0.5), np.maximum(base.run_df, 1))
+    lift_cfg = t_ppf(np.full(se_cfg.shape, POWER), np.maximum(base.run_df, 1))
     via = se_cfg[:, None, :] / w
     band_log = np.minimum(crit_pt * own, crit_cfg[:, None, :] * via)
     reach_log = np.minimum((crit_pt + lift_pt) * own, (crit_cfg + lift_cfg)[:, None, :] * via)
@@ -126,7 +126,7 @@ def _repeats(
         if by_cfg <= by_pt:
             m = int(np.nanargmin(np.where(np.isnan(side.tests.means[c]), np.inf, side.tests.means[c])))
             est = abs(float(base.mean[c, m]))
-            scale, df, alpha = model.run_sd[c, m], model.run_df[c, m], a_cfg[c]
+            scale, df, alpha = base.run_sd[c, m], base.run_df[c, m], a_cfg[c]
             lag = 1 / max(float(model.n[c]), 1.0)
         else:
             flat = np.where(np.isnan(side.tests.points[c]), np.inf, side.tests.points[c])
@@ -139,4 +139,38 @@ def _repeats(
         room = (est / (reach * float(scale))) ** 2 - float(lag)
         need = int(np.ceil(1 / room)) if room > 0 else MAX_REPEATS + 1
         out[c] = max(need, int(runs[c]) + 1) if need <= MAX_REPEATS else -1
+    return out
+
+
+def bands_alone(model: Model, threshold: float, q: float) -> np.ndarray:
+    """(C, J, M) percent: the band `compare` gives each point of one run of a PR whose sweep
+    holds its config alone (the results site shows it beside main's scatter): the change of
+    that point alone flagged by its own test or through its config's mean, at the weights
+    a one-config sweep gives them; advisory lines their own heavy-tailed band."""
+    from infx.results.verdict.decide import SHARE
+
+    shape = model.point_sd.shape
+    n = np.maximum(model.n, 1).astype(float)[:, None, None]
+    judged = np.isfinite(model.center) & np.isfinite(model.point_sd)
+    gated = judged & GATED[None, None, :]
+    count = gated.sum(axis=1)  # (C, M)
+    cfg_tests = (count > 0).sum(axis=1)
+    pt_tests = np.where(count >= 2, count, 0).sum(axis=1)
+    share = np.where(pt_tests > 0, SHARE, 1.0)
+    a_cfg = q * share / np.maximum(cfg_tests, 1)
+    a_pt = np.where(pt_tests > 0, q * (1 - SHARE) / np.maximum(pt_tests, 1), 0.0)
+    w = np.clip(model.weight, 1e-9, 1.0)
+    se_pt = model.point_sd * np.sqrt(1 + 1 / n)
+    a = np.broadcast_to(a_pt[:, None, None], shape)
+    crit_pt = t_ppf(1 - np.clip(a, 1e-300, 0.5), np.maximum(model.point_df, 1))
+    own = np.where((count >= 2)[:, None, :], se_pt / np.maximum(1 - w, 1e-9), np.inf)
+    se_cfg = model.run_sd * np.sqrt(1 + 1 / n[:, :, 0])
+    a_c = np.broadcast_to(a_cfg[:, None], se_cfg.shape)
+    crit_cfg = t_ppf(1 - np.clip(a_c, 1e-300, 0.5), np.maximum(model.run_df, 1))
+    band_log = np.minimum(crit_pt * own, (crit_cfg * se_cfg)[:, None, :] / w)
+    tail_df = np.minimum(np.maximum(model.point_df, 1), TAIL_DF)
+    adv = t_ppf(np.full(shape, 1 - ADVISORY_ALPHA / 2), tail_df) * se_pt
+    band_log = np.where(GATED[None, None, :], band_log, adv)
+    sign = SIGNS[None, None, :]
+    out: np.ndarray = np.where(judged, np.maximum(threshold, worse_pct(band_log, sign)), np.nan)
     return out

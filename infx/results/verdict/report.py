@@ -176,7 +176,8 @@ class Report:
     sweep: tuple[Shift, ...] = ()  # the sweep-wide shift per metric, when estimated
     sweep_verdict: str = NOISE  # regressed | improved | within-noise (or new: not tested)
     pr_runs: int = 1  # this PR's tables pooled
-    q: float = 0.05  # false discovery rate the configs were judged at
+    q: float = 0.05  # the false-fail rate named ([results] false-fail)
+    q_configs: float | None = None  # the rate the configs were judged at (None: q)
     # main's runs judged as PRs against the others (leave one out): (judged, would have
     # failed the gate); None: no history to judge
     calibration: tuple[int, int] | None = None

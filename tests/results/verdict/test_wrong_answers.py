@@ -89,7 +89,7 @@ def test_an_unconfirmed_config_says_which_runs_would_settle_it_and_their_price()
     would settle it priced in GPU-hours, and the smallest change it could have seen."""
     from infx.results.render.comment import Context, comment
 
-    sweeps = Sweeps(1, noise=0.03, seed=0)
+    sweeps = Sweeps(1, noise=0.05, seed=0)
     report = compare(sweeps.run(9000, lambda i, c: 0.97)["rows"], sweeps.history(10))
     (config,) = report.configs
     assert config.verdict == UNCONFIRMED
