@@ -18,9 +18,10 @@ driver, a day), so a run is the unit that is an outlier, that steps, and that dr
    read worse than main by about one run deviation).
 3. **Shape**: the kept runs' deviations are one level, steps (optimal partitioning, a cut
    costing the chi-square a pure-noise cut passes with STEP_ALPHA over the window's
-   positions, segments of MIN_SEGMENT runs or more), or a line (a drift: one slope per
-   metric, costing the chi-square at DRIFT_ALPHA), whichever costs least. A drift is one
-   line, never a staircase of steps; one bad run is an outlier, never two steps.
+   positions, segments of MIN_SEGMENT runs or more, and beating the best line outright),
+   or a drift (a slope beyond its standard error at DRIFT_ALPHA, two-sided, Bonferroni
+   over the gated metrics). A drift is one line, never a staircase of steps; one bad run
+   is an outlier, never two steps.
 4. **Level**: the newest segment holding MIN_LEVEL kept runs or more (the whole window
    without steps); for a drift, the line at main's newest run. Kept runs after it, and
    main's newest runs left out as outliers, are *provisional*: main moved, not yet its
@@ -219,7 +220,6 @@ def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     flat = np.moveaxis(np.where(kept[:, :, None], y, np.nan), 2, 1).reshape(-1, runs)
     scale = np.maximum(segments.diff_scale(flat, ROBUST_DIFFS), SCALE_FLOOR).reshape(configs, g)
     z = np.where(kept[:, :, None], y / scale[:, None, :], np.nan)
-    shape = np.full(configs, CONST)
     cuts = np.zeros((configs, runs), dtype=bool)
     with quiet():
         mean = np.nanmean(z, axis=1)
@@ -237,13 +237,20 @@ def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     slope, tbar, sxx = _line(np.nan_to_num(z), kept)
     pos = np.arange(runs, dtype=float)[None, :, None]
     fitted = mean[:, None, :] + slope[:, None, :] * (pos - tbar[:, None, None])
-    rss1 = np.nansum(np.where(kept[:, :, None], (z - fitted) ** 2, np.nan), axis=(1, 2))
-    cost_line = np.where(n >= DRIFT_MIN, rss1 + tdist.chi2_isf(DRIFT_ALPHA, g), np.inf)
+    resid = np.where(kept[:, :, None], (z - fitted) ** 2, np.nan)
+    rss1 = np.nansum(resid, axis=(1, 2))
+    # a drift: a slope beyond its own standard error (Student's t, n - 2 degrees of
+    # freedom, the residuals about the line), two-sided DRIFT_ALPHA, Bonferroni over metrics
+    df = np.maximum(n - 2, 1).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(np.nansum(resid, axis=1) / df[:, None] / np.where(sxx > 0, sxx, 1.0)[:, None])
+        t = np.abs(slope) / se
+    limit = tdist.t_ppf(np.full(t.shape, 1 - DRIFT_ALPHA / (2 * g)), np.broadcast_to(df[:, None], t.shape))
+    drifts = (n >= DRIFT_MIN) & (np.nan_to_num(t) > limit).any(axis=1)
     # a drift is cut into steps as readily as a line fits it: steps must beat the best
-    # line outright (its own penalty waived), a jump beyond what a slope explains
+    # line outright, a jump beyond what a slope explains
     stepped = cuts.any(axis=1) & (cost_steps < np.minimum(rss0, rss1))
-    drifting = (cost_line < rss0) & ~stepped
-    shape = np.where(stepped, STEPS, np.where(drifting, LINE, CONST))
+    shape = np.where(stepped, STEPS, np.where(drifts, LINE, CONST))
     cuts &= stepped[:, None]
     return shape, cuts
 
