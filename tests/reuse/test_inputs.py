@@ -195,10 +195,10 @@ def test_main_editing_a_nested_gitattributes_voids_reuse(api) -> None:
 
 def test_this_repository_s_job_files_cover_every_module_of_infx() -> None:
     """A reused sweep must have run exactly infx's code (infx.toml's job-files): every module,
-    however deep its package (infx/results/noise/fit.py is two folders down), as the
+    however deep its package (infx/results/noise/model.py is two folders down), as the
     manifest's own matcher reads the patterns."""
     found, unmatched = matching(Snapshot.at(ROOT, None), load(ROOT).job_files)
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "infx").rglob("*.py")}
     assert unmatched == []
     assert sorted(modules - set(found)) == []
-    assert "infx/results/noise/fit.py" in found
+    assert "infx/results/noise/model.py" in found

@@ -1,10 +1,15 @@
-"""Steps on main: which series of main's history changed level in its newest runs, and
-between which two runs (the last good and the first bad point).
+"""Steps on main: which configs of main's history changed level in its newest runs, and
+between which two runs (the last good and the first changed one).
 
-Pure: results documents in (oldest first), steps out. A series is cut at its own change
-points and at its config's joint ones exactly as `infx.results.verdict.judge` cuts it; a step is
-reported when the newest cut falls within the newest `recent` runs and the level moved by
-more than `threshold` percent.
+Pure: results documents in (oldest first), steps out. Every config is read by the noise
+model `results compare` judges with (`infx.results.noise.model`), all at once: a step is a
+change point of the config's runs (its points and gated metrics together, MIN_SEGMENT runs
+on each side), or main's newest runs standing apart from its level (provisional: one or
+two runs are a step or an outlier, and the next run tells; such steps are not `strict`).
+One bad run in the middle of the history is an outlier, never a step, and a drift is not
+cut into steps. A step is reported in the series (concurrency and metric) that moved by
+more than `threshold` percent and beyond their own scatter (two-sided SERIES_ALPHA),
+when its first changed run is among the newest `recent` runs.
 """
 
 from __future__ import annotations
@@ -14,115 +19,105 @@ from typing import Any
 
 import numpy as np
 
-from infx.results.noise import single as noise
-from infx.results.table.keys import config_label, index, point_names
-from infx.results.table.metrics import CHECKS, Metric
+from infx.results.noise.model import Model, fit
+from infx.results.noise.segments import quiet
+from infx.results.noise.series import GATED, History, Pending, arrays
+from infx.results.noise.tdist import t_ppf
+from infx.results.table.keys import config_label, point_names
+from infx.results.table.metrics import CHECKS
 from infx.results.verdict.steps import Step
 from infx.results.verdict.words import IMPROVED, REGRESSED
 
-# A series' own step is tested stricter than a PR's checks (every series of main is tested
-# at each ingest, and a false issue costs a person's time); a step its config's other
-# series share (a new image: the joint test found it) at SHARED_ALPHA, reported only when
-# SHARED_MIN series or more of the config moved.
-ALPHA = noise.ALPHA / 10
-SHARED_ALPHA = 0.01
-SHARED_MIN = 3
+# The config's step is the discovery (found at the model's STEP_ALPHA, or an outlier run);
+# this only says which of its series moved with it.
+SERIES_ALPHA = 0.01
 
 
-def _segment_mean(x: np.ndarray) -> float:
-    return float(np.mean(x))
+def _moves(model: Model, c: int) -> list[tuple[np.ndarray, np.ndarray, int, bool]]:
+    """(runs before, runs after, first changed position, strict) of each change of config
+    c: its cuts, then its provisional newest runs."""
+    out = []
+    ids = np.cumsum(model.cuts[c])
+    kept = model.kept[c]
+    for p in np.nonzero(model.cuts[c])[0]:
+        out.append((kept & (ids == ids[p] - 1), kept & (ids == ids[p]), int(p), True))
+    prov = model.provisional[c]
+    if prov.any():
+        out.append((model.level[c], prov, int(np.nonzero(prov)[0][0]), False))
+    return out
 
 
-def _significant(x: np.ndarray, cuts: set[int], previous: int, last: int, alpha: float) -> bool:
-    """The two levels differ beyond the series' scatter within segments (a two-sample
-    test), so a cut that only split noise is not reported."""
-    level = noise.level(x, tuple(sorted(cuts)))
-    if level.sigma is None:
-        sigma, df = noise.DEFAULT_NOISE, None
-    else:  # first differences too: cuts that split noise make segments look calmer
-        sigma, df = max(level.sigma, noise.diff_scale(x)), level.df
-    a, b = last - previous, len(x) - last
-    spread = sigma * math.sqrt(1 / a + 1 / b)
-    jump = abs(float(np.mean(x[last:]) - np.mean(x[previous:last])))
-    return jump > noise.critical(df, alpha) * spread
+def _series(
+    model: Model, x: np.ndarray, c: int, j: int, m: int, before: np.ndarray, after: np.ndarray
+) -> tuple[float, float] | None:
+    """(level before, level after) of one series when it moved beyond its scatter."""
+    a, b = x[after & np.isfinite(x)], x[before & np.isfinite(x)]
+    if not len(a) or not len(b):
+        return None
+    sd, df = float(model.point_sd[c, j, m]), float(model.point_df[c, j, m])
+    if CHECKS[m].gates:
+        sd = math.hypot(float(model.run_sd[c, m]), sd)
+        df = float(model.run_df[c, m])
+    if not math.isfinite(sd):
+        return None
+    crit = float(t_ppf(np.array(1 - SERIES_ALPHA / 2), np.array(max(df, 1.0))))
+    jump = float(a.mean() - b.mean())
+    if abs(jump) <= crit * sd * math.sqrt(1 / len(a) + 1 / len(b)):
+        return None
+    return float(b.mean()), float(a.mean())
 
 
 def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.0) -> list[Step]:
-    """Steps whose first bad run is among the newest `recent` runs of their series' config."""
-    runs = [dict(d.get("run") or {}) for d in history]
+    """Steps whose first changed run is among the newest `recent` runs of the history."""
     names = point_names(d.get("rows", []) for d in history)
-    indexed = [index(d.get("rows", []), names=names) for d in history]
-    keys = sorted({k for p in indexed for k in p if k.startswith("throughput|")})
+    hist = History.of(history, names=names)
+    pending = []
+    for key, held in hist.held.items():
+        if not key.startswith("throughput|") or len(held) < 3:
+            continue
+        if held[-1] < len(history) - recent:
+            continue
+        concs = sorted({conc for i in held for conc in hist.points[i][key]})
+        row = next(iter(hist.points[held[-1]][key].values()))
+        ident = {k: v for k, v in row["identity"].items() if k != "conc"}
+        pending.append(Pending(key, ident, {}, list(held), set(), concs))
+    if not pending:
+        return []
+    data = arrays(pending, hist)
+    with quiet():
+        model = fit(data.values, data.window, GATED)
     out: list[Step] = []
-    for key in keys:
-        held = [i for i, p in enumerate(indexed) if key in p]
-        if len(held) < 3 or held[-1] < len(history) - recent:
-            continue
-        series: list[np.ndarray] = []
-        where: list[list[int]] = []
-        measured: list[tuple[int, Metric]] = []  # (conc, metric) of each series
-        concs = sorted({c for i in held for c in indexed[i][key]})
-        for conc in concs:
-            for metric in CHECKS:
-                values, at = [], []
-                for pos, i in enumerate(held):
-                    row = indexed[i][key].get(conc)
-                    value = (row or {}).get("metrics", {}).get(metric.key)
-                    if isinstance(value, int | float) and value > 0:
-                        values.append(math.log(value))
-                        at.append(pos)
-                if len(values) >= 3:
-                    series.append(np.array(values))
-                    where.append(at)
-                    measured.append((conc, metric))
-        if not series:
-            continue
-        own = noise.break_points(series)
-        complete = [s for s, at in zip(series, where, strict=True) if len(at) == len(held)]
-        joint = noise.joint_breaks(complete) if complete else ()
-        row = next(iter(indexed[held[-1]][key].values()))
-        label = config_label(row["identity"])
-        for x, at, found, (conc, metric) in zip(series, where, own, measured, strict=True):
-            shared = set()
-            for b in joint:
-                position = next((p for p, run in enumerate(at) if run >= b), None)
-                if position:
-                    shared.add(position)
-            cuts = set(found) | shared
-            if not cuts:
+    for job in pending:
+        c = job.row
+        label = config_label({**job.identity, "conc": 0})
+        for before, after, p, strict in _moves(model, c):
+            bad = int(data.run_of[c, p])
+            if bad < len(history) - recent or p == 0:
                 continue
-            last = max(cuts)
-            first_bad = held[at[last]]
-            if first_bad < len(history) - recent:
-                continue
-            previous = max((c for c in cuts if c < last), default=0)
-            before, after = _segment_mean(x[previous:last]), _segment_mean(x[last:])
-            change = (math.exp(after - before) - 1) * 100
-            if abs(change) <= threshold:
-                continue
-            strict = _significant(x, cuts, previous, last, ALPHA)
-            if not strict and not (
-                last in shared and _significant(x, cuts, previous, last, SHARED_ALPHA)
-            ):
-                continue
-            better = (change > 0) == metric.higher_is_better
-            out.append(
-                Step(
-                    key,
-                    label,
-                    conc,
-                    metric,
-                    math.exp(before),
-                    math.exp(after),
-                    change,
-                    runs[held[at[last - 1]]],
-                    runs[first_bad],
-                    IMPROVED if better else REGRESSED,
-                    strict,
-                )
-            )
-    # A shared step seen in one series only is noise that happened to line up.
-    count: dict[tuple[str, Any], int] = {}
-    for step in out:
-        count[(step.key, step.bad.get("id"))] = count.get((step.key, step.bad.get("id")), 0) + 1
-    return [s for s in out if s.strict or count[(s.key, s.bad.get("id"))] >= SHARED_MIN]
+            good = int(data.run_of[c, p - 1])
+            for j, conc in enumerate(job.concs):
+                for m, metric in enumerate(CHECKS):
+                    x = data.values[c, :, j, m]
+                    found = _series(model, x, c, j, m, before, after)
+                    if found is None:
+                        continue
+                    change = math.expm1(found[1] - found[0]) * 100
+                    if abs(change) <= threshold:
+                        continue
+                    better = (change > 0) == metric.higher_is_better
+                    out.append(
+                        Step(
+                            job.key,
+                            label,
+                            conc,
+                            metric,
+                            math.exp(found[0]),
+                            math.exp(found[1]),
+                            change,
+                            hist.runs[good],
+                            hist.runs[bad],
+                            IMPROVED if better else REGRESSED,
+                            strict,
+                        )
+                    )
+    return out

@@ -31,7 +31,7 @@ class Step:
     good: dict[str, Any]  # doc["run"] of the last run before the step
     bad: dict[str, Any]  # doc["run"] of the first run after it
     verdict: str  # improved | regressed
-    strict: bool = True  # significant on its own, not only as part of its config's step
+    strict: bool = True  # a step of MIN_SEGMENT runs or more; False: main's newest run(s) alone moved
 
 
 def ranges(steps: list[Step]) -> dict[Range, list[Step]]:

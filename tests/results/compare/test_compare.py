@@ -16,7 +16,7 @@ from infx.cli import cli
 from infx.markdown import text
 from infx.results.ingest.clients import ClientRun, Score
 from infx.results.ingest.process import accuracy_row, document, throughput_row
-from infx.results.noise.fit import _FLOOR
+from infx.results.noise.model import FLOOR as _FLOOR
 from infx.results.render.comment import COMMENT_LIMIT, MARKER, Context, comment, headline
 from infx.results.verdict.document import to_json
 from infx.results.verdict.judge import compare
@@ -380,7 +380,7 @@ def test_verdict_json_matches_its_schema() -> None:
 )
 def test_verdicts_follow_direction_and_threshold(ratio: float, threshold: float) -> None:
     """Against a history that does not scatter, the threshold decides, down to the scatter
-    floor (fit._FLOOR: a history that never moved is not infinitely sure), under which a
+    floor (model.FLOOR: a history that never moved is not infinitely sure), under which a
     change under a tenth of a percent may be noise whatever the threshold."""
     history = [doc(curve(), i) for i in range(5)]
     config = only(compare(curve(ratio), history, threshold))
