@@ -114,7 +114,7 @@ def _upsert(gh: GitHub, number: int, body: str, bot_login: str) -> None:
 def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: int | None, json_out: Path | None, check_sha: str | None, repo: str | None) -> None:  # fmt: skip
     """Count the frontier points of each throughput-versus-latency curve in a sweep's
     results table (results.json, or a folder of job results). Advisory: exits 0 whatever
-    it finds, 2 on an unreadable input."""
+    it counts (1 when the table is not a results table)."""
     from infx.results.files import load_results
     from infx.review.pareto import as_json, coverage, headline, markdown
     from infx.sweep.outcome import Outcome, json_bytes
