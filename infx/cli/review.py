@@ -134,7 +134,7 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
             PARETO_CHECK, check_sha, conclusion, headline(found)[:240], text
         )
     files = {json_out: json_bytes(as_json(found))} if json_out is not None else {}
-    emit(Outcome(files, stdout=[text.rstrip()], summary=text))
+    emit(Outcome(files, stdout=[text.rstrip()], summary=text, make_folders=True))
 
 
 def _planned(plan: Path) -> list[dict[str, object]]:
@@ -226,7 +226,7 @@ def success_rate(ctx: click.Context, runs: int, branch: str | None, json_out: Pa
     counts = tally(jobs, pools)
     text = markdown(chosen, counts, main)
     files = {json_out: json_bytes(as_json(chosen, counts))} if json_out is not None else {}
-    emit(Outcome(files, stdout=[text.rstrip()], summary=text))
+    emit(Outcome(files, stdout=[text.rstrip()], summary=text, make_folders=True))
 
 
 @click.command()

@@ -21,7 +21,9 @@ WORKFLOW = load("pareto-coverage.yml")
 HEAD, RUN = "a" * 40, 5150
 
 
-def sweep_run(api: FakeGitHub, *, event: str = "pull_request", head_repo: str = "acme/bench") -> dict:
+def sweep_run(
+    api: FakeGitHub, *, event: str = "pull_request", head_repo: str = "acme/bench"
+) -> dict:
     run = api.state.add_run(RUN, head_sha=HEAD, minute=1, event=event, conclusion="failure",
                             artifacts=["results_bmk", "sweep-plan"], head_repo=head_repo)  # fmt: skip
     plan = empty_plan()
@@ -53,7 +55,9 @@ def test_a_pr_sweep_gets_its_check(world: World, api: FakeGitHub) -> None:
 @pytest.mark.parametrize(
     ("event", "head_repo"), [("pull_request", "someone/bench"), ("push", "acme/bench")]
 )
-def test_forks_and_main_get_no_check(world: World, api: FakeGitHub, event: str, head_repo: str) -> None:
+def test_forks_and_main_get_no_check(
+    world: World, api: FakeGitHub, event: str, head_repo: str
+) -> None:
     payload = sweep_run(api, event=event, head_repo=head_repo)
     run = simulate(world, "pareto-coverage.yml", "workflow_run", payload)
     assert run.jobs["coverage"] == "skipped" and HEAD not in api.state.check_runs

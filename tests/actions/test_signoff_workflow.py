@@ -45,7 +45,9 @@ def test_the_workflows_hold_only_what_they_need() -> None:
     assert SIGNOFF["on"]["workflow_run"]["workflows"] == [REVIEWED["name"]]
 
 
-def test_a_push_to_the_pr_checks_it_again(world: World, api: FakeGitHub, sweep_repo: SweepRepo) -> None:
+def test_a_push_to_the_pr_checks_it_again(
+    world: World, api: FakeGitHub, sweep_repo: SweepRepo
+) -> None:
     head = sweep_repo.head
     owned_pr(api, head)
     api.state.review(17, "amd-owner", "APPROVED", "9" * 40, 5)  # the head before this push

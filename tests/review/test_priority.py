@@ -61,7 +61,9 @@ def test_multi_node_rows_and_extra_nodes_score_more() -> None:
 
 
 def test_framework_prefixes_match_whole_words_in_policy_order() -> None:
-    assert score(fixed_row(framework="sglang-disagg"), 1, policy(), Context("x")) == Decimal("1.625")
+    assert score(fixed_row(framework="sglang-disagg"), 1, policy(), Context("x")) == Decimal(
+        "1.625"
+    )
     assert score(fixed_row(framework="sglangx"), 1, policy(), Context("x")) == Decimal("1.125")
 
 
@@ -74,7 +76,9 @@ def test_patchwork_overrides_unless_waived_and_checklists_add() -> None:
 
 
 def test_scores_round_half_up_to_a_thousandth() -> None:
-    text = POLICY.replace("base-score: 1.0", "base-score: 0.0005").replace("llama70b: 0.125", "x: 0")
+    text = POLICY.replace("base-score: 1.0", "base-score: 0.0005").replace(
+        "llama70b: 0.125", "x: 0"
+    )
     assert score(fixed_row(), 1, policy(text), Context("x")).to_eng_string() == "0.251"
 
 

@@ -97,7 +97,9 @@ def test_a_review_event_names_the_pr_by_its_head(repo: GitRepo, api: FakeGitHub)
 def test_short_pareto_coverage_mentions_who_settings_name(repo: GitRepo, api: FakeGitHub) -> None:
     repo.commit("settings", **{"infx.toml": SETTINGS})
     pull_request(api, "perf-changelog.yaml")
-    api.state.check_runs[HEAD] = [{"name": PARETO_CHECK, "status": "completed", "conclusion": "neutral"}]
+    api.state.check_runs[HEAD] = [
+        {"name": PARETO_CHECK, "status": "completed", "conclusion": "neutral"}
+    ]
     done = repo.infx("review", "signoff", "--pr", "7", "--status", "--comment")
     assert done.exit_code == 0, done.output
     body = api.state.comments[0]["body"]
