@@ -11,8 +11,9 @@ The rules, each checked before anything is written:
 - it published `results_bmk` (its collect or republish job finished) and its run receipt
   (`sweep-receipt`), unexpired, and the receipt seals exactly that table; a republished
   run (a reused PR sweep) also needs its merge receipt naming the run that measured it;
-- the table names this run and its commit, or the run it republished (the ingest's own
-  check, `infx.history.rows.main_table`).
+- the table names the run its run receipt was written by (this run, or the one it
+  republished), and that run's commit (the ingest's own check,
+  `infx.history.rows.main_table`).
 
 Then the rows go in (a newer attempt replaces the points it measured again) and the
 receipts beside them. A run the history already holds at this attempt with its run
@@ -136,6 +137,12 @@ def recover(gh: GitHub, run_id: int, where: str | None, workflow: str) -> list[s
         raise ReviewError(f"run {run_id}: its {TABLE[1]} is not JSON") from None
     if not isinstance(doc, dict):
         raise ReviewError(f"run {run_id}: its {TABLE[1]} is not a results table")
+    named, measured = (doc.get("run") or {}).get("id"), receipts[0]["run"]["id"]
+    if named != measured:
+        raise ReviewError(
+            f"run {run_id}: its table names run {named}, its run receipt run {measured}: "
+            "nothing says which run measured these rows"
+        )
     table = main_table(doc, run, found.main_branch)
     lines = []
     if not current:
