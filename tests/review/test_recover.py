@@ -58,7 +58,9 @@ def test_a_failed_ingest_is_recovered_once(repo: GitRepo, api: FakeGitHub, tmp_p
     assert api.state.count("POST") == 0  # nothing is dispatched, no GPU runs again
 
 
-def test_a_run_stored_without_receipts_gets_them(repo: GitRepo, api: FakeGitHub, tmp_path: Path) -> None:
+def test_a_run_stored_without_receipts_gets_them(
+    repo: GitRepo, api: FakeGitHub, tmp_path: Path
+) -> None:
     main_run(api)
     db = tmp_path / "history.sqlite"
     with open_history(f"sqlite:///{db}") as history:
@@ -132,7 +134,9 @@ def test_nothing_to_vouch_for_or_nothing_to_store(
     assert done.exit_code == 1 and f"published no {missing}" in done.output
 
 
-def test_expired_results_cannot_be_recovered(repo: GitRepo, api: FakeGitHub, tmp_path: Path) -> None:
+def test_expired_results_cannot_be_recovered(
+    repo: GitRepo, api: FakeGitHub, tmp_path: Path
+) -> None:
     main_run(api)
     api.state.artifacts[RUN][0]["expired"] = True
     done = recover(repo, tmp_path / "h.sqlite", str(RUN))
