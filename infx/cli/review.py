@@ -28,7 +28,6 @@ from infx.errors import UsageError
 
 if TYPE_CHECKING:  # PyGithub loads only inside the commands that talk to GitHub
     from infx.github.client import GitHub
-    from infx.github.values import Job, Run
 
 HELP = {
     "pr": "The pull request. Default: the one open PR into main whose head is --sha.",
@@ -217,13 +216,9 @@ def success_rate(ctx: click.Context, runs: int, branch: str | None, json_out: Pa
     found = load_runners(git.root(), None, runners_path).runners
     pools = dict(found.labels) if found else {}
     gh = GitHub(repo_slug(repo))
-
-    def read() -> tuple[list[Run], dict[int, list[Job]]]:
-        chosen = sweep_runs(gh.branch_runs(workflow, main), workflow, main, gh.slug, runs)
-        return chosen, {run.id: gh.jobs(run.id, every_attempt=True) for run in chosen}
-
-    chosen, jobs = gh.decide(read)
-    counts = tally(jobs, pools)
+    # Not one capped decision: a run of 500 jobs is five pages, and 50 runs are 250.
+    chosen = sweep_runs(gh.branch_runs(workflow, main), workflow, main, gh.slug, runs)
+    counts = tally({run.id: gh.jobs(run.id, every_attempt=True) for run in chosen}, pools)
     text = markdown(chosen, counts, main)
     files = {json_out: json_bytes(as_json(chosen, counts))} if json_out is not None else {}
     emit(Outcome(files, stdout=[text.rstrip()], summary=text, make_folders=True))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from infx.errors import ReviewError
+from infx.errors import GitHubError, ReviewError
 from infx.review import codeowners
 from infx.review.signoff import (
     PARETO_CHECK,
@@ -78,7 +78,7 @@ def signoff_facts(gh: GitHub, number: int, settings: Settings) -> SignoffFacts:
         owners = {o for found in owners_by_path(files, rules).values() for o in found}
         users = {owner_key(o)[1:] for o in owners if codeowners.is_user(o)}
         logins = users | set(candidates(reviews, pull.head_sha, pull.author))
-        permissions = {login: gh.permission(login) for login in sorted(logins)}
+        permissions = {login: _permission(gh, login) for login in sorted(logins)}
         teams = {}
         for owner in sorted(o for o in owners if codeowners.is_team(o)):
             org, team = owner[1:].split("/", 1)
@@ -98,6 +98,17 @@ def signoff_facts(gh: GitHub, number: int, settings: Settings) -> SignoffFacts:
         )
 
     return gh.decide(read)
+
+
+def _permission(gh: GitHub, login: str) -> str:
+    """A user's permission; one GitHub does not know (a deleted account CODEOWNERS still
+    names) has none."""
+    try:
+        return gh.permission(login)
+    except GitHubError as exc:
+        if exc.status == 404:
+            return "none"
+        raise
 
 
 def _unmoved(before: PullScope, after: PullScope) -> None:

@@ -71,11 +71,28 @@ def test_a_review_reaches_the_signoff_through_workflow_run(
     assert triggered(REVIEWED, "pull_request_review", review, [])
     noted = simulate(world, "review-submitted.yml", "pull_request_review", review)
     assert noted.ran("noted") and noted.writes["noted"] == []
-    payload = {
+    payload = {  # a fork's PR: GitHub lists no pull request for the run, its head names it
         "action": "completed",
         "workflow_run": {"name": "review-submitted", "head_sha": head, "pull_requests": []},
     }
     assert triggered(SIGNOFF, "workflow_run", payload, [])
+    run = simulate(world, "codeowner-signoff.yml", "workflow_run", payload)
+    assert run.ran("signoff"), run.logs
+    assert states(api, head) == ["success"]
+
+
+def test_a_review_of_a_same_repository_pr_names_it(
+    world: World, api: FakeGitHub, sweep_repo: SweepRepo
+) -> None:
+    head = sweep_repo.head
+    owned_pr(api, head)
+    api.state.add_pull(18, head_sha=head)  # another open PR at the same head
+    api.state.review(17, "amd-owner", "APPROVED", head, 5)
+    payload = {
+        "action": "completed",
+        "workflow_run": {"name": "review-submitted", "head_sha": head,
+                         "pull_requests": [{"number": 17}]},
+    }  # fmt: skip
     run = simulate(world, "codeowner-signoff.yml", "workflow_run", payload)
     assert run.ran("signoff"), run.logs
     assert states(api, head) == ["success"]

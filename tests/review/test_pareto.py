@@ -48,7 +48,7 @@ def test_five_frontier_points_pass_and_four_do_not() -> None:
 
 
 def test_dominated_points_do_not_count() -> None:
-    rows = curve(4) + [row(64, 9.0, 50.0)]  # slower and less throughput than all others
+    rows = [*curve(4), row(64, 9.0, 50.0)]  # slower and less throughput than all others
     found = coverage(rows)
     assert found.curves[0].measured == 5 and len(found.curves[0].frontier) == 4
     assert not found.passed

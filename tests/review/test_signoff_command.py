@@ -106,3 +106,14 @@ def test_short_pareto_coverage_mentions_who_settings_name(repo: GitRepo, api: Fa
     assert "⚠️ Pareto coverage: a curve of the sweep has fewer than 5 frontier points" in body
     assert "Needs another look: @perf-lead." in body
     assert statuses(api) == [(STATUS_CONTEXT, "success")]  # advisory: the status ignores it
+
+
+def test_an_owner_github_no_longer_knows_signs_nothing(repo: GitRepo, api: FakeGitHub) -> None:
+    pull_request(api, "configs/amd-master.yaml")
+    api.state.contents[(".github/CODEOWNERS", BASE)] = b"configs/ @ghost @amd-owner\n"
+    api.state.faults.append(Fault(r"/collaborators/ghost/permission", status=404,
+                                  body={"message": "Not Found"}))  # fmt: skip
+    api.state.review(7, "amd-owner", "APPROVED", HEAD, 10)
+    done = repo.infx("review", "signoff", "--pr", "7", "--status")
+    assert done.exit_code == 0, done.output
+    assert statuses(api) == [(STATUS_CONTEXT, "success")]
