@@ -24,7 +24,8 @@ from infx.cli.options import (
     workflow_option,
 )
 from infx.cli.options import api_repo_option as repo_option
-from infx.errors import UsageError
+from infx.errors import ReviewError, UsageError
+from infx.sweep.outcome import Outcome, json_bytes
 
 if TYPE_CHECKING:  # PyGithub loads only inside the commands that talk to GitHub
     from infx.github.client import GitHub
@@ -81,14 +82,9 @@ def signoff(ctx: click.Context, number: int | None, sha: str | None, set_status:
         gh.set_status(verdict.head_sha, Status(STATUS_CONTEXT, verdict.state, verdict.description))
     if post:
         _upsert(gh, verdict.number, body, bot_login)
-    click.echo(body, nl=False)
-    from infx.github.actions import append_summary
-
-    append_summary(body.split("\n", 1)[1])
-    if not verdict.passed and not set_status:
-        from infx.errors import ReviewError
-
-        raise ReviewError(f"PR #{verdict.number}: {verdict.description}")
+    missing = ReviewError(f"PR #{verdict.number}: {verdict.description}")
+    error = None if verdict.passed or set_status else missing
+    emit(Outcome(stdout=[body.rstrip()], summary=body.split("\n", 1)[1], error=error))
 
 
 def _upsert(gh: GitHub, number: int, body: str, bot_login: str) -> None:
@@ -116,7 +112,6 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
     it counts (1 when the table is not a results table)."""
     from infx.results.files import load_results
     from infx.review.pareto import as_json, coverage, headline, markdown
-    from infx.sweep.outcome import Outcome, json_bytes
 
     planned = _planned(plan) if plan is not None else []
     found = coverage(
@@ -210,7 +205,6 @@ def success_rate(ctx: click.Context, runs: int, branch: str | None, json_out: Pa
     from infx.github.client import GitHub
     from infx.matrix.sources import load_runners
     from infx.review.success import as_json, markdown, sweep_runs, tally
-    from infx.sweep.outcome import Outcome, json_bytes
 
     main = branch or settings(ctx).main_branch
     found = load_runners(git.root(), None, runners_path).runners
