@@ -110,7 +110,7 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
     """Count the frontier points of each throughput-versus-latency curve in a sweep's
     results table (results.json, or a folder of job results). Advisory: exits 0 whatever
     it counts (1 when the table is not a results table)."""
-    from infx.results.files import load_results
+    from infx.results.ingest.files import load_results
     from infx.review.pareto import as_json, coverage, headline, markdown
 
     planned = _planned(plan) if plan is not None else []
@@ -133,7 +133,7 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
 
 def _planned(plan: Path) -> list[dict[str, object]]:
     from infx.matrix.rows import jobs_of, read_plan
-    from infx.results.process import identity
+    from infx.results.ingest.process import identity
 
     rows = jobs_of(read_plan(plan.read_bytes(), str(plan)))
     return [

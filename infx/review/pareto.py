@@ -5,7 +5,7 @@ The rules (docs/review.md says where they differ from InferenceX's):
 
 - a curve is what the results site draws as one: one model, scenario (ISL/OSL, or the
   agentic scenario), runner label, framework, precision, speculative decoding,
-  single/multi-node and agg/disagg (the family of `infx.results.compare`, the runner node's
+  single/multi-node and agg/disagg (the family of `infx.results.table.keys`, the runner node's
   hardware name aside); its configs (parallelisms) and concurrencies are its points;
 - a point is (latency, throughput): end-to-end latency in seconds (median for a
   fixed-sequence row, p90 for an agentic one) against total throughput per GPU; a point
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.markdown import code, table, text
-from infx.results.compare import family_key
+from infx.results.table.keys import family_key
 
 DEFAULT_POINTS = 5
 FORMAT = "infx-pareto-coverage/1"

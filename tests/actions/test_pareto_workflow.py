@@ -10,7 +10,7 @@ import pytest
 
 from infx.matrix.rows import empty_plan
 from infx.rerun.facts import zip_bytes
-from infx.results.process import document
+from infx.results.ingest.process import document
 from tests.actions.harness import World, load, simulate, triggered
 from tests.github.fake_api import FakeGitHub
 from tests.history.artifacts import zipped_table

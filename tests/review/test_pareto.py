@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from infx.results.clients import ClientRun
-from infx.results.process import document, throughput_row
+from infx.results.ingest.clients import ClientRun
+from infx.results.ingest.process import document, throughput_row
 from infx.review.pareto import coverage, frontier
 from tests.conftest import GitRepo
 from tests.github.fake_api import FakeGitHub
@@ -71,7 +71,7 @@ def test_each_precision_and_runner_is_a_curve_of_its_own_and_parallelisms_share_
 
 
 def test_a_planned_curve_that_measured_nothing_counts_zero() -> None:
-    from infx.results.process import identity
+    from infx.results.ingest.process import identity
 
     planned = [identity(fixed_row(precision="fp4"), 0)]
     found = coverage(curve(5), planned)
