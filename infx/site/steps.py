@@ -88,7 +88,9 @@ def _arrays(
     return values, runs, concs
 
 
-def _steps(model: Model, values: np.ndarray, c: int, runs: list[int], concs: list[int]) -> tuple[Step, ...]:
+def _steps(
+    model: Model, values: np.ndarray, c: int, runs: list[int], concs: list[int]
+) -> tuple[Step, ...]:
     offset = values.shape[1] - len(runs)
     ids = np.cumsum(model.cuts[c])
     kept = model.kept[c]
@@ -132,9 +134,7 @@ def analyse_all(
     for c, config in enumerate(configs):
         offset = values.shape[1] - len(runs[c])
         noise = {
-            conc: Noise(
-                float(scatter[c, j] * 100), float(bands[c, j]), bool(recent.assumed[c, 0])
-            )
+            conc: Noise(float(scatter[c, j] * 100), float(bands[c, j]), bool(recent.assumed[c, 0]))
             for j, conc in enumerate(concs[c])
             if np.isfinite(bands[c, j])
         }
@@ -142,8 +142,7 @@ def analyse_all(
         drift: tuple[tuple[str, float], ...] = ()
         if whole.shape[c] == LINE:
             drift = tuple(
-                (METRICS[m], float(np.expm1(whole.slope[c, m]) * 100))
-                for m in np.nonzero(GATED)[0]
+                (METRICS[m], float(np.expm1(whole.slope[c, m]) * 100)) for m in np.nonzero(GATED)[0]
             )
         steps = _steps(whole, values, c, runs[c], concs[c])
         out[config.slug] = ConfigSteps(steps, noise, outliers, drift)

@@ -245,7 +245,9 @@ def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(np.nansum(resid, axis=1) / df[:, None] / np.where(sxx > 0, sxx, 1.0)[:, None])
         t = np.abs(slope) / se
-    limit = tdist.t_ppf(np.full(t.shape, 1 - DRIFT_ALPHA / (2 * g)), np.broadcast_to(df[:, None], t.shape))
+    limit = tdist.t_ppf(
+        np.full(t.shape, 1 - DRIFT_ALPHA / (2 * g)), np.broadcast_to(df[:, None], t.shape)
+    )
     drifts = (n >= DRIFT_MIN) & (np.nan_to_num(t) > limit).any(axis=1)
     # a drift is cut into steps as readily as a line fits it: steps must beat the best
     # line outright, a jump beyond what a slope explains
@@ -275,7 +277,7 @@ def _level_runs(
 def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     """The model of every config: `values` (C, N, J, M) logs aligned at each config's
     newest run, `window` runs per config, `gated` (M,) the metrics that decide."""
-    configs, runs, width, metrics = values.shape
+    runs, metrics = values.shape[1], values.shape[3]
     pos = np.arange(runs)
     inwin = (pos[None, :] >= runs - window[:, None]) & _gated_complete(values, gated)
     first = _means(values, inwin)
@@ -338,7 +340,9 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     slope = np.where(drift[:, None] & gated[None, :], slope, 0.0)
     ahead = (runs - 1) - tbar  # main's newest run, from the level's mean position
     trend = np.where(np.isfinite(base), (slope * ahead[:, None])[:, None, :], np.nan)
-    moved = np.where((k_moved > 0)[:, None, None], prov, np.where(drift[:, None, None], trend, np.nan))
+    moved = np.where(
+        (k_moved > 0)[:, None, None], prov, np.where(drift[:, None, None], trend, np.nan)
+    )
     trend_lag = 1 / np.maximum(n, 1) + ahead * ahead / np.where(sxx > 0, sxx, 1.0)
     recent_lag = np.where(k_moved > 0, 1 / np.maximum(k_moved, 1), trend_lag)
     return Model(

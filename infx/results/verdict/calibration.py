@@ -52,7 +52,10 @@ def calibrate(
         mean = np.nanmean(np.where(member, dev, np.nan), axis=1)  # (C, G)
     e = np.where(member, dev - mean[:, None, :], 0.0)
     ss = (e * e).sum(axis=1)  # (C, G)
-    sd_in = np.sqrt(np.maximum(ss[:, None, :] - e * e * grow[:, :, None], 1e-30) / np.maximum(n - 2, 1)[:, :, None])
+    sd_in = np.sqrt(
+        np.maximum(ss[:, None, :] - e * e * grow[:, :, None], 1e-30)
+        / np.maximum(n - 2, 1)[:, :, None]
+    )
     sd_run = model.run_sd[:, None, g]
     # the PR-to-be's deviation from the others, and the others' scatter
     y = np.where(level[:, :, None], e * grow[:, :, None], dev - mean[:, None, :])
@@ -79,7 +82,9 @@ def calibrate(
     k4 = k[:, :, :, None]
     t_pt = SIGNS[None, None, None, g] * r / (s * np.sqrt(1 + 1 / k4))
     df4 = np.where(lvl, np.maximum(df_pt - lose, 1), df_pt)
-    total = SIGNS[None, None, None, g] * np.expm1(np.where(lvl, x * grow[:, :, None, None], x)) * 100
+    total = (
+        SIGNS[None, None, None, g] * np.expm1(np.where(lvl, x * grow[:, :, None, None], x)) * 100
+    )
     tested = np.isfinite(r) & (pts >= 2)[:, None, None, :] & np.isfinite(sd_pt)
     p_pt = np.where(tested, _one_sided(t_pt, df4, total, threshold), np.nan)
     have = np.isfinite(p_cfg) & np.isfinite(y)

@@ -267,7 +267,9 @@ def shift(base: Base, model: Model, threshold: float, q: float) -> Shift:
         return Shift(np.zeros(len(SIGNS)), active, (np.nan, np.nan), (False, False), nothing)
     with np.errstate(invalid="ignore"):
         k = float(np.nanmedian(base.k[np.isfinite(base.k)])) if np.isfinite(base.k).any() else 1
-        raw = np.nanmedian(np.where(base.count > 0, base.mean + model.run_sd * wide.effect, np.nan), axis=0)
+        raw = np.nanmedian(
+            np.where(base.count > 0, base.mean + model.run_sd * wide.effect, np.nan), axis=0
+        )
     se = wide.scatter * np.sqrt(1 / k + 1 / np.maximum(wide.runs, 1))
     df = np.maximum(wide.runs - 1, 1)
     t = SIGNS * wide.effect / se

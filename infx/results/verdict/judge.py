@@ -35,15 +35,14 @@ from infx.results.noise.model import fit
 from infx.results.noise.pool import pool
 from infx.results.noise.series import GATED, History, Pending, arrays
 from infx.results.table.keys import index, point_names, variant_label
+from infx.results.table.metrics import CHECKS
 from infx.results.verdict.calibration import calibrate
 from infx.results.verdict.curves import Measured
-from infx.results.verdict.decide import Q, SHARE, decide
+from infx.results.verdict.decide import SHARE, Q, decide
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
 from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
-from infx.results.table.metrics import CHECKS
 from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
-
 
 Mine = dict[str, dict[int, list[dict[str, Any]]]]
 

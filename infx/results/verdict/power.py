@@ -84,9 +84,7 @@ def power(decision: Decision, model: Model, threshold: float) -> Power:
     band_log = np.where(base.shown, adv_log, band_log)
     judged = base.valid | base.shown
     band = np.where(judged, np.maximum(threshold, worse_pct(band_log, sign)), np.nan)
-    detectable = np.where(
-        base.valid, np.maximum(threshold, worse_pct(reach_log, sign)), np.nan
-    )
+    detectable = np.where(base.valid, np.maximum(threshold, worse_pct(reach_log, sign)), np.nan)
     pct = np.expm1(base.x) * 100
     advisory = base.shown & (np.abs(pct) > band)
     have = base.count > 0
@@ -124,18 +122,23 @@ def _repeats(
         by_cfg = float(np.nanmin(np.append(side.tests.means[c], np.inf))) * cfg_w[c]
         by_pt = float(np.nanmin(np.append(side.tests.points[c].ravel(), np.inf))) * pt_w[c]
         if by_cfg <= by_pt:
-            m = int(np.nanargmin(np.where(np.isnan(side.tests.means[c]), np.inf, side.tests.means[c])))
+            m = int(
+                np.nanargmin(np.where(np.isnan(side.tests.means[c]), np.inf, side.tests.means[c]))
+            )
             est = abs(float(base.mean[c, m]))
             scale, df, alpha = base.run_sd[c, m], base.run_df[c, m], a_cfg[c]
             lag = 1 / max(float(model.n[c]), 1.0)
         else:
             flat = np.where(np.isnan(side.tests.points[c]), np.inf, side.tests.points[c])
-            j, m = np.unravel_index(int(np.argmin(flat)), flat.shape)
+            at = np.unravel_index(int(np.argmin(flat)), flat.shape)
+            j, m = int(at[0]), int(at[1])
             est = abs(float(base.resid[c, j, m]))
             scale, df = model.point_sd[c, j, m], model.point_df[c, j, m]
             lag, alpha = 1 / max(float(model.n[c]), 1.0), a_pt[c]
         df = max(float(df), 1.0)
-        reach = float(t_ppf(np.array(1 - alpha), np.array(df)) + t_ppf(np.array(POWER), np.array(df)))
+        reach = float(
+            t_ppf(np.array(1 - alpha), np.array(df)) + t_ppf(np.array(POWER), np.array(df))
+        )
         room = (est / (reach * float(scale))) ** 2 - float(lag)
         need = int(np.ceil(1 / room)) if room > 0 else MAX_REPEATS + 1
         out[c] = max(need, int(runs[c]) + 1) if need <= MAX_REPEATS else -1

@@ -31,7 +31,9 @@ class Step:
     good: dict[str, Any]  # doc["run"] of the last run before the step
     bad: dict[str, Any]  # doc["run"] of the first run after it
     verdict: str  # improved | regressed
-    strict: bool = True  # a step of MIN_SEGMENT runs or more; False: main's newest run(s) alone moved
+    strict: bool = (
+        True  # a step of MIN_SEGMENT runs or more; False: main's newest run(s) alone moved
+    )
 
 
 def ranges(steps: list[Step]) -> dict[Range, list[Step]]:
