@@ -26,7 +26,7 @@ from infx.results.compare.rules import (
 from infx.results.ingest.files import load_results
 from infx.results.verdict.gate import Acknowledgement, verdict_digest
 from infx.results.verdict.judge import compare as judge
-from infx.results.verdict.repeats import same_head
+from infx.results.verdict.repeats import pairs, same_head
 from infx.results.verdict.report import Report, acknowledged
 from infx.settings import Settings
 
@@ -53,7 +53,11 @@ def compare(
         return nothing_to_compare(request)
     more = [load_results(p) for p in request.repeats]
     same_head([table, *more], [str(p) for p in (request.current, *request.repeats)])
-    history = _history(source, table, more, github)
+    beside = [load_results(p) for p in request.baseline_repeats]
+    if beside:
+        names = [str(p) for p in (request.current, *request.repeats)]
+        pairs([table, *more], names, beside, [str(p) for p in request.baseline_repeats])
+    history = _history(source, table, [*more, *beside], github)
     report = judge(
         rows,
         history.docs,
@@ -61,6 +65,7 @@ def compare(
         trimmed=request.trimmed,
         repeats=[t["rows"] for t in more],
         q=request.false_fail or settings.results.false_fail,
+        beside=[t["rows"] for t in beside],
     )
     run_id = this_run(env)
     pr = acknowledging_pr(request, report)

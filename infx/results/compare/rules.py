@@ -103,6 +103,8 @@ class CompareRequest:
     trimmed: bool = False
     repeats: tuple[Path, ...] = ()  # more runs of the same head, pooled with `current`
     false_fail: float | None = None  # None: false-fail in infx.toml [results]
+    # main's image measured beside this PR's runs, one each (paired A/B; docs/results.md)
+    baseline_repeats: tuple[Path, ...] = ()
 
     @classmethod
     def of(cls, options: Mapping[str, object]) -> CompareRequest:

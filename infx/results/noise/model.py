@@ -82,6 +82,7 @@ class Model:
 
     center: np.ndarray  # the level a PR is judged against; NaN: no history
     base: np.ndarray  # the level's points' means, from which run deviations are measured
+    offset: np.ndarray  # (C, M) the level's run deviation from `base` (about 0)
     n: np.ndarray  # (C,) runs behind the level
     run_sd: np.ndarray  # (C, M) s_b: how far a run's mean deviation moves
     run_df: np.ndarray  # (C, M)
@@ -348,6 +349,7 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     return Model(
         center=center,
         base=base,
+        offset=mean_dev,
         n=n,
         run_sd=run_sd,
         run_df=run_df,

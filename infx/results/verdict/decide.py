@@ -97,8 +97,7 @@ class Base:
         shown = judged & ~GATED[None, None, :]
         shown[:, :, len(GATED) - 1] = False  # interactivity: TPOT again, never judged
         count = valid.sum(axis=1)
-        offset = (model.center - model.base)[:, 0, :]  # a drift's extrapolation (C, M)
-        mean = pooled.dev - np.nan_to_num(offset)
+        mean = pooled.dev - np.nan_to_num(model.offset)
         k = np.where(pooled.dev_runs > 0, pooled.dev_runs, np.nan).astype(float)
         tested = valid & (count[:, None, :] >= 2)
         config_tests = (count > 0).sum(axis=1)

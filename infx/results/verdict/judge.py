@@ -38,6 +38,7 @@ from infx.results.table.keys import index, point_names, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.verdict.calibration import calibrate
 from infx.results.verdict.curves import Measured
+from infx.results.verdict.paired import paired
 from infx.results.verdict.decide import SHARE, Q, decide
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
@@ -72,14 +73,19 @@ def compare(
     history_runs: int | None = None,
     repeats: Sequence[Sequence[dict[str, Any]]] = (),
     q: float = Q,
+    beside: Sequence[Sequence[dict[str, Any]]] = (),
 ) -> Report:
     """Judge `rows` (this run; with `repeats`, more runs of the same head) against `history`
-    (main's runs, oldest first). A `trimmed` run measured each curve at its lowest
-    concurrency only: the points it did not plan are missing, but not coverage lost."""
+    (main's runs, oldest first), at the false-fail rate `q`. A `trimmed` run measured each
+    curve at its lowest concurrency only: the points it did not plan are missing, but not
+    coverage lost. `beside`: runs of main's image measured in the same session as this PR's
+    (one per PR run, in order): judged as paired differences (`infx.results.verdict.paired`),
+    main's history giving the scatter only."""
     notes: list[str] = []
     tables = [rows, *repeats]
-    names = point_names([*tables, *(d.get("rows", []) for d in history)])
+    names = point_names([*tables, *beside, *(d.get("rows", []) for d in history)])
     mine, which = pooled(tables, notes, names)
+    partners = pooled(beside, [], names) if beside else None
     hist = History.of(history, notes, names)
     configs: list[Config] = []
     pending: list[Pending] = []
@@ -104,8 +110,13 @@ def compare(
         with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
             warnings.simplefilter("ignore", RuntimeWarning)
             shifts, sweep_verdict, calibration = _judge(
-                pending, hist, threshold, trimmed, configs, q
+                pending, hist, threshold, trimmed, configs, q, partners
             )
+    if beside:
+        notes.append(
+            f"paired: this PR's {len(tables)} run(s) against {len(beside)} run(s) of main's "
+            "image measured beside them; main's history gives the scatter only"
+        )
     configs.extend(lost_configs(mine, hist))
     configs = [replace(c, label=variant_label(c.label, c.key)) for c in configs]
     configs.sort(key=lambda c: (SEVERITY.index(c.verdict), c.label, c.key))
@@ -129,21 +140,35 @@ def compare(
 def _judge(
     pending: list[Pending], hist: History, threshold: float, trimmed: bool,
     configs: list[Config], q: float,
+    partners: tuple[Mine, dict[str, dict[int, list[int]]]] | None = None,
 ) -> tuple[tuple[Shift, ...], str, tuple[int, int]]:  # fmt: skip
     """Every pending config judged at once (appended to `configs`); main's own runs judged
     as PRs (leave one out)."""
     tables = 1 + max((i for job in pending for t in job.tables.values() for i in t), default=0)
     data = arrays(pending, hist, tables)
     model = fit(data.values, data.window, GATED)
+    fitted = model
     mine = pool(model, data.pr, GATED)
+    run_of = data.run_of
+    if partners is not None:
+        rows, which = partners
+        beside = [
+            Pending(j.key, j.identity, rows.get(j.key, {}), j.runs, j.expected, j.concs,
+                    tables=which.get(j.key, {}))  # fmt: skip
+            for j in pending
+        ]
+        count = 1 + max((i for j in beside for t in j.tables.values() for i in t), default=0)
+        theirs = pool(model, arrays(beside, hist, count).pr, GATED)
+        model, mine = paired(model, mine, theirs)
+        run_of = np.full(run_of.shape, -1)  # no sweep-wide effect: the session cancels
     measured = Measured(pending, data, model, mine)
     have = np.isfinite(mine.value[:, :, GATED]).any(axis=1).sum(axis=1)
     alpha = q / max(len(pending), 1) * SHARE / (have + 1)
     curve_tests = measured.tests(model, alpha)
-    dec = decide(model, mine, threshold, curve_tests, data.run_of, q)
+    dec = decide(model, mine, threshold, curve_tests, run_of, q)
     pw = power(dec, model, threshold)
     judged = Judged(model, dec, pw, measured, mine.value, threshold)
-    cal = calibrate(model, data.values, data.run_of, threshold, q)
+    cal = calibrate(fitted, data.values, data.run_of, threshold, q)
     configs += [
         replace(
             throughput_config(job, judged, hist, trimmed),

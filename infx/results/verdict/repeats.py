@@ -32,6 +32,21 @@ def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
     distinct(tables, names)
 
 
+def pairs(
+    mine: Sequence[dict[str, Any]], mine_names: Sequence[str],
+    beside: Sequence[dict[str, Any]], names: Sequence[str],
+) -> None:  # fmt: skip
+    """Refuse main's runs beside this PR's unless there is one for each PR run, they are of
+    one head, and no run is given twice (on either side)."""
+    if len(beside) != len(mine):
+        raise UsageError(
+            f"--baseline-repeat: {len(beside)} table(s) for {len(mine)} run(s) of this PR: "
+            "one run of main's image beside each, in the same order"
+        )
+    same_head(beside, names)
+    distinct([*mine, *beside], [*mine_names, *names])
+
+
 def _point(row: dict[str, Any]) -> str:
     """A measured point as text: what it is and every number it holds."""
     kept = {k: row.get(k) for k in ("kind", "identity", "metrics", "accuracy")}

@@ -1,0 +1,76 @@
+"""`compare --baseline-repeat`: this PR's runs judged against runs of main's image measured
+beside them (same runner, same session), as paired differences: a slow session slows both
+and cancels; a change of the PR does not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+from infx.cli import cli
+from tests.results.simulate import Runs
+
+CONFIGS = 6
+SESSION = float(np.log(0.93))  # this session ran 7 % slow, for main's image and the PR alike
+
+
+def _tables(tmp_path: Path, seed: int, change: float) -> tuple[Path, list[Path], list[Path]]:
+    """(main's history folder, this PR's 3 tables, main's 3 tables beside them)."""
+    runs = Runs(CONFIGS, noise=0.02, seed=seed)
+    folder = tmp_path / "history"
+    folder.mkdir()
+    for doc in runs.history(20):
+        (folder / f"{doc['run']['id']}.json").write_text(json.dumps(doc))
+    effect = np.zeros((CONFIGS, 8, 5))
+    effect[0] = np.log(change) * np.array([1.0, -1.0, -1.0, -1.0, -1.0])
+    mine, theirs = [], []
+    for side, tables in (("pr", runs.pr(3, effect, SESSION)), ("main", runs.pr(3, None, SESSION))):
+        for r, table in enumerate(tables):
+            if side == "main":  # main's image, measured beside this PR's run r
+                table["run"].update(id=9500 + r, sha="b" * 40)
+            path = tmp_path / f"{side}{r}.json"
+            path.write_text(json.dumps(table))
+            (mine if side == "pr" else theirs).append(path)
+    return folder, mine, theirs
+
+
+def _compare(folder: Path, mine: list[Path], theirs: list[Path], *extra: str) -> tuple[int, dict]:
+    args = ["results", "compare", str(mine[0])]
+    args += [a for p in mine[1:] for a in ("--repeat", str(p))]
+    args += [a for p in theirs for a in ("--baseline-repeat", str(p))]
+    done = CliRunner().invoke(cli, [*args, "--history", str(folder), "--format", "json", *extra])
+    assert done.exit_code in (0, 1), done.output
+    doc, _ = json.JSONDecoder().raw_decode(done.output[done.output.index("{") :])
+    return done.exit_code, doc
+
+
+def test_a_slow_session_cancels_in_pairs_and_fails_unpaired(tmp_path: Path) -> None:
+    folder, mine, theirs = _tables(tmp_path, seed=11, change=1.0)
+    code, doc = _compare(folder, mine, [])
+    assert code == 1, "unpaired, the session's 7 % reads as a regression"
+    code, doc = _compare(folder, mine, theirs)
+    assert code == 0, [(c["label"], c["verdict"]) for c in doc["configs"]]
+    assert any("paired: this PR's 3 run(s) against 3 run(s)" in n for n in doc["notes"])
+    check = doc["configs"][0]["points"][0]["checks"][0]
+    assert abs(check["change_pct"]) < 5  # against main's image beside it, not its history
+
+
+def test_a_change_of_the_pr_shows_in_pairs(tmp_path: Path) -> None:
+    folder, mine, theirs = _tables(tmp_path, seed=12, change=0.92)
+    code, doc = _compare(folder, mine, theirs)
+    assert code == 1
+    regressed = [c for c in doc["configs"] if c["verdict"] == "regressed"]
+    assert [c["identity"]["tp"] for c in regressed] == [1]
+
+
+def test_pairs_must_match_and_never_repeat_a_run(tmp_path: Path) -> None:
+    folder, mine, theirs = _tables(tmp_path, seed=13, change=1.0)
+    args = ["results", "compare", str(mine[0]), "--repeat", str(mine[1]), "--history", str(folder)]
+    done = CliRunner().invoke(cli, [*args, "--baseline-repeat", str(theirs[0])])
+    assert done.exit_code == 2 and "1 table(s) for 2 run(s) of this PR" in done.output
+    twice = ["--baseline-repeat", str(theirs[0])] * 2
+    done = CliRunner().invoke(cli, [*args, *twice])
+    assert done.exit_code == 2 and "are one run" in done.output
