@@ -65,7 +65,11 @@ OUTLIER_SHARE = 5  # at most one run in five is an outlier (and always one may b
 STEP_ALPHA = 0.01  # chance that a window of pure noise is cut at all
 DRIFT_ALPHA = 0.01  # chance that a level of pure noise is taken for a drift
 DRIFT_MIN = 6  # kept runs before a drift is looked for
-ROBUST_DIFFS = 12  # first differences before their MAD scales the cut search
+# The cut search's noise: the root mean square of first differences over sqrt(2). A step
+# moves one difference only (a 10 % step in 20 runs of 3 % noise inflates it by a seventh),
+# outliers are out already, and their MAD is far too noisy over a window of runs (its
+# standard error near 45 % at 14 differences: half the windows cut on noise).
+ROBUST_DIFFS = 10**9
 SCALE_FLOOR = 0.002  # the least run-to-run noise the cut search credits (a tenth of 2 %)
 FLOOR = 1e-4  # the least scatter judged with (log units): a history that never moved is
 # not infinitely sure
@@ -214,6 +218,32 @@ def _line(y: np.ndarray, runs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return slope, tbar, sxx
 
 
+def _transients(z: np.ndarray, kept: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """A config's cuts (N,) less those around a transient: a segment after which the
+    level is back where it was before it (the segments on either side do not differ at
+    STEP_ALPHA) is a spell of slow or fast runs, part of how the config scatters, not two
+    steps; one such run is an outlier already. Merged until none is left."""
+    cuts = cuts.copy()
+    limit = tdist.chi2_isf(STEP_ALPHA, z.shape[1])
+    while True:
+        starts = [0, *np.nonzero(cuts)[0].tolist(), len(cuts)]
+        segs = [kept & (np.arange(len(cuts)) >= a) & (np.arange(len(cuts)) < b)
+                for a, b in zip(starts[:-1], starts[1:], strict=True)]  # fmt: skip
+        merged = False
+        for k in range(1, len(segs) - 1):
+            before, after = segs[k - 1], segs[k + 1]
+            nb, na = int(before.sum()), int(after.sum())
+            if not nb or not na:
+                continue
+            jump = z[after].mean(axis=0) - z[before].mean(axis=0)
+            if float((jump * jump).sum()) / (1 / nb + 1 / na) < limit:
+                cuts[starts[k]] = cuts[starts[k + 1]] = False
+                merged = True
+                break
+        if not merged:
+            return cuts
+
+
 def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each config's shape (C,) and cuts (C, N) from its kept runs' gated deviations."""
     configs, runs, g = y.shape
@@ -231,6 +261,8 @@ def shapes(y: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pen = np.array([tdist.chi2_isf(STEP_ALPHA / max(int(k) - 1, 1), g) for k in n[cuttable]])
         found = segments.partition(z[cuttable], pen, MIN_SEGMENT)
         cuts[cuttable] = found
+        for c in np.nonzero(cuts.any(axis=1))[0]:
+            cuts[c] = _transients(z[c], kept[c], cuts[c])
         ids = np.cumsum(cuts, axis=1)
         rss = _rss_segments(np.nan_to_num(z), ids, kept)
         count = cuts.sum(axis=1)
