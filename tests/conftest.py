@@ -217,6 +217,7 @@ SLOW_TESTS = frozenset(
         "test_an_acknowledgement_covers_only_the_verdict_the_maintainer_saw",
         "test_one_png_per_config_readable_by_all",
         "test_simulated_noise_without_change_raises_few_alarms",
+        "test_a_ten_percent_drop_of_one_point_is_caught_with_three_pooled_runs",
         "test_two_thousand_rows_fit_in_one_comment",
         # the real H200 runs (tests/results/verdict/test_real_noise.py: both sets built)
         "test_unchanged_runs_and_pooled_triples_of_them_never_fail_the_gate",

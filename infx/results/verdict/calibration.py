@@ -22,6 +22,8 @@ from infx.results.noise.series import GATED, SIGNS
 from infx.results.noise.tdist import t_cdf
 from infx.results.verdict.decide import EDGE, SHARE, bh
 
+MIN_RUNS = 3  # runs of a config's level before its runs are judged one against the others
+
 
 @dataclass(frozen=True)
 class Calibration:
@@ -96,7 +98,8 @@ def calibrate(
         best_pt = np.nanmin(p_pt, axis=(2, 3)) * n_pt / (1 - SHARE)
     p = np.fmin(best_cfg, best_pt)
     p = np.minimum(1.0, p)
-    judged = level | out
+    # a run left out needs two others to be judged against (a scatter of one degree of freedom)
+    judged = (level | out) & (model.n >= MIN_RUNS)[:, None]
     p = np.where(judged & np.isfinite(p), p, np.nan)
     failed = np.zeros(level.shape, dtype=bool)
     sweeps = 0

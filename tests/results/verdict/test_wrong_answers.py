@@ -122,3 +122,33 @@ def test_a_sweep_one_step_further_along_mains_drift_is_not_a_sweep_wide_regressi
     (pr,) = runs.pr(effect=effect)
     report = compare(pr["rows"], runs.history(20))
     assert report.sweep_verdict == WORSE and report.failing
+
+
+def test_a_ten_percent_drop_of_one_point_is_caught_with_three_pooled_runs() -> None:
+    """#32: one point of one config among 30 drops 10 % in throughput; three runs of the PR
+    are pooled, over 20 main runs at 2 % noise per point whose run effect (a share 0.4) is
+    each config's own. It was caught in 10 of 15 sweeps; the per-point residual test, on
+    point weights that keep a config's noisy points out of its quiet ones' residuals, must
+    catch it in 14 of 15, and call no other config regressed in most sweeps."""
+    from tests.results.simulate import CONCS, Runs
+
+    caught, others = 0, 0
+    for seed in range(15):
+        runs = Runs(30, noise=0.02, shared=False, seed=600 + seed)
+        rng = np.random.default_rng(600 + seed)
+        target, point = int(rng.integers(0, 30)), int(rng.integers(0, len(CONCS)))
+        effect = np.zeros((30, len(CONCS), 5))
+        effect[target, point, 0] = np.log(0.9)
+        history = runs.history(20)
+        pr = runs.pr(3, effect)
+        report = compare(pr[0]["rows"], history, repeats=[t["rows"] for t in pr[1:]])
+        by_index = {
+            int(c.identity["model-prefix"][1:]) * 8 + c.identity["tp"] - 1: c for c in report.configs
+        }
+        hit = by_index[target]
+        caught += hit.verdict == REGRESSED and any(
+            p.conc == CONCS[point] and p.verdict == REGRESSED for p in hit.points
+        )
+        others += sum(c.verdict == REGRESSED for i, c in by_index.items() if i != target)
+    assert caught >= 14, caught
+    assert others <= 3, others
