@@ -12,6 +12,18 @@ in process. Per set and history window (10 runs, and all of main's runs), it pri
 - leave one out: main's runs judged as PRs against the others, how many would fail;
 - the same with main's newest run flaky (25 % slow in every point and metric).
 
+Then #32's "fit on one set, judge on the other", both ways. The gated model fits nothing
+across sets (each set is judged against its own main runs, the model's input); what can be
+taken from data is fitted on one set and used on the other:
+
+- the rate the gate runs at: the named false-fail rate (0.05), held unless main's own runs,
+  each left out and judged as a PR (the product's calibration), fail significantly more
+  often than it (a one-sided binomial test at 0.05); then halved until they do not;
+- the advisory lines' tail (below).
+
+and the other set's unchanged singles and pooled triples failing and the change's caught,
+at all of its main runs (the default window of 20 holds them all).
+
 And the one constant that could be fitted to data, the heaviest tail an advisory line
 (TTFT, p99) is judged with: fitted on one set (the fewest degrees of freedom of Student's
 t under which main's own runs, left out one at a time, land beyond their band at most
@@ -27,6 +39,7 @@ import argparse
 import copy
 import itertools
 import json
+import math
 import sys
 import tarfile
 import tempfile
@@ -42,7 +55,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.results.noise import tdist
 from infx.results.verdict import power as power_module
-from infx.results.verdict.decide import ADVISORY_ALPHA, TAIL_DF
+from infx.results.verdict.decide import ADVISORY_ALPHA, TAIL_DF, Q
 from infx.results.verdict.judge import compare
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -66,7 +79,7 @@ def tables(name: str, root: Path) -> dict[str, dict[str, Any]]:
             archive.extractall(root, filter="data")
     out: dict[str, dict[str, Any]] = {"main": {}, "aa": {}, "change": {}}
     for i, (kind, run_dir) in enumerate(
-        (kind, d) for kind in out for d in sorted((root / "jobs" / kind).iterdir())
+        (k, d) for k in out for d in sorted((root / "jobs" / k).iterdir())
     ):
         for job in sorted(p for p in run_dir.iterdir() if p.is_dir()):
             _ok(["results", "process", "--row", (job / "row.json").read_text(),
@@ -93,10 +106,10 @@ def flaky(history: list[dict[str, Any]], factor: float = 0.75) -> list[dict[str,
     return [*history[:-1], newest]
 
 
-def figures(runs: dict[str, dict[str, Any]], history: list[dict[str, Any]]) -> str:
+def figures(runs: dict[str, dict[str, Any]], history: list[dict[str, Any]], q: float = Q) -> str:
     def fails(names: tuple[str, ...], kind: str) -> bool:
         first, *rest = (runs[kind][n]["rows"] for n in names)
-        return compare(first, history, repeats=rest).failing
+        return compare(first, history, repeats=rest, q=q).failing
 
     out = []
     for kind, word in (("aa", "unchanged"), ("change", "change")):
@@ -105,10 +118,25 @@ def figures(runs: dict[str, dict[str, Any]], history: list[dict[str, Any]]) -> s
         triples = list(itertools.combinations(names, 3))
         pooled = sum(fails(t, kind) for t in triples)
         out.append(f"{word} singles fail {singles}/{len(names)}, triples {pooled}/{len(triples)}")
-    report = compare(runs["aa"][sorted(runs["aa"])[0]]["rows"], history)
+    report = compare(runs["aa"][sorted(runs["aa"])[0]]["rows"], history, q=q)
     judged, failed = report.calibration or (0, 0)
     out.append(f"leave one out: {failed} of {judged} main runs would fail")
     return "; ".join(out)
+
+
+def held_rate(history: list[dict[str, Any]], any_pr: list[dict[str, Any]]) -> tuple[float, str]:
+    """The rate the gate runs at, calibrated on main's own runs left out one at a time: the
+    named Q unless their failures are significantly above it (binomial, one-sided 0.05)."""
+    q = Q
+    while True:
+        judged, failed = compare(any_pr, history, q=q).calibration or (0, 0)
+        p_value = sum(  # P(at least `failed` of `judged` at the named rate)
+            math.comb(judged, i) * Q**i * (1 - Q) ** (judged - i) for i in range(failed, judged + 1)
+        )
+        said = f"leave one out at {q:g}: {failed} of {judged} fail (binomial p {p_value:.2f})"
+        if p_value >= 0.05 or q < Q / 16:
+            return q, said
+        q /= 2
 
 
 def _loo_tail_rates(history: list[dict[str, Any]]) -> dict[int, float]:
@@ -169,19 +197,30 @@ def advisory_beyond(runs: dict[str, dict[str, Any]], history: list[dict[str, Any
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--windows", default="10,0", help="history runs (0: all), comma-separated")
+    parser.add_argument(
+        "--windows", default="10,0", help="history runs (0: all), comma-separated; empty: none"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     with tempfile.TemporaryDirectory() as tmp:
         found = {name: tables(name, Path(tmp) / name) for name in SETS}
         for name, runs in found.items():
             main_runs = list(runs["main"].values())
-            for window in (int(w) for w in args.windows.split(",")):
+            for window in (int(w) for w in args.windows.split(",") if w):
                 history = main_runs[-window:] if window else main_runs
                 label = f"{len(history)} main runs"
                 print(f"{name}, {label}: {figures(runs, history)}", flush=True)
                 print(f"{name}, {label}, newest flaky: {figures(runs, flaky(history))}", flush=True)
         names = list(found)
+        for fit_on, judge_on in (names, names[::-1]):
+            fit_main = list(found[fit_on]["main"].values())
+            q, said = held_rate(fit_main, next(iter(found[fit_on]["aa"].values()))["rows"])
+            history = list(found[judge_on]["main"].values())
+            print(
+                f"fitted on {fit_on} ({said}: the gate runs at {q:g}); judged on {judge_on}, "
+                f"{len(history)} main runs: {figures(found[judge_on], history, q)}",
+                flush=True,
+            )
         for fit_on, judge_on in (names, names[::-1]):
             nu = fitted_tail(list(found[fit_on]["main"].values()))
             history = list(found[judge_on]["main"].values())
