@@ -39,6 +39,7 @@ driver, a day), so a run is the unit that is an outlier, that steps, and that dr
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -228,7 +229,7 @@ def _transients(z: np.ndarray, kept: np.ndarray, cuts: np.ndarray) -> np.ndarray
     while True:
         starts = [0, *np.nonzero(cuts)[0].tolist(), len(cuts)]
         segs = [kept & (np.arange(len(cuts)) >= a) & (np.arange(len(cuts)) < b)
-                for a, b in zip(starts[:-1], starts[1:], strict=True)]  # fmt: skip
+                for a, b in itertools.pairwise(starts)]  # fmt: skip
         merged = False
         for k in range(1, len(segs) - 1):
             before, after = segs[k - 1], segs[k + 1]

@@ -38,8 +38,8 @@ from infx.results.table.keys import index, point_names, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.verdict.calibration import calibrate
 from infx.results.verdict.curves import Measured
-from infx.results.verdict.paired import paired
 from infx.results.verdict.decide import SHARE, Q, decide
+from infx.results.verdict.paired import paired
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
 from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
@@ -153,8 +153,15 @@ def _judge(
     if partners is not None:
         rows, which = partners
         beside = [
-            Pending(j.key, j.identity, rows.get(j.key, {}), j.runs, j.expected, j.concs,
-                    tables=which.get(j.key, {}))  # fmt: skip
+            Pending(
+                j.key,
+                j.identity,
+                rows.get(j.key, {}),
+                j.runs,
+                j.expected,
+                j.concs,
+                tables=which.get(j.key, {}),
+            )
             for j in pending
         ]
         count = 1 + max((i for j in beside for t in j.tables.values() for i in t), default=0)

@@ -117,8 +117,17 @@ def build(spec: RealSet, root: Path) -> tuple[Path, dict[str, Path]]:
 def _judge(real: Built, names: tuple[str, ...], *extra: str) -> tuple[int, dict]:
     repeats = [a for n in names[1:] for a in ("--repeat", str(real.tables[n]))]
     code, output = _invoke(
-        ["results", "compare", str(real.tables[names[0]]), *repeats, "--history",
-         str(real.history), "--format", "json", *extra]  # fmt: skip
+        [
+            "results",
+            "compare",
+            str(real.tables[names[0]]),
+            *repeats,
+            "--history",
+            str(real.history),
+            "--format",
+            "json",
+            *extra,
+        ]
     )
     assert code in (0, 1), output
     doc, _ = json.JSONDecoder().raw_decode(output[output.index("{") :])  # stderr follows
@@ -195,8 +204,15 @@ def test_one_run_given_twice_is_not_a_repeat(real: Built) -> None:
 
 def test_repeats_of_another_head_are_refused(real: Built) -> None:
     code, output = _invoke(
-        ["results", "compare", str(real.tables[real.spec.aa[0]]), "--repeat",
-         str(real.tables[real.spec.change[0]]), "--history", str(real.history)]  # fmt: skip
+        [
+            "results",
+            "compare",
+            str(real.tables[real.spec.aa[0]]),
+            "--repeat",
+            str(real.tables[real.spec.change[0]]),
+            "--history",
+            str(real.history),
+        ]
     )
     assert code == 2
     assert "different commits, not repeats" in output

@@ -143,7 +143,8 @@ def test_a_ten_percent_drop_of_one_point_is_caught_with_three_pooled_runs() -> N
         pr = runs.pr(3, effect)
         report = compare(pr[0]["rows"], history, repeats=[t["rows"] for t in pr[1:]])
         by_index = {
-            int(c.identity["model-prefix"][1:]) * 8 + c.identity["tp"] - 1: c for c in report.configs
+            int(c.identity["model-prefix"][1:]) * 8 + c.identity["tp"] - 1: c
+            for c in report.configs
         }
         hit = by_index[target]
         caught += hit.verdict == REGRESSED and any(
