@@ -19,7 +19,6 @@ METRICS = (*(c.key for c in CHECKS), "intvty")
 GATING = len(CHECKS)  # the first GATING metrics are judged; interactivity is shown only
 # +1: higher is better (throughput, interactivity); -1: lower is (latencies)
 SIGNS = np.array([1.0 if c.higher_is_better else -1.0 for c in CHECKS] + [1.0])
-CURVE_METRICS = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 _NAN = math.nan
 
 
@@ -89,11 +88,6 @@ def measured(row: dict[str, Any], key: str) -> float | None:
     """The PR's value as judged: 0 too (a throughput of 0 is a regression, not n/a)."""
     value = row.get("metrics", {}).get(key)
     return value if isinstance(value, int | float) and value >= 0 else None
-
-
-def positive(row: dict[str, Any], key: str) -> float | None:
-    value = row.get("metrics", {}).get(key)
-    return value if isinstance(value, int | float) and value > 0 else None
 
 
 @dataclass

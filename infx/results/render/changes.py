@@ -3,8 +3,6 @@ summary, one section per suspect commit range, and the issue to open per range."
 
 from __future__ import annotations
 
-from typing import Any
-
 from infx.markdown import Align, Md, table, text
 from infx.results.render.cells import number, run_link, verdict_text
 from infx.results.verdict.steps import ChangeIssue, Commits, Range, Step, marker
@@ -31,11 +29,6 @@ def plan_issues(
         )
         out.append(ChangeIssue(bad.get("id"), marker(bad), title, body))
     return out
-
-
-def _sha(run: dict[str, Any]) -> str:
-    sha = run.get("sha")
-    return f"`{text(sha[:7])}`" if isinstance(sha, str) and sha else "?"
 
 
 def changes_report(

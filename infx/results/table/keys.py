@@ -163,20 +163,6 @@ def _canonical(images: dict[str, set[str]], raw: str) -> str:
     return keys[0] if len(keys) == 1 else raw
 
 
-def match_key(
-    kind: str, identity: dict[str, Any], names: dict[str, str], row: dict[str, Any] | None = None
-) -> str:
-    """The key a config is matched under in one comparison: configs whose names differ only
-    by case or spacing are one config there (the first key seen, kept in `names` by folded
-    key, stands for all), so a respelled name is neither new nor lost. With `names` from
-    `point_names`, a split identity's key ends with the row's variant."""
-    folded = folded_key(kind, identity)
-    key = names.setdefault(folded, f"{kind}|{config_key(identity)}")
-    if row is None or not isinstance(names, Names) or folded not in names.split:
-        return key
-    return f"{key} {names.split[folded][variant(row)]}"
-
-
 def key_identity(key: str) -> dict[str, Any]:
     """The identity (without conc) a matching key names."""
     found, _ = json.JSONDecoder().raw_decode(key.split("|", 1)[1])
@@ -247,7 +233,8 @@ def index(
 ) -> dict[str, dict[int, dict[str, Any]]]:
     """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
     whose names differ only by case or spacing share one key (said in `notes`); tables
-    indexed for one comparison share its `names` (see match_key)."""
+    indexed for one comparison share its `names` (the first key seen stands for its folded
+    key; with `names` from `point_names`, a split identity's key ends with the row's variant)."""
     names = {} if names is None else names
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:

@@ -45,15 +45,6 @@ from infx.results.verdict.words import (
     judge_score,
 )
 
-_EDGE = 1e-9  # percent: a change on the band's edge (give or take float error) is noise
-
-
-def direction(change_pct: float, band_pct: float, higher_is_better: bool) -> str:
-    """Within the band (its edge included, give or take float error) is noise."""
-    if abs(change_pct) <= band_pct + _EDGE:
-        return NOISE
-    return IMPROVED if (change_pct > 0) == higher_is_better else REGRESSED
-
 
 @dataclass(frozen=True)
 class Judged:
