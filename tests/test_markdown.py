@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -44,3 +49,221 @@ def test_text_is_one_line_and_idempotent_as_md(value: str) -> None:
     out = markdown.text(value)
     assert "\n" not in out and "\r" not in out
     assert markdown.text(out) == out and isinstance(out, Md)
+
+
+# --- the rule: every value in Markdown goes through infx/markdown.py ---------------------
+# Checked on the code as written: each rule below names the module and line that breaks it.
+
+ROOT = Path(__file__).resolve().parents[1]
+WRITER = ROOT / "infx" / "markdown.py"
+# markdown.py's writers, by the names modules call them (`markdown.text` or `text`).
+WRITERS = frozenset({"text", "code", "link", "bold", "cell", "table", "Md"})
+# Calls that make a number, never text an outsider wrote.
+NUMBERS = frozenset({"len", "sum", "int", "round", "float", "min", "max", "number"})
+# A Markdown heading or list item (at a line's start), or bold: block text a comment,
+# step summary or check run shows.
+BLOCK = re.compile(r"(^|\n)(#{1,6} |- )|\*\*")
+# Placeholders in such text that hold no outsider's data, each said why (file, expression).
+KNOWN = {
+    ("infx/cli/merge.py", "text"): "a terminal line (click.echo), not Markdown",
+    ("infx/matrix/inputs.py", "text"): "a glob pattern (`**`), not Markdown",
+    ("infx/rerun/decide.py", "title"): "the caller's fixed title",
+    ("infx/rerun/decide.py", "decision.preview"): "a table markdown.table wrote",
+    ("infx/rerun/plan.py", "request.source_id"): "a run id (int)",
+    ("infx/rerun/plan.py", "request.scope"): "a scope word of the command line (click.Choice)",
+    ("infx/rerun/plan.py", "planned"): "a count (int)",
+    ("infx/reuse/ack.py", "word"): "a word of VERDICT_WORDS",
+    ("infx/reuse/status.py", "asked.pull.number"): "a pull request number (int)",
+    ("infx/sweep/plan.py", "table"): "a table markdown.table wrote (summary_table)",
+    ("infx/sweep/plan.py", "shown"): "'runs' or 'skipped'",
+    (
+        "infx/results/render/comment.py",
+        "context.ack_note",
+    ): "Md (Context.ack_note: Md, by gate.ack_note)",
+}
+
+
+@cache
+def _sources() -> dict[str, ast.Module]:
+    return {
+        p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"))
+        for p in sorted((ROOT / "infx").rglob("*.py"))
+        if p != WRITER
+    }
+
+
+def _literal(node: ast.JoinedStr) -> str:
+    """An f-string's text, each placeholder a NUL."""
+    return "".join(v.value if isinstance(v, ast.Constant) else "\0" for v in node.values)
+
+
+def _called(node: ast.expr) -> str:
+    """The name a call calls: `text(...)`, `markdown.text(...)`; "" for anything else."""
+    if not isinstance(node, ast.Call):
+        return ""
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.attr if func.value.id == "markdown" else ""
+    return ""
+
+
+def _md_functions(trees: dict[str, ast.Module]) -> frozenset[str]:
+    """markdown.py's writers and every function of infx typed to return Md."""
+    found = {
+        n.name
+        for tree in trees.values()
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef) and n.returns is not None
+        if ast.unparse(n.returns) in ("Md", "'Md'")
+    }
+    return WRITERS | found
+
+
+def _writes(node: ast.expr | None, md: frozenset[str]) -> bool:
+    """A writer's call or a constant (`EMPTY`), or a choice between two (`Md(...) if x else
+    EMPTY`)."""
+    if isinstance(node, ast.IfExp):
+        return _writes(node.body, md) and _writes(node.orelse, md)
+    if isinstance(node, ast.Name):
+        return node.id.isupper()
+    return node is not None and _called(node) in md
+
+
+def _escaped(node: ast.expr, md: frozenset[str], made: set[str]) -> bool:
+    """A value that is Markdown infx wrote or a number: a writer's call, a number's, a
+    constant's name, or a local name assigned only such calls."""
+    name = _called(node)
+    if name in md or name in NUMBERS:
+        return True
+    if isinstance(node, ast.Name):
+        return node.id.isupper() or node.id in made
+    if isinstance(node, ast.BinOp):
+        return all(
+            _escaped(side, md, made) or isinstance(side, ast.Constant)
+            for side in (node.left, node.right)
+        )
+    return False
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a module or function, not those of the functions inside it."""
+    found: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(node)
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _made_locally(own: list[ast.AST], md: frozenset[str]) -> set[str]:
+    """Names a scope (its `own` nodes) binds, every time, to a writer's call (`how = Md(...)`)."""
+    bound: dict[str, bool] = {}
+    for node in own:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    ok = _writes(node.value, md)
+                    bound[target.id] = bound.get(target.id, True) and ok
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            ok = node.value is None or _writes(node.value, md)
+            bound[node.target.id] = bound.get(node.target.id, True) and ok
+    return {name for name, ok in bound.items() if ok}
+
+
+def table_rows(tree: ast.Module) -> list[int]:
+    """Lines of strings that write a Markdown table row or rule by hand (`| a | b |`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            value = _literal(node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+        else:
+            continue
+        rows = (line.strip() for line in value.splitlines())
+        if any(r.startswith("|") and r.endswith("|") and r.count("|") >= 2 for r in rows):
+            found.append(node.lineno)
+    return found
+
+
+def code_spans(tree: ast.Module) -> list[str]:
+    """Placeholders written between backticks by hand (`{x}`): data holding a backtick
+    would end the span; markdown.code fences it."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        parts = node.values
+        for i, part in enumerate(parts):
+            if not isinstance(part, ast.FormattedValue):
+                continue
+            before = parts[i - 1] if i else None
+            after = parts[i + 1] if i + 1 < len(parts) else None
+            if (
+                isinstance(before, ast.Constant)
+                and str(before.value).endswith("`")
+                and isinstance(after, ast.Constant)
+                and str(after.value).startswith("`")
+                and not (isinstance(part.value, ast.Name) and part.value.id.isupper())
+            ):
+                found.append(f"{node.lineno}: {ast.unparse(part.value)}")
+    return found
+
+
+def raw_data(tree: ast.Module, md: frozenset[str]) -> list[tuple[int, str]]:
+    """Placeholders in a heading, a list item or bold text that are not escaped."""
+    found = []
+    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))]
+    for scope in scopes:
+        own = _own_nodes(scope)
+        strings = [n for n in own if isinstance(n, ast.JoinedStr) and BLOCK.search(_literal(n))]
+        made = _made_locally(own, md) if strings else set()
+        for node in strings:
+            found += [
+                (node.lineno, ast.unparse(v.value))
+                for v in node.values
+                if isinstance(v, ast.FormattedValue)
+                and v.format_spec is None
+                and not _escaped(v.value, md, made)
+            ]
+    return sorted(set(found))
+
+
+def test_the_rules_find_what_they_forbid() -> None:
+    tree = ast.parse(
+        "def f(name, n):\n"
+        "    rows = ['| a | b |', f'| {name} | {n} |']\n"
+        "    span = f'run `{name}`'\n"
+        "    ok = f'### {text(name)}: {n:.1f} {len(name)}'\n"
+        "    return f'### {name}', f'- {name.text()}', f'**{name}**'\n"
+    )
+    md = _md_functions({})
+    assert table_rows(tree) == [2, 2]
+    assert code_spans(tree) == ["3: name"]
+    assert raw_data(tree, md) == [(5, "name"), (5, "name.text()")]
+
+
+def test_no_module_but_markdown_writes_a_table_row() -> None:
+    found = [f"{path}:{line}" for path, tree in _sources().items() for line in table_rows(tree)]
+    assert found == [], "write tables with infx.markdown.table"
+
+
+def test_no_module_writes_a_code_span_around_data() -> None:
+    found = [f"{path}:{hit}" for path, tree in _sources().items() for hit in code_spans(tree)]
+    assert found == [], "write code spans with infx.markdown.code"
+
+
+def test_no_module_writes_data_unescaped_into_markdown() -> None:
+    trees = _sources()
+    md = _md_functions(trees)
+    found = [
+        (path, expr, line) for path, tree in trees.items() for line, expr in raw_data(tree, md)
+    ]
+    unknown = [f"{p}:{line}: {e}" for p, e, line in found if (p, e) not in KNOWN]
+    assert unknown == [], "escape data with infx.markdown.text (or code, link, bold)"
+    # What is known stays true: each entry still names a placeholder the rule sees.
+    assert sorted(set(KNOWN) - {(p, e) for p, e, _ in found}) == []

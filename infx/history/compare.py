@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from infx.history.sources import history_url, stored_history
+from infx.markdown import Md, code
 from infx.results.compare import facts
 from infx.results.compare.rules import (
     CompareOutcome,
@@ -134,5 +135,6 @@ def _history(
         found = stored_history(source.where, rows, source.runs or 1)
         return without_own_run(found, table, *more)
     if source.baseline is not None:
-        return MainHistory([load_results(source.baseline)], f"one table, `{source.baseline.name}`")
+        said = Md(f"one table, {code(source.baseline.name)}")
+        return MainHistory([load_results(source.baseline)], said)
     return facts.main_history(github(), rows, source)

@@ -11,6 +11,7 @@ from typing import Any
 from infx import git, settings
 from infx.errors import GitError
 from infx.history.windows import families_of, per_config
+from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
 from infx.results.ingest.files import history_folder
 from infx.results.table.keys import family_key
@@ -48,7 +49,7 @@ def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) ->
         docs = history_folder(Path(where))
         if rows is not None:
             docs = per_config(docs, families_of(rows), limit)
-        return MainHistory(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
+        return MainHistory(docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}"))
     from infx.history import open_history
     from infx.history.database import require_existing, shown
 
@@ -64,4 +65,5 @@ def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) ->
                 c for c in history.config_identities() if family_key("", c) in families
             ]
         docs = history.main_runs(limit=limit, configs=configs)
-    return MainHistory(docs, f"{len(docs)} main run(s) from the results history ({shown(url)})")
+    said = Md(f"{len(docs)} main run(s) from the results history ({text(shown(url))})")
+    return MainHistory(docs, said)

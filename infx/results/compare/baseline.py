@@ -57,10 +57,6 @@ class Baseline:
     rows: list[dict[str, Any]]
     meta: dict[str, Any] = field(default_factory=dict)  # the table's own `run`, if any
 
-    @property
-    def name(self) -> str:
-        return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
-
     def document(self) -> dict[str, Any]:
         """The table as a history entry: its rows and the run that made them (the API's
         facts where the table does not say)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
-from infx.markdown import link
+from infx.markdown import EMPTY, Md, code, link, text
 from infx.results.render.cells import SUMMARY_LIMIT
 from infx.results.render.comment import Context, check_output, comment
 from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_line
@@ -121,7 +121,7 @@ class MainHistory:
     """Main's runs as results documents (oldest first), and how they were found."""
 
     docs: list[dict[str, Any]]
-    described: str  # for the comment: "3 run(s) from `history`" and the like
+    described: Md  # for the comment: "3 run(s) from `history`" and the like
     search: str | None = None  # the API search's account, said on stderr
 
 
@@ -133,14 +133,15 @@ def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHis
         return history
     docs = [d for d in history.docs if d["run"].get("id") not in own]
     left = ", ".join(str(i) for i in sorted(own))
-    return MainHistory(docs, f"{history.described}; this run's own table ({left}) left out")
+    said = Md(f"{history.described}; this run's own table ({text(left)}) left out")
+    return MainHistory(docs, said)
 
 
 def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
     """Main's runs the API search found (oldest first), and its account of the search."""
-    described = f"{len(docs)} successful {branch} run(s) read through the API"
+    described = Md(f"{len(docs)} successful {text(branch)} run(s) read through the API")
     if not docs:
-        described = f"none found ({account})"
+        described = Md(f"none found ({text(account)})")
     return MainHistory(docs, described, f"history search: {account}")
 
 
@@ -244,18 +245,20 @@ def outcome(
     how = request.reporting
     plot_note = None
     if plots is not None:
-        plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
-        if plot_failures:
-            plot_note += f"; {len(plot_failures)} could not be drawn (the job log says why)"
+        failed = f"; {len(plot_failures)} could not be drawn (the job log says why)"
+        plot_note = Md(
+            f"{plots} PNG(s) in the {code(how.plots_artifact)} artifact"
+            + (failed if plot_failures else "")
+        )
     context = Context(
         history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
     )
     if site_url and how.pr is not None:
         where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
-        context = replace(context, overlay=f"This run over main's curves: {where}.")
+        context = replace(context, overlay=Md(f"This run over main's curves: {where}."))
     if acknowledgement is not None:
         line = verdict_line(acknowledgement.digest, acknowledgement.since)
-        note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
+        note = ack_note(acknowledgement, ack_label) if report.ack is None else EMPTY
         context = replace(context, verdict_line=line, ack_note=note)
     body = comment(report, context)
     check = None

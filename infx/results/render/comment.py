@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from infx.markdown import Align, Md, table, text
+from infx.markdown import EMPTY, Align, Md, code, table, text
 from infx.results.render.cells import (
     MARK,
     WORD,
@@ -171,13 +171,13 @@ def config_section(config: Config, threshold: float = 2.0) -> str:
 class Context:
     """What the comment says about where the numbers came from and how to acknowledge."""
 
-    history: str | None = None  # how main's history was found
-    plots: str | None = None
+    history: Md | None = None  # how main's history was found
+    plots: Md | None = None
     ack_label: str | None = None
     run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
-    verdict_line: str = ""  # hidden: the failing verdict's digest (infx.results.verdict.gate)
-    ack_note: str = ""  # Markdown: how to acknowledge this verdict, and what did not count
-    overlay: str = ""  # Markdown: the link to this PR's overlay on the results site
+    verdict_line: Md = EMPTY  # hidden: the failing verdict's digest (infx.results.verdict.gate)
+    ack_note: Md = EMPTY  # how to acknowledge this verdict, and what did not count
+    overlay: Md = EMPTY  # the link to this PR's overlay on the results site
 
 
 def headline(report: Report) -> str:
@@ -212,12 +212,12 @@ def gate_line(report: Report, context: Context) -> str:
         return "Gate: passes."
     if report.ack is not None:
         who = text(report.ack.who)
-        label = f"label `{text(context.ack_label)}` added" if context.ack_label else "label"
-        how = f"{label} by {who}" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}"
+        label = f"label {code(context.ack_label)} added" if context.ack_label else "label"
+        how = Md(f"{label} by {who}" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}")
         return f"Gate: passes, acknowledged ({how})."
     if context.ack_note:
         return f"Gate: **fails**. {context.ack_note}"
-    how = f"add the label `{text(context.ack_label)}` or " if context.ack_label else ""
+    how = Md(f"add the label {code(context.ack_label)} or ") if context.ack_label else EMPTY
     return (
         f"Gate: **fails**. To merge anyway, {how}comment `{ACK_COMMAND}` "
         "(write access), then re-run this job."

@@ -102,13 +102,15 @@ def sweep_line(report: Report) -> str:
     """The sweep-wide shift, when this PR's sweep held enough configs to estimate it."""
     if not report.sweep:
         return ""
-    shifts = ", ".join(
-        f"{text(s.metric.label)} {s.change_pct:+.1f}%"
-        + (f" (band ±{s.band_pct:.1f})" if s.band_pct is not None else "")
-        for s in report.sweep
+    shifts = Md(
+        ", ".join(
+            f"{text(s.metric.label)} {s.change_pct:+.1f}%"
+            + (f" (band ±{s.band_pct:.1f})" if s.band_pct is not None else "")
+            for s in report.sweep
+        )
     )
     word = {REGRESSED: "regressed", IMPROVED: "improved", NOISE: "within noise"}
-    verdict = word.get(report.sweep_verdict, report.sweep_verdict)
+    verdict = text(word.get(report.sweep_verdict, report.sweep_verdict))
     return f"Sweep-wide shift (every config alike): {shifts}: **{verdict}**.\n\n"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infx.markdown import Md, table, text
+from infx.markdown import Md, link, table, text
 from infx.results.render.cells import SUMMARY_LIMIT, number, score_cell
 from infx.results.table.keys import config_key, config_label
 
@@ -21,7 +21,7 @@ def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     lines = ["## Benchmark results\n\n"]
     run = doc.get("run") or {}
     if isinstance(run.get("url"), str) and run["url"].startswith("https://"):
-        lines.append(f"Run: <{run['url']}>\n\n")
+        lines.append(f"Run: {link(run['url'], run['url'])}\n\n")
     lines.append(f"{len(rows)} row(s).\n\n")
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

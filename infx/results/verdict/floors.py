@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infx.errors import UsageError
+from infx.markdown import text
 
 METRIC = "exact_match"
 
@@ -108,5 +109,5 @@ def verdict(doc: Mapping[str, Any], floors: Floors | None) -> Verdict:
         lines.append("no accuracy floor applies to these results")
     if not failed:
         return Verdict(lines)
-    summary = "### Accuracy below its floor\n\n" + "\n".join(f"- {c.text()}" for c in failed)
+    summary = "### Accuracy below its floor\n\n" + "\n".join(f"- {text(c.text())}" for c in failed)
     return Verdict(lines, summary + "\n", "; ".join(c.text() for c in failed))

@@ -88,11 +88,11 @@ def shown_since(sticky: Comment | None, digest: str) -> datetime | None:
     return carried if carried is not None else sticky.updated_at
 
 
-def verdict_line(digest: str, since: datetime | None) -> str:
+def verdict_line(digest: str, since: datetime | None) -> Md:
     """The sticky comment's hidden line: the verdict it shows, and since when (None: since
     the edit that writes it, which GitHub's `updated_at` records)."""
     when = f" since {since.isoformat().replace('+00:00', 'Z')}" if since is not None else ""
-    return f"<!-- infx:verdict {digest}{when} -->"
+    return Md(f"<!-- infx:verdict {digest}{when} -->")
 
 
 def same_comment(old: str, new: str) -> bool:

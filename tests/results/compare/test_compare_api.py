@@ -84,7 +84,7 @@ def test_newest_main_run_with_these_configs_is_the_baseline(api, tmp_path: Path)
     outcome = compare(tmp_path, faster)
     assert outcome.exit_code == 0, outcome.output
     (sticky,) = bot_comments(api.state)
-    link = f"newest [{ids[2]}](<https://github.com/acme/bench/actions/runs/{ids[2]}>)"
+    link = f"newest [{ids[2]}](https://github.com/acme/bench/actions/runs/{ids[2]})"
     assert link in sticky["body"]
     assert "1,000 → 1,100 (+10.0% ±7.6) 🟢" in sticky["body"]
     # runs, artifacts named results_bmk, 2 downloads; then the comment (list + create).
@@ -145,7 +145,7 @@ def test_expired_and_unreadable_results_are_skipped(api, tmp_path: Path) -> None
     assert outcome.exit_code == 0, outcome.output
     assert "skipped run 5000 (results expired), run 5001: unreadable results.json" in outcome.output
     assert (
-        "newest [5002](<https://github.com/acme/bench/actions/runs/5002>)"
+        "newest [5002](https://github.com/acme/bench/actions/runs/5002)"
         in (bot_comments(api.state)[0]["body"])
     )
 

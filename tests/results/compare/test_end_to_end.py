@@ -180,7 +180,7 @@ def test_compare_reports_direction_and_magnitude(
     (comment,) = [c for c in api.state.comments if c["user"]["login"] == "github-actions[bot]"]
     assert [c["conclusion"] for c in api.state.check_runs["e" * 40]] == ["success"]
     body = comment["body"]
-    assert "newest [5150](<https://github.com/acme/bench/actions/runs/5150>)" in body
+    assert "newest [5150](https://github.com/acme/bench/actions/runs/5150)" in body
     assert body.splitlines()[3].startswith("**🟢 improved**")
     assert "Points: 2 improved · 0 regressed · 0 within noise · 0 new · 0 missing." in body
     for conc in (1, 4):
