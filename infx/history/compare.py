@@ -25,6 +25,7 @@ from infx.results.compare.rules import (
     without_own_run,
 )
 from infx.results.ingest.files import load_results
+from infx.results.render.plot import draw_each
 from infx.results.verdict.gate import Acknowledgement, verdict_digest
 from infx.results.verdict.judge import compare as judge
 from infx.results.verdict.repeats import same_head
@@ -114,7 +115,6 @@ def _recorded(
 def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
     """Draw the Pareto plots; a plot that cannot be drawn (matplotlib missing, a config it
     chokes on) is said, and never stops the comment, the check run or the gate."""
-    from infx.results.render.plot import draw_each
 
     try:
         written, failed = draw_each(report, folder)

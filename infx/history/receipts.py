@@ -20,6 +20,8 @@ from infx.history.database import database_errors, dialect_insert, engine, migra
 from infx.history.rows import now
 from infx.matrix.manifest import canonical, digest
 
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 

@@ -10,6 +10,8 @@ from typing import Any
 
 from infx import git, settings
 from infx.errors import GitError
+from infx.history.database import location, require_existing, shown
+from infx.history.store import open_history
 from infx.history.windows import families_of, per_config
 from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
@@ -34,7 +36,6 @@ def repository_root() -> Path:
 
 def history_url(explicit: str | None) -> tuple[str, Settings]:
     """The history's URL and the repository settings."""
-    from infx.history.database import location
 
     root = repository_root()
     found = settings.load(root)
@@ -50,8 +51,6 @@ def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) ->
         if rows is not None:
             docs = per_config(docs, families_of(rows), limit)
         return MainHistory(docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}"))
-    from infx.history import open_history
-    from infx.history.database import require_existing, shown
 
     url, _ = history_url(where)
     require_existing(url)

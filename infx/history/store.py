@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infx.errors import ResultsError
+from infx import git, settings
+from infx.errors import GitError, ResultsError
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
 from infx.results.table.keys import config_key, config_label
 
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
@@ -450,8 +453,6 @@ def open_history(url: str | None = None) -> History:
     """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
     (.infx/history.sqlite in the current repository) say; migrated to the newest schema.
     Relative paths are read from the repository's root."""
-    from infx import git, settings
-    from infx.errors import GitError
 
     try:
         root = git.root()

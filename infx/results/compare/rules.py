@@ -290,7 +290,6 @@ def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
     """A table without a row measured nothing, and nothing measured is not a pass: exit 1,
     and in JSON a verdict document saying so (its gate not passed)."""
     from infx.results.verdict.document import to_json
-    from infx.results.verdict.report import Report
 
     said = f"{request.current} holds no results: nothing was measured"
     stdout = ""

@@ -13,6 +13,7 @@ from typing import Any
 from infx import schemas
 from infx.errors import ResultsError
 from infx.results.ingest.process import TABLE_FILE, document, encoded
+from infx.results.render.summary import summary
 from infx.results.table.keys import point_key
 
 _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware")
@@ -193,7 +194,6 @@ def collect(
 ) -> Collected:
     """This run's job files over the earlier runs' tables: results.json, results.csv and
     summary.md, with a warning per point measured twice."""
-    from infx.results.render.summary import summary
 
     warnings = []
     if not jobs:

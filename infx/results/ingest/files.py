@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from infx import git
 from infx.errors import ResultsError, UsageError
+from infx.matrix.load import load_yaml, yaml_error
 from infx.results.ingest.clients import AIPERF, LM_EVAL, read_aiperf, read_lm_eval, read_vllm
 from infx.results.ingest.process import (
     RESULT_FILE,
@@ -25,6 +27,7 @@ from infx.results.ingest.process import (
 )
 from infx.results.table.keys import point_key
 from infx.results.verdict.floors import Floors, table_of
+from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
 
@@ -194,8 +197,6 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
         except json.JSONDecodeError as exc:
             raise UsageError(f"{setting}: not JSON: {exc.msg}") from None
     else:
-        from infx.matrix.load import load_yaml, yaml_error
-
         try:
             value = load_yaml(data)
         except yaml_error() as exc:
@@ -207,8 +208,6 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
 
 def repository_floors() -> Floors | None:
     """The accuracy floors of the repository the command runs in (None: no floor set)."""
-    from infx import git
-    from infx.settings import load as load_settings
 
     root = git.root()
     return load_floors(load_settings(root).accuracy_floors, root)

@@ -23,7 +23,9 @@ from infx.matrix.expand import row_concs
 from infx.matrix.rows import gpu_type
 from infx.results.ingest.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
 
-if TYPE_CHECKING:  # jsonschema loads only to say why a document is rejected
+# jsonschema loads inside the functions that check a matrix row or say why a document is
+# rejected (start-up time: jsonschema-rs gives the verdict on a document).
+if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from infx.github.values import Comment
 from infx.markdown import EMPTY, Align, Md, code, table, text
+from infx.results.render import model as words
 from infx.results.render.cells import (
     MARK,
     WORD,
@@ -22,7 +23,10 @@ from infx.results.render.cells import (
     verdict_text,
     word_of,
 )
+from infx.results.render.model import curve_cell, method, sweep_line
 from infx.results.table.metrics import CHECKS
+from infx.results.verdict.gate import shown_line
+from infx.results.verdict.report import Check, Config, Curve, Point, Report, Score
 from infx.results.verdict.words import (
     COMPARED,
     COVERAGE_LOST,
@@ -33,11 +37,6 @@ from infx.results.verdict.words import (
     REGRESSED,
     UNKNOWN,
 )
-
-if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
-    from infx.github.client import Comment
-    from infx.results.verdict.report import Check, Config, Curve, Point, Report, Score
-
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
@@ -118,7 +117,6 @@ def _score_row(s: Score) -> list[Md]:
 
 
 def _curve(curve: Curve | None) -> Md:
-    from infx.results.render.model import curve_cell
 
     mark = ""
     if curve is not None and curve.verdict in (IMPROVED, REGRESSED):
@@ -132,7 +130,6 @@ def _counts(config: Config) -> str:
 
 
 def config_section(config: Config, threshold: float = 2.0) -> str:
-    from infx.results.render import model as words
 
     lines = [f"### {text(config.label)}: {verdict_text(config.verdict)}\n\n"]
     if config.only_main:
@@ -225,7 +222,6 @@ def gate_line(report: Report, context: Context) -> str:
 
 
 def _method(report: Report) -> str:
-    from infx.results.render.model import method
 
     return method(report)
 
@@ -248,8 +244,6 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     """
     head = [MARKER]
     if context.run_id is not None:
-        from infx.results.verdict.gate import shown_line
-
         ack = report.ack.comment_id if report.ack is not None else None
         head.append("\n" + shown_line(context.run_id, ack))
     if context.verdict_line:
@@ -267,7 +261,6 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         head.append(f"Main's history: {context.history}.\n\n")
     if context.overlay:
         head.append(f"{context.overlay}\n\n")
-    from infx.results.render.model import sweep_line
 
     head.append(sweep_line(report))
     if report.configs:

@@ -7,13 +7,9 @@ Numbers only come from the report; data strings go through `infx.markdown.text`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from infx.markdown import Md, text
+from infx.results.verdict.report import MAIN_MOVED, Config, Curve, Report
 from infx.results.verdict.words import IMPROVED, NOISE, REGRESSED
-
-if TYPE_CHECKING:
-    from infx.results.verdict.report import Config, Curve, Report
 
 NOT_MEANINGFUL = "not meaningful here"
 _RUNS = {1: "one run", 2: "two runs", 3: "three runs"}
@@ -72,7 +68,6 @@ def power_sentence(config: Config) -> str:
 
 def repeats_sentence(config: Config, threshold: float) -> str:
     """For an unconfirmed config: why, and the runs that would settle it, priced."""
-    from infx.results.verdict.report import MAIN_MOVED
 
     if config.why == MAIN_MOVED:
         return (

@@ -29,16 +29,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from infx.results.noise.effects import effects
 from infx.results.noise.fit import fit
 from infx.results.noise.series import GATING, History, Pending, arrays
-from infx.results.table.keys import index, point_names, variant_label
+from infx.results.table.keys import config_label, index, point_names, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import Q, decide, sweep
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
-from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
+from infx.results.verdict.report import SEVERITY, Config, Point, Report, Shift, worst
 from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
 
 
@@ -140,7 +142,6 @@ def _judge(
 
 def _tests_per_config(data: Any) -> Any:
     """Tests a config's family will hold before the curve's: two per judged metric."""
-    import numpy as np
 
     have = np.isfinite(data.pr[:, :, :GATING]).any(axis=1)
     return have.sum(axis=1) * 2
@@ -156,8 +157,6 @@ def _shift_verdict(wide: Any, m: int) -> str:
 
 
 def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:
-    from infx.results.table.keys import config_label
-    from infx.results.verdict.report import Point
 
     return Config(
         key=key,
