@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from infx.history.sources import history_url, stored_history
 from infx.markdown import Md, code
@@ -26,6 +25,7 @@ from infx.results.compare.rules import (
 )
 from infx.results.ingest.files import load_results
 from infx.results.render.plot import draw_each
+from infx.results.table.rows import Table, run_of
 from infx.results.verdict.gate import Acknowledgement, verdict_digest
 from infx.results.verdict.judge import compare as judge
 from infx.results.verdict.repeats import same_head
@@ -94,7 +94,7 @@ def _recorded(
     done: CompareOutcome,
     request: CompareRequest,
     source: HistorySource,
-    table: dict[str, Any],
+    table: Table,
     found: Acknowledgement | None,
 ) -> CompareOutcome:
     """The verdict as the history's verdicts table keeps it, when a pull request is judged
@@ -102,7 +102,7 @@ def _recorded(
     pr, where = request.reporting.pr, source.where
     if pr is None or where is None or Path(where).is_dir() or done.report is None:
         return done
-    run = table.get("run") or {}
+    run = run_of(table)
     head = request.reporting.check_sha or str(run.get("sha") or "")
     digest = found.digest if found is not None else verdict_digest(done.report, head)
     record = verdict_record(pr, run, done.report, head, digest)
@@ -126,8 +126,8 @@ def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
 
 def _history(
     source: HistorySource,
-    table: dict[str, Any],
-    more: list[dict[str, Any]],
+    table: Table,
+    more: list[Table],
     github: Callable[[], facts.Reader],
 ) -> MainHistory:
     rows = table["rows"] + [r for t in more for r in t["rows"]]

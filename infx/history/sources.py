@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from infx import git, settings
 from infx.errors import GitError
@@ -17,6 +16,7 @@ from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
 from infx.results.ingest.files import history_folder
 from infx.results.table.keys import family_key
+from infx.results.table.rows import Row
 from infx.settings import Settings
 
 
@@ -42,7 +42,7 @@ def history_url(explicit: str | None) -> tuple[str, Settings]:
     return location(explicit, os.environ, found, root), found
 
 
-def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) -> MainHistory:
+def stored_history(where: str, rows: list[Row] | None, limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
     (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
     their families) the newest `limit` runs holding it."""

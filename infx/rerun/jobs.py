@@ -20,6 +20,7 @@ from infx.rerun.rules import (
     valid_points,
 )
 from infx.rerun.triage import Attempt, summary
+from infx.results.table.rows import Table
 from infx.sweep.outcome import Outcome, json_bytes
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class TriageFacts:
     jobs: list[Job]  # every attempt of this run's jobs
     logs: dict[int, str | None]  # log tails read, by job id
     earlier: list[dict[str, Any]]  # the source run's attempts, for a rerun
-    results: list[dict[str, Any]]  # this run's job results
+    results: list[Table]  # this run's job results
     skipped: list[str]  # files that are not results
 
 

@@ -36,6 +36,7 @@ from infx.rerun.rules import (
     valid_points,
 )
 from infx.rerun.rules import rerun_plan as plan_rerun
+from infx.results.table.rows import Table
 from infx.sweep.outcome import Outcome, json_bytes
 from infx.sweep.plan import budget_outputs
 from infx.sweep.record import PINS_FILE, RECORD_FILE, RunRecord
@@ -98,7 +99,7 @@ class RerunPlanFacts:
     manifest: dict[str, Any] = field(default_factory=dict)  # the source's
     recipe_changes: list[str] = field(default_factory=list)
     floors: Floors | None = None
-    docs: list[dict[str, Any]] = field(default_factory=list)
+    docs: list[Table] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     pools: dict[str, list[str]] = field(default_factory=dict)  # runner label -> nodes
     other_node: bool = True  # settings: rerun infra failures on another node

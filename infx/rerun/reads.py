@@ -56,6 +56,7 @@ from infx.rerun.plan import (
 from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
 from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
 from infx.results.ingest.files import load_floors
+from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors
 from infx.settings import load as load_settings
 from infx.settings import load_at
@@ -114,19 +115,19 @@ def triage_facts(request: TriageRequest) -> TriageFacts:
     earlier: list[dict[str, Any]] = []
     if previous is not None and (previous / TRIAGE_FILE).is_file():
         earlier = read_attempts(previous / TRIAGE_FILE)
-    docs: list[dict[str, Any]] = []
+    docs: list[Table] = []
     skipped: list[str] = []
     if needs_results(files):
         docs, skipped = _job_results(request.results_dirs)
     return TriageFacts(run_id, files, jobs, logs, earlier, docs, skipped)
 
 
-def _job_results(folders: tuple[Path, ...]) -> tuple[list[dict[str, Any]], list[str]]:
+def _job_results(folders: tuple[Path, ...]) -> tuple[list[Table], list[str]]:
     """The job result files below the folders (not tables: a rerun's table holds its
     source's points too), and the files skipped as no results."""
     from infx.results.ingest.files import job_files, load_results
 
-    docs: list[dict[str, Any]] = []
+    docs: list[Table] = []
     skipped: list[str] = []
     for path in job_files(list(folders)):
         try:

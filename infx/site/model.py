@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from infx.results.table.rows import Table
+
 # Metrics the site shows, in the units results rows store them (seconds for latencies).
 # `intvty` is interactivity (tok/s/user): median, else mean, as `results compare` reads it.
 METRICS = ("tput_per_gpu", "intvty", "median_ttft", "p99_ttft", "median_tpot", "p99_tpot")
@@ -118,6 +120,6 @@ class PrResults:
     """A PR's results table (`--pr-results`) and main's history for its configs."""
 
     number: int
-    table: dict[str, Any]
-    history: list[dict[str, Any]]
+    table: Table
+    history: list[Table]
     name: str  # the file it came from

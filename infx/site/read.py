@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from infx.errors import UsageError
 from infx.history.database import database_errors, engine, location, migrate, shown
 from infx.results.table.keys import config_label
+from infx.results.table.rows import Identity
 from infx.settings import Settings
 from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run
 
@@ -100,7 +101,7 @@ def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
         config = by_config.get((config_id, kind))
         if config is None:
             key, identity = identities[config_id]
-            label = config_label({**identity, "conc": 0})
+            label = config_label(cast(Identity, identity))  # stored from a checked table
             config = by_config[(config_id, kind)] = ConfigHistory(
                 slug(kind, key),
                 key,

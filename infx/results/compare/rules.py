@@ -20,6 +20,7 @@ from infx.errors import UsageError
 from infx.markdown import EMPTY, Md, code, link, text
 from infx.results.render.cells import SUMMARY_LIMIT
 from infx.results.render.comment import Context, check_output, comment
+from infx.results.table.rows import RunInfo, Table, run_of
 from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.verdict.report import Report
 from infx.results.verdict.words import NEW
@@ -120,24 +121,24 @@ def _filled(kind: type[T], options: Mapping[str, object]) -> T:
 class MainHistory:
     """Main's runs as results documents (oldest first), and how they were found."""
 
-    docs: list[dict[str, Any]]
+    docs: list[Table]
     described: Md  # for the comment: "3 run(s) from `history`" and the like
     search: str | None = None  # the API search's account, said on stderr
 
 
-def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHistory:
+def without_own_run(history: MainHistory, *tables: Table) -> MainHistory:
     """This run's own tables (and its repeats') inside a --history folder or database are
     never its baseline."""
-    own = {i for t in tables if isinstance(i := (t.get("run") or {}).get("id"), int)}
-    if not own or not any(d["run"].get("id") in own for d in history.docs):
+    own = {i for t in tables if isinstance(i := run_of(t).get("id"), int)}
+    if not own or not any(run_of(d).get("id") in own for d in history.docs):
         return history
-    docs = [d for d in history.docs if d["run"].get("id") not in own]
+    docs = [d for d in history.docs if run_of(d).get("id") not in own]
     left = ", ".join(str(i) for i in sorted(own))
     said = Md(f"{history.described}; this run's own table ({text(left)}) left out")
     return MainHistory(docs, said)
 
 
-def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
+def api_history(docs: list[Table], branch: str, account: str) -> MainHistory:
     """Main's runs the API search found (oldest first), and its account of the search."""
     described = Md(f"{len(docs)} successful {text(branch)} run(s) read through the API")
     if not docs:
@@ -170,9 +171,7 @@ class Verdict:
     judged_at: datetime | None = None  # UTC, naive; None: when it is recorded
 
 
-def verdict_record(
-    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
-) -> Verdict | None:
+def verdict_record(pr: int, run: RunInfo, report: Report, head: str, digest: str) -> Verdict | None:
     """The row the verdicts table keeps of this comparison, when the table names its run."""
     from infx.results.verdict.document import to_json
 

@@ -3,9 +3,8 @@ a score with its error, and GitHub's size limits. Data goes through `infx.markdo
 
 from __future__ import annotations
 
-from typing import Any
-
 from infx.markdown import Md, code, link, text
+from infx.results.table.rows import RunInfo
 from infx.results.verdict.words import (
     COVERAGE_LOST,
     IMPROVED,
@@ -48,7 +47,7 @@ def number(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def run_link(run: dict[str, Any] | None) -> Md:
+def run_link(run: RunInfo | None) -> Md:
     """A run as `[id](its page) (`sha`)`; the id alone where its URL is not an https one."""
     if not run:
         return Md("none")

@@ -25,6 +25,7 @@ from infx.results.render.cells import (
 )
 from infx.results.render.model import curve_cell, method, sweep_line
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import metrics_of
 from infx.results.verdict.gate import shown_line
 from infx.results.verdict.report import Check, Config, Curve, Point, Report, Score
 from infx.results.verdict.words import (
@@ -79,7 +80,7 @@ def _point_row(point: Point) -> list[Md]:
     else:
         side = "main" if point.status == MISSING else "pr"
         row = point.main if side == "main" else point.pr
-        metrics = (row or {}).get("metrics", {})
+        metrics = metrics_of(row)
         cells = []
         for metric in shown:
             if metric is None:
