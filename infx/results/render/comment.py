@@ -243,6 +243,19 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     Configs come worst first; detail sections that would pass `limit` are left out and
     counted, so the body always fits.
     """
+    return comments(report, context, limit)[limit]
+
+
+def comments(report: Report, context: Context, *limits: int) -> dict[int, str]:
+    """The comment at each of `limits` (the PR's, the job summary's, the check run's), its
+    parts and every config's section rendered once for all of them."""
+    head, tail = _head(report, context), _tail(report, context)
+    sections = [config_section(config, report.threshold) for config in report.configs]
+    return {limit: _fitted(head, sections, tail, limit) for limit in limits}
+
+
+def _head(report: Report, context: Context) -> str:
+    """Marker, hidden lines, headline, gate, where main's history came from, the summary."""
     head = [MARKER]
     if context.run_id is not None:
         ack = report.ack.comment_id if report.ack is not None else None
@@ -266,6 +279,11 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     head.append(sweep_line(report))
     if report.configs:
         head.append(_summary_table(report) + "\n")
+    return "".join(head)
+
+
+def _tail(report: Report, context: Context) -> str:
+    """How the verdict was reached, the plots, the notes."""
     tail = [_method(report) + "\n"]
     if context.plots:
         tail.append(
@@ -273,11 +291,15 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         )
     for note in report.notes:
         tail.append(f"\nNote: {text(note)}\n")
-    body = "".join(head)
-    budget = limit - len(body) - len("".join(tail)) - 200
+    return "".join(tail)
+
+
+def _fitted(head: str, sections: list[str], tail: str, limit: int) -> str:
+    """Head, the config sections that fit in `limit` (the others counted), tail."""
+    body = head
+    budget = limit - len(body) - len(tail) - 200
     left_out = 0
-    for config in report.configs:
-        section = config_section(config, report.threshold)
+    for section in sections:
         if left_out or len(section) > budget:
             left_out += 1
             continue
@@ -285,15 +307,15 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         budget -= len(section)
     if left_out:
         body += f"_{left_out} more config(s) not detailed here; the job summary lists them._\n\n"
-    if len(body) + len("".join(tail)) > limit:  # the one-line table alone is too long
-        body = body[: limit - len("".join(tail)) - 80] + "\n\n_Cut to fit a comment._\n\n"
-    return body + "".join(tail)
+    if len(body) + len(tail) > limit:  # the one-line table alone is too long
+        body = body[: limit - len(tail) - 80] + "\n\n_Cut to fit a comment._\n\n"
+    return body + tail
 
 
-def check_output(report: Report, context: Context) -> tuple[str, str, str]:
-    """(conclusion, title, summary) of the `infx/results` check run."""
+def check_output(report: Report, body: str) -> tuple[str, str, str]:
+    """(conclusion, title, summary) of the `infx/results` check run; `body` is the comment
+    at CHECK_LIMIT."""
     title = headline(report).strip().replace("**", "")
     title = re.sub(r"^\S+ ", "", title) if title[:1] in "🔴🟠🟢⚪🆕" else title
     conclusion = "success" if report.passed else "failure"
-    summary = comment(report, context, CHECK_LIMIT).replace(MARKER + "\n", "", 1)
-    return conclusion, title[:200], summary
+    return conclusion, title[:200], body.replace(MARKER + "\n", "", 1)

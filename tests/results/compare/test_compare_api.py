@@ -237,6 +237,24 @@ def test_a_regression_fails_the_check_run_and_the_job(api, tmp_path: Path) -> No
     assert "/ack-regression" in bot_comments(api.state)[0]["body"]
 
 
+def test_every_place_a_verdict_is_shown_says_the_same(api, tmp_path: Path) -> None:
+    """The comment, --out, the check run and the job summary show one rendering; stdout's
+    JSON and --verdict-out one document."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    out, verdict = tmp_path / "comment.md", tmp_path / "verdict.json"
+    outcome = verdict_run(
+        api, tmp_path, "--out", str(out), "--verdict-out", str(verdict), "--format", "json"
+    )
+    assert outcome.exit_code == 1, outcome.output
+    (sticky,) = bot_comments(api.state)
+    (check,) = check_runs(api)
+    assert out.read_text() == sticky["body"]
+    assert check["output"]["summary"] == sticky["body"].replace(MARKER + "\n", "", 1)
+    assert (tmp_path / "summary.md").read_text() == sticky["body"] + "\n"
+    shown = json.loads(outcome.stdout)
+    assert shown == json.loads(verdict.read_text()) and shown["gate"]["passed"] is False
+
+
 def test_a_quiet_run_passes_the_check(api, tmp_path: Path) -> None:
     api.state.add_pull(PR, head_sha=HEAD)
     outcome = verdict_run(api, tmp_path, factor=1.0)
