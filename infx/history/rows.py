@@ -17,7 +17,7 @@ from infx.results.table import rows as results
 from infx.results.table.keys import config_key, config_label
 
 if TYPE_CHECKING:  # storing a table reads no API
-    from infx.github.client import Run
+    from infx.github.values import Run
 
 
 @dataclass(frozen=True)
