@@ -225,9 +225,7 @@ PR3058 = replace(
     entry_flags=(*_FLAGS, "no-evals"),
     space_keys=_SPACE_KEYS | {"worker", "num-nodes"},
     aggregate="worker",
-    raw_worker_defaults=MappingProxyType(
-        {**PR2707.raw_worker_defaults, "additional-settings": []}
-    ),
+    raw_worker_defaults=MappingProxyType({**PR2707.raw_worker_defaults, "additional-settings": []}),
     trim="shape",
     node_count=True,
     eval_framework="lm-eval",

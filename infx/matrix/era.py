@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.errors import ConfigError
-from infx.formats import FORMATS, NEWEST, Format, by_name
+from infx.formats import FORMATS, Format, by_name
 from infx.matrix.load import MasterConfigs
 
 
@@ -69,11 +69,18 @@ def _spaces(config: Any) -> Iterator[dict[str, Any]]:
                     yield space
 
 
+def _paired_aggregate(config: Any) -> bool:
+    """A multi-node config that is not disaggregated, written with prefill and decode."""
+    if not isinstance(config, dict) or not config.get("multinode") or config.get("disagg"):
+        return False
+    return any("prefill" in s or "decode" in s for s in _spaces(config))
+
+
 def _config_evidence(masters: MasterConfigs) -> Iterator[Evidence]:
     """What the master configs hold that some format refuses, config by config."""
     differing = _differing([f.space_keys for f in FORMATS])
     keys = _keys_pattern(differing) if differing else None
-    for key in masters.keys():
+    for key in masters.sources:
         text, line = masters.text_of(key)
         where = f"{masters.sources[key]}:{line}: {key}"
         multinode = _MULTINODE.search(text) is not None
@@ -83,14 +90,9 @@ def _config_evidence(masters: MasterConfigs) -> Iterator[Evidence]:
             for name in sorted(used):
                 refused = frozenset(f.name for f in FORMATS if name not in f.space_keys)
                 yield Evidence(where, f"search-space key {name!r}", refused)
-        if multinode and _PAIR.search(text):
-            config = masters.config(key)
-            if isinstance(config, dict) and config.get("multinode") and not config.get("disagg"):
-                if any("prefill" in s or "decode" in s for s in _spaces(config)):
-                    refused = frozenset(f.name for f in FORMATS if f.aggregate != "prefill-decode")
-                    yield Evidence(
-                        where, "an aggregate (disagg: false) multi-node prefill/decode pair", refused
-                    )
+        if multinode and _PAIR.search(text) and _paired_aggregate(masters.config(key)):
+            refused = frozenset(f.name for f in FORMATS if f.aggregate != "prefill-decode")
+            yield Evidence(where, "an aggregate (disagg: false) prefill/decode pair", refused)
 
 
 def _changelog_evidence(changelog: bytes | None, path: str) -> Iterator[Evidence]:

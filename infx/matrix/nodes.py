@@ -114,9 +114,8 @@ def _role_nodes(worker: Mapping[str, Any], role: str, runner: str, gpus: Mapping
     if override is not None:
         return override
     per_node = gpus_per_node(str(worker.get("hardware") or runner), gpus)
-    total = (
-        worker["num-worker"] * worker["tp"] * worker.get("pp", 1) * worker.get("pcp-size", 1)
-    )
+    total: int = worker["num-worker"] * worker["tp"] * worker.get("pp", 1)
+    total *= worker.get("pcp-size", 1)
     return math.ceil(total / per_node)
 
 

@@ -39,6 +39,8 @@ class SweepPlan:
     plan: Plan
     warnings: list[str] = field(default_factory=list)
     choice: Choice | None = None
+    # The head revision as planned: in the chosen format.
+    head: Revision | None = None
 
 
 def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) -> SweepPlan:
@@ -46,9 +48,7 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
     landed = added_entries(inputs.changelog_base, inputs.changelog_head)
     warnings = [f"line {v.line or 1}: {v.text()}" for v in landed.warnings]
     masters = inputs.head.masters
-    choice = choose(
-        masters, inputs.changelog_head, inputs.format_setting, inputs.changelog_path
-    )
+    choice = choose(masters, inputs.changelog_head, inputs.format_setting, inputs.changelog_path)
     fmt = choice.format
     head = replace(inputs.head, fmt=fmt)
     read_base = inputs.base
@@ -78,4 +78,4 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
             "internal error: the plan does not match schemas/sweep-matrix.schema.json "
             f"({wrong[0].message}); please report this"
         )
-    return SweepPlan(plan, warnings, choice)
+    return SweepPlan(plan, warnings, choice, head)

@@ -276,7 +276,9 @@ def _check_entries(entries: Sequence[Mapping[str, Any]], options: PlanOptions, f
                 f"changelog key(s) {', '.join(unknown)} unknown to InferenceX format {fmt}"
             )
     if any(e.get("no-evals") for e in entries) and (options.all_evals or options.evals_only):
-        raise ConfigError("no-evals entries cannot share a sweep with the all-evals or evals-only labels")
+        raise ConfigError(
+            "no-evals entries cannot share a sweep with the all-evals or evals-only labels"
+        )
 
 
 def _check_append_only_mix(entries: Sequence[Mapping[str, Any]], options: PlanOptions) -> bool:

@@ -23,8 +23,8 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 
 if TYPE_CHECKING:
     from infx.matrix.expand import Hardware
-    from infx.matrix.nodes import RecipeReader
     from infx.matrix.manifest import SweepOptions
+    from infx.matrix.nodes import RecipeReader
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
     from infx.matrix.validate import ConfigProblem, Runners
