@@ -210,7 +210,7 @@ def test_format_in_infx_toml_wins(seed: GitRepo) -> None:
     assert "configs/nvidia-master.yaml:" in result.stderr and "worker" in result.stderr
     seed.commit("drop it", **{"configs/nvidia-master.yaml": ""})
     seed.git("tag", "-f", "base")
-    plan, stderr = _plan(seed, entry(["llama-fp8-mi355x-vllm"]))
+    plan, _ = _plan(seed, entry(["llama-fp8-mi355x-vllm"]))
     assert "eval-framework" not in plan["evals"][0]
     # ... and a key it does not know, in an appended entry.
     quiet = entry(["llama-fp8-mi355x-vllm"], f"{LINK}5", extra="  no-evals: true\n")
@@ -226,7 +226,7 @@ def test_aggregate_worker_rows(seed: GitRepo) -> None:
     plan, _ = _plan(seed, entry(["glm-fp8-gb300-dynamo-vllm-agentic-agg"]))
     rows = plan["multi_node"]["agentic"]
     assert [r["conc"] for r in rows] == [[4], [16], [32]]
-    assert [r["exp-name"] for r in rows][0] == "glm5_p1x8_d0x8_conc4"
+    assert rows[0]["exp-name"] == "glm5_p1x8_d0x8_conc4"
     first = rows[0]
     assert first["node-count"] == 2
     assert list(first)[5:8] == ["spec-decoding", "runner", "node-count"]
