@@ -16,8 +16,9 @@ may hold it, and only those are parsed, until each format's first refusal is fou
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +57,7 @@ def _differing(sets: list[frozenset[str]]) -> frozenset[str]:
 
 
 _MULTINODE = re.compile(rb"^[ \t]+multinode:[ \t]*true\b", re.M)
+_DISAGG = re.compile(rb"^[ \t]+disagg:[ \t]*true\b", re.M)
 _PAIR = re.compile(rb"(?<![\w-])(prefill|decode)[ \t]*:", re.M)
 
 
@@ -76,23 +78,33 @@ def _paired_aggregate(config: Any) -> bool:
     return any("prefill" in s or "decode" in s for s in _spaces(config))
 
 
-def _config_evidence(masters: MasterConfigs) -> Iterator[Evidence]:
-    """What the master configs hold that some format refuses, config by config."""
+def _config_evidence(masters: MasterConfigs, refused: Collection[str]) -> Iterator[Evidence]:
+    """What the master configs hold that some format refuses, config by config. A config is
+    parsed only when its text may hold evidence against a format not yet in `refused`
+    (which the caller fills as evidence comes)."""
     differing = _differing([f.space_keys for f in FORMATS])
     keys = _keys_pattern(differing) if differing else None
+    by_key = {
+        name: frozenset(f.name for f in FORMATS if name not in f.space_keys) for name in differing
+    }
+    by_pair = frozenset(f.name for f in FORMATS if f.aggregate != "prefill-decode")
     for key in masters.sources:
         text, line = masters.text_of(key)
         where = f"{masters.sources[key]}:{line}: {key}"
-        multinode = _MULTINODE.search(text) is not None
-        if keys is not None and keys.search(text):
+        wanted = {name for name, against in by_key.items() if not against <= set(refused)}
+        if wanted and keys is not None and keys.search(text):
             config = masters.config(key)
-            used = {k for space in _spaces(config) for k in space if k in differing}
+            used = {k for space in _spaces(config) for k in space if k in wanted}
             for name in sorted(used):
-                refused = frozenset(f.name for f in FORMATS if name not in f.space_keys)
-                yield Evidence(where, f"search-space key {name!r}", refused)
-        if multinode and _PAIR.search(text) and _paired_aggregate(masters.config(key)):
-            refused = frozenset(f.name for f in FORMATS if f.aggregate != "prefill-decode")
-            yield Evidence(where, "an aggregate (disagg: false) prefill/decode pair", refused)
+                yield Evidence(where, f"search-space key {name!r}", by_key[name])
+        if (
+            not by_pair <= set(refused)
+            and _MULTINODE.search(text)
+            and not _DISAGG.search(text)
+            and _PAIR.search(text)
+            and _paired_aggregate(masters.config(key))
+        ):
+            yield Evidence(where, "an aggregate (disagg: false) prefill/decode pair", by_pair)
 
 
 def _changelog_evidence(changelog: bytes | None, path: str) -> Iterator[Evidence]:
@@ -130,7 +142,10 @@ def choose(
         except KeyError as exc:
             raise ConfigError(str(exc.args[0])) from None
     refusal: dict[str, Evidence] = {}
-    for found in (*_config_evidence(masters), *_changelog_evidence(changelog, changelog_path)):
+    evidence = itertools.chain(
+        _changelog_evidence(changelog, changelog_path), _config_evidence(masters, refusal)
+    )
+    for found in evidence:
         for name in found.refused_by:
             refusal.setdefault(name, found)
         if len(refusal) == len(FORMATS):

@@ -21,24 +21,20 @@ from infx.settings import load as load_settings
 
 
 def format_violations(entry: Entry, fmt: Format) -> list[Violation]:
-    """The keys of an entry the repository's format does not know, each at its line."""
+    """The keys of an entry that another format knows and the repository's does not, each at
+    its line (a key no format knows is the schema's to name)."""
     found = []
     for key in entry.data:
-        if key in fmt.entry_keys:
-            continue
         knowing = [f.name for f in FORMATS if key in f.entry_keys]
-        fix = (
-            f"remove it, or set format = {knowing[-1]!r} in infx.toml if the repository is "
-            "on that format"
-            if knowing
-            else "remove it"
-        )
+        if key in fmt.entry_keys or not knowing:
+            continue
         found.append(
             Violation(
                 entry.line_of(str(key)),
                 "format",
                 f"{key}: not a key of InferenceX format {fmt}",
-                fix,
+                f"remove it, or set format = {knowing[-1]!r} in infx.toml if the repository "
+                "is on that format",
             )
         )
     return found
