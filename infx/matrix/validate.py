@@ -144,12 +144,16 @@ def validate_configs(
             if message is None:
                 continue
             path = list(error.absolute_path)[1:]
+            if isinstance(error.instance, dict) and "unknown key(s)" in message:
+                # At the first unknown key's own line, not its parent's.
+                names = message.rsplit("unknown key(s) ", 1)[-1].split(", ")
+                path += [k for k in error.instance if str(k) in names][:1]
             problems.append(
                 ConfigProblem(
                     source,
                     locate_in_config(masters, key, path),
                     key,
-                    message.removeprefix(f"{key}."),
+                    message.removeprefix(f"{key}.").removeprefix(f"{key}: "),
                 )
             )
         for path, message in _rule_problems(config):
