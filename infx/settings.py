@@ -52,6 +52,15 @@ class ReuseSettings:
 
 
 @dataclass(frozen=True)
+class ReviewSettings:
+    """`[review]`: the code-owner sign-off and the Pareto coverage check (docs/review.md)."""
+
+    exempt: tuple[str, ...] = ()  # owners whose sign-off is never required (a core team)
+    escalate: tuple[str, ...] = ()  # who the sign-off verdict asks when coverage is short
+    pareto_points: int = 5  # frontier points a curve needs for the coverage check to pass
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -72,6 +81,7 @@ class Settings:
     accuracy_floors: str | Mapping[str, Any] | None = None
     rerun_other_node: bool = True
     reuse: ReuseSettings = field(default_factory=ReuseSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
 
     def label(self, role: str) -> str:
         """The repository's name for a sweep label (the role's own name unless renamed)."""
@@ -133,6 +143,11 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
         reuse=ReuseSettings(
             moving_tags=table.get("reuse", {}).get("moving-tags", "record"),
+        ),
+        review=ReviewSettings(
+            exempt=tuple(table.get("review", {}).get("exempt", ())),
+            escalate=tuple(table.get("review", {}).get("escalate", ())),
+            pareto_points=table.get("review", {}).get("pareto-points", 5),
         ),
     )
 

@@ -19,6 +19,7 @@ from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 COMMANDS: dict[str, tuple[str, str]] = {
     "changelog": ("changelog:changelog", "Check and rewrite perf-changelog.yaml."),
     "sweep": ("sweep:sweep", "Plan and check benchmark sweeps."),
+    "review": ("review:review", "Maintainer checks of a PR: code-owner sign-off, Pareto coverage."),
     "reuse": ("reuse:reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
     "stage-results": ("reuse:stage_results", "Handle a /stage-results [<run_id>] comment."),
     "apply-decision": ("reuse:apply_decision", "React, dispatch and set the status a `--decide-only` comment command decided."),

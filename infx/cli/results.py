@@ -26,6 +26,7 @@ from infx.cli.options import (
 )
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
+from infx.cli.review import recover
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
@@ -98,8 +99,8 @@ def process(
     runner_name: str, config_key: str,
 ) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
-    from infx.results.files import process_job, write_json
-    from infx.results.process import RESULT_FILE, job_row, written
+    from infx.results.ingest.files import process_job, write_json
+    from infx.results.ingest.process import RESULT_FILE, job_row, written
 
     row = job_row(row_json, os.environ)
     doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
@@ -124,9 +125,9 @@ def collect(
     once."""
     from infx.context import server_url
     from infx.history.publish import collected
-    from infx.results.collect import collect as gather
-    from infx.results.collect import run_metadata
-    from infx.results.files import job_files, load_results, read_job_files
+    from infx.results.ingest.collect import collect as gather
+    from infx.results.ingest.collect import run_metadata
+    from infx.results.ingest.files import job_files, load_results, read_job_files
 
     earlier = [load_results(path) for path in previous]
     jobs = read_job_files(job_files(list(roots)))
@@ -162,13 +163,13 @@ def collect(
 def compare(repo: str | None, **options: object) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""
-    from infx.results.comparison import CompareRequest, require_stats
+    from infx.results.compare.rules import CompareRequest, require_stats
 
     require_stats()
     from infx.history.compare import compare as judge
     from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     asked = CompareRequest.of(options)
     github = client_of(repo)
@@ -193,7 +194,7 @@ def compare(repo: str | None, **options: object) -> None:
 def changes(repo: str | None, **options: object) -> None:
     """After a main run: report series of main's history that stepped in the newest runs,
     with the commits between the last good and the first changed run."""
-    from infx.results.comparison import require_stats
+    from infx.results.compare.rules import require_stats
 
     require_stats()
     from infx.context import server_url
@@ -201,7 +202,7 @@ def changes(repo: str | None, **options: object) -> None:
     from infx.history.changes import changes as find
     from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     github = client_of(repo)
     done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
@@ -221,7 +222,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
     measured again. Only the main branch's runs are accepted.
     """
     from infx.history.ingest import ingest as store
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     said = store(table, history_url, run_id, client_of(repo))
     click.echo(said.line, err=said.err)
@@ -244,7 +245,7 @@ def backfill(
     unreadable or contradictory tables are skipped and named.
     """
     from infx.history.ingest import fill
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     said = fill(
         history_url, client_of(repo), runs=runs, workflow=workflow, branch=branch, budget=budget
@@ -261,9 +262,9 @@ def floors(result_file: Path | None) -> None:
     floor (each named with the number and the floor); 0 when every score meets it or no
     floor applies."""
     from infx.errors import ResultsError
-    from infx.results.files import load_results
-    from infx.results.floors import repository_floors, verdict
-    from infx.results.process import result_file as default_file
+    from infx.results.ingest.files import load_results, repository_floors
+    from infx.results.ingest.process import result_file as default_file
+    from infx.results.verdict.floors import verdict
     from infx.sweep.outcome import Outcome
 
     rules = repository_floors()
@@ -273,3 +274,4 @@ def floors(result_file: Path | None) -> None:
 
 
 results.add_command(provenance)
+results.add_command(recover)

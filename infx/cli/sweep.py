@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli import rerun
+from infx.cli import rerun, review
 from infx.cli.options import (
     EXISTING_FILE,
     FILE,
@@ -165,3 +165,5 @@ for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.re
     sweep.add_command(command)
 sweep.add_command(rerun.dispatch_rerun)
 sweep.add_command(rerun.repeat)
+for command in (review.priority, review.priority_labels, review.success_rate):
+    sweep.add_command(command)
