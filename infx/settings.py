@@ -68,6 +68,8 @@ class Settings:
     changelog: str = CHANGELOG_FILE
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
+    # The InferenceX format the repository is on (infx.formats); None: chosen from its data.
+    format: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     history: str | None = None
     job_files: tuple[str, ...] = JOB_FILES
@@ -130,6 +132,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         changelog=table.get("changelog", CHANGELOG_FILE),
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
+        format=table.get("format"),
         labels=dict(table.get("labels", {})),
         history=table.get("history"),
         job_files=tuple(table.get("job-files", JOB_FILES)),

@@ -93,9 +93,13 @@ def canary_cmd() -> None:
 @strict_option
 def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
+    from infx.matrix.era import choose
+    from infx.settings import load as load_settings
+
     root = git.root()
     masters = load_masters(root, None, config_globs)
-    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict))
+    choice = choose(masters, None, load_settings(root).format)
+    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict, choice))
 
 
 @sweep.command()
