@@ -75,11 +75,11 @@ KNOWN = {
     ("infx/reuse/ack.py", "word"): "a word of VERDICT_WORDS",
     ("infx/reuse/status.py", "asked.pull.number"): "a pull request number (int)",
     ("infx/sweep/plan.py", "table"): "a table markdown.table wrote (summary_table)",
-    ("infx/sweep/plan.py", "shown"): "'runs' or 'skipped'",
     (
         "infx/results/render/comment.py",
         "context.ack_note",
     ): "Md (Context.ack_note: Md, by gate.ack_note)",
+    ("infx/review/signoff.py", "title"): "'Not counted' or 'Note'",
 }
 
 
@@ -122,12 +122,14 @@ def _md_functions(trees: dict[str, ast.Module]) -> frozenset[str]:
 
 
 def _writes(node: ast.expr | None, md: frozenset[str]) -> bool:
-    """A writer's call or a constant (`EMPTY`), or a choice between two (`Md(...) if x else
-    EMPTY`)."""
+    """A writer's call, a constant (`EMPTY`) or text infx wrote (`"✅"`), or a choice between
+    two (`Md(...) if x else EMPTY`)."""
     if isinstance(node, ast.IfExp):
         return _writes(node.body, md) and _writes(node.orelse, md)
     if isinstance(node, ast.Name):
         return node.id.isupper()
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
     return node is not None and _called(node) in md
 
 

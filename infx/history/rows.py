@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -220,14 +221,16 @@ def document(
     return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}
 
 
-def stamp(doc: results.Table, run: Run, branch: str) -> results.Table:
+def stamp(doc: Mapping[str, object], run: Run, branch: str) -> dict[str, object]:
     """The table as main run `run`, with GitHub's facts. A table of another run (a reused
     pull request sweep, republished) keeps that run's id as `reused_from`. ValueError when
     the table contradicts GitHub about its own run."""
-    own = results.run_of(doc)
-    if own.get("id") == run.id and own.get("sha") and own["sha"] != run.head_sha:
+    given = doc.get("run")
+    own: Mapping[str, object] = given if isinstance(given, dict) else {}
+    named, sha = own.get("id"), own.get("sha")
+    if named == run.id and sha and sha != run.head_sha:
         raise ValueError(
-            f"run {run.id}: its table names commit {own['sha'][:7]}, GitHub says {run.head_sha[:7]}"
+            f"run {run.id}: its table names commit {str(sha)[:7]}, GitHub says {run.head_sha[:7]}"
         )
     facts: results.RunInfo = {
         "id": run.id,
@@ -237,11 +240,9 @@ def stamp(doc: results.Table, run: Run, branch: str) -> results.Table:
         "url": run.html_url,
         "created_at": run.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    if isinstance(own.get("id"), int) and own["id"] != run.id:
-        facts["reused_from"] = own["id"]
-    out = doc.copy()
-    out["run"] = facts
-    return out
+    if isinstance(named, int) and named != run.id:
+        facts["reused_from"] = named
+    return {**doc, "run": facts}
 
 
 def check_main_push(run: Run, branch: str) -> None:
@@ -253,9 +254,9 @@ def check_main_push(run: Run, branch: str) -> None:
         )
 
 
-def main_table(doc: results.Table, run: Run | None, branch: str) -> Table:
-    """The table to store: as the main run `run` with GitHub's facts when given one, and
-    only when it ran on the main branch."""
+def main_table(doc: Mapping[str, object], run: Run | None, branch: str) -> Table:
+    """The table to store (`doc` not checked yet): as the main run `run` with GitHub's facts
+    when given one, and only when it ran on the main branch."""
     if run is not None:
         check_main_push(run, branch)
         try:
