@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -83,10 +85,46 @@ KNOWN = {
 }
 
 
+@dataclass
+class Scanned:
+    """What the rules read of one module, found in one walk: its strings, its f-strings
+    with the function (or module) they are in, each scope's assignments to plain names,
+    and the functions it types to return Md."""
+
+    strings: list[ast.Constant | ast.JoinedStr] = field(default_factory=list)
+    fstrings: list[tuple[ast.JoinedStr, int]] = field(default_factory=list)  # (node, scope)
+    bound: dict[int, list[tuple[str, ast.expr | None]]] = field(default_factory=dict)
+    md: set[str] = field(default_factory=set)
+
+
+def scan(tree: ast.Module) -> Scanned:
+    found = Scanned()
+    todo: list[tuple[ast.AST, int]] = [(tree, id(tree))]
+    while todo:
+        node, scope = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.returns is not None and ast.unparse(node.returns) in ("Md", "'Md'"):
+                found.md.add(node.name)
+            scope = id(node)
+        elif isinstance(node, ast.JoinedStr):
+            found.strings.append(node)
+            found.fstrings.append((node, scope))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.strings.append(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.bound.setdefault(scope, []).append((target.id, node.value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.bound.setdefault(scope, []).append((node.target.id, node.value))
+        todo.extend((child, scope) for child in ast.iter_child_nodes(node))
+    return found
+
+
 @cache
-def _sources() -> dict[str, ast.Module]:
+def _sources() -> dict[str, Scanned]:
     return {
-        p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"))
+        p.relative_to(ROOT).as_posix(): scan(ast.parse(p.read_text(encoding="utf-8")))
         for p in sorted((ROOT / "infx").rglob("*.py"))
         if p != WRITER
     }
@@ -109,16 +147,9 @@ def _called(node: ast.expr) -> str:
     return ""
 
 
-def _md_functions(trees: dict[str, ast.Module]) -> frozenset[str]:
+def _md_functions(modules: Iterable[Scanned]) -> frozenset[str]:
     """markdown.py's writers and every function of infx typed to return Md."""
-    found = {
-        n.name
-        for tree in trees.values()
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef) and n.returns is not None
-        if ast.unparse(n.returns) in ("Md", "'Md'")
-    }
-    return WRITERS | found
+    return WRITERS.union(*(m.md for m in modules))
 
 
 def _writes(node: ast.expr | None, md: frozenset[str]) -> bool:
@@ -135,7 +166,7 @@ def _writes(node: ast.expr | None, md: frozenset[str]) -> bool:
 
 def _escaped(node: ast.expr, md: frozenset[str], made: set[str]) -> bool:
     """A value that is Markdown infx wrote or a number: a writer's call, a number's, a
-    constant's name, or a local name assigned only such calls."""
+    constant's name, or a local name assigned only such values."""
     name = _called(node)
     if name in md or name in NUMBERS:
         return True
@@ -149,56 +180,30 @@ def _escaped(node: ast.expr, md: frozenset[str], made: set[str]) -> bool:
     return False
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a module or function, not those of the functions inside it."""
-    found: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            found.append(node)
-            todo.extend(ast.iter_child_nodes(node))
-    return found
+def _made_locally(bound: list[tuple[str, ast.expr | None]], md: frozenset[str]) -> set[str]:
+    """Names a scope binds, every time, to a writer's call (`how = Md(...)`)."""
+    ok: dict[str, bool] = {}
+    for name, value in bound:
+        ok[name] = ok.get(name, True) and (value is None or _writes(value, md))
+    return {name for name, fine in ok.items() if fine}
 
 
-def _made_locally(own: list[ast.AST], md: frozenset[str]) -> set[str]:
-    """Names a scope (its `own` nodes) binds, every time, to a writer's call (`how = Md(...)`)."""
-    bound: dict[str, bool] = {}
-    for node in own:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    ok = _writes(node.value, md)
-                    bound[target.id] = bound.get(target.id, True) and ok
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            ok = node.value is None or _writes(node.value, md)
-            bound[node.target.id] = bound.get(node.target.id, True) and ok
-    return {name for name, ok in bound.items() if ok}
-
-
-def table_rows(tree: ast.Module) -> list[int]:
+def table_rows(module: Scanned) -> list[int]:
     """Lines of strings that write a Markdown table row or rule by hand (`| a | b |`)."""
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
-            value = _literal(node)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            value = node.value
-        else:
-            continue
+    for node in module.strings:
+        value = _literal(node) if isinstance(node, ast.JoinedStr) else str(node.value)
         rows = (line.strip() for line in value.splitlines())
         if any(r.startswith("|") and r.endswith("|") and r.count("|") >= 2 for r in rows):
             found.append(node.lineno)
-    return found
+    return sorted(found)
 
 
-def code_spans(tree: ast.Module) -> list[str]:
+def code_spans(module: Scanned) -> list[str]:
     """Placeholders written between backticks by hand (`{x}`): data holding a backtick
     would end the span; markdown.code fences it."""
     found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.JoinedStr):
-            continue
+    for node, _ in module.fstrings:
         parts = node.values
         for i, part in enumerate(parts):
             if not isinstance(part, ast.FormattedValue):
@@ -213,58 +218,59 @@ def code_spans(tree: ast.Module) -> list[str]:
                 and not (isinstance(part.value, ast.Name) and part.value.id.isupper())
             ):
                 found.append(f"{node.lineno}: {ast.unparse(part.value)}")
-    return found
+    return sorted(found)
 
 
-def raw_data(tree: ast.Module, md: frozenset[str]) -> list[tuple[int, str]]:
+def raw_data(module: Scanned, md: frozenset[str]) -> list[tuple[int, str]]:
     """Placeholders in a heading, a list item or bold text that are not escaped."""
     found = []
-    scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))]
-    for scope in scopes:
-        own = _own_nodes(scope)
-        strings = [n for n in own if isinstance(n, ast.JoinedStr) and BLOCK.search(_literal(n))]
-        made = _made_locally(own, md) if strings else set()
-        for node in strings:
-            found += [
-                (node.lineno, ast.unparse(v.value))
-                for v in node.values
-                if isinstance(v, ast.FormattedValue)
-                and v.format_spec is None
-                and not _escaped(v.value, md, made)
-            ]
+    made: dict[int, set[str]] = {}
+    for node, scope in module.fstrings:
+        if not BLOCK.search(_literal(node)):
+            continue
+        if scope not in made:
+            made[scope] = _made_locally(module.bound.get(scope, []), md)
+        found += [
+            (node.lineno, ast.unparse(v.value))
+            for v in node.values
+            if isinstance(v, ast.FormattedValue)
+            and v.format_spec is None
+            and not _escaped(v.value, md, made[scope])
+        ]
     return sorted(set(found))
 
 
 def test_the_rules_find_what_they_forbid() -> None:
-    tree = ast.parse(
-        "def f(name, n):\n"
-        "    rows = ['| a | b |', f'| {name} | {n} |']\n"
-        "    span = f'run `{name}`'\n"
-        "    ok = f'### {text(name)}: {n:.1f} {len(name)}'\n"
-        "    return f'### {name}', f'- {name.text()}', f'**{name}**'\n"
+    module = scan(
+        ast.parse(
+            "def f(name, n):\n"
+            "    rows = ['| a | b |', f'| {name} | {n} |']\n"
+            "    span = f'run `{name}`'\n"
+            "    mark = 'x' if n else 'y'\n"
+            "    ok = f'### {text(name)}: {n:.1f} {len(name)} {mark}'\n"
+            "    return f'### {name}', f'- {name.text()}', f'**{name}**'\n"
+        )
     )
-    md = _md_functions({})
-    assert table_rows(tree) == [2, 2]
-    assert code_spans(tree) == ["3: name"]
-    assert raw_data(tree, md) == [(5, "name"), (5, "name.text()")]
+    md = _md_functions([])
+    assert table_rows(module) == [2, 2]
+    assert code_spans(module) == ["3: name"]
+    assert raw_data(module, md) == [(6, "name"), (6, "name.text()")]
 
 
 def test_no_module_but_markdown_writes_a_table_row() -> None:
-    found = [f"{path}:{line}" for path, tree in _sources().items() for line in table_rows(tree)]
+    found = [f"{path}:{line}" for path, m in _sources().items() for line in table_rows(m)]
     assert found == [], "write tables with infx.markdown.table"
 
 
 def test_no_module_writes_a_code_span_around_data() -> None:
-    found = [f"{path}:{hit}" for path, tree in _sources().items() for hit in code_spans(tree)]
+    found = [f"{path}:{hit}" for path, m in _sources().items() for hit in code_spans(m)]
     assert found == [], "write code spans with infx.markdown.code"
 
 
 def test_no_module_writes_data_unescaped_into_markdown() -> None:
-    trees = _sources()
-    md = _md_functions(trees)
-    found = [
-        (path, expr, line) for path, tree in trees.items() for line, expr in raw_data(tree, md)
-    ]
+    modules = _sources()
+    md = _md_functions(modules.values())
+    found = [(path, expr, line) for path, m in modules.items() for line, expr in raw_data(m, md)]
     unknown = [f"{p}:{line}: {e}" for p, e, line in found if (p, e) not in KNOWN]
     assert unknown == [], "escape data with infx.markdown.text (or code, link, bold)"
     # What is known stays true: each entry still names a placeholder the rule sees.
