@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from infx import git
 from infx.errors import ConfigError, UsageError
@@ -23,7 +22,6 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 
 if TYPE_CHECKING:
     from infx.matrix.expand import Hardware
-    from infx.matrix.manifest import SweepOptions
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
     from infx.matrix.validate import ConfigProblem, Runners
@@ -240,65 +238,3 @@ def plan_change(
         notes=info.problems,
     )
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
-
-
-def settings_files(root: Path, tree: str | None) -> list[str]:
-    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
-    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
-    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
-    settings name."""
-    from infx.settings import SETTINGS_FILE, table_of
-
-    data = git.read_at(tree, SETTINGS_FILE, root)
-    names = [SETTINGS_FILE]
-    if data is None:
-        data = git.read_at(tree, "pyproject.toml", root)
-        if data is None:
-            return names
-        tool = table_of(data, "pyproject.toml").get("tool")
-        table = tool.get("infx") if isinstance(tool, dict) else None
-        if table is None:
-            return names
-        names.append("pyproject.toml")
-    else:
-        table = table_of(data, SETTINGS_FILE)
-    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
-    if isinstance(floors, str):
-        names.append(posixpath.normpath(floors))
-    return names
-
-
-def manifest_of(
-    planned: Planned,
-    options: SweepOptions,
-    job_files: Sequence[str],
-    workflow: str | None = None,
-) -> dict[str, Any]:
-    """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
-    it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
-    settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
-    infx's own code where it lives here), all read at the plan's head."""
-    from infx.matrix.inputs import SWEEP_WORKFLOW, Snapshot, matching, provenance_files
-    from infx.matrix.manifest import build, recipe_files
-
-    plan = planned.result.plan
-    tree = planned.change.head_tree
-    runners = planned.runner_info.runners
-    nodes = runners.labels if runners is not None else {}
-    snapshot = Snapshot.at(planned.root, tree)
-    if workflow is None:
-        # In the sweep workflow's own run (the planning job), the workflow that runs it.
-        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
-        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
-        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW
-    jobs, unmatched = matching(snapshot, job_files)
-    names = {
-        *recipe_files(plan.as_json(), nodes),
-        *jobs,
-        *settings_files(planned.root, tree),
-        *provenance_files(snapshot, workflow),
-    }
-    files = snapshot.digests(sorted(names))
-    masters = planned.inputs.head.masters
-    configs = {key: masters.config(key) for key in plan.selected}
-    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched)

@@ -24,10 +24,10 @@ from infx import git
 from infx.changelog.merge import merge as merge_changelog
 from infx.errors import InfxError, UsageError
 from infx.github.client import Run
-from infx.matrix.inputs import SWEEP_WORKFLOW, code_of
+from infx.matrix.inputs import SWEEP_WORKFLOW, code_of, manifest_of
 from infx.matrix.manifest import SweepOptions
 from infx.matrix.options import PlanOptions
-from infx.matrix.sources import manifest_of, plan_change
+from infx.matrix.sources import plan_change
 from infx.rerun.plan import manifest_options
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from infx import git
 from infx.errors import InfxError, UsageError
 from infx.github.actions import event
+from infx.matrix.inputs import manifest_of
 from infx.matrix.rows import PlanDocument, read_plan
-from infx.matrix.sources import manifest_of, plan_change
+from infx.matrix.sources import plan_change
 from infx.matrix.timings import parse_timings
 from infx.settings import Settings, load_at
 from infx.settings import load as load_settings
