@@ -41,22 +41,31 @@ def _with_exit_codes(command: click.Command) -> None:
             _with_exit_codes(sub)
 
 
-class InfxGroup(click.Group):
-    """Loads commands on demand and turns domain errors into one line and an exit code."""
+class LazyGroup(click.Group):
+    """A group whose commands named in `lazy` (name -> module:attribute in infx.cli) are
+    imported on first use, so a command pays only for the modules it runs."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*COMMANDS, *self.commands})
+        return sorted({*self.lazy, *self.commands})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.commands or name not in COMMANDS:
+        if name in self.commands or name not in self.lazy:
             return self.commands.get(name)
-        module, attribute = COMMANDS[name][0].split(":")
+        module, attribute = self.lazy[name].split(":")
         command = getattr(importlib.import_module(f"infx.cli.{module}"), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         _with_exit_codes(command)
         self.add_command(command, name)
         return command
+
+
+class InfxGroup(LazyGroup):
+    """Loads commands on demand and turns domain errors into one line and an exit code."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
@@ -83,7 +92,10 @@ class InfxGroup(click.Group):
 
 
 @click.group(
-    cls=InfxGroup, epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=InfxGroup,
+    lazy={name: where for name, (where, _) in COMMANDS.items()},
+    epilog=EXIT_CODES,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="infx")
 def cli() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli import rerun
+from infx.cli import LazyGroup
 from infx.cli.options import (
     EXISTING_FILE,
     FILE,
@@ -47,7 +47,11 @@ FORMATS = click.Choice(["json", "summary"])
 strict_option = click.option("--strict", is_flag=True, help=HELP["--strict"])
 
 
-@click.group()
+# The reruns, triage and budget commands, imported only when one runs: they load PyGithub.
+RERUNS = ("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat")
+
+
+@click.group(cls=LazyGroup, lazy={name: f"rerun:{name.replace('-', '_')}" for name in RERUNS})
 def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
@@ -155,9 +159,3 @@ def supersede(workflow: str, repo: str | None) -> None:
     branch older than this one; for anyone else, nothing."""
     for line in facts.cancel_superseded(workflow, repo):
         click.echo(line)
-
-
-for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):
-    sweep.add_command(command)
-sweep.add_command(rerun.dispatch_rerun)
-sweep.add_command(rerun.repeat)
