@@ -9,7 +9,6 @@ package and has no root pyproject.toml. Command-line options override every sett
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +97,8 @@ def table_of(data: bytes, name: str) -> dict[str, Any]:
 
 
 def _loads(data: bytes, name: str) -> dict[str, Any]:
+    import tomllib  # only where a settings file exists
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -169,8 +170,9 @@ def load_at(root: Path, ref: str) -> Settings:
     may not change for itself, such as its GPU budget, is read at its base."""
     from infx import git
 
+    files = git.read_blobs(ref, [SETTINGS_FILE, "pyproject.toml"], root)  # one git process
     for name, source in ((SETTINGS_FILE, SETTINGS_FILE), ("pyproject.toml", None)):
-        data = git.read_at(ref, name, root)
+        data = files[name]
         if data is None:
             continue
         table = _loads(data, f"{name} at {ref}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -86,6 +85,8 @@ def key_violations(
                 )
             )
             continue
+        import difflib  # only for a key that matches nothing
+
         close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]!r}?" if close else f"add the config to {source}"
         found.append(

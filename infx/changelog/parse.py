@@ -35,7 +35,7 @@ from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Entry, Violation, clip, summarized
-from infx.changelog.numbers import TEXT_FIELDS, number_problem
+from infx.changelog.numbers import TEXT_FIELDS, YAML11_FIRST_CHARS, number_problem, yaml11_tag
 from infx.changelog.schema_rules import schema_violations
 from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
@@ -233,11 +233,6 @@ def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Vi
     readers (PyYAML, the InferenceX planner) read as a boolean, number or null (`yes`,
     `off`, `12:30`); in any other field, a number not spelled as a plain decimal (`010`,
     `0o10`, `1_000`: `infx.changelog.numbers`)."""
-    from yaml.nodes import ScalarNode as Yaml11Scalar
-    from yaml.resolver import Resolver
-
-    resolve: Callable[[type[Yaml11Scalar], str, tuple[bool, bool]], str] = Resolver().resolve
-    first_chars = Resolver.yaml_implicit_resolvers
     found = []
     for (key_node, value_node), read in zip(root.value[0].value, data.values(), strict=True):
         text = isinstance(key_node, ScalarNode) and key_node.value in TEXT_FIELDS
@@ -251,8 +246,8 @@ def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Vi
                 continue
             if node.tag == "tag:yaml.org,2002:timestamp":
                 reader, kind = "YAML reads", "date"
-            elif text and node.tag == _STR_TAG and node.value[:1] in first_chars:
-                kind = _KINDS.get(resolve(Yaml11Scalar, node.value, (True, False)), "")
+            elif text and node.tag == _STR_TAG and node.value[:1] in YAML11_FIRST_CHARS:
+                kind = _KINDS.get(yaml11_tag(node.value), "")
                 reader = "YAML 1.1 readers (PyYAML, the InferenceX planner) read"
                 if not kind:
                     continue

@@ -3,7 +3,6 @@ located at the line of the key or item it concerns, with a fix in words."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,8 @@ def _schema_fix(error: ValidationError) -> str:
         known = list(_properties(error))
         instance = error.instance if isinstance(error.instance, dict) else {}
         extra = [str(k) for k in instance if k not in known]
+        import difflib  # only for an unknown key
+
         close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.6) if extra else []
         if close:
             return f"did you mean {close[0]!r}?"

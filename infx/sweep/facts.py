@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from infx import git
 from infx.errors import InfxError, UsageError
 from infx.github.actions import event
-from infx.matrix.inputs import manifest_of
 from infx.matrix.rows import PlanDocument, read_plan
 from infx.matrix.sources import plan_change
 from infx.matrix.timings import parse_timings
@@ -77,6 +76,8 @@ def read_plan_facts(
     )  # fmt: skip
     manifest = None
     if request.manifest is not None:
+        from infx.matrix.inputs import manifest_of  # digests every job input: only when asked
+
         options = start.decision.sweep_options(start.event_name)
         manifest = manifest_of(planned, options, settings.job_files)
     budgets = load_at(root, base).budget
