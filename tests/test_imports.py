@@ -27,6 +27,7 @@ HEAVY = {
     "sqlalchemy": "SQLAlchemy",
     "matplotlib": "matplotlib",
     "requests": "requests",
+    "yaml": "PyYAML",
 }
 # Runs infx's console entry point, then writes the top-level modules loaded to argv[1].
 PROBE = """\
@@ -38,8 +39,11 @@ from infx.cli import main
 main()
 """
 KEY = "dsv4-fp4-mi355x-vllm" if (SHARED / "configs").is_dir() else "llama-fp8-mi355x-vllm"
-# The heavy libraries a command may load because it uses them (none, for all of these).
+# The heavy libraries a command may load because it uses them: master configs are read
+# with PyYAML (as InferenceX reads them), and a whole history has values only PyYAML's
+# YAML 1.1 resolver can say how it reads.
 NONE: frozenset[str] = frozenset()
+YAML = frozenset({"yaml"})
 # What a user runs, the exit code it must end with, and what it may load.
 COMMANDS: list[tuple[str, int, frozenset[str]]] = [
     ("--help", 0, NONE),
@@ -47,12 +51,12 @@ COMMANDS: list[tuple[str, int, frozenset[str]]] = [
     ("changelog check --base base --pr 7 --repo acme/bench", 0, NONE),
     ("changelog check --base base --pr 7 --repo acme/bench --format github", 0, NONE),
     ("changelog check --base base --repo acme/bench", 1, NONE),  # a placeholder on main
-    ("changelog lint", 0, NONE),
+    ("changelog lint", 0, YAML),
     ("changelog fix --base base --check", 0, NONE),
     ("changelog canonicalize --base base --pr 7 --repo acme/bench --check", 1, NONE),
-    ("sweep plan --base base", 0, NONE),
-    ("sweep plan --base base --format summary", 0, NONE),
-    ("sweep validate", 0, NONE),
+    ("sweep plan --base base", 0, YAML),
+    ("sweep plan --base base --format summary", 0, YAML),
+    ("sweep validate", 0, YAML),
     ("sweep canary", 0, NONE),  # the plan on stdin
     ("sweep outputs plan.json", 0, NONE),
     ("sweep chunk plan.json --bucket single --index 0", 0, NONE),
