@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx import schemas
 from infx.changelog.model import MAX_PER_RULE, Entry, Violation
+from infx.changelog.rules import Rule
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -73,5 +74,5 @@ def schema_violations(entry: Entry) -> list[Violation]:
             line = entry.line_of(str(extra[0])) if extra else line
         message = schemas.describe(error)
         if message is not None:
-            found.append(Violation(line, "schema", message, _schema_fix(error)))
+            found.append(Violation(line, Rule.SCHEMA, message, _schema_fix(error)))
     return found
