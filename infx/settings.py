@@ -18,10 +18,14 @@ from infx import schemas
 from infx.errors import UsageError
 
 SETTINGS_FILE = "infx.toml"
+# The sweep workflow: its file name (the id the API and every command's --workflow-id take)
+# and its path in the repository.
+SWEEP_WORKFLOW = "run-sweep.yml"
+SWEEP_WORKFLOW_PATH = f".github/workflows/{SWEEP_WORKFLOW}"
 # What every benchmark job reads besides its recipe script: the sweep workflow, which
 # passes each job its inputs, and the job template. A sweep's manifest records their
 # bytes, so a reused run must have run the same ones.
-JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
+JOB_FILES = (SWEEP_WORKFLOW_PATH, ".github/workflows/benchmark-tmpl.yml")
 
 CHANGELOG_FILE = "perf-changelog.yaml"
 MASTER_GLOB = "configs/*-master.yaml"

@@ -8,6 +8,7 @@ from infx.cli.options import api_repo_option, request, shown
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
+from infx.settings import SWEEP_WORKFLOW
 
 
 @click.command("merge")
@@ -26,7 +27,7 @@ from infx.reuse.edge import Checkout
 @shown(
     "--workflow-id",
     "workflow",
-    default="run-sweep.yml",
+    default=SWEEP_WORKFLOW,
     help="File name of the sweep workflow whose run is reused.",
 )
 @shown("--timeout", type=float, default=6 * 3600, help="Seconds to wait for checks.")

@@ -18,7 +18,7 @@ from click.decorators import FC
 from infx import git
 from infx.context import branch_base as branch_base
 from infx.github.actions import append_summary, set_outputs
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 from infx.sweep.outcome import Outcome
 from infx.yamlio import atomic_write
@@ -70,7 +70,7 @@ def settings(ctx: click.Context) -> Settings:
 
 
 def _from_settings(attribute: str) -> Any:
-    def fill(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    def fill(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
         return value if value else getattr(settings(ctx), attribute)
 
     return fill
@@ -145,7 +145,7 @@ class HiddenAlias(click.Option):
 
 # The sweep workflow whose runs the comment commands, reuse and reruns read.
 workflow_option = shown(
-    "--workflow-id", "workflow", default="run-sweep.yml", help="File name of the sweep workflow."
+    "--workflow-id", "workflow", default=SWEEP_WORKFLOW, help="File name of the sweep workflow."
 )
 
 

@@ -26,10 +26,10 @@ from infx.cli.options import (
 )
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
+from infx.settings import SWEEP_WORKFLOW
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
-WORKFLOW = "run-sweep.yml"
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
@@ -145,7 +145,7 @@ def collect(
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
 @repo_option
-@workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
+@workflow_id(default=SWEEP_WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
@@ -184,7 +184,7 @@ def compare(repo: str | None, **options: object) -> None:
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
 @shown("--history-runs", "runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
 @repo_option
-@workflow_id(default=WORKFLOW, help=_READ)
+@workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
 @shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
@@ -231,7 +231,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 @click.option("--runs", type=click.IntRange(1, 100), required=True, help=HELP["runs"])
 @history_option
 @repo_option
-@workflow_id(default=WORKFLOW, help=_READ)
+@workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
 def backfill(

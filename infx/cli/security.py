@@ -8,6 +8,7 @@ import click
 
 from infx import git
 from infx.cli.options import api_repo_option, runners_file, shown
+from infx.settings import SWEEP_WORKFLOW
 
 
 @click.group()
@@ -22,7 +23,7 @@ def security() -> None:
     "--workflow",
     "workflows",
     multiple=True,
-    default=("run-sweep.yml", "benchmark-tmpl.yml"),
+    default=(SWEEP_WORKFLOW, "benchmark-tmpl.yml"),
     help="A workflow file whose jobs run on the GPU runners; repeat for several.",
 )
 @shown(

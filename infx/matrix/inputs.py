@@ -29,14 +29,12 @@ from infx import git
 from infx.errors import ConfigError
 from infx.matrix.manifest import SweepOptions, build, file_digest, recipe_files
 from infx.matrix.sources import Planned, matches
-from infx.settings import SETTINGS_FILE, table_of
+from infx.settings import SETTINGS_FILE, SWEEP_WORKFLOW_PATH, table_of
 
 # Symbolic links followed along one path before it counts as a loop.
 LINK_HOPS = 8
 # Folders a listing descends through links before it stops (a link to an ancestor loops).
 MAX_DEPTH = 32
-# The workflow that runs a sweep's jobs, when no run names another.
-SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
 # What makes infx itself, where it lives in the repository (infx/ beside pyproject.toml):
 # a job installs it from the checkout (`uses: ./`) and processes its results with it.
 INFX_CODE = ("infx/**", "schemas/**", "requirements/**", "pyproject.toml", "action.yml")
@@ -282,7 +280,7 @@ def infx_here(snapshot: Snapshot) -> bool:
     return snapshot.kind("infx") == "folder" and snapshot.kind("pyproject.toml") == "file"
 
 
-def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
     """What ran besides the recipes, whatever `job-files` says: the workflow and what it
     calls, `.gitattributes` and `.gitmodules` (every submodule too), and infx's own code
     where it lives in the repository."""
@@ -297,7 +295,7 @@ def digests_at(root: Path, ref: str, names: Iterable[str]) -> dict[str, str | No
     return Snapshot.at(root, git.resolve(ref, root)).digests(sorted(set(names)))
 
 
-def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
     """The code that runs a sweep and writes its results: the workflow and what it calls,
     and infx's own code where it lives in the repository."""
     names = set(workflow_files(snapshot, workflow))
@@ -306,7 +304,7 @@ def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
     return sorted(names)
 
 
-def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW) -> dict[str, str | None]:
+def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW_PATH) -> dict[str, str | None]:
     """The digests of the code that runs a sweep at a tree (`code_files`)."""
     snapshot = Snapshot.at(root, tree)
     return snapshot.digests(code_files(snapshot, workflow))
@@ -358,7 +356,7 @@ def manifest_of(
         # In the sweep workflow's own run (the planning job), the workflow that runs it.
         ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
         path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
-        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW
+        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW_PATH
     jobs, unmatched = matching(snapshot, job_files)
     names = {
         *recipe_files(plan.as_json(), nodes),

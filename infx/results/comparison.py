@@ -22,7 +22,7 @@ from infx.results.compare import NEW
 from infx.results.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.render import SUMMARY_LIMIT, Context, check_output, comment
 from infx.results.report import Report
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 
 
 class _Dataclass(Protocol):
@@ -33,8 +33,8 @@ class _Dataclass(Protocol):
 
 T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
-DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
+DEFAULT_WORKFLOW = SWEEP_WORKFLOW
 STATS = ("numpy",)
 
 

@@ -27,11 +27,10 @@ from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
 from infx.reuse.stage import StageFacts
 from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 
 NOT_NEEDED = Merging(None, "not needed")
-SWEEP = "run-sweep.yml"
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,9 @@ class Checkout:
         source run (and its lineage) ran, derived against the same main."""
         from infx.reuse.preview import merging_of_head
 
-        merging = merging_of_head(self.root, self.settings, remote, head_sha, workflow or SWEEP)
+        merging = merging_of_head(
+            self.root, self.settings, remote, head_sha, workflow or SWEEP_WORKFLOW
+        )
         if facts is None:
             return merging
         return self.derived(merging, (facts,), workflow, remote)
