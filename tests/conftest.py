@@ -241,6 +241,8 @@ SLOW_TESTS = frozenset(
         "test_the_real_configs_reuse_when_nothing_measured_changed",
         # schemas, on InferenceX's real data
         "test_both_engines_accept_the_real_data",
+        # the house rules: vulture over all of infx
+        "test_no_dead_code",
     }
 )
 
