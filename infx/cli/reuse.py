@@ -12,7 +12,6 @@ from infx.cli.options import FILE, api_repo_option, request, shown, workflow_opt
 from infx.context import repo_slug
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub
-from infx.reuse.ack import ack
 from infx.reuse.edge import Checkout, answer, carry_out, gated, restatus, try_reuse_status
 from infx.reuse.gate import GateEvent
 from infx.reuse.handoff import Decision, handed_on, received_comment
@@ -60,8 +59,7 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
     if received is None:
         return
     checkout = Checkout.open(repo)
-    current, facts, merging = checkout.ack_facts(received, workflow, remote)
-    found = ack(received, current, facts, merging, checkout.scope(workflow))
+    found = checkout.ack(received, workflow, remote)
     for line in answer(checkout.gh, received, found, decide_only):
         click.echo(line)
 
