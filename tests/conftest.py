@@ -12,11 +12,16 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from infx.cli import cli
 from tests.github.fake_api import FakeGitHub
 
 ROOT = Path(__file__).resolve().parents[1]
+# A property test is judged on its examples, never on how long one took: hypothesis's
+# default deadline (200 ms an example) fails on a busy machine for reasons no change made.
+settings.register_profile("infx", deadline=None)
+settings.load_profile("infx")
 # The folder that holds InferenceX's real data (inferencex/: its perf-changelog.yaml,
 # configs/ and golden plans/), as CONTRIBUTING.md says; the tests that read it skip without it.
 TEST_DATA_VARIABLE = "INFX_TEST_DATA"

@@ -277,6 +277,29 @@ def test_every_path_contributing_names_exists() -> None:
     assert missing == []
 
 
+# --- tests that never depend on how busy the machine is -----------------------------------
+
+CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time"}
+
+
+def test_no_test_times_itself() -> None:
+    """Speed is measured in benchmarks/, never asserted in a test: no test reads a clock to
+    time something, and no property test sets hypothesis's per-example deadline (the suite
+    turns it off in tests/conftest.py)."""
+    from hypothesis import settings
+
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in CLOCKS:
+                found.append(f"{shown(path)}:{node.lineno} {node.attr}")
+            timed = isinstance(node, ast.keyword) and node.arg == "deadline"
+            if timed and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                found.append(f"{shown(path)}:{node.lineno} deadline")
+    assert found == []
+    assert settings.default.deadline is None
+
+
 # --- dead code ----------------------------------------------------------------------------
 
 VULTURE = shutil.which("vulture") or str(Path(sys.executable).with_name("vulture"))
