@@ -79,9 +79,8 @@ class InfxGroup(LazyGroup):
             click.echo(f"infx: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
-            click.echo(
-                f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
-            )
+            said = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+            click.echo(f"infx: error: {said}", err=True)
             ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -109,7 +108,3 @@ def cli() -> None:
 
 def main() -> None:
     cli(prog_name="infx")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -10,7 +10,16 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import EXISTING_FILE, FILE, FOLDER, emit, request, shown, workflow_option
+from infx.cli.options import (
+    EXISTING_FILE,
+    FILE,
+    FOLDER,
+    emit,
+    env_option,
+    request,
+    shown,
+    workflow_option,
+)
 from infx.cli.options import api_repo_option as repo_option
 from infx.rerun import cases, decide, reads
 from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
@@ -39,9 +48,7 @@ HELP = {
 }
 SCOPES = click.Choice(["missing", "infra", "repeat"])
 scope_option = shown("--scope", type=SCOPES, default="missing", help=HELP["--scope"])
-run_id_option = click.option(
-    "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
-)
+run_id_option = env_option("--run-id", "GITHUB_RUN_ID", required=True)
 
 
 def carried(decided: cases.Decided) -> None:
@@ -67,9 +74,7 @@ def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
 @click.command("triage")
 @click.option("--plan", "plan_dir", required=True, type=FOLDER, help=HELP["triage --plan"])
 @click.option("--previous", type=FOLDER, help=HELP["triage --previous"])
-@click.option(
-    "--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"]
-)
+@click.option("--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"])  # fmt: skip
 @click.option("--out-dir", required=True, type=FOLDER, help="Output.")
 @run_id_option
 @repo_option
@@ -83,13 +88,11 @@ def triage(**options: object) -> None:
 
 
 @click.command("status")
-@click.option(
-    "--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"]
-)
+@click.option("--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"])  # fmt: skip
 @click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
 @click.option("--approved", is_flag=True, help=HELP["status --approved"])
 @click.option("--target-url", default="", help="Link of the status (the run).")
-@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
+@env_option("--run-id", "GITHUB_RUN_ID", default="")
 @repo_option
 def status(**options: object) -> None:
     """Show the estimate against the budget on the commit (status `infx/gpu-budget`); with
@@ -118,14 +121,12 @@ def rerun(**options: object) -> None:
 @click.command("rerun-plan")
 @click.option("--source-run", required=True, help="The run to rerun (input rerun-of).")
 @click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
-@click.option(
-    "--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"]
-)
+@click.option("--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"])  # fmt: skip
 @click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
 @scope_option
 @click.option("--pr", "pr_text", default="", help="The PR the source run swept (input pr-number).")
 @run_id_option
-@click.option("--ref-name", envvar="GITHUB_REF_NAME", required=True, help="GITHUB_REF_NAME")
+@env_option("--ref-name", "GITHUB_REF_NAME", required=True)
 @workflow_option
 @repo_option
 def rerun_plan(**options: object) -> None:

@@ -19,6 +19,7 @@ from infx.cli.options import (
     FOLDER,
     PATH,
     emit,
+    env_option,
     history_option,
     request,
     shown,
@@ -93,10 +94,8 @@ def results() -> None:
 @click.option("--out", type=FILE, default=None, help=HELP["process out"])
 @click.option("--runner-name", envvar="RUNNER_NAME", default="", help=HELP["runner-name"])
 @click.option("--config-key", envvar="INFX_CONFIG_KEY", default="", help=HELP["config-key"])
-def process(
-    row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
-    runner_name: str, config_key: str,
-) -> None:  # fmt: skip
+def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
+            runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
     from infx.results.files import process_job, write_json
     from infx.results.process import RESULT_FILE, job_row, written
@@ -112,14 +111,12 @@ def process(
 @click.argument("roots", nargs=-1, required=True, type=PATH)
 @click.option("--out-dir", required=True, type=FOLDER, help=HELP["out-dir"])
 @click.option("--previous", multiple=True, type=EXISTING, help=HELP["previous"])
-@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
-@click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
-@click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
-@click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
-def collect(
-    roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], run_id: str, sha: str,
-    ref: str, run_attempt: str,
-) -> None:  # fmt: skip
+@env_option("--run-id", "GITHUB_RUN_ID", default="")
+@env_option("--sha", "GITHUB_SHA", default="")
+@env_option("--ref", "GITHUB_REF", default="")
+@env_option("--run-attempt", "GITHUB_RUN_ATTEMPT", default="")
+def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], run_id: str, sha: str,
+            ref: str, run_attempt: str) -> None:  # fmt: skip
     """Gather every job's infx-result.json below ROOTS into one results table, each point
     once."""
     from infx.context import server_url
@@ -234,10 +231,8 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 @workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
-def backfill(
-    runs: int, history_url: str | None, repo: str | None, workflow: str, branch: str | None,
-    budget: int | None,
-) -> None:  # fmt: skip
+def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str, branch: str | None,
+             budget: int | None) -> None:  # fmt: skip
     """Fill the results history from main's recent runs' results_bmk artifacts.
 
     Runs already stored (at GitHub's newest attempt) are not downloaded again; expired,

@@ -122,9 +122,7 @@ def outputs(plan_file: Path) -> None:
 
 @sweep.command()
 @click.argument("plan_file", type=EXISTING_FILE)
-@click.option(
-    "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
-)
+@click.option("--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}.")  # fmt: skip
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, the node
@@ -136,9 +134,7 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
 
 
 @sweep.command("row-env")
-@click.option(
-    "--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME)."
-)
+@click.option("--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME).")  # fmt: skip
 def row_env_cmd(runner_name: str) -> None:
     """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT
     and the row's master config ($CONFIG_KEY) as INFX_CONFIG_KEY."""

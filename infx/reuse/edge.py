@@ -26,7 +26,7 @@ from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_mo
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
 from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
-from infx.reuse.stage import StageFacts
+from infx.reuse.stage import StageFacts, stage
 from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
 from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
@@ -129,6 +129,10 @@ class Checkout:
 
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
+
+    def stage(self, received: CommentEvent, workflow: str) -> CommentOutcome:
+        """`stage-results`' decision on what its metered reads found."""
+        return stage(received, self.stage_facts(received, workflow), workflow, self.gh.slug)
 
 
 def gated(
