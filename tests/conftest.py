@@ -223,6 +223,7 @@ SLOW_TESTS = frozenset(
         "test_one_png_per_config_readable_by_all",
         "test_simulated_noise_without_change_raises_few_alarms",
         "test_two_thousand_rows_fit_in_one_comment",
+        "test_halved_token_latency_is_reported_as_an_improvement",  # a recorded aiperf run
         "test_unchanged_runs_and_pooled_triples_of_them_never_fail_the_gate",  # real H200 runs
         "test_the_eager_change_fails_in_five_of_six_runs_and_every_pooled_triple",
         # reuse, through the fake GitHub API
