@@ -169,12 +169,20 @@ def load(root: Path) -> Settings:
     return Settings() if found is None else parse(*found)
 
 
+# The files settings may come from, in the order they are looked for.
+SETTINGS_FILES = (SETTINGS_FILE, "pyproject.toml")
+
+
 def load_at(root: Path, ref: str) -> Settings:
     """The settings as committed at `ref` (defaults when it has none): what a pull request
     may not change for itself, such as its GPU budget, is read at its base."""
     from infx import git
 
-    files = git.read_blobs(ref, [SETTINGS_FILE, "pyproject.toml"], root)  # one git process
+    return committed(git.read_blobs(ref, list(SETTINGS_FILES), root), ref)
+
+
+def committed(files: Mapping[str, bytes | None], ref: str) -> Settings:
+    """The settings of SETTINGS_FILES' bytes as read at `ref` (None: no such file)."""
     for name, source in ((SETTINGS_FILE, SETTINGS_FILE), ("pyproject.toml", None)):
         data = files[name]
         if data is None:

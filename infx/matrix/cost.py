@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -193,6 +192,8 @@ def job_cost(
     recent = list(durations.get(job_key(row), ()))[-RECENT:]
     fast_agentic = agentx_fast and is_agentic(row) and not row.get("run-eval")
     if recent and not fast_agentic:
+        import statistics  # only with recorded durations
+
         minutes = statistics.median(recent) / 60
         source = f"recorded: median of {len(recent)}"
         return JobCost(row, is_eval, minutes, gpus, source, len(recent), nodes, per_node)

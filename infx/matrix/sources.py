@@ -162,6 +162,7 @@ class Change:
     changelog_head: bytes | None
     masters: dict[str, bytes]
     runners: bytes | None = None
+    base_files: dict[str, bytes | None] = field(default_factory=dict)  # `also_at_base`
 
 
 def read_change(
@@ -171,14 +172,16 @@ def read_change(
     changelog: str,
     patterns: Sequence[str],
     runners: str | None = None,
+    also_at_base: Sequence[str] = (),
 ) -> Change:
     """Everything at once: one `git rev-parse` for both refs and one `git cat-file` for every
-    file at a tree (the working tree is read from disk when `head` is None)."""
+    file at a tree (the working tree is read from disk when `head` is None), `also_at_base`
+    among them."""
     trees = git.resolve_all([base, head] if head else [base], root)
     base_tree, head_tree = trees[0], (trees[1] if head else None)
     names = find_files(root, head_tree, patterns)
     at_head = [changelog, *names, *([runners] if runners else [])]
-    wanted = [(base_tree, changelog)]
+    wanted = [(base_tree, changelog), *((base_tree, name) for name in also_at_base)]
     if head_tree is not None:
         wanted += [(head_tree, name) for name in at_head]
     blobs = git.read_many(wanted, root)
@@ -194,6 +197,7 @@ def read_change(
         files[changelog],
         masters,
         files[runners] if runners else None,
+        {name: blobs[(base_tree, name)] for name in also_at_base},
     )
 
 
@@ -217,6 +221,7 @@ def plan_change(
     runners: str,
     options: PlanOptions,
     strict: bool = False,
+    also_at_base: Sequence[str] = (),
 ) -> Planned:
     """Read a diff's inputs and plan it: the one way `sweep plan` and a reuse decision plan."""
     from infx.matrix.pipeline import SweepInputs, plan_sweep
@@ -226,7 +231,7 @@ def plan_change(
         info = load_runners(root, tree, runners)
         return Revision(load_masters(root, tree, patterns), info.hardware)
 
-    change = read_change(root, base, head, changelog, patterns, runners)
+    change = read_change(root, base, head, changelog, patterns, runners, also_at_base)
     info = runners_from(change.runners, runners)
     inputs = SweepInputs(
         changelog_base=change.changelog_base,
