@@ -42,7 +42,7 @@ from infx.matrix.plan import Revision, canary
 from infx.matrix.rows import MatrixPlan, MatrixRow
 from infx.matrix.timings import Timings
 from infx.rerun.rules import jobs_of, missing, rerun_plan, row_id, select, valid_points
-from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
+from infx.results.ingest.process import eval_concurrency, expected_outputs, identity, recipe
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_plan import synthetic  # the same synthetic configs as the plan benchmark

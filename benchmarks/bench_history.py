@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_results import rows as sweep_rows
 from infx.history import open_history
-from infx.results.process import document
+from infx.results.ingest.process import document
 from tests.history.postgres import create_database, server, unavailable
 
 INFX = Path(sys.executable).parent / "infx"

@@ -25,14 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from infx.github.client import GitHub
-from infx.results.baseline import find
-from infx.results.clients import ClientRun
-from infx.results.process import document, throughput_row
-from infx.results.render import Context, comment
-from infx.results.verdict import compare
+from infx.results.compare.baseline import find
+from infx.results.ingest.clients import ClientRun
+from infx.results.ingest.process import document, throughput_row
+from infx.results.render.comment import Context, comment
+from infx.results.verdict.judge import compare
 from tests.github.fake_api import FakeGitHub
+from tests.results.compare.test_compare_api import main_runs
 from tests.results.formats import fixed_row
-from tests.results.test_compare_api import main_runs
 
 CONCS = (1, 2, 4, 8, 16, 32, 64, 128)
 

@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from infx.results.compare import REGRESSED, UNCONFIRMED
-from infx.results.verdict import compare
+from infx.results.verdict.judge import compare
+from infx.results.verdict.words import REGRESSED, UNCONFIRMED
 from tests.results.simulate import CONCS, Runs
 
 RUNS = 20
@@ -196,7 +196,7 @@ def timing(folder: Path) -> None:
             f"infx results compare (whole process) with {text}: "
             f"median {statistics.median(wall):.2f} s (min {min(wall):.2f})"
         )
-    code = "import infx.results.verdict"
+    code = "import infx.results.verdict.judge"
     wall = [_run([sys.executable, "-c", code], env) for _ in range(3)]
     print(f"python -c '{code}' (NumPy and the noise model): min {min(wall):.2f} s")
 

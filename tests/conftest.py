@@ -187,7 +187,7 @@ SLOW_MODULES = frozenset(
         "tests/test_adoption.py",
         "tests/test_packaging.py",
         "tests/test_precommit.py",
-        "tests/results/test_end_to_end.py",
+        "tests/results/compare/test_end_to_end.py",
     }
 )
 # tests/actions runs the workflow files job by job through the harness, their expressions

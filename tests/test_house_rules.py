@@ -13,6 +13,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
+import click
 import pytest
 
 from infx.changelog.rules import Rule
@@ -59,20 +60,29 @@ def test_no_module_is_over_500_lines() -> None:
     assert long == {}, f"split these modules (at most {MAX_LINES} lines each)"
 
 
+# Lines of infx/cli per command, on average: issue #30 asked for under 1,500 lines when
+# infx had 43 commands.
+LINES_PER_COMMAND = 35
+
+
+def commands(command: click.Command) -> int:
+    """The commands a user can run below `command` (groups not counted)."""
+    if not isinstance(command, click.Group):
+        return 1
+    ctx = click.Context(command)
+    return sum(commands(command.get_command(ctx, n)) for n in command.list_commands(ctx))
+
+
 def test_the_command_line_stays_thin() -> None:
     """A command parses, reads, calls and prints (CONTRIBUTING): its logic lives in the
-    feature packages, so all of infx/cli stays under 1,500 lines."""
+    feature packages, so infx/cli holds at most 35 lines a command."""
+    from infx.cli import cli
+
     lines = sum(len(p.read_text().splitlines()) for p in (INFX / "cli").glob("*.py"))
-    assert lines < 1500, f"infx/cli is {lines} lines: move logic into its feature package"
-
-
-# Circles inside infx/results and infx/history, which are being restructured on their own
-# (issue #30, item 2 on results); every other module imports in one direction only.
-KNOWN_CIRCLES = (
-    {"infx.results.render", "infx.results.steps"},
-    {"infx.results.collect", "infx.results.files"},
-    {"infx.history", "infx.history.store", "infx.history.verdicts"},
-)
+    count = commands(cli)
+    assert lines <= LINES_PER_COMMAND * count, (
+        f"infx/cli is {lines} lines for {count} commands: move logic into its feature package"
+    )
 
 
 def test_no_two_modules_import_each_other_even_inside_functions() -> None:
@@ -86,9 +96,7 @@ def test_no_two_modules_import_each_other_even_inside_functions() -> None:
         for imported in graph.find_modules_directly_imported_by(module):
             back = graph.find_shortest_chain(importer=imported, imported=module)
             if back is not None and module < imported:
-                members = set(back)
-                if not any(members <= known for known in KNOWN_CIRCLES):
-                    circles.append(" -> ".join((module, *back)))
+                circles.append(" -> ".join((module, *back)))
     assert circles == []
 
 
@@ -204,7 +212,7 @@ def test_json_is_digested_in_one_place() -> None:
 
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text()
 # Named in CONTRIBUTING as parts of the shared test data folder, not of this repository.
-SHARED_LAYOUT = {"SPEC.md", "plans/"}
+SHARED_LAYOUT = {"SPEC.md", "plans/", "inferencex-seedera/"}
 
 
 def map_rows() -> list[list[list[str]]]:
@@ -247,26 +255,31 @@ def test_the_map_names_every_part_of_infx_in_the_order_of_the_layers() -> None:
     assert named == layers
 
 
+def named(owner: str, name: str) -> bool:
+    """Whether `name` (a module, also of a subpackage, a subpackage, `package.module`, or a
+    name the module or the package's __init__ defines) exists in infx's part `owner`, or is
+    itself a part."""
+    folder = INFX / owner
+    path = folder.joinpath(*name.split("."))
+    return (
+        path.with_suffix(".py").is_file()
+        or (path / "__init__.py").is_file()
+        or (folder.is_dir() and name in defined(folder / "__init__.py"))
+        or (folder.with_suffix(".py").is_file() and name in defined(folder.with_suffix(".py")))
+        or name in parts()
+        or (folder.is_dir() and any(folder.rglob(f"{name.replace('.', '/')}.py")))
+    )
+
+
 def test_every_module_the_map_names_exists() -> None:
-    missing = []
-    for row in map_rows():
-        owners = row[0]
-        for cell in row[2:]:
-            for name in cell:
-                if not re.fullmatch(r"[a-z_]+", name):
-                    continue
-                here = [INFX / owner for owner in owners]
-                if not any(
-                    (folder / f"{name}.py").is_file()
-                    or (folder.is_dir() and name in defined(folder / "__init__.py"))
-                    or (
-                        folder.with_suffix(".py").is_file()
-                        and name in defined(folder.with_suffix(".py"))
-                    )
-                    or name == owner
-                    for folder, owner in zip(here, owners, strict=True)
-                ):
-                    missing.append(f"{'/'.join(owners)}: {name}")
+    missing = [
+        f"{'/'.join(row[0])}: {name}"
+        for row in map_rows()
+        for cell in row[2:]
+        for name in cell
+        if re.fullmatch(r"[a-z_]+(\.[a-z_]+)*", name)
+        and not any(named(owner, name) for owner in row[0])
+    ]
     assert missing == []
 
 

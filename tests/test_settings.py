@@ -142,7 +142,7 @@ def test_links_follow_settings_but_the_api_follows_the_actions_repository(
 
 def test_results_settings_name_the_acknowledge_label(repo: GitRepo, tmp_path) -> None:
     """A renamed label acknowledges; the default name then does not."""
-    from tests.results.test_compare import curve, save
+    from tests.results.compare.test_compare import curve, save
 
     repo.write("infx.toml", '[results]\nacknowledge-label = "perf-ok"\nhistory-runs = 3\n')
     from infx.settings import load

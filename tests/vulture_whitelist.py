@@ -6,6 +6,7 @@ uses it. Anything else vulture reports is dead and goes.
 # ruff: noqa
 
 NewEntry.append_only  # a TypedDict key: `infx changelog new` passes its options as **entry
+NewEntry.no_evals  # likewise
 Command.epilog  # click prints it at the end of a command's help
 LazyGroup.list_commands  # click calls it to list a group's commands
 LazyGroup.get_command  # click calls it to find a command by name

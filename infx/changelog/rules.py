@@ -40,6 +40,7 @@ class Rule(StrEnum):
     PR_LINK_CORRECTION = "pr-link-correction"
     CONFIG_KEYS = "config-keys"
     SELECTION = "selection"
+    FORMAT = "format"
 
     @property
     def anchor(self) -> str:

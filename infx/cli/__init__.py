@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from infx import __version__
 from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
 # name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
@@ -19,6 +18,7 @@ from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 COMMANDS: dict[str, tuple[str, str]] = {
     "changelog": ("changelog:changelog", "Check and rewrite perf-changelog.yaml."),
     "sweep": ("sweep:sweep", "Plan and check benchmark sweeps."),
+    "review": ("review:review", "Maintainer checks of a PR: code-owner sign-off, Pareto coverage."),
     "reuse": ("reuse:reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
     "stage-results": ("reuse:stage_results", "Handle a /stage-results [<run_id>] comment."),
     "apply-decision": ("reuse:apply_decision", "React, dispatch and set the status a `--decide-only` comment command decided."),
@@ -90,13 +90,22 @@ class InfxGroup(LazyGroup):
             ctx.exit(report(exc))
 
 
+def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from infx.context import which
+
+        click.echo(which())
+        ctx.exit()
+
+
 @click.group(
     cls=InfxGroup,
     lazy={name: where for name, (where, _) in COMMANDS.items()},
     epilog=EXIT_CODES,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, prog_name="infx")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version, the package that answers and its distribution, then exit.")  # fmt: skip
 def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
     commands.

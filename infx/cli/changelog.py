@@ -27,11 +27,8 @@ from infx.yamlio import atomic_write
 Given: TypeAlias = str | None  # an option's value; None when it was not given
 Many: TypeAlias = tuple[str, ...]  # a repeatable option's values
 _HELP = {  # the help of options declared on one line
-    "pr": "PR number: placeholders or this PR's link pass. With --base but no --pr (a push to "
-    "main) only canonical links pass.",
-    "main-side": "Which side of the merge is main. Default: found from the merge: ours when "
-    "HEAD is the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit "
-    "merged in is a main tip or otherwise.",
+    "pr": "PR number: placeholders or this PR's link pass. With --base but no --pr (a push to main) only canonical links pass.",
+    "main-side": "Which side of the merge is main. Default: found from the merge: ours when HEAD is the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged in is a main tip or otherwise.",
     "config-key": "Config key (or * pattern) the change affects; repeat for several.",
     "format": "text for people, json for tools, github for ::error annotations in Actions.",
     "driver pr": "PR number (or INFX_PR_NUMBER); placeholders become its link.",
@@ -209,6 +206,7 @@ def merge_driver(ancestor: Path, current: Path, other: Path, pathname: Given, pr
 @click.option("--scenario-type", "scenario_types", multiple=True, type=SCENARIOS, help=_HELP["scenario-type"])  # fmt: skip
 @click.option("--evals-only", is_flag=True, help="Run only the eval jobs of the configs.")
 @click.option("--all-evals", is_flag=True, help="Make every planned point an eval point.")
+@click.option("--no-evals", is_flag=True, help="Run the throughput points without evals (format pr3058).")  # fmt: skip
 @click.option("--append-only", is_flag=True, help=_HELP["append-only"])
 @changelog_file
 @configs_option

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from infx.cli import LazyGroup
 from infx.cli.options import (
     EXISTING,
     FILE,
@@ -26,7 +27,6 @@ from infx.cli.options import (
     workflow_id,
 )
 from infx.cli.options import api_repo_option as repo_option
-from infx.cli.provenance import provenance
 from infx.settings import SWEEP_WORKFLOW
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
@@ -80,7 +80,9 @@ TEXT_OR_JSON = click.Choice(["text", "json"])
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
 
 
-@click.group()
+@click.group(
+    cls=LazyGroup, lazy={"provenance": "provenance:provenance", "recover": "review:recover"}
+)
 def results() -> None:
     """Turn benchmark output into numbers and compare them with main."""
 
@@ -97,8 +99,8 @@ def results() -> None:
 def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
             runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
-    from infx.results.files import process_job, write_json
-    from infx.results.process import RESULT_FILE, job_row, written
+    from infx.results.ingest.files import process_job, write_json
+    from infx.results.ingest.process import RESULT_FILE, job_row, written
 
     row = job_row(row_json, os.environ)
     doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
@@ -121,9 +123,9 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
     once."""
     from infx.context import server_url
     from infx.history.publish import collected
-    from infx.results.collect import collect as gather
-    from infx.results.collect import run_metadata
-    from infx.results.files import job_files, load_results, read_job_files
+    from infx.results.ingest.collect import collect as gather
+    from infx.results.ingest.collect import run_metadata
+    from infx.results.ingest.files import job_files, load_results, read_job_files
 
     earlier = [load_results(path) for path in previous]
     jobs = read_job_files(job_files(list(roots)))
@@ -159,13 +161,13 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 def compare(repo: str | None, **options: object) -> None:
     """Judge CURRENT (a results table or folder) against main's history; exit 1 when
     something regressed or coverage was lost and nobody acknowledged it."""
-    from infx.results.comparison import CompareRequest, require_stats
+    from infx.results.compare.rules import CompareRequest, require_stats
 
     require_stats()
     from infx.history.compare import compare as judge
     from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     asked = CompareRequest.of(options)
     github = client_of(repo)
@@ -190,7 +192,7 @@ def compare(repo: str | None, **options: object) -> None:
 def changes(repo: str | None, **options: object) -> None:
     """After a main run: report series of main's history that stepped in the newest runs,
     with the commits between the last good and the first changed run."""
-    from infx.results.comparison import require_stats
+    from infx.results.compare.rules import require_stats
 
     require_stats()
     from infx.context import server_url
@@ -198,7 +200,7 @@ def changes(repo: str | None, **options: object) -> None:
     from infx.history.changes import changes as find
     from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     github = client_of(repo)
     done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
@@ -218,7 +220,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
     measured again. Only the main branch's runs are accepted.
     """
     from infx.history.ingest import ingest as store
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     said = store(table, history_url, run_id, client_of(repo))
     click.echo(said.line, err=said.err)
@@ -239,7 +241,7 @@ def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str
     unreadable or contradictory tables are skipped and named.
     """
     from infx.history.ingest import fill
-    from infx.results.facts import client_of
+    from infx.results.compare.facts import client_of
 
     said = fill(
         history_url, client_of(repo), runs=runs, workflow=workflow, branch=branch, budget=budget
@@ -256,15 +258,12 @@ def floors(result_file: Path | None) -> None:
     floor (each named with the number and the floor); 0 when every score meets it or no
     floor applies."""
     from infx.errors import ResultsError
-    from infx.results.files import load_results
-    from infx.results.floors import repository_floors, verdict
-    from infx.results.process import result_file as default_file
+    from infx.results.ingest.files import load_results, repository_floors
+    from infx.results.ingest.process import result_file as default_file
+    from infx.results.verdict.floors import verdict
     from infx.sweep.outcome import Outcome
 
     rules = repository_floors()
     done = verdict(load_results(result_file or default_file(os.environ)), rules)
     error = ResultsError(done.failure) if done.failure else None
     emit(Outcome(stdout=done.lines, summary=done.summary or "", error=error))
-
-
-results.add_command(provenance)

@@ -47,11 +47,13 @@ FORMATS = click.Choice(["json", "summary"])
 strict_option = click.option("--strict", is_flag=True, help=HELP["--strict"])
 
 
-# The reruns, triage and budget commands, imported only when one runs: they load PyGithub.
-RERUNS = ("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat")
+# The reruns, triage, budget and review commands, imported only when one runs (they load
+# PyGithub): name -> module of infx.cli.
+LAZY = dict.fromkeys(("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat"), "rerun")  # fmt: skip
+LAZY |= dict.fromkeys(("priority", "priority-labels", "success-rate"), "review")
 
 
-@click.group(cls=LazyGroup, lazy={name: f"rerun:{name.replace('-', '_')}" for name in RERUNS})
+@click.group(cls=LazyGroup, lazy={n: f"{m}:{n.replace('-', '_')}" for n, m in LAZY.items()})
 def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
@@ -97,9 +99,13 @@ def canary_cmd() -> None:
 @strict_option
 def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
+    from infx.matrix.era import choose
+    from infx.settings import load as load_settings
+
     root = git.root()
     masters = load_masters(root, None, config_globs)
-    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict))
+    choice = choose(masters, None, load_settings(root).format)
+    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict, choice))
 
 
 @sweep.command()

@@ -6,7 +6,7 @@ decision that would need more gives up with a GitHubError naming the cap, which 
 commands turn into "no reuse" (or no staging) and exit 2. The wall-time cap also holds
 against a connection that never answers: the reads run in a worker thread that the
 caller stops waiting for. A search with a budget of its own (main's results history,
-infx/results/baseline.py) counts on the same meter through a Tab and stops gracefully.
+infx/results/compare/baseline.py) counts on the same meter through a Tab and stops gracefully.
 """
 
 from __future__ import annotations

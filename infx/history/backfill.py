@@ -2,7 +2,7 @@
 adopts infx compares against a history on its first day.
 
 The walk over main's runs, its request budget and the artifact download are the baseline
-search's (infx/results/baseline.py); what is new is that each table is stored under the
+search's (infx/results/compare/baseline.py); what is new is that each table is stored under the
 facts GitHub gives for its run, and that runs already stored cost no download.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from infx.errors import ResultsError
 from infx.history.rows import stamp
 from infx.history.store import History, IngestReport
-from infx.results.baseline import Client, Search, download, main_results
+from infx.results.compare.baseline import Client, Search, download, main_results
 
 
 @dataclass

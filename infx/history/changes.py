@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infx.history.sources import stored_history
-from infx.results import facts
-from infx.results.baseline import all_configs
-from infx.results.changes import detect
-from infx.results.comparison import DEFAULT_WORKFLOW
-from infx.results.files import load_results
-from infx.results.render import changes_report
-from infx.results.steps import ChangeIssue, Commits, plan_issues, ranges, step_json
+from infx.results.compare import facts
+from infx.results.compare.baseline import all_configs
+from infx.results.compare.rules import DEFAULT_WORKFLOW
+from infx.results.ingest.files import load_results
+from infx.results.render.changes import changes_report, plan_issues
+from infx.results.verdict.changes import detect
+from infx.results.verdict.steps import ChangeIssue, Commits, ranges, step_json
 from infx.settings import Settings
 
 

@@ -1,5 +1,5 @@
 """The `compare` use case: this run's table against main's history, read where the request
-says (a folder or the database here, the API through `infx.results.facts`), judged by the
+says (a folder or the database here, the API through `infx.results.compare.facts`), judged by the
 noise model, acknowledged when a maintainer waved it through, composed into an outcome.
 Nothing is written or posted here; the command does that with what this returns."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from infx.history.sources import history_url, stored_history
-from infx.results import facts
-from infx.results.comparison import (
+from infx.results.compare import facts
+from infx.results.compare.rules import (
     CompareOutcome,
     CompareRequest,
     HistorySource,
@@ -23,11 +23,11 @@ from infx.results.comparison import (
     verdict_record,
     without_own_run,
 )
-from infx.results.files import load_results
-from infx.results.gate import Acknowledgement, verdict_digest
-from infx.results.repeats import same_head
-from infx.results.report import Report, acknowledged
-from infx.results.verdict import compare as judge
+from infx.results.ingest.files import load_results
+from infx.results.verdict.gate import Acknowledgement, verdict_digest
+from infx.results.verdict.judge import compare as judge
+from infx.results.verdict.repeats import same_head
+from infx.results.verdict.report import Report, acknowledged
 from infx.settings import Settings
 
 
@@ -113,7 +113,7 @@ def _recorded(
 def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
     """Draw the Pareto plots; a plot that cannot be drawn (matplotlib missing, a config it
     chokes on) is said, and never stops the comment, the check run or the gate."""
-    from infx.results.plot import draw_each
+    from infx.results.render.plot import draw_each
 
     try:
         written, failed = draw_each(report, folder)

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from infx.history.rows import main_table
 from infx.history.sources import history_url
-from infx.results.files import load_results
+from infx.results.ingest.files import load_results
 
 if TYPE_CHECKING:  # PyGithub loads only for a command that talks to GitHub
     from infx.github.values import Run
-    from infx.results.baseline import Client
+    from infx.results.compare.baseline import Client
 
 
 class RunReader(Protocol):

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from infx.github.actions import append_summary
 from infx.history.changes import ChangesOutcome
-from infx.results.collect import Collected
-from infx.results.comparison import CompareOutcome, Reporting
-from infx.results.facts import Reader, open_issues, publish
+from infx.results.compare.facts import Reader, open_issues, publish
+from infx.results.compare.rules import CompareOutcome, Reporting
+from infx.results.ingest.collect import Collected
 from infx.yamlio import atomic_write
 
 Line = tuple[str, bool]  # (text, to stderr)

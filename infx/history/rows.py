@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from infx.errors import ResultsError
-from infx.results.compare import config_key, config_label
-from infx.results.process import FORMAT, result_errors
+from infx.results.ingest.process import FORMAT, result_errors
+from infx.results.table.keys import config_key, config_label
 
 if TYPE_CHECKING:  # storing a table reads no API
     from infx.github.client import Run

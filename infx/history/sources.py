@@ -1,6 +1,6 @@
 """Where main's history is read from when it is not the API: a folder of results tables, or
 the results history database; and the settings that name it. The edge of `compare` and
-`changes` (the API's history is `infx.results.facts`)."""
+`changes` (the API's history is `infx.results.compare.facts`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 from infx import git, settings
 from infx.errors import GitError
 from infx.history.windows import families_of, per_config
-from infx.results.compare import family_key
-from infx.results.comparison import MainHistory
-from infx.results.files import history_folder
+from infx.results.compare.rules import MainHistory
+from infx.results.ingest.files import history_folder
+from infx.results.table.keys import family_key
 from infx.settings import Settings
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ResultsError
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
-from infx.results.compare import config_key, config_label
+from infx.results.table.keys import config_key, config_label
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -148,9 +148,7 @@ class History:
             )
             run_updated = True
         if facts.reused_from is not None:
-            from infx.history.verdicts import mark_reused
-
-            mark_reused(conn, facts.reused_from, facts.id)
+            _mark_reused(conn, facts.reused_from, facts.id)
         ids = self._config_ids(conn, table.configs)
         existing = {
             (config_id, kind, conc, variant): (attempt, data)
@@ -426,6 +424,14 @@ class History:
             keyed[run_id].append(((kind, identities[config_id][0], conc, variant), row))
         order = sorted(facts.values(), key=lambda f: (f.created_at, f.id))
         return [records.document(f, keyed[f.id]) for f in order]
+
+
+def _mark_reused(conn: Connection, pr_run: int, main_run: int) -> None:
+    """The pull request run `pr_run`'s verdicts (the verdicts table, `infx.history.verdicts`):
+    its sweep became main run `main_run`'s."""
+    from infx.history.tables import verdicts
+
+    conn.execute(verdicts.update().where(verdicts.c.run_id == pr_run).values(reused_by=main_run))
 
 
 def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:

@@ -5,24 +5,17 @@ republished that run's sweep is ingested, read by the results site's verdict pag
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 from infx.errors import HistoryError
+from infx.history.database import shown
 from infx.history.rows import now
-from infx.results.comparison import Verdict
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
-
-    from infx.history.store import History
+from infx.history.store import History, open_history
+from infx.results.compare.rules import Verdict
 
 
 def save(url: str, found: Verdict) -> str:
     """Record the verdict in the history at `url`; what happened, as one line. A history
     that cannot take it (read-only, unreachable) is a warning: the verdict stands."""
-    from infx.history import open_history
-    from infx.history.database import shown
-
     try:
         with open_history(url) as history:
             record(history, found)
@@ -63,13 +56,6 @@ def record(history: History, found: Verdict) -> Verdict:
             insert.on_conflict_do_update(index_elements=["run_id", "attempt"], set_=values)
         )
     return found
-
-
-def mark_reused(conn: Connection, pr_run: int, main_run: int) -> None:
-    """The pull request run `pr_run`'s verdicts: its sweep became main run `main_run`'s."""
-    from infx.history.tables import verdicts
-
-    conn.execute(verdicts.update().where(verdicts.c.run_id == pr_run).values(reused_by=main_run))
 
 
 def read(history: History) -> list[Verdict]:

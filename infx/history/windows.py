@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from infx.results.compare import family_key, folded_key
+from infx.results.table.keys import family_key, folded_key
 
 
 def families_of(rows: Sequence[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:

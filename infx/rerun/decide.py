@@ -37,7 +37,7 @@ from infx.sweep.record import SCOPES
 
 if TYPE_CHECKING:
     from infx.github.client import Job, Pull, Run
-    from infx.results.floors import Floors
+    from infx.results.verdict.floors import Floors
 
 _BRANCH = re.compile(r"[A-Za-z0-9._/-]{1,200}")
 _COMMAND = re.compile(r"/rerun-failed(?:[ \t]+([0-9]+))?")

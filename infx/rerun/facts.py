@@ -117,7 +117,7 @@ def run_plan_files(gh: GitHub, run_id: int) -> PlanFiles | None:
 
 def run_results(gh: GitHub, run_id: int) -> list[dict[str, Any]]:
     """A run's results table (results_bmk/results.json), if it has one."""
-    from infx.results.files import load_results
+    from infx.results.ingest.files import load_results
 
     files = artifact_files(gh, run_id, RESULTS_ARTIFACT)
     if not files or "results.json" not in files:
@@ -176,8 +176,8 @@ def changed_files(root: Path, manifest: Mapping[str, Any], ref: str = "HEAD") ->
 def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[str]]:
     """Every results document below the folders (tables first, then job files), and the
     files skipped because they are not valid results (named, as warnings)."""
-    from infx.results.files import TABLE_FILE, load_results
-    from infx.results.process import RESULT_FILE
+    from infx.results.ingest.files import load_results
+    from infx.results.ingest.process import RESULT_FILE, TABLE_FILE
 
     tables: list[dict[str, Any]] = []
     jobs: list[dict[str, Any]] = []

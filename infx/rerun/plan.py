@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from infx.github.client import Job, Run
     from infx.matrix.cost import BudgetVerdict
     from infx.matrix.timings import Timings
-    from infx.results.floors import Floors
+    from infx.results.verdict.floors import Floors
 
 # Changed files a summary names before it counts the rest.
 _SHOWN_CHANGES = 3

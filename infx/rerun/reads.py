@@ -56,7 +56,8 @@ from infx.rerun.plan import (
 )
 from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
 from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
-from infx.results.floors import Floors, load_floors
+from infx.results.ingest.files import load_floors
+from infx.results.verdict.floors import Floors
 from infx.settings import load as load_settings
 from infx.settings import load_at
 from infx.sweep.record import PLAN_ARTIFACT, RunRecord
@@ -124,7 +125,7 @@ def triage_facts(request: TriageRequest) -> TriageFacts:
 def _job_results(folders: tuple[Path, ...]) -> tuple[list[dict[str, Any]], list[str]]:
     """The job result files below the folders (not tables: a rerun's table holds its
     source's points too), and the files skipped as no results."""
-    from infx.results.files import job_files, load_results
+    from infx.results.ingest.files import job_files, load_results
 
     docs: list[dict[str, Any]] = []
     skipped: list[str] = []

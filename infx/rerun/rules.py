@@ -36,7 +36,7 @@ from infx.matrix.rows import (
 )
 from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
-from infx.results.floors import Floors, checks
+from infx.results.verdict.floors import Floors, checks
 from infx.sweep.record import MAX_DEPTH, MAX_REPEATS, RECORD_FILE, SCOPES, RunRecord
 from infx.sweep.record import PINS_FILE as PINS_FILE
 from infx.sweep.record import PLAN_ARTIFACT as PLAN_ARTIFACT
@@ -128,7 +128,7 @@ def _point(kind: str, identity: Mapping[str, Any], recipe: Any) -> str:
 
 def expected(row: MatrixRow, is_eval: bool) -> list[str]:
     """The points a row's job measures, with its recipe."""
-    from infx.results.process import eval_concurrency, expected_outputs, identity, recipe
+    from infx.results.ingest.process import eval_concurrency, expected_outputs, identity, recipe
 
     plain = dict(row)  # results.process reads rows as plain mappings
     how = recipe(plain)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from infx.results.compare import family_key
+from infx.results.table.keys import family_key
 from infx.site.model import ConfigHistory, Run
 from infx.site.shape import model_name, scenario_name
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from infx import git, schemas
 from infx.errors import GitError, UsageError
-from infx.results.compare import family_key
-from infx.results.files import load_results
+from infx.results.ingest.files import load_results
+from infx.results.table.keys import family_key
 from infx.settings import Settings
 from infx.settings import load as load_settings
 from infx.site.build import SiteFacts, analyse, step_ranges

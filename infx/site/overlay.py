@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from infx.results.compare import interactivity
-from infx.results.verdict import compare
-from infx.results.verdict_json import to_json
+from infx.results.table.metrics import interactivity
+from infx.results.verdict.document import to_json
+from infx.results.verdict.judge import compare
 from infx.site.model import PrResults
 from infx.site.read import slug
 from infx.site.shape import num

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infx.results.compare import family_key
+from infx.results.table.keys import family_key
 from infx.site.model import ConfigHistory
 from infx.site.shape import model_name, num, parallelism, scenario_name, shown
 from infx.site.steps import ConfigSteps

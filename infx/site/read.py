@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
 from infx.history.database import database_errors, engine, location, migrate, shown
-from infx.results.compare import config_label
+from infx.results.table.keys import config_label
 from infx.settings import Settings
 from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run
 

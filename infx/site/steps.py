@@ -1,5 +1,5 @@
 """Where each config of main's history stepped, and how far each point scatters: the noise
-model of `infx results compare` (infx/results/noise.py) applied to the whole history.
+model of `infx results compare` (infx/results/noise/single.py) applied to the whole history.
 
 Each series (one metric of one point over the runs that measured it) is cut at its own
 change points and at its config's joint ones (all series measured in every run of the
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infx.results import noise
-from infx.results.compare import DEFAULT_THRESHOLD
+from infx.results.noise import single as noise
+from infx.results.verdict.words import DEFAULT_THRESHOLD
 from infx.site.model import STEP_METRICS, ConfigHistory
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infx.results.files import process_job, write_json
-from infx.results.process import RESULT_FILE
+from infx.results.ingest.files import process_job, write_json
+from infx.results.ingest.process import RESULT_FILE
 from tests.actions.harness import Dispatch, Run, World
 from tests.github.fake_api import FakeGitHub, stamp
 from tests.results.formats import lm_eval_result, vllm_result, write

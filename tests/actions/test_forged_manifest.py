@@ -96,14 +96,16 @@ def test_in_infx_s_own_repository_edited_infx_code_is_refused(api, tmp_path) -> 
     pr.branch.on_main("infx itself", **{WORKFLOW: HONEST, TEMPLATE: TEMPLATE_TEXT, **INFX_FILES})
     pr.branch.merge_main()
     forged = "def collect(rows):\n    return [{'throughput': 1e9}]\n"
-    original = INFX_FILES["infx__results__collect.py"]
+    original = INFX_FILES["infx__results__ingest__collect.py"]
     sha_a, _, manifest = attack(
-        pr, {"infx__results__collect.py": forged}, {"infx__results__collect.py": original}
+        pr,
+        {"infx__results__ingest__collect.py": forged},
+        {"infx__results__ingest__collect.py": original},
     )
     forged_run(pr, 2000, sha_a, manifest)
     reaction, _ = reuse_comment(api, pr, tmp_path, "/reuse-sweep-run 2000")
     assert reaction == "-1"
-    not_published(push_of_merge(api, pr, tmp_path), "infx/results/collect.py")
+    not_published(push_of_merge(api, pr, tmp_path), "infx/results/ingest/collect.py")
 
 
 @pytest.mark.parametrize("pinned", [False, True])

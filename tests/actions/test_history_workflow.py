@@ -15,7 +15,7 @@ from tests.actions.conftest import SweepRepo
 from tests.actions.expressions import Status, condition
 from tests.actions.harness import World, load, pr_payload, push_payload, simulate
 from tests.history.postgres import create_database
-from tests.results.test_collect import sweep
+from tests.results.ingest.test_collect import sweep
 
 SWEEP = load("run-sweep.yml")
 JOB = SWEEP["jobs"]["ingest"]

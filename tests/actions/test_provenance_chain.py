@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from infx.cli import cli
-from infx.results.compare import config_key
+from infx.results.table.keys import config_key
 from tests.actions.harness import World, push_payload, simulate
 from tests.github.scenario import RUN, Green, green_pr, seal
 from tests.history.artifacts import zipped_table

@@ -12,7 +12,7 @@ import pytest
 from infx.errors import GitHubError
 from infx.github.budget import Limits
 from infx.github.client import GitHub
-from infx.results.baseline import find
+from infx.results.compare.baseline import find
 from tests.github.fake_api import HTML, REPO, FakeGitHub, Fault
 
 

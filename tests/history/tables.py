@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from infx.results.process import document
+from infx.results.ingest.process import document
 from tests.github.fake_api import stamp
+from tests.results.compare.test_compare import accuracy, point
 from tests.results.formats import multinode_row
-from tests.results.test_compare import accuracy, point
 
 REPO_URL = "https://github.com/acme/bench"
 
@@ -36,8 +36,8 @@ def curve(tput: float, *, tp: int = 4, concs: tuple[int, ...] = (4, 8, 16)) -> l
 
 
 def multinode(tput: float) -> list[dict]:
-    from infx.results.clients import ClientRun
-    from infx.results.process import throughput_row
+    from infx.results.ingest.clients import ClientRun
+    from infx.results.ingest.process import throughput_row
 
     row = multinode_row()
     run = ClientRun(

@@ -11,7 +11,7 @@ from infx.history import open_history
 from tests.github.fake_api import Fault, stamp
 from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, run_facts, table
-from tests.results.test_compare_api import zipped
+from tests.results.compare.test_compare_api import zipped
 
 
 def main_run(api, run_id: int, rows: list[dict] | None, minute: float, **kwargs) -> None:

@@ -120,7 +120,7 @@ def test_ingest_and_compare_load_neither_pygithub_nor_jsonschema() -> None:
 
     code = (
         "import sys\n"
-        "import infx.history.ingest, infx.history.compare, infx.results.process\n"
+        "import infx.history.ingest, infx.history.compare, infx.results.ingest.process\n"
         "print(sorted(m for m in ('github', 'jsonschema') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -12,7 +12,7 @@ from infx.history import open_history
 from tests.conftest import GitRepo
 from tests.github.fake_api import stamp
 from tests.history.tables import curve, mixed, points, run_facts, table
-from tests.results.test_collect import sweep
+from tests.results.ingest.test_collect import sweep
 
 
 def write(path: Path, doc: dict) -> Path:

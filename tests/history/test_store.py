@@ -13,7 +13,7 @@ import pytest
 
 from infx.errors import HistoryError, ResultsError
 from infx.history import History, IngestReport, open_history
-from infx.results.process import result_errors
+from infx.results.ingest.process import result_errors
 from tests.history.tables import curve, identity, mixed, points, sql, table
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.history import open_history
 from infx.history.windows import families_of, per_config
-from infx.results.compare import REGRESSED
+from infx.results.verdict.words import REGRESSED
 from tests.history.tables import curve, identity, table
 from tests.results.simulate import Sweeps
 

@@ -13,7 +13,7 @@ from infx.matrix.contract import printed
 from infx.matrix.expand import expand, hardware_table, is_agentic
 from infx.matrix.load import load_yaml as load_fast
 from infx.matrix.rows import recipe_path, row_env
-from infx.results.process import AIPERF_EXPORT, LM_EVAL_DIR
+from infx.results.ingest.process import AIPERF_EXPORT, LM_EVAL_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "dsv41flash-fp4-mi355x-vllm-agentic-dspark"

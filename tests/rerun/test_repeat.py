@@ -15,7 +15,7 @@ from infx.matrix.options import PlanOptions
 from infx.rerun.decide import checked_dispatch
 from infx.rerun.repeat import repeat_dispatch, repeat_points, repeat_positions
 from infx.rerun.rules import jobs_of, refusal, whole_plan
-from infx.results.process import identity, recipe
+from infx.results.ingest.process import identity, recipe
 from infx.settings import parse
 from infx.sweep.record import RunRecord
 from tests.rerun.test_rules import plan_of, run

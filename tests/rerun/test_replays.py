@@ -18,7 +18,7 @@ from infx.cli import cli
 from infx.errors import UsageError
 from infx.matrix.options import PlanOptions
 from infx.rerun.rules import jobs_of
-from infx.results.collect import merge
+from infx.results.ingest.collect import merge
 from infx.sweep.record import RunRecord
 from tests.conftest import make_repo
 from tests.github.fake_api import FakeGitHub, stamp
@@ -219,8 +219,8 @@ def test_a_job_that_passed_without_a_result_is_no_duration_sample(
     """A recipe that exits 0 without benchmarking finishes early: its minutes would make the
     next estimate of that identity far too low, and a large sweep pass its budget."""
     from infx.matrix.cost import job_key
-    from infx.results.files import write_json
-    from infx.results.process import RESULT_FILE
+    from infx.results.ingest.files import write_json
+    from infx.results.ingest.process import RESULT_FILE
 
     sweep = Sweep(plan_of(concs=(4, 8), evals=False), record(), empty={1})
     publish(api, tmp_path, sweep)

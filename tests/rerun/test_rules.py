@@ -25,8 +25,8 @@ from infx.rerun.rules import (
     valid_points,
     whole_plan,
 )
-from infx.results.files import process_job
-from infx.results.floors import Floors
+from infx.results.ingest.files import process_job
+from infx.results.verdict.floors import Floors
 from infx.sweep.record import RunRecord
 from tests.results.formats import fixed_row, lm_eval_result, multinode_row, vllm_result, write
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from infx.results.clients import ClientRun
-from infx.results.process import throughput_row
+from infx.results.ingest.clients import ClientRun
+from infx.results.ingest.process import throughput_row
 from tests.results.formats import fixed_row
 
 CONCS = (4, 8, 16, 32, 64, 128, 256, 512)

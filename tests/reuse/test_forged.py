@@ -168,7 +168,7 @@ def test_a_forged_local_action_is_refused(api) -> None:
 
 INFX_FILES = {
     "pyproject.toml": '[project]\nname = "infx"\n',
-    "infx__results__collect.py": "def collect(rows):\n    return rows\n",
+    "infx__results__ingest__collect.py": "def collect(rows):\n    return rows\n",
     "infx____init__.py": "",
 }
 
@@ -180,13 +180,13 @@ def test_in_infx_s_own_repository_a_run_of_edited_infx_code_is_refused(api) -> N
     forged = "def collect(rows):\n    return [{'throughput': 1e9}]\n"
     sha_a, _, manifest = attack(
         pr,
-        {"infx__results__collect.py": forged},
-        {"infx__results__collect.py": INFX_FILES["infx__results__collect.py"]},
+        {"infx__results__ingest__collect.py": forged},
+        {"infx__results__ingest__collect.py": INFX_FILES["infx__results__ingest__collect.py"]},
     )
-    assert "infx/results/collect.py" in manifest["measured"]["files"]
+    assert "infx/results/ingest/collect.py" in manifest["measured"]["files"]
     forged_run(pr, 2000, sha_a, manifest)
     ask(pr, "/use 2000")
-    refused(pr, "ran other code than what merges: infx/results/collect.py")
+    refused(pr, "ran other code than what merges: infx/results/ingest/collect.py")
 
 
 # --- a dispatched rerun on the PR branch: its head_sha is what counts ------------------------

@@ -10,7 +10,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.conftest import GitRepo
+from infx.matrix.inputs import Snapshot, matching
+from infx.settings import load
+from tests.conftest import ROOT, GitRepo
 from tests.github.scenario import Green, green_pr
 
 RECIPE = "llama70b_fp8_mi355x_vllm.sh"
@@ -189,3 +191,14 @@ def test_main_editing_a_nested_gitattributes_voids_reuse(api) -> None:
     measured_then(pr)
     pr.branch.on_main("crlf", **{"recipes__.gitattributes": "*.sh text eol=crlf\n"})
     refused(pr, "file recipes/.gitattributes: differs")
+
+
+def test_this_repository_s_job_files_cover_every_module_of_infx() -> None:
+    """A reused sweep must have run exactly infx's code (infx.toml's job-files): every module,
+    however deep its package (infx/results/noise/fit.py is two folders down), as the
+    manifest's own matcher reads the patterns."""
+    found, unmatched = matching(Snapshot.at(ROOT, None), load(ROOT).job_files)
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "infx").rglob("*.py")}
+    assert unmatched == []
+    assert sorted(modules - set(found)) == []
+    assert "infx/results/noise/fit.py" in found

@@ -1,0 +1,302 @@
+"""`infx results compare` as values: what to compare, against which history, how to report,
+and what comes out (the report, the comment, the check run, the JSON, the exit code).
+
+Pure: the history and the acknowledgement arrive already read (`infx.history.sources`,
+`infx.results.compare.facts`); `infx.history.compare` reads them and calls these rules in order.
+NumPy is not imported here, so a missing `compare` extra is said in one line first.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import Field, dataclass, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from infx.errors import UsageError
+from infx.markdown import link
+from infx.results.render.cells import SUMMARY_LIMIT
+from infx.results.render.comment import Context, check_output, comment
+from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_line
+from infx.results.verdict.report import Report
+from infx.results.verdict.words import NEW
+from infx.settings import SWEEP_WORKFLOW, Settings
+
+
+class _Dataclass(Protocol):
+    """Any dataclass (what `dataclasses.fields` takes)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+
+T = TypeVar("T", bound=_Dataclass)
+CHECK_NAME = "infx/results"
+DEFAULT_BOT = "github-actions[bot]"
+DEFAULT_WORKFLOW = SWEEP_WORKFLOW
+STATS = ("numpy",)
+
+
+def require_stats() -> None:
+    """The noise model needs NumPy (its t and change points are written on it alone)."""
+    missing = [m for m in STATS if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"comparing results needs {', '.join(missing)}: pip install 'infx[compare]'"
+        )
+
+
+@dataclass(frozen=True)
+class HistorySource:
+    """Against which of main's history: its runs through the API (the default), a folder
+    of tables or the history database (`where`), one table, or one run's table."""
+
+    where: str | None = None  # --history DIR|URL
+    baseline: Path | None = None
+    baseline_run: int | None = None
+    runs: int | None = None  # None: history-runs in infx.toml [results]
+    workflow: str = DEFAULT_WORKFLOW
+    branch: str | None = None  # None: main-branch in infx.toml
+    budget: int | None = None  # None: runs + 6
+
+    def checked(self, settings: Settings) -> HistorySource:
+        """The source with the settings' defaults filled in; a usage error when it names
+        two sources."""
+        given = (self.baseline, self.baseline_run, self.where)
+        if sum(x is not None for x in given) > 1:
+            raise UsageError("--baseline, --baseline-run and --history exclude each other")
+        return replace(
+            self,
+            runs=self.runs or settings.results.history_runs,
+            branch=self.branch or settings.main_branch,
+        )
+
+    @property
+    def api_runs(self) -> int:
+        """Main runs the API search reads: one for a pinned run."""
+        return 1 if self.baseline_run is not None else self.runs or 1
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """How to report: stdout's format, the PR's sticky comment, the check run, plots."""
+
+    output_format: str = "text"  # text | json
+    pr: int | None = None
+    check_sha: str | None = None
+    ack_label: str | None = None  # None: acknowledge-label in infx.toml [results]
+    bot_login: str = DEFAULT_BOT
+    plots: Path | None = None
+    plots_artifact: str = "results_compare"
+    out: Path | None = None
+    verdict_out: Path | None = None  # also the verdict JSON (what a repeat is planned from)
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    current: Path  # this run's results table or folder
+    source: HistorySource
+    reporting: Reporting
+    threshold: float = 2.0
+    trimmed: bool = False
+    repeats: tuple[Path, ...] = ()  # more runs of the same head, pooled with `current`
+
+    @classmethod
+    def of(cls, options: Mapping[str, object]) -> CompareRequest:
+        """The request from `results compare`'s options, each named as the field it fills."""
+        source, reporting = _filled(HistorySource, options), _filled(Reporting, options)
+        return _filled(cls, {**options, "source": source, "reporting": reporting})
+
+
+def _filled(kind: type[T], options: Mapping[str, object]) -> T:
+    """A dataclass whose fields take the options of the same names (typed by click)."""
+    make: Callable[..., T] = kind
+    return make(**{field.name: options[field.name] for field in fields(kind)})
+
+
+@dataclass(frozen=True)
+class MainHistory:
+    """Main's runs as results documents (oldest first), and how they were found."""
+
+    docs: list[dict[str, Any]]
+    described: str  # for the comment: "3 run(s) from `history`" and the like
+    search: str | None = None  # the API search's account, said on stderr
+
+
+def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHistory:
+    """This run's own tables (and its repeats') inside a --history folder or database are
+    never its baseline."""
+    own = {i for t in tables if isinstance(i := (t.get("run") or {}).get("id"), int)}
+    if not own or not any(d["run"].get("id") in own for d in history.docs):
+        return history
+    docs = [d for d in history.docs if d["run"].get("id") not in own]
+    left = ", ".join(str(i) for i in sorted(own))
+    return MainHistory(docs, f"{history.described}; this run's own table ({left}) left out")
+
+
+def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
+    """Main's runs the API search found (oldest first), and its account of the search."""
+    described = f"{len(docs)} successful {branch} run(s) read through the API"
+    if not docs:
+        described = f"none found ({account})"
+    return MainHistory(docs, described, f"history search: {account}")
+
+
+def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
+    """The pull request whose acknowledgements to read: only a failing gate on one is
+    worth reading them for."""
+    return request.reporting.pr if report.failing else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judged pull request run attempt, as the history's verdicts table keeps it."""
+
+    pr: int
+    run_id: int
+    attempt: int
+    head_sha: str
+    verdict: str
+    passed: bool
+    digest: str
+    document: dict[str, Any]  # the verdict JSON (schemas/results-verdict.schema.json)
+    ack_by: str | None = None  # label | comment
+    ack_who: str | None = None
+    ack_at: datetime | None = None  # UTC, naive
+    reused_by: int | None = None  # the main run that republished this run's sweep
+    judged_at: datetime | None = None  # UTC, naive; None: when it is recorded
+
+
+def verdict_record(
+    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
+) -> Verdict | None:
+    """The row the verdicts table keeps of this comparison, when the table names its run."""
+    from infx.results.verdict.document import to_json
+
+    run_id, attempt = run.get("id"), run.get("attempt", 1)
+    if not isinstance(run_id, int) or not isinstance(attempt, int):
+        return None
+    ack = report.ack
+    at = ack.at.astimezone(UTC).replace(tzinfo=None) if ack and ack.at else None
+    return Verdict(
+        pr=pr,
+        run_id=run_id,
+        attempt=attempt,
+        head_sha=head,
+        verdict=report.verdict,
+        passed=report.passed,
+        digest=digest,
+        document=to_json(report),
+        ack_by=ack.by if ack else None,
+        ack_who=ack.who if ack else None,
+        ack_at=at,
+    )
+
+
+@dataclass(frozen=True)
+class CheckRun:
+    name: str
+    sha: str
+    conclusion: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class CompareOutcome:
+    """What a comparison says and where: the commands write, print and post it."""
+
+    notes: tuple[str, ...] = ()  # stderr, before anything else
+    report: Report | None = None  # None: nothing to compare
+    comment: str = ""  # the sticky comment's Markdown (and --out's)
+    summary: str = ""  # the job summary
+    stdout: str = ""  # the comment, or the verdict as JSON
+    verdict: str = ""  # the verdict as JSON, for --verdict-out
+    check: CheckRun | None = None
+    failure: str | None = None  # the gate fails: said on stderr, exit 1
+    record: Verdict | None = None  # for the history's verdicts table
+    record_to: str | None = None  # the history to record it in
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failure else 0
+
+
+def outcome(
+    request: CompareRequest,
+    report: Report,
+    history: MainHistory,
+    *,
+    ack_label: str,
+    plots: int | None = None,
+    run_id: int | None = None,
+    plot_failures: tuple[str, ...] = (),
+    acknowledgement: Acknowledgement | None = None,
+    site_url: str | None = None,
+) -> CompareOutcome:
+    """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
+    how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
+    could not be (said, never failing the comparison)."""
+    from infx.results.verdict.document import to_json
+
+    how = request.reporting
+    plot_note = None
+    if plots is not None:
+        plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
+        if plot_failures:
+            plot_note += f"; {len(plot_failures)} could not be drawn (the job log says why)"
+    context = Context(
+        history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
+    )
+    if site_url and how.pr is not None:
+        where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
+        context = replace(context, overlay=f"This run over main's curves: {where}.")
+    if acknowledgement is not None:
+        line = verdict_line(acknowledgement.digest, acknowledgement.since)
+        note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
+        context = replace(context, verdict_line=line, ack_note=note)
+    body = comment(report, context)
+    check = None
+    if how.check_sha:
+        conclusion, title, summary = check_output(report, context)
+        check = CheckRun(CHECK_NAME, how.check_sha, conclusion, title, summary)
+    failure = None
+    if not report.passed:
+        failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
+    warnings = tuple(f"infx: warning: plot not drawn: {why}" for why in plot_failures)
+    return CompareOutcome(
+        notes=((history.search,) if history.search else ()) + warnings,
+        report=report,
+        comment=body,
+        summary=comment(report, context, SUMMARY_LIMIT) + "\n",
+        stdout=json.dumps(to_json(report), indent=2) if how.output_format == "json" else body,
+        verdict=json.dumps(to_json(report), indent=2) if how.verdict_out is not None else "",
+        check=check,
+        failure=failure,
+    )
+
+
+def overlay_url(site_url: str, pr: int) -> str:
+    """The PR's overlay on the results site (docs/site.md): <site-url>/#/pr/<N>."""
+    return f"{site_url.rstrip('/')}/#/pr/{pr}"
+
+
+def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
+    """A table without a row measured nothing, and nothing measured is not a pass: exit 1,
+    and in JSON a verdict document saying so (its gate not passed)."""
+    from infx.results.verdict.document import to_json
+    from infx.results.verdict.report import Report
+
+    said = f"{request.current} holds no results: nothing was measured"
+    stdout = ""
+    if request.reporting.output_format == "json":
+        doc = to_json(Report((), NEW, request.threshold, 0, (said,)))
+        doc["gate"]["passed"] = False
+        stdout = json.dumps(doc, indent=2)
+    return CompareOutcome(
+        notes=(said,),
+        stdout=stdout,
+        failure=f"infx: results gate fails: {said}",
+    )

@@ -1,0 +1,131 @@
+"""The noise model's words in the PR comment: what a comparison could not have seen (power),
+which repeats would settle an unconfirmed config and what they cost, the sweep-wide shift,
+why a comparison at matched interactivity says nothing, and how the verdict was reached.
+
+Numbers only come from the report; data strings go through `infx.markdown.text`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infx.markdown import Md, text
+from infx.results.verdict.words import IMPROVED, NOISE, REGRESSED
+
+if TYPE_CHECKING:
+    from infx.results.verdict.report import Config, Curve, Report
+
+NOT_MEANINGFUL = "not meaningful here"
+_RUNS = {1: "one run", 2: "two runs", 3: "three runs"}
+
+
+def _runs(n: int) -> str:
+    return _RUNS.get(n, f"{n} runs")
+
+
+def curve_cell(curve: Curve | None, mark: str = "") -> Md:
+    """A summary table cell: the change and band, or why there is none."""
+    if curve is not None and curve.why:
+        return Md(f"n/a ({NOT_MEANINGFUL})")
+    if curve is None or curve.change_pct is None or curve.band_pct is None:
+        return Md("–")
+    return Md(f"{curve.change_pct:+.1f}% ±{curve.band_pct:.1f} {mark}".strip())
+
+
+def curve_sentence(what: str, curve: Curve | None, word: str, mark: str = "") -> str:
+    """One sentence on a throughput measure of a config, or '' when it has none."""
+    if curve is None:
+        return ""
+    if curve.why:
+        return f" Throughput per GPU {what}: {NOT_MEANINGFUL}, {text(curve.why)}; no number given."
+    if curve.change_pct is None:
+        return ""
+    cell = curve_cell(curve, mark)
+    return f" Throughput per GPU {what}: {cell} ({word}, {curve.matched} points)."
+
+
+def power_sentence(config: Config) -> str:
+    """What a within-noise (or unconfirmed) config could not have told from noise."""
+    if config.verdict in (REGRESSED, IMPROVED) or not config.power:
+        return ""
+    tput = next((p for p in config.power if p.metric.key == "tput_per_gpu"), config.power[0])
+    parts = []
+    if tput.config_pct is not None:
+        parts.append(f"under {tput.config_pct:.0f} % across the config")
+    if tput.points:
+        conc, worst = max(tput.points, key=lambda p: p[1])
+        best_conc, best = min(tput.points, key=lambda p: p[1])
+        if conc == best_conc:
+            parts.append(f"under {worst:.0f} % at concurrency {conc}")
+        else:
+            parts.append(
+                f"under {best:.0f} % at concurrency {best_conc} to {worst:.0f} % at {conc}"
+            )
+    if not parts:
+        return ""
+    name = "throughput per GPU" if tput.metric.key == "tput_per_gpu" else text(tput.metric.label)
+    return (
+        f" A change of {name} {' or '.join(parts)} cannot be told "
+        f"from noise with {_runs(config.pr_runs)} of this PR (80 % power)."
+    )
+
+
+def repeats_sentence(config: Config, threshold: float) -> str:
+    """For an unconfirmed config: why, and the runs that would settle it, priced."""
+    from infx.results.verdict.report import MAIN_MOVED
+
+    if config.why == MAIN_MOVED:
+        return (
+            " Unconfirmed: it differs from main's established level, but main's newest "
+            "run(s) moved too, and a level never rests on fewer than 3 runs."
+        )
+    found = config.repeats
+    if found is None:
+        return ""
+    said = (
+        f" Unconfirmed: beyond ±{threshold:g} % but not significant in this sweep "
+        f"(with {_runs(config.pr_runs)})."
+    )
+    if found.runs <= 0:
+        return said + " More runs than infx asks for would be needed to settle it."
+    return said + (
+        f" {found.count} more run(s) of its {len(found.rows)} point(s) ({found.runs} in all) "
+        f"would settle it: about {found.gpu_hours:.1f} GPU-hours ({text(found.source)})."
+    )
+
+
+def moved_lines(config: Config) -> str:
+    return "".join(f" Main: {text(m)}." for m in config.moved)
+
+
+def sweep_line(report: Report) -> str:
+    """The sweep-wide shift, when this PR's sweep held enough configs to estimate it."""
+    if not report.sweep:
+        return ""
+    shifts = ", ".join(
+        f"{text(s.metric.label)} {s.change_pct:+.1f}%"
+        + (f" (band ±{s.band_pct:.1f})" if s.band_pct is not None else "")
+        for s in report.sweep
+    )
+    word = {REGRESSED: "regressed", IMPROVED: "improved", NOISE: "within noise"}
+    verdict = word.get(report.sweep_verdict, report.sweep_verdict)
+    return f"Sweep-wide shift (every config alike): {shifts}: **{verdict}**.\n\n"
+
+
+def method(report: Report) -> str:
+    """How the verdict was reached, in plain words."""
+    return (
+        "Each point is judged against main's level: the mean of the newest segment of its "
+        "history (cut where its whole config moved); a newer segment of fewer than 3 runs "
+        "is provisional, shown but not yet the level. Its scatter is its own, shrunk "
+        "toward its config's trend over concurrency. The points of one run move together: "
+        "the shift this PR's whole sweep shows is tested on its own and taken out of each "
+        "config's, and a config's mean is judged against how far its runs move together. "
+        f"Errors are controlled where you act: at most {report.q:.1%} of unchanged sweeps "
+        "fail, whatever their size (Benjamini-Hochberg across configs, Holm inside a "
+        f"flagged one); a change inside ±{report.threshold:g}% is never flagged. A config "
+        "beyond that but not significant is unconfirmed, with the runs that would settle "
+        "it. Checks: throughput per GPU, TTFT and TPOT p50 and p99 (ITL and interactivity "
+        "are TPOT again, shown, not counted); accuracy against 1.96 combined standard "
+        "errors, else its samples' binomial error, else a tolerance on its change."
+    )

@@ -1,0 +1,445 @@
+"""Verdicts as values: each check of a point, a point from its checks, a config from its
+tests (`infx.results.verdict.decide`), curves and accuracy scores, and the configs of a family main
+measured that this run lacks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from infx.results.noise.effects import Effects
+from infx.results.noise.fit import MIN_LEVEL, Fit
+from infx.results.noise.series import GATING, History, Pending, measured
+from infx.results.table.keys import config_label, family_key
+from infx.results.table.metrics import CHECKS, INTERACTIVITY_METRIC
+from infx.results.verdict import repeats as priced
+from infx.results.verdict.curves import Measured
+from infx.results.verdict.decide import Decision
+from infx.results.verdict.power import Power
+from infx.results.verdict.report import (
+    MAIN_MOVED,
+    NEEDS_RUNS,
+    Check,
+    Config,
+    Curve,
+    Point,
+    Repeats,
+    Score,
+    score_verdict,
+    worst,
+)
+from infx.results.verdict.report import Power as MetricPower
+from infx.results.verdict.words import (
+    COMPARED,
+    COVERAGE_LOST,
+    IMPROVED,
+    MISSING,
+    NEW,
+    NOISE,
+    REGRESSED,
+    UNCONFIRMED,
+    UNKNOWN,
+    judge_score,
+)
+
+_EDGE = 1e-9  # percent: a change on the band's edge (give or take float error) is noise
+
+
+def direction(change_pct: float, band_pct: float, higher_is_better: bool) -> str:
+    """Within the band (its edge included, give or take float error) is noise."""
+    if abs(change_pct) <= band_pct + _EDGE:
+        return NOISE
+    return IMPROVED if (change_pct > 0) == higher_is_better else REGRESSED
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Everything the model found, for every pending config at once."""
+
+    fit: Fit
+    effects: Effects
+    decision: Decision
+    power: Power
+    curves: Measured
+    pr: np.ndarray  # (C, J, M) mean log of this PR's runs
+    threshold: float
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if value is not None and np.isfinite(value) else None
+
+
+def _after(rows: list[dict[str, Any]], key: str, mean_log: float) -> float | None:
+    """This PR's value: the one run's (0 included), else the runs' geometric mean."""
+    if len(rows) == 1:
+        return measured(rows[0], key)
+    return math.exp(mean_log) if np.isfinite(mean_log) else None
+
+
+def _check(j: Judged, c: int, i: int, m: int, rows: list[dict[str, Any]], moved: bool) -> Check:
+    metric = CHECKS[m]
+    fit, dec, pw = j.fit, j.decision, j.power
+    center = fit.center[c, i, m]
+    before = math.exp(center) if np.isfinite(center) else None
+    after = _after(rows, metric.key, j.pr[c, i, m])
+    if before is not None and after == 0 and metric.higher_is_better:
+        # Nothing came through (the schema allows 0): no band holds a -100 % change.
+        return Check(metric, before, after, -100.0, None, None, int(fit.k[c, i, m]), False,
+                     REGRESSED)  # fmt: skip
+    if before is None or after is None or after <= 0 or not dec.base.valid[c, i, m]:
+        return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
+    change = (after / before - 1.0) * 100.0
+    reg, imp = dec.regressed, dec.improved
+    if reg.points[c, i, m]:
+        verdict = UNCONFIRMED if moved or reg.points_moved[c, i, m] else REGRESSED
+    elif imp.points[c, i, m] and not imp.points_moved[c, i, m]:
+        verdict = IMPROVED
+    else:
+        verdict = NOISE
+    worse = float(reg.tests.points[c, i, m])
+    better = float(imp.tests.points[c, i, m])
+    higher = metric.higher_is_better
+    p = worse if (change < 0) == higher else better
+    provisional = fit.k_moved[c, i, m] > 0
+    return Check(
+        metric,
+        before,
+        after,
+        change,
+        _num(pw.band[c, i, m]),
+        float(math.expm1(fit.sigma[c, i, m]) * 100),
+        int(fit.k[c, i, m]),
+        bool(fit.assumed[c, m]),
+        verdict,
+        p_value=_num(p),
+        detectable_pct=_num(pw.detectable[c, i, m]),
+        moved_pct=float(math.expm1(fit.moved[c, i, m]) * 100) if provisional else None,
+        moved_runs=int(fit.k_moved[c, i, m]),
+        runs=len(rows),
+    )
+
+
+def _shown(j: Judged, c: int, i: int, rows: list[dict[str, Any]]) -> Check:
+    """Interactivity: TPOT p50 again, shown, never counted."""
+    center = j.fit.center[c, i, len(CHECKS)]
+    before = math.exp(center) if np.isfinite(center) else None
+    mean = j.pr[c, i, len(CHECKS)]
+    after = math.exp(mean) if np.isfinite(mean) else None
+    change = (after / before - 1) * 100 if before and after else None
+    k = int(j.fit.k[c, i, len(CHECKS)])
+    assumed = bool(j.fit.assumed[c, len(CHECKS)])
+    return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, assumed, UNKNOWN)
+
+
+def _level(j: Judged, c: int, moved: bool) -> Curve | None:
+    """Throughput per GPU at equal concurrency: the config-mean test of throughput."""
+    dec, pw = j.decision, j.power
+    n = int(dec.base.count[c, 0])
+    if n < 2:
+        return None
+    if dec.regressed.means[c, 0]:
+        verdict = UNCONFIRMED if moved else REGRESSED
+    elif dec.improved.means[c, 0] and not dec.improved.moved[c]:
+        verdict = IMPROVED
+    else:
+        verdict = NOISE
+    change = float(
+        np.expm1(np.nanmean(np.where(dec.base.valid[c, :, 0], dec.base.x[c, :, 0], np.nan))) * 100
+    )
+    p = dec.regressed.tests.means[c, 0] if change < 0 else dec.improved.tests.means[c, 0]
+    k = j.fit.k[c, :, 0][dec.base.valid[c, :, 0]]
+    return Curve(
+        n,
+        change,
+        _num(pw.mean_band[c, 0]),
+        _num(pw.mean_noise[c, 0]),
+        round(float(np.mean(k))) if len(k) else 0,
+        bool(j.fit.assumed[c, 0]),
+        verdict,
+        p_value=_num(p),
+        detectable_pct=_num(pw.mean_detectable[c, 0]),
+    )
+
+
+def _curve(j: Judged, c: int, moved: bool) -> Curve | None:
+    """Throughput per GPU at matched interactivity, or why it says nothing."""
+    m = j.curves
+    if m.matched[c] < 2 or not np.isfinite(m.mine[c]):
+        return None
+    why = m.why[c]
+    dec = j.decision
+    if why is not None:
+        return Curve(int(m.matched[c]), None, None, None, int(m.k[c]), False, UNKNOWN,
+                     m.edges[c], why=why)  # fmt: skip
+    if dec.regressed.curve[c]:
+        verdict = UNCONFIRMED if moved else REGRESSED
+    elif dec.improved.curve[c] and not dec.improved.moved[c]:
+        verdict = IMPROVED
+    else:
+        verdict = NOISE
+    change = float(m.change[c])
+    p = dec.regressed.curve_p[c] if change < 0 else dec.improved.curve_p[c]
+    return Curve(
+        int(m.matched[c]),
+        change,
+        _num(max(j.threshold, float(m.band[c]))),
+        _num(math.expm1(float(m.sigma[c])) * 100),
+        int(m.k[c]),
+        False,
+        verdict,
+        m.edges[c],
+        p_value=_num(p),
+    )
+
+
+def _moved_words(j: Judged, c: int, width: int) -> tuple[str, ...]:
+    """What main's provisional newest runs did, per judged metric that moved."""
+    out = []
+    fit = j.fit
+    for m, metric in enumerate(CHECKS):
+        has = fit.k_moved[c, :width, m] > 0
+        if not has.any():
+            continue
+        pct = float(np.expm1(np.nanmean(fit.moved[c, :width, m][has])) * 100)
+        runs = int(np.max(fit.k_moved[c, :width, m][has]))
+        out.append(
+            f"main's newest {runs} run(s) moved {metric.label} by {pct:+.1f} % at "
+            f"{int(has.sum())} of {width} point(s) (provisional: a level needs {MIN_LEVEL} "
+            "runs, so main's level is the one before)"
+        )
+    return tuple(out)
+
+
+def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = False) -> Config:
+    c = job.row
+    dec = j.decision
+    reg, imp = dec.regressed, dec.improved
+    moved = bool(reg.moved[c])
+    why = MAIN_MOVED if moved else (NEEDS_RUNS if reg.suggested[c] else None)
+    newest = hist.points[job.runs[-1]][job.key]
+    slot = {conc: i for i, conc in enumerate(job.concs)}
+    points = []
+    for conc in sorted(set(job.mine) | job.expected):
+        rows, main = job.mine.get(conc), newest.get(conc)
+        if not rows:
+            points.append(Point(conc, MISSING, MISSING, main=main))
+            continue
+        i = slot[conc]
+        if not np.isfinite(j.fit.center[c, i, :GATING]).any():
+            points.append(Point(conc, NEW, NEW, pr=_shown_row(rows, j, c, i), main=main))
+            continue
+        checks = tuple(_check(j, c, i, m, rows, moved) for m in range(GATING))
+        verdict = worst([ch.verdict for ch in checks if ch.verdict != UNKNOWN] or [NOISE])
+        checks = (*checks, _shown(j, c, i, rows))
+        points.append(Point(conc, COMPARED, verdict, checks, main, _shown_row(rows, j, c, i)))
+    level, curve = _level(j, c, moved), _curve(j, c, moved)
+    parts = [
+        COVERAGE_LOST if p.status == MISSING else p.verdict
+        for p in points
+        if not (trimmed and p.status == MISSING)
+    ]
+    parts += [x.verdict for x in (curve, level) if x is not None]
+    if reg.flagged[c]:
+        parts.append(UNCONFIRMED if moved else REGRESSED)
+    elif reg.suggested[c]:
+        parts.append(UNCONFIRMED)
+    if imp.flagged[c] and not imp.moved[c]:
+        parts.append(IMPROVED)
+    verdict = worst([p for p in parts if p != UNKNOWN])
+    if verdict == REGRESSED and moved:
+        verdict = UNCONFIRMED
+    config_p, better_p = reg.config_p[c], imp.config_p[c]
+    return Config(
+        key=job.key,
+        kind="throughput",
+        label=config_label({**job.identity, "conc": 0}),
+        identity=job.identity,
+        verdict=verdict,
+        points=tuple(points),
+        curve=curve,
+        level=level,
+        runs=len(job.runs),
+        baseline=hist.runs[job.runs[-1]],
+        p_value=_num(config_p),
+        p_improved=_num(better_p),
+        tests=int(dec.tests[c]),
+        alpha=_num(
+            reg.cutoff if reg.flagged[c] else dec.base.q / max(int((dec.tests > 0).sum()), 1)
+        ),
+        why=why if verdict == UNCONFIRMED else None,
+        repeats=_repeats(job, j) if why == NEEDS_RUNS and verdict == UNCONFIRMED else None,
+        power=_power(j, c, job),
+        pr_runs=int(j.power.runs[c]),
+        moved=_moved_words(j, c, len(job.concs)),
+    )
+
+
+def _shown_row(rows: list[dict[str, Any]], j: Judged, c: int, i: int) -> dict[str, Any]:
+    """The PR's row as shown: the run's own, or the runs' geometric means."""
+    if len(rows) == 1:
+        return rows[0]
+    out = dict(rows[0])
+    metrics = dict(out.get("metrics", {}))
+    for key in metrics:
+        values = [r.get("metrics", {}).get(key) for r in rows]
+        if all(isinstance(v, int | float) and v > 0 for v in values):
+            metrics[key] = math.exp(sum(math.log(v) for v in values) / len(values))
+    out["metrics"] = metrics
+    return out
+
+
+def _power(j: Judged, c: int, job: Pending) -> tuple[MetricPower, ...]:
+    out = []
+    pw, valid = j.power, j.decision.base.valid
+    for m, metric in enumerate(CHECKS):
+        pts = tuple(
+            (conc, float(pw.detectable[c, i, m]))
+            for i, conc in enumerate(job.concs)
+            if valid[c, i, m]
+        )
+        if pts:
+            out.append(MetricPower(metric, _num(pw.mean_detectable[c, m]), pts))
+    return tuple(out)
+
+
+def _lost_score(conc: int, s: dict[str, Any]) -> Score:
+    """An accuracy score main measured and this run did not."""
+    value, stderr = s["value"], s.get("stderr")
+    return Score(
+        conc, s["task"], s["metric"], s["filter"], MISSING, value, stderr, None, None, MISSING
+    )
+
+
+def _repeats(job: Pending, j: Judged) -> Repeats:
+    runs_now = int(j.power.runs[job.row])
+    need = int(j.power.repeats[job.row])
+    rows = [rs[0] for _, rs in sorted(job.mine.items()) if rs]
+    if need <= 0:
+        return Repeats(0, 0, priced.identity_rows(rows), 0.0, "more runs than infx asks for")
+    count = need - runs_now
+    hours, source = priced.price(rows, count)
+    return Repeats(need, count, priced.identity_rows(rows), hours, source)
+
+
+def _stderr(score: dict[str, Any]) -> tuple[float | None, str]:
+    """The score's standard error and the rule it came from: its own; without one (lm-eval's
+    "N/A"), the binomial error of a rate over its samples; without those either, None
+    (the change alone is judged against ACCURACY_TOLERANCE)."""
+    stderr: float | None = score.get("stderr")
+    if stderr is not None:
+        return stderr, "stderr"
+    value, samples = score.get("value"), score.get("samples")
+    if (
+        isinstance(value, int | float)
+        and 0 <= value <= 1
+        and isinstance(samples, int)
+        and samples > 0
+    ):
+        return math.sqrt(value * (1 - value) / samples), "samples"
+    return None, "tolerance"
+
+
+def accuracy_config(
+    key: str,
+    ident: dict[str, Any],
+    points: dict[int, list[dict[str, Any]]],
+    hist: History,
+    runs: list[int],
+) -> Config:
+    newest = hist.points[runs[-1]][key] if runs else {}
+    scores = []
+    for conc in sorted(set(points) | set(newest)):
+        mine = points.get(conc) or [{}]
+        a = {(s["task"], s["metric"], s["filter"]): s for s in mine[0].get("accuracy", [])}
+        b = {
+            (s["task"], s["metric"], s["filter"]): s
+            for s in newest.get(conc, {}).get("accuracy", [])
+        }
+        for k in sorted(set(a) | set(b)):
+            sa, sb = a.get(k), b.get(k)
+            status = COMPARED if sa and sb else (NEW if sa else MISSING)
+            rule = "stderr"
+            verdict = status
+            if sa and sb:
+                (se_b, rule_b), (se_a, rule_a) = _stderr(sb), _stderr(sa)
+                rule = "samples" if "samples" in (rule_a, rule_b) else "stderr"
+                rule = "tolerance" if se_a is None or se_b is None else rule
+                if rule == "tolerance":
+                    se_a = se_b = None
+                verdict = judge_score(sb["value"], se_b, sa["value"], se_a)
+            scores.append(
+                Score(
+                    conc,
+                    *k,
+                    status,
+                    sb["value"] if sb else None,
+                    sb.get("stderr") if sb else None,
+                    sa["value"] if sa else None,
+                    sa.get("stderr") if sa else None,
+                    verdict,
+                    rule,
+                )
+            )
+    parts = [score_verdict(s) for s in scores]
+    parts = [COVERAGE_LOST if p == MISSING else p for p in parts]
+    return Config(
+        key=key,
+        kind="accuracy",
+        label=config_label({**ident, "conc": 0}),
+        identity=ident,
+        verdict=worst(parts) if runs else NEW,
+        scores=tuple(scores),
+        runs=len(runs),
+        baseline=hist.runs[runs[-1]] if runs else None,
+    )
+
+
+def lost_configs(mine: dict[str, dict[int, Any]], hist: History) -> list[Config]:
+    """Configs of a family this run measured that main's newest run of that family has
+    and this run lacks: publishing this run would drop their curves."""
+    families: dict[str, set[str]] = {}
+    for key, points in mine.items():
+        first = next(iter(points.values()))
+        row = first[0] if isinstance(first, list) else first
+        families.setdefault(family_key(row["kind"], row["identity"]), set()).add(key)
+    out = []
+    for family, keys in families.items():
+        newest = next(
+            (i for i in reversed(range(len(hist.points))) if family in hist.families[i]), None
+        )
+        if newest is None:
+            continue
+        for key in hist.families[newest][family]:
+            if key in keys:
+                continue
+            by_conc = hist.points[newest][key]
+            row = next(iter(by_conc.values()))
+            ident = {k: v for k, v in row["identity"].items() if k != "conc"}
+            if row["kind"] == "accuracy":
+                scores = tuple(
+                    _lost_score(c, s)
+                    for c, r in sorted(by_conc.items())
+                    for s in r.get("accuracy", [])
+                )
+                lost: tuple[Point, ...] = ()
+            else:
+                scores = ()
+                lost = tuple(Point(c, MISSING, MISSING, main=r) for c, r in sorted(by_conc.items()))
+            out.append(
+                Config(
+                    key=key,
+                    kind=row["kind"],
+                    label=config_label(row["identity"]),
+                    identity=ident,
+                    verdict=COVERAGE_LOST,
+                    points=lost,
+                    scores=scores,
+                    runs=len(hist.holding(key)),
+                    baseline=hist.runs[newest],
+                    only_main=True,
+                )
+            )
+    return out

@@ -1,0 +1,207 @@
+"""What a comparison returns: a verdict per check, point, curve, accuracy score, config and
+run, and how the run's gate stands (acknowledged or not). Values only; `infx.results.verdict.judge`
+makes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from infx.results.table.metrics import Metric
+from infx.results.verdict.words import (
+    COMPARED,
+    COVERAGE_LOST,
+    IMPROVED,
+    NEW,
+    NOISE,
+    REGRESSED,
+    UNCONFIRMED,
+    UNKNOWN,
+)
+
+FORMAT = "infx-verdict/1"
+# Order of severity: the run and a config take the first that applies. Unconfirmed does
+# not fail the gate; it asks for more runs of the PR.
+SEVERITY = (REGRESSED, COVERAGE_LOST, UNCONFIRMED, IMPROVED, NOISE, NEW)
+# Why a config or check is unconfirmed.
+NEEDS_RUNS = "needs-runs"  # beyond the threshold, suggestive, not significant in this sweep
+MAIN_MOVED = "main-moved"  # significant against main's level, not against its newest runs
+
+
+@dataclass(frozen=True)
+class Check:
+    metric: Metric
+    before: float | None  # main's level (stored units)
+    after: float | None
+    change_pct: float | None
+    band_pct: float | None
+    noise_pct: float | None  # main's relative scatter, percent
+    history: int  # main's runs behind the level (newest segment)
+    assumed: bool  # scatter assumed (DEFAULT_NOISE): history too short
+    verdict: str
+    p_value: float | None = None  # one-sided, in the direction it moved
+    detectable_pct: float | None = None  # the smallest change flagged with 80 % power
+    moved_pct: float | None = None  # main's provisional newest runs against its level
+    moved_runs: int = 0  # how many runs moved so (0: none)
+    runs: int = 1  # this PR's runs behind the value
+
+
+@dataclass(frozen=True)
+class Point:
+    conc: int
+    status: str  # compared | new | missing
+    verdict: str
+    checks: tuple[Check, ...] = ()
+    main: dict[str, Any] | None = None  # main's newest row (missing points: its numbers)
+    # checks: CHECKS, then interactivity, shown only (it is TPOT p50 again, never counted)
+    pr: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Curve:
+    matched: int  # PR points inside main's interactivity range
+    change_pct: float | None
+    band_pct: float | None
+    noise_pct: float | None
+    history: int
+    assumed: bool
+    verdict: str
+    frontier: tuple[tuple[float, float], ...] = ()  # main's (interactivity, tput/GPU)
+    p_value: float | None = None
+    detectable_pct: float | None = None
+    why: str | None = None  # why the measure says nothing (None: it is meaningful)
+
+
+@dataclass(frozen=True)
+class Score:
+    conc: int
+    task: str
+    metric: str
+    filter: str
+    status: str
+    before: float | None
+    before_stderr: float | None
+    after: float | None
+    after_stderr: float | None
+    verdict: str
+    rule: str = "stderr"  # stderr | samples (binomial) | tolerance (absolute change alone)
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """More runs of this PR that would settle an unconfirmed config."""
+
+    runs: int  # this PR's runs in all that would do (0: more than infx asks for)
+    count: int  # runs to add
+    rows: tuple[dict[str, Any], ...]  # what reruns: each point's identity and recipe
+    gpu_hours: float  # of all `count` runs of them
+    source: str  # how the job minutes were estimated
+
+
+@dataclass(frozen=True)
+class Power:
+    """What one metric of a config could have shown: a config-wide change flagged with 80 %
+    power, and its points' smallest such changes."""
+
+    metric: Metric
+    config_pct: float | None
+    points: tuple[tuple[int, float], ...]  # (conc, percent)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """This PR's sweep-wide shift of one metric (every config moved alike)."""
+
+    metric: Metric
+    change_pct: float
+    band_pct: float | None
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Config:
+    key: str
+    kind: str
+    label: str
+    identity: dict[str, Any]
+    verdict: str
+    points: tuple[Point, ...] = ()
+    scores: tuple[Score, ...] = ()
+    curve: Curve | None = None  # throughput per GPU at matched interactivity
+    level: Curve | None = None  # throughput per GPU at equal concurrency, over the points
+    runs: int = 0  # main runs in the window that measured this config
+    baseline: dict[str, Any] | None = None  # the newest of them: doc["run"]
+    only_main: bool = False  # main measured it; the PR did not
+    p_value: float | None = None  # regression: Bonferroni over its tests (None: untested)
+    p_improved: float | None = None
+    tests: int = 0
+    alpha: float | None = None  # the level a discovery needed in this sweep
+    why: str | None = None  # unconfirmed: NEEDS_RUNS or MAIN_MOVED
+    repeats: Repeats | None = None
+    power: tuple[Power, ...] = ()
+    pr_runs: int = 1  # this PR's runs behind it
+    moved: tuple[str, ...] = ()  # what main's provisional newest runs did, in words
+
+    def count(self, verdict: str) -> int:
+        """Points with this verdict; accuracy scores count as points."""
+        return sum(1 for p in self.points if p.verdict == verdict) + sum(
+            1 for s in self.scores if score_verdict(s) == verdict
+        )
+
+
+@dataclass(frozen=True)
+class Ack:
+    by: str  # "label" or "comment"
+    who: str  # the label's name or the commenter
+    url: str | None = None
+    comment_id: int | None = None  # the acknowledging comment
+    at: datetime | None = None  # when it was given (the label's event, the comment)
+
+
+@dataclass(frozen=True)
+class Report:
+    configs: tuple[Config, ...]
+    verdict: str
+    threshold: float
+    runs: int  # main runs in the history
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    ack: Ack | None = None
+    sweep: tuple[Shift, ...] = ()  # the sweep-wide shift per metric, when estimated
+    sweep_verdict: str = NOISE  # regressed | improved | within-noise (or new: not tested)
+    pr_runs: int = 1  # this PR's tables pooled
+    q: float = 0.05  # false discovery rate the configs were judged at
+
+    @property
+    def failing(self) -> bool:
+        """Regressed or coverage lost: the gate fails unless acknowledged."""
+        return self.verdict in (REGRESSED, COVERAGE_LOST)
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing or self.ack is not None
+
+    def points(self, verdict: str) -> int:
+        """Points (not metric cells) with this verdict; accuracy scores count as points."""
+        return sum(c.count(verdict) for c in self.configs)
+
+    def configs_with(self, verdict: str) -> int:
+        return sum(1 for c in self.configs if c.verdict == verdict)
+
+
+def score_verdict(score: Score) -> str:
+    if score.status != COMPARED:
+        return score.status
+    return score.verdict if score.verdict != UNKNOWN else NOISE
+
+
+def worst(verdicts: Sequence[str]) -> str:
+    for verdict in SEVERITY:
+        if verdict in verdicts:
+            return verdict
+    return NEW
+
+
+def acknowledged(report: Report, ack: Ack | None) -> Report:
+    return replace(report, ack=ack) if report.failing and ack is not None else report
