@@ -23,10 +23,8 @@ def receipt() -> None:
 @receipt.command("run")
 @click.option("--out", type=FILE, required=True, help="Where to write receipt.json.")
 @click.option("--artifact", "artifacts", multiple=True, help=_ARTIFACT_HELP)
-@click.option("--previous", multiple=True,
-              help="NAME=PATH: an earlier run's results a rerun merged (its source layers).")  # fmt: skip
-@click.option("--manifest", type=FILE, default=None,
-              help="This run's sweep-manifest.json (absent: the receipt says none).")  # fmt: skip
+@click.option("--previous", multiple=True, help="NAME=PATH: an earlier run's results a rerun merged (its source layers).")  # fmt: skip
+@click.option("--manifest", type=FILE, default=None, help="This run's sweep-manifest.json (absent: the receipt says none).")  # fmt: skip
 def run_cmd(out: Path, artifacts: tuple[str, ...], previous: tuple[str, ...], manifest: Path | None) -> None:  # fmt: skip
     """Write this run's receipt: the sha256 of every member of each artifact, the run and its
     commits, the code that ran, its manifest, and the image digest each job recorded
@@ -41,8 +39,7 @@ def run_cmd(out: Path, artifacts: tuple[str, ...], previous: tuple[str, ...], ma
 
 
 @receipt.command("check")
-@click.option("--receipt", "receipt_file", type=FILE, required=True,
-              help="The run receipt (receipt.json).")  # fmt: skip
+@click.option("--receipt", "receipt_file", type=FILE, required=True, help="The run receipt (receipt.json).")  # fmt: skip
 @click.option("--artifact", "artifacts", multiple=True, help=_ARTIFACT_HELP)
 def check_cmd(receipt_file: Path, artifacts: tuple[str, ...]) -> None:
     """Check artifacts (downloaded folders) against the run receipt that sealed them: every
@@ -57,10 +54,8 @@ def check_cmd(receipt_file: Path, artifacts: tuple[str, ...]) -> None:
 
 @receipt.command("store")
 @click.argument("receipts", nargs=-1, required=True, type=EXISTING)
-@click.option("--run", "run_id", type=click.IntRange(min=1), required=True,
-              help="The main run whose rows the receipts vouch for (stored already).")  # fmt: skip
-@click.option("--table", type=FILE, required=True,
-              help="The results.json stored for that run, as downloaded.")  # fmt: skip
+@click.option("--run", "run_id", type=click.IntRange(min=1), required=True, help="The main run whose rows the receipts vouch for (stored already).")  # fmt: skip
+@click.option("--table", type=FILE, required=True, help="The results.json stored for that run, as downloaded.")  # fmt: skip
 @history_option
 def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, history_url: str | None) -> None:  # fmt: skip
     """Store a main run's receipts (files, or folders holding them) beside its rows: its run
@@ -80,8 +75,7 @@ def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, history_url:
 @click.argument("target")
 @click.argument("conc", required=False, type=click.IntRange(min=1))
 @history_option
-@click.option("--verify", is_flag=True,
-              help="Download the measuring run's artifacts and check every member against its receipt.")  # fmt: skip
+@click.option("--verify", is_flag=True, help="Download the measuring run's artifacts and check every member against its receipt.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
 @api_repo_option
 def provenance(target: str, conc: int | None, history_url: str | None, verify: bool, as_json: bool, repo: str | None) -> None:  # fmt: skip

@@ -151,8 +151,6 @@ class Environment:
 
     name: str
     reviewers: tuple[str, ...]  # required reviewers (user logins, team slugs); (): none
-    prevent_self_review: bool = False
-    can_admins_bypass: bool = True
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ repository can vouch for bytes outside it.
 
 Digests are `sha256:<hex>` of a file's bytes (a link counts by its own text under its own
 path, and by the bytes it reaches under the path the job uses), `commit:<id>` for a
-submodule, and None for a path that does not exist.
+submodule, and None for a path that does not exist. `manifest_of` builds a plan's manifest
+from them (it reads the plan through `infx.matrix.sources`, which imports nothing here).
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from infx import git
 from infx.errors import ConfigError
-from infx.matrix.manifest import file_digest
-from infx.matrix.sources import matches
+from infx.matrix.manifest import SweepOptions, build, file_digest, recipe_files
+from infx.matrix.sources import Planned, matches
+from infx.settings import SETTINGS_FILE, SWEEP_WORKFLOW_PATH, table_of
 
 # Symbolic links followed along one path before it counts as a loop.
 LINK_HOPS = 8
 # Folders a listing descends through links before it stops (a link to an ancestor loops).
 MAX_DEPTH = 32
-# The workflow that runs a sweep's jobs, when no run names another.
-SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
 # What makes infx itself, where it lives in the repository (infx/ beside pyproject.toml):
 # a job installs it from the checkout (`uses: ./`) and processes its results with it.
 INFX_CODE = ("infx/**", "schemas/**", "requirements/**", "pyproject.toml", "action.yml")
@@ -279,7 +280,7 @@ def infx_here(snapshot: Snapshot) -> bool:
     return snapshot.kind("infx") == "folder" and snapshot.kind("pyproject.toml") == "file"
 
 
-def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
     """What ran besides the recipes, whatever `job-files` says: the workflow and what it
     calls, `.gitattributes` and `.gitmodules` (every submodule too), and infx's own code
     where it lives in the repository."""
@@ -294,7 +295,7 @@ def digests_at(root: Path, ref: str, names: Iterable[str]) -> dict[str, str | No
     return Snapshot.at(root, git.resolve(ref, root)).digests(sorted(set(names)))
 
 
-def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
     """The code that runs a sweep and writes its results: the workflow and what it calls,
     and infx's own code where it lives in the repository."""
     names = set(workflow_files(snapshot, workflow))
@@ -303,7 +304,67 @@ def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
     return sorted(names)
 
 
-def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW) -> dict[str, str | None]:
+def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW_PATH) -> dict[str, str | None]:
     """The digests of the code that runs a sweep at a tree (`code_files`)."""
     snapshot = Snapshot.at(root, tree)
     return snapshot.digests(code_files(snapshot, workflow))
+
+
+# --- a plan's manifest ------------------------------------------------------------------
+
+
+def settings_files(root: Path, tree: str | None) -> list[str]:
+    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
+    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
+    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
+    settings name."""
+    data = git.read_at(tree, SETTINGS_FILE, root)
+    names = [SETTINGS_FILE]
+    if data is None:
+        data = git.read_at(tree, "pyproject.toml", root)
+        if data is None:
+            return names
+        tool = table_of(data, "pyproject.toml").get("tool")
+        table = tool.get("infx") if isinstance(tool, dict) else None
+        if table is None:
+            return names
+        names.append("pyproject.toml")
+    else:
+        table = table_of(data, SETTINGS_FILE)
+    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
+    if isinstance(floors, str):
+        names.append(posixpath.normpath(floors))
+    return names
+
+
+def manifest_of(
+    planned: Planned,
+    options: SweepOptions,
+    job_files: Sequence[str],
+    workflow: str | None = None,
+) -> dict[str, Any]:
+    """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
+    it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
+    settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
+    infx's own code where it lives here), all read at the plan's head."""
+    plan = planned.result.plan
+    tree = planned.change.head_tree
+    runners = planned.runner_info.runners
+    nodes = runners.labels if runners is not None else {}
+    snapshot = Snapshot.at(planned.root, tree)
+    if workflow is None:
+        # In the sweep workflow's own run (the planning job), the workflow that runs it.
+        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
+        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW_PATH
+    jobs, unmatched = matching(snapshot, job_files)
+    names = {
+        *recipe_files(plan.as_json(), nodes),
+        *jobs,
+        *settings_files(planned.root, tree),
+        *provenance_files(snapshot, workflow),
+    }
+    files = snapshot.digests(sorted(names))
+    masters = planned.inputs.head.masters
+    configs = {key: masters.config(key) for key in plan.selected}
+    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched)

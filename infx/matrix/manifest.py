@@ -10,12 +10,14 @@ a difference is named down to the config key and field, the runner label or the 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from infx.digest import canonical as canonical
+from infx.digest import digest as digest
+from infx.digest import sha256 as sha256
 from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
 
 if TYPE_CHECKING:
@@ -55,20 +57,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dt.date | dt.datetime):
         return value.isoformat()
     return value
-
-
-def canonical(value: Any) -> bytes:
-    """JSON with keys sorted and no spaces: the bytes every infx digest is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def digest(value: Any) -> str:
-    """A document's digest (manifests, receipts): sha256 over its canonical JSON."""
-    return sha256(canonical(value))
 
 
 def file_digest(data: bytes | None) -> str | None:

@@ -9,7 +9,6 @@ limits hold (`GitHub.decide`).
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 import zipfile
@@ -217,12 +216,3 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
         if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
             raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
-
-
-def zip_bytes(files: Mapping[str, bytes]) -> bytes:
-    """An artifact archive of these files (tests and benchmarks serve it as GitHub would)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()

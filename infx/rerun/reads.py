@@ -18,7 +18,8 @@ from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
 from infx.github.values import Approval, Environment
 from infx.matrix.cost import node_gpus
-from infx.matrix.sources import load_runners, manifest_of, plan_change
+from infx.matrix.inputs import digests_at, manifest_of
+from infx.matrix.sources import load_runners, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
@@ -267,8 +268,6 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
             return replace(found, refused=changed)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
-    from infx.matrix.inputs import digests_at
-
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
     return replace(
         found,

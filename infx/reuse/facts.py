@@ -16,13 +16,14 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, UsageError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
-from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
+from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import FILE as MANIFEST_FILE
 from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
-from infx.reuse.ack import ack_ignores, stale
+from infx.reuse.ack import AckReads
 from infx.reuse.commands import stage_command
 from infx.reuse.gate import GateEvent, gate_needs_nothing
+from infx.reuse.measured import Merging
 from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
@@ -434,27 +435,23 @@ def gate_facts(
     return tuple(found)
 
 
-def ack_facts(
-    reader: Reader, event: CommentEvent, workflow: str
-) -> tuple[Comment | None, PullFacts | None]:
-    """The comment as it is now and, unless the event is stale or unauthorized, its PR."""
-    if ack_ignores(event):
-        return None, None
-    current = reader.comment(event.comment_id)
-    if stale(event, current):
-        return current, None
-    pull = reader.pull(event.issue_number)
-    comments = tuple(reader.comments(event.issue_number))
-    allowed = permissions(reader, comments)
-    if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
-        allowed[current.author] = reader.permission(current.author)
-    request = newest_request(comments, allowed)
-    mine = request is not None and request.comment is not None and request.comment.id == current.id
-    if request is None or not mine or not authorized(current, allowed) or pull.state != "open":
-        return current, PullFacts(pull, comments, allowed)
-    return current, PullFacts(
-        pull, comments, allowed, source_facts(reader, pull, request, workflow)
-    )
+def ack_reads(
+    reader: Reader, event: CommentEvent, workflow: str, merging: Callable[[PullFacts], Merging]
+) -> AckReads:
+    """What `decide_ack` reads, through `reader`; `merging` says what merging a PR sweeps."""
+
+    def pull(current: Comment) -> PullFacts:
+        found = reader.pull(event.issue_number)
+        comments = tuple(reader.comments(event.issue_number))
+        allowed = permissions(reader, comments)
+        if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
+            allowed[current.author] = reader.permission(current.author)
+        return PullFacts(found, comments, allowed)
+
+    def source(facts: PullFacts, request: Request) -> PullFacts:
+        return replace(facts, source=source_facts(reader, facts.pull, request, workflow))
+
+    return AckReads(lambda: reader.comment(event.comment_id), pull, source, merging)
 
 
 def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFacts | None:

@@ -24,16 +24,16 @@ from infx import git
 from infx.changelog.merge import merge as merge_changelog
 from infx.errors import InfxError, UsageError
 from infx.github.client import Run
-from infx.matrix.inputs import SWEEP_WORKFLOW, code_of
+from infx.matrix.inputs import code_of, manifest_of
 from infx.matrix.manifest import SweepOptions
 from infx.matrix.options import PlanOptions
-from infx.matrix.sources import manifest_of, plan_change
+from infx.matrix.sources import plan_change
 from infx.rerun.plan import manifest_options
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local
 from infx.reuse.measured import Derived, Merging
 from infx.reuse.source import PullFacts, Request, newest_request, pick_run
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW_PATH, Settings
 from infx.sweep.labels import PUSH
 
 
@@ -47,7 +47,7 @@ def workflow_path(workflow: str) -> str:
 
 
 def merging_between(
-    root: Path, base: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW
+    root: Path, base: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """The manifest of what a push from `base` to `head` (a commit or a tree) sweeps with
     the sweep `workflow` and the code that would run it, or why it cannot be planned."""
@@ -88,7 +88,7 @@ def merge_preview(root: Path, main: str, head: str, changelog: str) -> str:
 
 
 def merging_of_pull(
-    root: Path, main: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW
+    root: Path, main: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """What merging the PR head `head` into `main` now would sweep."""
     try:
@@ -107,7 +107,7 @@ def main_ref(root: Path, remote: str, branch: str) -> str:
 
 
 def merging_of_head(
-    root: Path, settings: Settings, remote: str, head_sha: str, workflow: str = SWEEP_WORKFLOW
+    root: Path, settings: Settings, remote: str, head_sha: str, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """What merging the PR head `head_sha` into `remote`'s main now would sweep, in a checkout
     of main with full history (which holds the PR's branch)."""
@@ -118,7 +118,7 @@ def merging_of_head(
 
 
 def local(
-    root: Path, settings: Settings, asked: GateEvent, workflow: str = SWEEP_WORKFLOW
+    root: Path, settings: Settings, asked: GateEvent, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Local:
     """What the checkout says about the asking run: the pushed commit's first parent and
     what merges (the push itself, or the PR's merge commit GitHub checked out)."""
@@ -166,7 +166,7 @@ def derive(
     why = have_commit(root, run.head_sha, remote, pr)
     if why:
         return Derived(None, {}, why)
-    workflow = run.path.split("@", 1)[0] or SWEEP_WORKFLOW
+    workflow = run.path.split("@", 1)[0] or SWEEP_WORKFLOW_PATH
     try:
         tree = merge_preview(root, main, run.head_sha, settings.changelog)
         code = code_of(root, tree, workflow)

@@ -22,11 +22,12 @@ receipt is left as it is; one held without receipts gets them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infx.errors import ReviewError
+from infx.errors import ReviewError, UsageError
 from infx.github.values import Artifact, Job, Run
 from infx.review.success import hardware
 
@@ -150,3 +151,15 @@ def recover(gh: GitHub, run_id: int, where: str | None, workflow: str) -> list[s
             lines.append(f"{history.store(table).describe()} -> {shown(url)}")
     lines += store_receipts(url, run_id, receipts)
     return lines
+
+
+_RUN_URL = re.compile(r"https://[^/]+/[^/]+/[^/]+/actions/runs/(\d+)(?:/.*)?")
+
+
+def run_number(text: str) -> int:
+    """A run id, or the URL of a run (or of one of its jobs)."""
+    found = _RUN_URL.fullmatch(text.strip())
+    value = found.group(1) if found else text.strip()
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"not a workflow run id or URL: {text[:80]!r}")
+    return int(value)

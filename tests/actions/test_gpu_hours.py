@@ -715,7 +715,7 @@ def test_a_dispatch_on_the_wrong_branch_starts_no_gpu_job(
 def test_timings_come_from_this_repositorys_sweep_runs_only(
     api: FakeGitHub, tmp_path: Path, elsewhere: dict[str, str]
 ) -> None:
-    from infx.rerun.facts import zip_bytes
+    from tests.github.scenario import zip_files as zip_bytes
 
     timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
     forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}

@@ -112,11 +112,17 @@ def seed_origin(tmp: Path, files: dict[str, str | bytes] | None = None) -> tuple
     return origin, PrBranch(origin)
 
 
-def zipped(name: str, data: str) -> bytes:
+def zip_files(files: dict[str, bytes]) -> bytes:
+    """An artifact archive of these files, as GitHub serves one."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        zf.writestr(name, data)
+        for name, data in files.items():
+            zf.writestr(name, data)
     return buffer.getvalue()
+
+
+def zipped(name: str, data: str) -> bytes:
+    return zip_files({name: data.encode()})
 
 
 def manifest_zip(manifest: dict) -> bytes:

@@ -13,7 +13,7 @@ from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
 from infx.matrix.manifest import SweepOptions, build, differences, file_digest, summarize
 from infx.matrix.plan import Plan
-from infx.reuse.ack import decide_ack
+from infx.reuse.ack import AckReads, decide_ack
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local, decide_gate
 from infx.reuse.measured import STATUS_LENGTH, Derived, Merging, reuse_status, verdict
@@ -425,25 +425,70 @@ def event(body: str, cid: int = 1, on_pr: bool = True, updated: str = "2026-11-3
     return CommentEvent(7, on_pr, cid, body, updated)
 
 
+def reads(
+    current: Comment | None,
+    facts: PullFacts | None,
+    merging: Merging = MERGING,
+    log: list[str] | None = None,
+) -> AckReads:
+    """The ack decision's reads, answered from values; `log` lists each read it asked for."""
+    asked = [] if log is None else log
+
+    def read(name: str, value):
+        asked.append(name)
+        assert value is not None, f"{name} was read"
+        return value
+
+    return AckReads(
+        lambda: read("comment", current),
+        lambda _: read("pull", facts and PullFacts(facts.pull, facts.comments, facts.permissions)),
+        lambda found, _: read("source", facts and PullFacts(found.pull, found.comments,
+                                                            found.permissions, facts.source)),
+        lambda _: read("merging", merging),
+    )  # fmt: skip
+
+
 def test_ack_cases() -> None:
     mine = comment(1, "m", "/reuse-sweep-run", 5)
     pr = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
-    ok = decide_ack(event(mine.body), mine, pr, MERGING, repo=REPO, workflow="run-sweep.yml")
+    ok = decide_ack(event(mine.body), reads(mine, pr), repo=REPO, workflow="run-sweep.yml")
     assert ok.reaction == "+1" and "run 1 of PR #7 measured exactly" in ok.reason
-    assert ok.verdict is not None and ok.verdict.ok
-    edited = decide_ack(event("/reuse-sweep-run 9"), mine, pr, MERGING, repo=REPO, workflow="w")
+    assert ok.verdict is not None and ok.verdict.ok and ok.pull == pr.pull
+    edited = decide_ack(event("/reuse-sweep-run 9"), reads(mine, pr), repo=REPO, workflow="w")
     assert edited.reaction is None and "changed since this event" in edited.reason
-    assert decide_ack(event("hi"), None, None, MERGING, repo=REPO, workflow="w").reaction is None
+    assert decide_ack(event("hi"), reads(None, None), repo=REPO, workflow="w").reaction is None
     reader = PullFacts(pull(), (mine,), {"m": "read"}, None)
-    refused = decide_ack(event(mine.body), mine, reader, MERGING, repo=REPO, workflow="w")
+    refused = decide_ack(event(mine.body), reads(mine, reader), repo=REPO, workflow="w")
     assert refused.reaction == "-1" and refused.verdict is None
     newer = comment(2, "o", "/reuse-sweep-run", 9, "OWNER")
     superseded = PullFacts(pull(), (mine, newer), {"m": "write", "o": "admin"}, None)
-    result = decide_ack(event(mine.body), mine, superseded, MERGING, repo=REPO, workflow="w")
+    result = decide_ack(event(mine.body), reads(mine, superseded), repo=REPO, workflow="w")
     assert result.reaction == "-1" and "newest: 2" in result.reason
     differs = honest(record(event="push", rows=5))
-    no = decide_ack(event(mine.body), mine, pr, differs, repo=REPO, workflow="run-sweep.yml")
+    no = decide_ack(event(mine.body), reads(mine, pr, differs), repo=REPO, workflow="run-sweep.yml")
     assert no.reaction == "-1" and "did not measure what merges" in no.reason
+
+
+def test_ack_reads_only_as_far_as_its_answer() -> None:
+    """Each early answer stops the reading there: an ignored event reads nothing, a stale
+    comment no PR, a refused or closed request no runs, and only a judged request what
+    merges."""
+    mine = comment(1, "m", "/reuse-sweep-run", 5)
+    pr = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
+    closed = PullFacts(pull(state="closed"), (mine,), {"m": "write"}, facts(candidate(1)))
+    reader = PullFacts(pull(), (mine,), {"m": "read"}, facts(candidate(1)))
+    cases = [
+        (event("hi"), pr, []),
+        (event("/reuse-sweep-run", on_pr=False), pr, []),
+        (event("/reuse-sweep-run 9"), pr, ["comment"]),
+        (event(mine.body), reader, ["comment", "pull"]),
+        (event(mine.body), closed, ["comment", "pull"]),
+        (event(mine.body), pr, ["comment", "pull", "source", "merging"]),
+    ]
+    for sent, found, expected in cases:
+        log: list[str] = []
+        decide_ack(sent, reads(mine, found, log=log), repo=REPO, workflow="run-sweep.yml")
+        assert log == expected, sent
 
 
 def staged(**kw) -> StageFacts:

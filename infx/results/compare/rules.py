@@ -30,7 +30,7 @@ from infx.results.table.rows import RunInfo, Table, run_of
 from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_digest, verdict_line
 from infx.results.verdict.report import Report
 from infx.results.verdict.words import NEW
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 
 
 class _Dataclass(Protocol):
@@ -41,8 +41,8 @@ class _Dataclass(Protocol):
 
 T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
-DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
+DEFAULT_WORKFLOW = SWEEP_WORKFLOW
 STATS = ("numpy",)
 
 
