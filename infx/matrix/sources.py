@@ -278,7 +278,13 @@ def manifest_of(
     it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
     settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
     infx's own code where it lives here), all read at the plan's head."""
-    from infx.matrix.inputs import SWEEP_WORKFLOW, Snapshot, matching, provenance_files
+    from infx.matrix.inputs import (
+        SWEEP_WORKFLOW,
+        Snapshot,
+        matching,
+        provenance_files,
+        unrecorded_inputs,
+    )
     from infx.matrix.manifest import build, recipe_files
 
     plan = planned.result.plan
@@ -301,4 +307,5 @@ def manifest_of(
     files = snapshot.digests(sorted(names))
     masters = planned.inputs.head.masters
     configs = {key: masters.config(key) for key in plan.selected}
-    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched)
+    unrecorded = unrecorded_inputs(snapshot, workflow)
+    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched, unrecorded)

@@ -164,6 +164,8 @@ def measured_problem(
     if record is None:
         return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"
     sweep = record["sweep"]
+    if sweep.get("unrecorded"):
+        return f"run {run.id} recorded itself as not reusable: {sweep['unrecorded'][0]}"
     if not sweep["reusable"]:
         options = record["measured"]["options"]
         on = [name for name in ("evals-only", "agentx-fast") if options.get(name)]

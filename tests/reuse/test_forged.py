@@ -21,7 +21,7 @@ jobs:
   setup:
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683
       - run: infx sweep plan --from-event --manifest sweep-manifest.json
   single:
     needs: setup
@@ -142,8 +142,8 @@ def test_a_forged_local_action_is_refused(api) -> None:
     """`uses: ./` installs from action.yml: its steps ran too."""
     pr = green_pr(api.state)
     with_action = HONEST.replace(
-        "      - uses: actions/checkout@v4\n",
-        "      - uses: actions/checkout@v4\n      - uses: ./\n",
+        "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n",
+        "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n      - uses: ./\n",
     )
     pr.branch.on_main(
         "action",
