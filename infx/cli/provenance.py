@@ -40,6 +40,29 @@ def run_cmd(out: Path, artifacts: tuple[str, ...], previous: tuple[str, ...], ma
     emit(run_outcome(out, run_receipt(*sealed)))
 
 
+@receipt.command("issue")
+@click.option("--run", "run_id", type=click.IntRange(min=1), required=True,
+              help="The completed sweep run to seal (github.event.workflow_run.id).")  # fmt: skip
+@click.option("--attempt", type=click.IntRange(min=1), default=None,
+              help="The attempt the event named; a run at another attempt now is refused.")  # fmt: skip
+@click.option("--out", type=FILE, required=True, help="Where to write the run receipt.")
+@api_repo_option
+def issue_cmd(run_id: int, attempt: int | None, out: Path, repo: str | None) -> None:
+    """Seal a completed sweep run as the trusted issuer (workflow sweep-receipt.yml, the
+    default branch's code): read the run from GitHub, download and hash what it published,
+    take the commit it ran from GitHub (a pull_request run's own attestation, or the pull
+    requests of its branch), and write its run receipt with this run as its issuer."""
+    from infx import git
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+    from infx.reuse.issue_facts import issue_facts
+    from infx.reuse.issuer import issued_receipt
+    from infx.reuse.receipt import run_outcome
+
+    gh = GitHub(repo_slug(repo))
+    emit(run_outcome(out, issued_receipt(issue_facts(gh, git.root(), run_id, attempt))))
+
+
 @receipt.command("check")
 @click.option("--receipt", "receipt_file", type=FILE, required=True,
               help="The run receipt (receipt.json).")  # fmt: skip

@@ -9,6 +9,8 @@ server through GITHUB_API_URL, as it would in Actions.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import subprocess
@@ -89,6 +91,12 @@ class State:
     # and each run's reviews of its pending deployments (GET /actions/runs/{id}/approvals).
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
     approvals: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # Artifact attestations by subject digest (sha256:<hex>): the Sigstore bundles GitHub
+    # keeps for the repository (POST /attestations stores one, as the attest action does).
+    attestations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # What GitHub knows of each run and no step of it can change: the ref and commit it
+    # checked out (GITHUB_REF, GITHUB_SHA), from which its OIDC token's claims are made.
+    run_checkouts: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -515,8 +523,10 @@ class Handler(BaseHTTPRequestHandler):
                     [
                         p
                         for p in s.pulls.values()
-                        if p["state"] == query.get("state", ["open"])[0]
+                        if query.get("state", ["open"])[0] in (p["state"], "all")
                         and p["base"]["ref"] == query.get("base", [p["base"]["ref"]])[0]
+                        and query.get("head", [f"acme:{p['head']['ref']}"])[0]
+                        == f"{p['head']['repo']['full_name'].split('/')[0]}:{p['head']['ref']}"
                     ],
                     query,
                 ),
@@ -539,8 +549,14 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/actions/runs/(\d+)/artifacts",
-                lambda m: self._page(s.artifacts.get(int(m[1]), []), query, wrap="artifacts"),
+                lambda m: self._page(
+                    [self.with_digest(a) for a in s.artifacts.get(int(m[1]), [])],
+                    query,
+                    wrap="artifacts",
+                ),
             ),
+            ("GET", r"/attestations/(sha256:[0-9a-f]{64})", lambda m: self._attestations(m[1])),
+            ("POST", r"/attestations", lambda m: self._attest()),
             (
                 "POST",
                 r"/dispatches",
@@ -577,6 +593,30 @@ class Handler(BaseHTTPRequestHandler):
             if verb == method and match:
                 return action(match)
         return self._send(404, {"message": f"no route for {method} {rest}"})
+
+    def with_digest(self, artifact: dict[str, Any]) -> dict[str, Any]:
+        """An artifact as the listings show it: with the sha256 of its zip, as GitHub gives
+        it for artifacts upload-artifact v4 made, once its bytes are there."""
+        blob = self.state.blobs.get(artifact["id"])
+        if blob is None:
+            return artifact
+        return {**artifact, "digest": "sha256:" + hashlib.sha256(blob).hexdigest()}
+
+    def _attestations(self, digest: str) -> None:
+        found = self.state.attestations.get(digest)
+        if not found:
+            return self._send(404, {"message": "Not Found"})
+        listed = [{"bundle": b, "repository_id": 1, "bundle_url": None} for b in found]
+        return self._send(200, {"attestations": listed})
+
+    def _attest(self) -> None:
+        bundle = self._body()["bundle"]
+        statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+        for subject in statement["subject"]:
+            digest = "sha256:" + subject["digest"]["sha256"]
+            self.state.attestations.setdefault(digest, []).append(bundle)
+        self.state.next_id += 1
+        return self._send(201, {"id": self.state.next_id})
 
     def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         if not self.state.git_remote:
@@ -797,7 +837,7 @@ class ResultsHandler(Handler):
         created = datetime.strptime(run["created_at"], "%Y-%m-%dT%H:%M:%SZ")
         return [
             {
-                **artifact,
+                **self.with_digest(artifact),
                 "created_at": (created + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "archive_download_url": f"{self.base}/repos/{REPO}/actions/artifacts/"
                 f"{artifact['id']}/zip",
