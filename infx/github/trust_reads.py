@@ -36,6 +36,19 @@ class TrustReads:
             entry.data["bundle"] for entry in listed if isinstance(entry.data.get("bundle"), dict)
         ]
 
+    def on_branch(self, sha: str, branch: str) -> bool:
+        """Whether commit `sha` is on `branch` (the branch's tip or behind it), as GitHub
+        compares them; a commit GitHub does not know is not."""
+        try:
+            with doing(f"comparing {sha[:12]} with {branch}"):
+                url = f"{self._base}/compare/{branch}...{sha}"
+                status = Answer(self._transport, url=url).json.text("status")
+        except GitHubError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return status in ("behind", "identical")
+
     def pulls_from(self, owner: str, branch: str) -> list[Pull]:
         """Every pull request ever opened from `owner`'s `branch`, open or closed (one page:
         the newest 100)."""

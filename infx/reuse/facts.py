@@ -73,6 +73,7 @@ class Reader(Protocol):
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
     def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
     def attestations(self, digest: str) -> list[Any]: ...
+    def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 # A manifest holds the selected configs as parsed: an entry selecting every InferenceX
@@ -100,6 +101,9 @@ class Roles:
 
     def attestations(self, digest: str) -> list[Any]:
         return self._reader.attestations(digest)
+
+    def on_branch(self, sha: str, branch: str) -> bool:
+        return self._reader.on_branch(sha, branch)
 
     def pull_commits(self, number: int) -> list[str]:
         return self._reader.pull_commits(number)

@@ -199,19 +199,24 @@ class IssuedReader(Protocol):
     def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
     def attestations(self, digest: str) -> list[Any]: ...
+    def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 @dataclass(frozen=True)
 class Issued:
-    """A run's issued receipt as reuse reads it: the receipt, the digest of its bytes, and
-    what says the issuer wrote it (`signer`: the issuer's attestation; else `issuer_run`,
-    GitHub's record of the run that uploaded it, whose commit must be one of main's)."""
+    """A run's issued receipt as reuse reads it: the receipt, its bytes, and what says the
+    issuer wrote it (`signer`: the issuer's attestation; else `issuer_run`, GitHub's
+    record of the run that uploaded it, whose commit GitHub says is one of main's)."""
 
     receipt: Mapping[str, Any] | None
-    digest: str | None = None
+    data: bytes = b""
     signer: Signer | None = None
     issuer_run: Run | None = None
     problem: str = ""
+
+    @property
+    def digest(self) -> str:
+        return sha256(self.data)
 
 
 MAX_RECEIPT_BYTES = 32 << 20
@@ -251,12 +256,33 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
             if signer is None:
                 why = f"its attestation does not vouch for it: {problem}"
                 continue
-            return Issued(receipt, digest, signer=signer)
+            return Issued(receipt, data, signer=signer)
         assert artifact.run_id is not None  # listings across runs always say
         made_by = reader.run(artifact.run_id)
         problem = issuer_run_problem(made_by, reader.slug, main_branch)
+        if not problem and not reader.on_branch(made_by.head_sha, main_branch):
+            # A dispatch on a tag named like the branch reads as that branch.
+            problem = (
+                f"issuer run {made_by.id} ran {made_by.head_sha[:12]}, which is not a commit "
+                f"of {main_branch}"
+            )
         if problem:
             why = problem
             continue
-        return Issued(receipt, digest, issuer_run=made_by)
+        return Issued(receipt, data, issuer_run=made_by)
     return Issued(None, problem=f"run {run.id}'s receipt is not the issuer's: {why}")
+
+
+def fetch_issued(repo: str | None, run_id: int) -> Issued:
+    """The issuer's receipt of run `run_id` (its latest attempt), checked; a ResultsError
+    naming why when none vouches for it."""
+    from infx import settings
+    from infx.context import repo_slug
+    from infx.errors import ResultsError
+
+    gh = GitHub(repo_slug(repo))
+    main = settings.load(Path.cwd()).main_branch
+    issued = gh.decide(lambda: read_issued(gh, gh.run(run_id), main))
+    if issued.receipt is None:
+        raise ResultsError(issued.problem)
+    return issued

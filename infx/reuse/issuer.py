@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infx.github.client import Pull, Run
 from infx.matrix.manifest import digest
 from infx.reuse.attestation import Signer, workflow_uri
+from infx.sweep.outcome import Outcome
 
 ISSUER_WORKFLOW = ".github/workflows/sweep-receipt.yml"
 ISSUER_EVENTS = ("workflow_run", "workflow_dispatch")
@@ -170,6 +172,30 @@ def issued_receipt(facts: IssueFacts) -> dict[str, Any]:
     receipt["archives"] = dict(sorted(facts.archives.items()))
     receipt["table"] = dict(facts.table) if facts.table is not None else None
     return receipt
+
+
+def issued_outcome(out: Path, facts: IssueFacts) -> Outcome:
+    """`infx receipt issue`: the receipt written as canonical bytes (so the file's sha256
+    is the receipt's digest, which the history keeps, and its attestation is found again
+    from what the history holds), and the step outputs the workflow names its artifact and
+    decides its ingest by."""
+    from infx.matrix.manifest import canonical
+
+    receipt = issued_receipt(facts)
+    run = facts.run
+    count = sum(len(m) for m in receipt["artifacts"].values())
+    said = (
+        f"receipt of run {run.id} attempt {run.run_attempt}: {count} member(s), checkout by "
+        f"{facts.checkout.by} -> {out}"
+    )
+    outputs = {
+        "artifact": issued_artifact(run.id, run.run_attempt),
+        "run-id": str(run.id),
+        "event": run.event,
+        "branch": run.head_branch or "",
+        "conclusion": run.conclusion or "",
+    }
+    return Outcome({out: canonical(receipt)}, outputs, stdout=[said], make_folders=True)
 
 
 def points_digest(points: Iterable[Sequence[Any]]) -> str:

@@ -262,11 +262,6 @@ def with_derived(
                 continue
             issued = facts.source.issued.get(run.id)
             checkout = (issued.receipt or {}).get("checkout") if issued is not None else None
-            maker = issued.issuer_run if issued is not None else None
-            if maker is not None and not on_main(root, maker.head_sha, merging.main):
-                why = f"its receipt's issuer run {maker.id} ran {maker.head_sha[:12]}, not main's code"
-                derived[run.id] = Derived(None, {}, why)
-                continue
             derived[run.id] = derive(
                 root, settings, merging.main, run, wanted, remote=remote, pr=number,
                 checkout=checkout,

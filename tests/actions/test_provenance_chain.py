@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.results.compare import config_key
 from tests.actions.harness import World, push_payload, simulate
+from tests.actions.issuer import issuer_run, stored_history
 from tests.github.scenario import RUN, Green, green_pr, seal
 from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, table
@@ -24,8 +25,9 @@ PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
 
 
 def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
-    """PR #7's run RUN measured real rows, sealed them, passed its verdict and was approved
-    over budget; the merge is pushed and run-sweep.yml runs for it as run 4242."""
+    """PR #7's run RUN measured real rows, passed its verdict and was approved over budget;
+    the issuer sealed it. The merge is pushed, run-sweep.yml runs for it as run 4242 and
+    republishes RUN's results; the issuer seals run 4242 and its ingest stores the rows."""
     pr = green_pr(api.state)
     rows = curve(1000)
     (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
@@ -34,7 +36,13 @@ def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
     )
     image = rows[0]["recipe"]["image"]
     jobs = [{"job": "results_bmk/bmk_0_0", "image": image, "digest": PULLED}]
-    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), pr.sha1, jobs)
+    seal(
+        api.state,
+        RUN,
+        json.dumps(pr.manifests[RUN]).encode(),
+        api.state.run_checkouts[RUN][1],
+        jobs,
+    )
     api.state.check_runs[pr.sha1] = [
         {"id": 1, "name": "infx/results", "status": "completed", "conclusion": "success"}
     ]
@@ -44,11 +52,13 @@ def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
                       status="in_progress", conclusion=None, artifacts=[])  # fmt: skip
     world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
     run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
-    assert run.ran("republish") and run.ran("ingest"), run.logs
-    assert f"merge receipt of run {RUN} stored for run 4242" in run.log("ingest"), run.log("ingest")
-    (stored,) = tmp_path.glob("run-*/job-*/workspace/.infx/history.sqlite")
+    assert run.ran("republish"), run.logs
+    issued = issuer_run(api, world, 4242)
+    assert issued.ran("issue") and issued.ran("ingest"), issued.logs
+    log = issued.log("ingest")
+    assert f"merge receipt of run {RUN} stored for run 4242" in log, log
     key = config_key({k: v for k, v in rows[0]["identity"].items() if k != "conc"})
-    return pr, stored, key
+    return pr, stored_history(world), key
 
 
 def provenance(api, stored: Path, *args: str) -> tuple[int, str]:

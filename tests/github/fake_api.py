@@ -426,6 +426,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         path = url.path
         query = parse_qs(url.query)
+        if "/_uploads/" in path:  # the workflow harness's uploads: not a request infx made
+            return self._upload_artifact(path)
         s.requests.append((method, self.path))
         if self._fault():
             return
@@ -594,6 +596,23 @@ class Handler(BaseHTTPRequestHandler):
                 return action(match)
         return self._send(404, {"message": f"no route for {method} {rest}"})
 
+    def _upload_artifact(self, path: str) -> None:
+        """An artifact a simulated job uploaded (tests/actions/harness.py), for a run this
+        state knows; one of the same name is replaced."""
+        found = re.fullmatch(rf"/repos/{REPO}/_uploads/(\d+)/([^/]+)", path)
+        run = next((r for r in self.state.runs if found and r["id"] == int(found[1])), None)
+        if found is None or run is None:
+            return self._send(404, {"message": "no such run"})
+        name = unquote(found[2])
+        length = int(self.headers.get("Content-Length") or 0)
+        held = self.state.artifacts.setdefault(run["id"], [])
+        held[:] = [a for a in held if a["name"] != name]
+        self.state.next_id += 1
+        artifact = self.state.artifact(run, run["id"] * 1000 + self.state.next_id, name)
+        held.append(artifact)
+        self.state.blobs[artifact["id"]] = self.rfile.read(length)
+        return self._send(201, artifact)
+
     def with_digest(self, artifact: dict[str, Any]) -> dict[str, Any]:
         """An artifact as the listings show it: with the sha256 of its zip, as GitHub gives
         it for artifacts upload-artifact v4 made, once its bytes are there."""
@@ -644,10 +663,18 @@ class Handler(BaseHTTPRequestHandler):
             }
             for shas in (line.split() for line in log.stdout.decode().splitlines())
         ]
+        if base == head:
+            status = "identical"
+        elif merge_base == head:
+            status = "behind"
+        elif merge_base == base:
+            status = "ahead"
+        else:
+            status = "diverged"
         self._send(
             200,
             {
-                "status": "identical" if base == head else "diverged",
+                "status": status,
                 "ahead_by": len(commits),
                 "total_commits": len(commits),
                 "base_commit": {"sha": base},

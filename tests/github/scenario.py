@@ -187,7 +187,7 @@ def issue(
     attestation (the issuer then lists the pull requests of its branch)."""
     from infx.github.reading import Json
     from infx.github.reading import run as read_run
-    from infx.matrix.manifest import sha256
+    from infx.matrix.manifest import canonical, sha256
     from infx.reuse.issue_facts import _table, _unzipped
     from infx.reuse.issuer import (
         CLAIM_ARTIFACT,
@@ -238,7 +238,7 @@ def issue(
         {}, _table(files.get("results_bmk")),
     )  # fmt: skip
     receipt = issued_receipt(facts)
-    data = json.dumps(receipt).encode()
+    data = canonical(receipt)
     state.runs[:] = [r for r in state.runs if r["id"] != issuer_id]
     created = datetime.fromisoformat(found["created_at"].replace("Z", "+00:00"))
     state.add_run(issuer_id, head_sha=tip, minute=(created - T0).total_seconds() / 60 + 40,
