@@ -46,8 +46,10 @@ def run_cmd(out: Path, artifacts: tuple[str, ...], previous: tuple[str, ...], ma
 @click.option("--attempt", type=click.IntRange(min=1), default=None,
               help="The attempt the event named; a run at another attempt now is refused.")  # fmt: skip
 @click.option("--out", type=FILE, required=True, help="Where to write the run receipt.")
+@click.option("--trusted-root", type=FILE, default=None,
+              help="Sigstore's trusted root (`gh attestation trusted-root`); without it no attestation is believed.")  # fmt: skip
 @api_repo_option
-def issue_cmd(run_id: int, attempt: int | None, out: Path, repo: str | None) -> None:
+def issue_cmd(run_id: int, attempt: int | None, out: Path, trusted_root: Path | None, repo: str | None) -> None:  # fmt: skip
     """Seal a completed sweep run as the trusted issuer (workflow sweep-receipt.yml, the
     default branch's code): read the run from GitHub, download and hash what it published,
     take the commit it ran from GitHub (a pull_request run's own attestation, or the pull
@@ -55,11 +57,12 @@ def issue_cmd(run_id: int, attempt: int | None, out: Path, repo: str | None) -> 
     from infx import git
     from infx.context import repo_slug
     from infx.github.client import GitHub
-    from infx.reuse.issue_facts import issue_facts
+    from infx.reuse.issue_facts import authorities_of, issue_facts
     from infx.reuse.issuer import issued_outcome
 
     gh = GitHub(repo_slug(repo))
-    emit(issued_outcome(out, issue_facts(gh, git.root(), run_id, attempt)))
+    roots = authorities_of(trusted_root)
+    emit(issued_outcome(out, issue_facts(gh, git.root(), run_id, attempt, roots)))
 
 
 @receipt.command("check")

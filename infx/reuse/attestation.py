@@ -9,11 +9,15 @@ Digest), the event (Build Trigger), the run and attempt (Run Invocation URI) and
 the runner was GitHub's or self-hosted (Runner Environment).
 
 Checked here, without a network: the statement names the digest asked about, the DSSE
-signature over it verifies with the certificate's key, and the certificate's identity
-fields are read for the caller to compare. Not checked here: that the certificate chains
-to Fulcio's root, was valid when it signed, and that the signature is in the transparency
-log; `gh attestation verify --signer-workflow` checks those with Sigstore's trust root
-(docs/security.md says when to run it).
+signature over it verifies with the certificate's key, the certificate was issued by a
+certificate authority of Sigstore's trusted root (the file `gh attestation trusted-root`
+prints, fetched through Sigstore's TUF repository), and its identity fields are read for
+the caller to compare. A certificate no trusted authority issued is anyone's: a job
+holding `attestations: write` can store a bundle whose certificate it made itself, so
+without the trusted root no certificate is believed. Not checked here: that the
+certificate was valid when it signed (Fulcio's are valid for minutes; their keys are
+thrown away) and that the signature is in the transparency log; `gh attestation verify`
+checks those too (docs/security.md).
 """
 
 from __future__ import annotations
@@ -128,9 +132,44 @@ def _signer(cert: Any) -> Signer:
     return Signer(**found)
 
 
-def verified(bundle: Any, digest: str) -> tuple[Signer | None, str]:
+def trusted_authorities(data: bytes) -> list[Any]:
+    """The certificate authorities of a Sigstore trusted root (`gh attestation trusted-root`:
+    one JSON document a line, or one document), as X.509 certificates; anything else is a
+    ValueError."""
+    from cryptography import x509
+
+    found = []
+    documents = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+    if not documents:
+        raise ValueError("the trusted root is empty")
+    for doc in documents:
+        for authority in doc.get("certificateAuthorities") or []:
+            for cert in (authority.get("certChain") or {}).get("certificates") or []:
+                found.append(x509.load_der_x509_certificate(_b64(cert.get("rawBytes"), "a CA")))
+    if not found:
+        raise ValueError("the trusted root names no certificate authority")
+    return found
+
+
+def _anchored(cert: Any, authorities: list[Any]) -> bool:
+    """Whether a trusted authority issued the certificate (its signature verifies)."""
+    from cryptography.exceptions import InvalidSignature
+
+    for authority in authorities:
+        if authority.subject != cert.issuer:
+            continue
+        try:
+            cert.verify_directly_issued_by(authority)
+        except (InvalidSignature, ValueError, TypeError):
+            continue
+        return True
+    return False
+
+
+def verified(bundle: Any, digest: str, authorities: list[Any]) -> tuple[Signer | None, str]:
     """The signer of a Sigstore bundle over the file whose digest is `digest`
-    (`sha256:<hex>`), or None and why it does not vouch for those bytes."""
+    (`sha256:<hex>`), or None and why it does not vouch for those bytes; its certificate
+    must be issued by one of `authorities` (a trusted root's)."""
     from cryptography import x509
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives import hashes
@@ -162,6 +201,8 @@ def verified(bundle: Any, digest: str) -> tuple[Signer | None, str]:
         if not isinstance(key, ec.EllipticCurvePublicKey):
             raise ValueError("the certificate's key is not an elliptic-curve key")
         key.verify(signature, _pae(PAYLOAD_TYPE, payload), ec.ECDSA(hashes.SHA256()))
+        if not _anchored(cert, authorities):
+            return None, "its certificate was issued by no authority of the trusted root"
         return _signer(cert), ""
     except InvalidSignature:
         return None, "its signature does not verify with its certificate's key"
@@ -174,12 +215,14 @@ def workflow_uri(server: str, repo: str, workflow: str, ref: str) -> str:
     return f"{server.rstrip('/')}/{repo}/{workflow}@{ref}"
 
 
-def first_signed(bundles: list[Any], digest: str, accept: Any) -> tuple[Signer | None, str]:
+def first_signed(
+    bundles: list[Any], digest: str, accept: Any, authorities: list[Any]
+) -> tuple[Signer | None, str]:
     """The first bundle over `digest` whose signer `accept(signer)` takes (returns "" for
     yes, else why not), or None and why none vouches (the last reason)."""
     why = "no attestation names it"
     for bundle in bundles:
-        signer, problem = verified(bundle, digest)
+        signer, problem = verified(bundle, digest, authorities)
         if signer is None:
             why = problem
             continue

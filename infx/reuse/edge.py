@@ -49,7 +49,7 @@ class Checkout:
         root = git.root()
         settings = load_settings(root)
         gh = GitHub(repo_slug(repo, root))
-        return cls(root, settings, gh, Roles(gh, settings.labels))
+        return cls(root, settings, gh, Roles(gh, settings.labels, settings.main_branch))
 
     def scope(self, workflow: str) -> Scope:
         reuse = self.settings.reuse

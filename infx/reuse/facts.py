@@ -72,7 +72,6 @@ class Reader(Protocol):
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
     def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
-    def attestations(self, digest: str) -> list[Any]: ...
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
@@ -98,9 +97,6 @@ class Roles:
 
     def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
         return self._reader.artifacts_named(name, limit)
-
-    def attestations(self, digest: str) -> list[Any]:
-        return self._reader.attestations(digest)
 
     def on_branch(self, sha: str, branch: str) -> bool:
         return self._reader.on_branch(sha, branch)

@@ -10,6 +10,8 @@ that uploaded it).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
 import os
@@ -35,7 +37,6 @@ from infx.reuse.issuer import (
     Issuer,
     issued_artifact,
     issuer_run_problem,
-    issuer_signer_problem,
     points_digest,
     pulls_facts,
     signed_by_run,
@@ -45,6 +46,20 @@ from infx.reuse.issuer import (
 # An artifact the issuer seals is downloaded whole: at most this much.
 MAX_SEALED_BYTES = 512 << 20
 TABLE_MEMBER = "results.json"
+
+
+def authorities_of(path: Path | None) -> list[Any] | None:
+    """The certificate authorities of the trusted root file (None: none given, or an empty
+    file, as `gh attestation trusted-root` leaves when it failed); a file that is not a
+    trusted root is a usage error."""
+    from infx.reuse.attestation import trusted_authorities
+
+    if path is None or not path.is_file() or not path.read_bytes().strip():
+        return None
+    try:
+        return trusted_authorities(path.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: not a Sigstore trusted root ({exc})") from None
 
 
 def issuer_of(environ: Mapping[str, str]) -> Issuer:
@@ -81,6 +96,7 @@ def _published(gh: GitHub, run: Run) -> dict[str, Artifact]:
 
 
 def _unzipped(data: bytes, where: str) -> dict[str, bytes]:
+    """Every member of a small archive (a receipt's, in tests' fixtures)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return {i.filename: archive.read(i) for i in archive.infolist() if not i.is_dir()}
@@ -88,19 +104,61 @@ def _unzipped(data: bytes, where: str) -> dict[str, bytes]:
         raise UsageError(f"{where}: not a zip archive") from None
 
 
-def _download(gh: GitHub, artifact: Artifact, folder: Path) -> bytes:
-    target = folder / f"{artifact.id}.zip"
-    gh.download_artifact(artifact.id, target, MAX_SEALED_BYTES)
-    return target.read_bytes()
+KEPT = (CLAIM_FILE, MANIFEST_FILE, TABLE_MEMBER)  # the members read, not only hashed
 
 
-def _signer(gh: GitHub, run: Run, claim: str | None) -> Signer | None:
-    """The verified certificate of the run's own attestation of its claim (None: none of
-    this run vouches for it)."""
-    if run.event != "pull_request" or claim is None:
+def _unpack(path: Path, where: str, into: Path | None) -> tuple[dict[str, str], dict[str, bytes]]:
+    """The sha256 of every member of the archive at `path`, read a chunk at a time, the
+    bytes of the members the issuer reads (KEPT), and every member written below `into`
+    when given (what the jobs recorded is read from files)."""
+    digests: dict[str, str] = {}
+    kept: dict[str, bytes] = {}
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                name = info.filename
+                if info.is_dir():
+                    continue
+                if name.startswith("/") or ".." in name.split("/"):
+                    raise UsageError(f"{where}: a member outside the archive ({name})")
+                found, chunks = hashlib.sha256(), []
+                target = into / name if into is not None else None
+                if target is not None:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(info) as member, contextlib.ExitStack() as stack:
+                    out = stack.enter_context(target.open("wb")) if target else None
+                    while chunk := member.read(1 << 20):
+                        found.update(chunk)
+                        if out is not None:
+                            out.write(chunk)
+                        if name in KEPT:
+                            chunks.append(chunk)
+                digests[name] = "sha256:" + found.hexdigest()
+                if name in KEPT:
+                    kept[name] = b"".join(chunks)
+    except zipfile.BadZipFile:
+        raise UsageError(f"{where}: not a zip archive") from None
+    return digests, kept
+
+
+def _file_digest(path: Path) -> str:
+    found = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            found.update(chunk)
+    return "sha256:" + found.hexdigest()
+
+
+def _signer(
+    gh: GitHub, run: Run, claim: str | None, authorities: list[Any] | None
+) -> Signer | None:
+    """The verified certificate of the run's own attestation of its claim: issued by an
+    authority of the trusted root, naming this run (None: none does, or no trusted root
+    was given, so no certificate can be believed)."""
+    if run.event != "pull_request" or claim is None or not authorities:
         return None
     signer, _ = first_signed(
-        gh.attestations(claim), claim, lambda s: signed_by_run(s, run, gh.slug)
+        gh.attestations(claim), claim, lambda s: signed_by_run(s, run, gh.slug), authorities
     )
     return signer
 
@@ -140,9 +198,16 @@ def _table(files: Mapping[str, bytes] | None) -> dict[str, Any] | None:
     return {"rows": len(points), "points": points_digest(points)}
 
 
-def issue_facts(gh: GitHub, root: Path, run_id: int, attempt: int | None) -> IssueFacts:
+def issue_facts(
+    gh: GitHub,
+    root: Path,
+    run_id: int,
+    attempt: int | None,
+    authorities: list[Any] | None = None,
+) -> IssueFacts:
     """Everything the issuer seals of run `run_id` (`attempt`: the one the event named; a
-    run that has moved on to another attempt is a usage error, its own event issues it)."""
+    run that has moved on to another attempt is a usage error, its own event issues it;
+    `authorities`: Sigstore's trusted root, without which no attestation is believed)."""
     from infx.reuse.receipt_files import job_images
 
     issuer = issuer_of(os.environ)
@@ -151,21 +216,21 @@ def issue_facts(gh: GitHub, root: Path, run_id: int, attempt: int | None) -> Iss
         raise UsageError(f"run {run_id} is at attempt {run.run_attempt} now, not {attempt}")
     if run.status != "completed":
         raise UsageError(f"run {run_id} is {run.status}: only a completed run is sealed")
+    members: dict[str, dict[str, str]] = {}
     files: dict[str, dict[str, bytes]] = {}
     archives: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="infx-issue-") as tmp:
-        for name, artifact in sorted(_published(gh, run).items()):
-            data = _download(gh, artifact, Path(tmp))
-            archives[name] = sha256(data)
-            files[name] = _unzipped(data, f"artifact {name} of run {run_id}")
         results = Path(tmp) / "results_bmk"
-        for member, data in (files.get("results_bmk") or {}).items():
-            (results / member).parent.mkdir(parents=True, exist_ok=True)
-            (results / member).write_bytes(data)
+        for name, artifact in sorted(_published(gh, run).items()):
+            archive = Path(tmp) / f"{artifact.id}.zip"
+            gh.download_artifact(artifact.id, archive, MAX_SEALED_BYTES)
+            archives[name] = _file_digest(archive)
+            into = results if name == "results_bmk" else None
+            members[name], files[name] = _unpack(archive, f"artifact {name} of run {run_id}", into)
         images = job_images({"results_bmk": results})
     claim_bytes = (files.get(CLAIM_ARTIFACT) or {}).get(CLAIM_FILE)
     claim = sha256(claim_bytes) if claim_bytes is not None else None
-    signer = gh.decide(lambda: _signer(gh, run, claim))
+    signer = gh.decide(lambda: _signer(gh, run, claim, authorities))
     checkout = vouched_checkout(run, signer)
     pulls = gh.decide(lambda: _pulls(gh, run)) if checkout.by == "pulls" else None
     return IssueFacts(
@@ -175,9 +240,7 @@ def issue_facts(gh: GitHub, root: Path, run_id: int, attempt: int | None) -> Iss
         checkout=checkout,
         pulls=pulls,
         claim=claim,
-        artifacts={
-            name: {m: sha256(d) for m, d in members.items()} for name, members in files.items()
-        },
+        artifacts=members,
         archives=archives,
         manifest=(files.get("sweep-manifest") or {}).get(MANIFEST_FILE),
         images=images,
@@ -198,19 +261,17 @@ class IssuedReader(Protocol):
     def run(self, run_id: int) -> Run: ...
     def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
-    def attestations(self, digest: str) -> list[Any]: ...
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 @dataclass(frozen=True)
 class Issued:
-    """A run's issued receipt as reuse reads it: the receipt, its bytes, and what says the
-    issuer wrote it (`signer`: the issuer's attestation; else `issuer_run`, GitHub's
-    record of the run that uploaded it, whose commit GitHub says is one of main's)."""
+    """A run's issued receipt as reuse reads it: the receipt, its bytes, and the issuer run
+    that uploaded it (GitHub's record: the issuer's workflow file, run by workflow_run or
+    dispatched on main, of a commit GitHub says is on main)."""
 
     receipt: Mapping[str, Any] | None
     data: bytes = b""
-    signer: Signer | None = None
     issuer_run: Run | None = None
     problem: str = ""
 
@@ -223,7 +284,11 @@ MAX_RECEIPT_BYTES = 32 << 20
 
 
 def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
-    """The receipt the issuer sealed of `run` (its latest attempt), or why there is none."""
+    """The receipt the issuer sealed of `run` (its latest attempt), or why there is none.
+    Who uploaded it is GitHub's word, which no job can change: the artifact's run must be
+    an issuer run (`issuer_run_problem`) of a commit on main, and the receipt must name
+    that run as its issuer. (The issuer's attestation of it is for `gh attestation
+    verify`, which checks Sigstore's trust root.)"""
     from infx.reuse.receipt import parse
 
     name = issued_artifact(run.id, run.run_attempt)
@@ -235,28 +300,6 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
         ))  # fmt: skip
     why = ""
     for artifact in listed:  # newest first: a re-issue replaces an earlier one
-        try:
-            data = reader.artifact_member(artifact.id, ISSUED_FILE, MAX_RECEIPT_BYTES)
-            receipt = parse(data, f"run {run.id}'s issued receipt")
-        except (GitHubError, UsageError) as exc:
-            why = str(exc)
-            continue
-        digest = sha256(data)
-        issuer = receipt.get("issuer") or {}
-        if issuer.get("run") != artifact.run_id:
-            why = (
-                f"the receipt in {name} names issuer run {issuer.get('run')}, not {artifact.run_id}"
-            )
-            continue
-        bundles = reader.attestations(digest)
-        if bundles:
-            signer, problem = first_signed(
-                bundles, digest, lambda s: issuer_signer_problem(s, reader.slug, main_branch)
-            )
-            if signer is None:
-                why = f"its attestation does not vouch for it: {problem}"
-                continue
-            return Issued(receipt, data, signer=signer)
         assert artifact.run_id is not None  # listings across runs always say
         made_by = reader.run(artifact.run_id)
         problem = issuer_run_problem(made_by, reader.slug, main_branch)
@@ -268,6 +311,15 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
             )
         if problem:
             why = problem
+            continue
+        try:
+            data = reader.artifact_member(artifact.id, ISSUED_FILE, MAX_RECEIPT_BYTES)
+            receipt = parse(data, f"run {run.id}'s issued receipt")
+        except (GitHubError, UsageError) as exc:
+            why = str(exc)
+            continue
+        if (receipt.get("issuer") or {}).get("run") != made_by.id:
+            why = f"the receipt in {name} names another issuer run than {made_by.id}"
             continue
         return Issued(receipt, data, issuer_run=made_by)
     return Issued(None, problem=f"run {run.id}'s receipt is not the issuer's: {why}")

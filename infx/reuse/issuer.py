@@ -207,21 +207,6 @@ def points_digest(points: Iterable[Sequence[Any]]) -> str:
 # --- what reuse and ingest require of an issued receipt -----------------------------------
 
 
-def issuer_uri(repo: str, main_branch: str, server: str = SERVER) -> str:
-    """The Build Signer URI of the issuer on the main branch."""
-    return workflow_uri(server, repo, ISSUER_WORKFLOW, f"refs/heads/{main_branch}")
-
-
-def issuer_signer_problem(signer: Signer, repo: str, main_branch: str) -> str:
-    """Why a certificate is not the issuer's ("": it is): the issuer's workflow file on the
-    main branch, started by workflow_run or a dispatch."""
-    if signer.signer != issuer_uri(repo, main_branch):
-        return f"it was signed by {signer.signer}, not the issuer {issuer_uri(repo, main_branch)}"
-    if signer.trigger not in ISSUER_EVENTS:
-        return f"the issuer ran on {signer.trigger}"
-    return ""
-
-
 def issuer_run_problem(run: Run, repo: str, main_branch: str) -> str:
     """Why a run is not one of the issuer's ("": it is), from GitHub's record of it: the
     issuer's workflow file, run by workflow_run (always the default branch's file) or

@@ -152,6 +152,25 @@ class Run:
         return self.logs.get(job, "")
 
 
+def _gh_cli(home: Path) -> Path:
+    """GitHub's CLI as the hosted runner image has it, for what the workflows ask of it:
+    `gh attestation trusted-root` prints the trusted root of the Sigstore this harness
+    plays (FULCIO); anything else fails, as a command this harness does not know."""
+    folder = home / "gh-cli"
+    folder.mkdir(exist_ok=True)
+    (folder / "trusted-root.jsonl").write_bytes(FULCIO.trusted_root())
+    script = folder / "gh"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "attestation trusted-root" ]; then\n'
+        f'  exec cat "{folder / "trusted-root.jsonl"}"\n'
+        "fi\n"
+        'echo "gh: not simulated: $*" >&2\nexit 1\n'
+    )
+    script.chmod(0o755)
+    return folder
+
+
 def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
@@ -243,8 +262,9 @@ class _Simulator:
         self.ctx = _context(world, event_name, payload, head, run_id, workflow_file)
         venv = str(INFX.parent)
         self.system_path = os.pathsep.join(
-            p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv
-        )
+            [str(_gh_cli(self.home)), *(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                        if p and p != venv)]
+        )  # fmt: skip
 
     # --- workflows and jobs ---------------------------------------------------------------
 

@@ -82,6 +82,19 @@ class Fulcio:
             .sign(self.key, hashes.SHA256())
         )
 
+    def trusted_root(self) -> bytes:
+        """This authority as `gh attestation trusted-root` prints Sigstore's (one JSON
+        document a line)."""
+        der = self.root.public_bytes(serialization.Encoding.DER)
+        doc = {
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "certificateAuthorities": [
+                {"uri": "https://fulcio.test", "certChain": {"certificates": [
+                    {"rawBytes": base64.b64encode(der).decode()}]}}
+            ],
+        }  # fmt: skip
+        return (json.dumps(doc) + "\n").encode()
+
     def certificate(self, fields: dict[str, str], key: ec.EllipticCurvePrivateKey) -> bytes:
         now = dt.datetime.now(dt.UTC)
         builder = (

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from infx.matrix.manifest import sha256
 from infx.reuse.issuer import ISSUER_WORKFLOW
-from tests.github.scenario import RUN, Green, green_pr, invoke
+from tests.github.scenario import FULCIO, RUN, Green, green_pr, invoke
+from tests.github.sigstore import Fulcio, identity
 from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, table
 
@@ -31,10 +34,14 @@ def issue_env(api, pr: Green) -> dict[str, str]:
     }
 
 
-def issued(api, pr: Green, tmp_path: Path, *args: str) -> tuple[int, str, dict]:
+def issued(api, pr: Green, tmp_path: Path, *args: str, root: bool = True) -> tuple[int, str, dict]:
+    """`infx receipt issue` as the issuer runs it, with Sigstore's trusted root (`root`)."""
     out = tmp_path / "issued" / "run-receipt.json"
+    trusted = tmp_path / "trusted-root.jsonl"
+    trusted.write_bytes(FULCIO.trusted_root())
     pr.at_main()
-    result = invoke(["receipt", "issue", "--out", str(out), *args], issue_env(api, pr),
+    extra = ["--trusted-root", str(trusted)] if root else []
+    result = invoke(["receipt", "issue", "--out", str(out), *extra, *args], issue_env(api, pr),
                     cwd=pr.runner.path)  # fmt: skip
     receipt = json.loads(out.read_text()) if result.exit_code == 0 else {}
     return result.exit_code, result.output, receipt
@@ -80,6 +87,29 @@ def test_without_the_run_s_own_attestation_the_issuer_lists_the_branch_s_prs(api
         {"number": 7, "base": "main", "base_changed": False},
         {"number": 8, "base": "evil-base", "base_changed": False},
     ]
+
+
+@pytest.mark.parametrize("case", ["self-made certificate", "no trusted root"])
+def test_an_attestation_no_trusted_authority_issued_is_not_believed(api, tmp_path, case) -> None:
+    """The run's own workflow stored a bundle whose certificate it made itself, naming PR
+    #7's merge; or the issuer could not fetch Sigstore's trusted root. Either way the
+    certificate says nothing, and the pull requests of the branch decide."""
+    pr = green_pr(api.state)
+    api.state.attestations.clear()
+    (claim,) = [a for a in api.state.artifacts[RUN] if a["name"] == "sweep-receipt"]
+    from infx.matrix.manifest import sha256 as digest_of
+    from infx.reuse.issue_facts import _unzipped
+
+    digest = digest_of(_unzipped(api.state.blobs[claim["id"]], "claim")["receipt.json"])
+    ref, merge = api.state.run_checkouts[RUN]
+    fields = identity("acme/bench", ".github/workflows/run-sweep.yml", ref, merge,
+                      "pull_request", RUN)  # fmt: skip
+    signer = Fulcio() if case == "self-made certificate" else FULCIO
+    api.state.attestations[digest] = [signer.attest(digest, fields)]
+    code, output, receipt = issued(api, pr, tmp_path, "--run", str(RUN),
+                                   root=case != "no trusted root")  # fmt: skip
+    assert code == 0, output
+    assert receipt["checkout"]["by"] == "pulls"
 
 
 def test_an_attestation_of_another_run_says_nothing_of_this_one(api, tmp_path) -> None:
