@@ -112,3 +112,28 @@ def test_a_number_nobody_stored_is_one_line(api, tmp_path) -> None:
     _, stored, key = reused_merge(api, tmp_path)
     code, output = provenance(api, stored, key, "1024")
     assert code == 2 and len(output.strip().splitlines()) == 1
+
+
+def test_a_receipt_rewritten_with_its_digest_is_caught_by_verify(api, tmp_path) -> None:
+    """Issue 31, case 9: someone with write access to the history rewrites the stored run
+    receipt and its digest column alike (and the merge receipt's link, so every digest
+    recomputed offline agrees). --verify compares it with what the issuer sealed, as GitHub
+    serves it."""
+    import sqlite3
+
+    from infx.matrix.manifest import canonical, digest
+
+    _, stored, key = reused_merge(api, tmp_path)
+    with sqlite3.connect(stored) as conn:
+        rows = dict(conn.execute("SELECT kind, data FROM receipts WHERE run_id = 4242"))
+        run, merge = json.loads(rows["run"]), json.loads(rows["merge"])
+        run["images"] = []
+        merge["source"]["receipt"] = digest(run)
+        for kind, doc in (("run", run), ("merge", merge)):
+            conn.execute("UPDATE receipts SET data = ?, digest = ? WHERE run_id = 4242 AND kind = ?",
+                         (canonical(doc).decode(), digest(doc), kind))  # fmt: skip
+    code, offline = provenance(api, stored, "4242")
+    assert "its merge receipt is not the one its receipt sealed" in offline  # the main receipt
+    code, output = provenance(api, stored, key, "8", "--verify")
+    assert code == 1
+    assert f"the stored run receipt of run {RUN} is not the issuer's" in output

@@ -297,3 +297,96 @@ def test_no_merge_receipt_means_no_reuse(api, tmp_path, monkeypatch) -> None:
     assert result.exit_code == 2 and not (tmp_path / "r.json").exists()
     outputs = read_step_file(tmp_path / "out")
     assert outputs["reuse-enabled"] == "false" and "approvals" in outputs["reuse-reason"]
+
+
+# --- issue 31, case 10: a receipt that leaves an artifact out --------------------------------
+
+
+def test_receipt_check_refuses_an_artifact_the_receipt_does_not_seal(collected: Path) -> None:
+    """A receipt sealing changelog-metadata alone let changed results through
+    ("N member(s) match"): every artifact given must be sealed."""
+    args = ["receipt", "run", "--out", "out/partial.json", "--manifest", "sweep-manifest.json",
+            "--artifact", "changelog-metadata=changelog-metadata.json"]  # fmt: skip
+    with inside(collected):
+        assert CliRunner().invoke(cli, args, env=actions_env(collected)).exit_code == 0
+        (collected / "results_bmk" / "results.json").write_text('{"rows": []}')
+        check = ["receipt", "check", "--receipt", "out/partial.json",
+                 "--artifact", "results_bmk=results_bmk",
+                 "--artifact", "changelog-metadata=changelog-metadata.json"]  # fmt: skip
+        result = CliRunner().invoke(cli, check)
+    assert result.exit_code == 1, result.output
+    assert "results_bmk: not sealed by the receipt" in result.output
+    assert "match" not in result.output
+
+
+# --- issue 31, case 9: provenance recomputes what the history holds -------------------------
+
+
+def stored_chain(tmp_path: Path) -> str:
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    assert store(tmp_path, 6000, data, receipt).exit_code == 0
+    return str(tmp_path / "history.sqlite")
+
+
+def provenance(history: str, target: str = "6000") -> object:
+    return CliRunner().invoke(cli, ["results", "provenance", target, "--history", history])
+
+
+def tamper(history: str, sql: str, *args: object) -> None:
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        conn.execute(sql, args)
+
+
+def test_an_untouched_chain_holds(tmp_path: Path) -> None:
+    result = provenance(stored_chain(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "broken" not in result.output
+
+
+def double_a_point(history: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(points)")]
+        chosen = ", ".join("'doubled'" if c == "variant" else c for c in columns)
+        conn.execute(
+            f"INSERT INTO points ({', '.join(columns)}) SELECT {chosen} FROM points LIMIT 1"
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda h: tamper(h, "UPDATE points SET data = replace(data, '1000', '2000') WHERE conc = 8"),
+         "(3 stored, 3 sealed, or other values)"),
+        (double_a_point, "(4 stored, 3 sealed, or other values)"),
+    ],
+    ids=["changed", "doubled"],
+)  # fmt: skip
+def test_a_stored_point_changed_or_doubled_breaks_the_chain(tmp_path: Path, change, says) -> None:
+    """Stored points used to be taken as they were; now they are recomputed into the
+    digest the issuer sealed of the table."""
+    history = stored_chain(tmp_path)
+    change(history)
+    result = provenance(history)
+    assert result.exit_code == 1
+    assert f"its stored points are not the ones the issuer sealed {says}" in result.output
+
+
+def test_a_rewritten_receipt_breaks_the_chain(tmp_path: Path) -> None:
+    """The stored receipt's entries rewritten (here to seal other points): its digest is
+    recomputed, never read."""
+    history = stored_chain(tmp_path)
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        (data,) = conn.execute("SELECT data FROM receipts WHERE kind = 'run'").fetchone()
+        doc = json.loads(data)
+        doc["table"]["points"] = "sha256:" + "0" * 64
+        conn.execute("UPDATE receipts SET data = ? WHERE kind = 'run'", (json.dumps(doc),))
+    result = provenance(history)
+    assert result.exit_code == 1
+    assert "the stored run receipt was rewritten" in result.output
