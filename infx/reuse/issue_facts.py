@@ -303,8 +303,10 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
         assert artifact.run_id is not None  # listings across runs always say
         made_by = reader.run(artifact.run_id)
         problem = issuer_run_problem(made_by, reader.slug, main_branch)
-        if not problem and not reader.on_branch(made_by.head_sha, main_branch):
-            # A dispatch on a tag named like the branch reads as that branch.
+        dispatched = made_by.event == "workflow_dispatch"
+        if not problem and dispatched and not reader.on_branch(made_by.head_sha, main_branch):
+            # A dispatch on a tag named like the branch reads as that branch; workflow_run
+            # runs the default branch's file at its tip, whatever started it.
             problem = (
                 f"issuer run {made_by.id} ran {made_by.head_sha[:12]}, which is not a commit "
                 f"of {main_branch}"
