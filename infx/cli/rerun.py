@@ -42,6 +42,7 @@ HELP = {
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
     "--manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
     "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
+    "rerun-plan --durations": "Main's job timings (`infx sweep timings`): a rerun of a PR's sweep is estimated from them, never from its source's own.",
     "repeat --verdict": "This run's verdict (`infx results compare --verdict-out`); none: nothing to repeat.",
     "repeat --record": "This run's rerun.json (its sweep-plan artifact): the lineage's repeats so far.",
     "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
@@ -67,8 +68,12 @@ def carried(decided: cases.Decided) -> None:
 @workflow_option
 @repo_option
 def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
-    """Fetch the job timings recorded by the newest sweeps (their sweep-jobs artifacts)."""
-    emit(timings_outcome(out, *reads.recent_timings(reads.client(repo), runs, workflow)))
+    """Fetch the job timings recorded by main's newest sweeps (their sweep-jobs artifacts):
+    pushes to the main branch only, whose jobs ran main's own workflow."""
+    from infx.cli.options import settings
+
+    main = settings(click.get_current_context()).main_branch
+    emit(timings_outcome(out, *reads.recent_timings(reads.client(repo), runs, workflow, main)))
 
 
 @click.command("triage")
@@ -123,6 +128,7 @@ def rerun(**options: object) -> None:
 @click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
 @click.option("--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"])  # fmt: skip
 @click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
+@click.option("--durations", type=FILE, default=None, help=HELP["rerun-plan --durations"])
 @scope_option
 @click.option("--pr", "pr_text", default="", help="The PR the source run swept (input pr-number).")
 @run_id_option

@@ -215,6 +215,7 @@ def artifact(item: Json) -> Artifact:
         head_branch=made_by.maybe_text("head_branch") if made_by else None,
         head_sha=made_by.maybe_text("head_sha") if made_by else None,
         size=item.maybe_number("size_in_bytes"),
+        digest=item.maybe_text("digest"),
     )
 
 

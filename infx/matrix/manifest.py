@@ -88,10 +88,12 @@ def build(
     options: SweepOptions,
     refs: tuple[str, str] = ("", ""),
     unmatched: Sequence[str] = (),
+    unrecorded: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The manifest of a sweep: `configs` are the selected configs as parsed, `nodes` the
     runners file's labels, `files` the digest of every input the jobs read
-    (`infx.matrix.inputs`), `unmatched` the job-files patterns that matched nothing."""
+    (`infx.matrix.inputs`), `unmatched` the job-files patterns that matched nothing,
+    `unrecorded` what the workflow runs that no record holds (then it is not reusable)."""
     rows = plan_rows(plan.as_json())
     labels = sorted({row["runner"] for family in rows.values() for row in family})
     measured = {
@@ -111,16 +113,19 @@ def build(
         "runners": {label: list(nodes.get(label) or []) for label in labels},
         "files": {name: files[name] for name in sorted(files)},
     }
+    sweep: dict[str, Any] = {
+        "event": options.event,
+        "label": options.label,
+        "reusable": options.reusable and not unrecorded,
+        "base": refs[0],
+        "head": refs[1],
+        "unmatched": list(unmatched),
+    }
+    if unrecorded:
+        sweep["unrecorded"] = list(unrecorded)
     return {
         "format": FORMAT,
-        "sweep": {
-            "event": options.event,
-            "label": options.label,
-            "reusable": options.reusable,
-            "base": refs[0],
-            "head": refs[1],
-            "unmatched": list(unmatched),
-        },
+        "sweep": sweep,
         "measured": measured,
         "digest": digest(measured),
     }

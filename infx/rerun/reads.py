@@ -46,7 +46,7 @@ from infx.rerun.facts import (
     run_plan_files,
     run_results,
 )
-from infx.rerun.jobs import TriageFacts, TriageRequest, needs_results, own_sweep
+from infx.rerun.jobs import TriageFacts, TriageRequest, main_sweep, needs_results
 from infx.rerun.plan import (
     RerunPlanFacts,
     RerunPlanRequest,
@@ -71,9 +71,13 @@ def client(repo: str | None) -> GitHub:
     return GitHub(repo_slug(repo))
 
 
-def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[int]]:
-    """The job timings of the newest `runs` sweeps of this repository's own workflow that
-    left them (their sweep-jobs artifacts), merged, and which runs they came from."""
+def recent_timings(
+    gh: GitHub, runs: int, workflow: str, main_branch: str = "main"
+) -> tuple[Timings, list[int]]:
+    """The job timings of the newest `runs` sweeps of main that left them (their sweep-jobs
+    artifacts: pushes to the main branch of this repository's own workflow), merged, and
+    which runs they came from. A pull request's run, a branch's rerun or a fork's run ran
+    its own workflow, whose collect job could say every job took a minute."""
 
     def fetch() -> tuple[Timings, list[int]]:
         merged, used, checked = Timings(), list[int](), set[int]()
@@ -83,7 +87,7 @@ def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[
             if artifact.expired or artifact.run_id is None or artifact.run_id in checked:
                 continue
             checked.add(artifact.run_id)
-            if not own_sweep(gh.run(artifact.run_id), workflow, gh.slug):
+            if not main_sweep(gh.run(artifact.run_id), workflow, gh.slug, main_branch):
                 continue
             files = artifact_files(gh, artifact.run_id, JOBS_ARTIFACT) or {}
             if TIMINGS_FILE in files:
@@ -283,6 +287,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
         files_now=files_now,
         recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
+        main_timings=parse_timings(request.durations.read_bytes(), str(request.durations))
+        if request.durations is not None and request.durations.is_file()
+        else None,
         repeat=repeat_points(read_verdict(request.source_dir))
         if request.scope == "repeat"
         else set(),

@@ -49,7 +49,7 @@ class Checkout:
         root = git.root()
         settings = load_settings(root)
         gh = GitHub(repo_slug(repo, root))
-        return cls(root, settings, gh, Roles(gh, settings.labels))
+        return cls(root, settings, gh, Roles(gh, settings.labels, settings.main_branch))
 
     def scope(self, workflow: str) -> Scope:
         reuse = self.settings.reuse
@@ -120,11 +120,13 @@ class Checkout:
 
     def seal_merge(self, merge: MergeFacts, target: Path) -> str:
         """Write the merge receipt of a reusing push to `target`; the line saying so."""
-        from infx.sweep.outcome import json_bytes
+        from infx.matrix.manifest import canonical
         from infx.yamlio import atomic_write
 
+        # Canonical bytes: their sha256 is the receipt's digest, which the issuer's receipt
+        # of this run seals and the history can recompute from what it stores.
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, json_bytes(self.merge_receipt(merge)))
+        atomic_write(target, canonical(self.merge_receipt(merge)))
         return f"merge receipt: {target}"
 
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:

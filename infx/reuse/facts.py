@@ -23,6 +23,7 @@ from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
 from infx.reuse.ack import AckReads
 from infx.reuse.commands import stage_command
 from infx.reuse.gate import GateEvent, gate_needs_nothing
+from infx.reuse.issue_facts import Issued, read_issued
 from infx.reuse.measured import Merging
 from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,
@@ -71,6 +72,8 @@ class Reader(Protocol):
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
+    def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 # A manifest holds the selected configs as parsed: an entry selecting every InferenceX
@@ -82,13 +85,22 @@ class Roles:
     """A Reader whose PR labels and label events read as the roles infx knows, through the
     repository's `[labels]` renames, so every command applies one label policy."""
 
-    def __init__(self, reader: Reader, renamed: Mapping[str, str]) -> None:
+    def __init__(
+        self, reader: Reader, renamed: Mapping[str, str], main_branch: str = "main"
+    ) -> None:
         self._reader = reader
         self._renamed = dict(renamed)
+        self.main_branch = main_branch  # where the issuer of run receipts runs
 
     @property
     def slug(self) -> str:
         return self._reader.slug
+
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
+        return self._reader.artifacts_named(name, limit)
+
+    def on_branch(self, sha: str, branch: str) -> bool:
+        return self._reader.on_branch(sha, branch)
 
     def pull_commits(self, number: int) -> list[str]:
         return self._reader.pull_commits(number)
@@ -316,33 +328,19 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
     lineage = read_lineage(reader, chosen) if chosen.run.event == "workflow_dispatch" else None
-    receipt, unread = read_receipt(reader, chosen.run, chosen.artifacts) if record else (None, "")
+    issued: dict[int, Issued] = {}
+    if record:
+        main = getattr(reader, "main_branch", "main")
+        runs = [chosen.run, *(lineage.members if lineage is not None else ())]
+        issued = {run.id: read_issued(reader, run, main) for run in runs}
     return replace(
         facts,
         candidates=candidates,
         manifest=record,
         manifest_problem=problem,
         lineage=lineage,
-        receipt=receipt,
-        receipt_problem=unread,
+        issued=issued,
     )
-
-
-def read_receipt(
-    reader: Reader, run: Run, artifacts: Iterable[Artifact]
-) -> tuple[dict[str, Any] | None, str]:
-    """The run's own receipt (what it published, the images its jobs pulled), or None and
-    why it cannot be read."""
-    from infx.reuse.receipt import RUN_ARTIFACT, RUN_FILE, parse
-
-    unknown = "which bytes it published and which images its jobs pulled are"
-    data, why = _own_member(reader, run, artifacts, (RUN_ARTIFACT, RUN_FILE), unknown)
-    if data is None:
-        return None, why
-    try:
-        return parse(data, f"run {run.id}'s {RUN_ARTIFACT}"), ""
-    except UsageError as exc:
-        return None, str(exc)
 
 
 def _rerun_record(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> Any:

@@ -107,7 +107,7 @@ def checkout_code(root: Path, workflow: str) -> dict[str, str | None]:
     """The digests of the code that ran, at the job's checkout (HEAD)."""
     from infx.matrix.inputs import code_of
 
-    return code_of(root, git.resolve("HEAD", root), workflow)
+    return code_of(root, git.resolve("HEAD", root), workflow, strict=False)
 
 
 def artifact_folders(specs: Sequence[str]) -> dict[str, Path]:

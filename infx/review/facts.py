@@ -139,7 +139,5 @@ def planned_curves(plan: Path) -> list[dict[str, object]]:
 
     rows = jobs_of(read_plan(plan.read_bytes(), str(plan)))
     return [
-        dict(identity(row, 0))
-        for row, is_eval in rows
-        if not is_eval and not row.get("eval-only")
+        dict(identity(row, 0)) for row, is_eval in rows if not is_eval and not row.get("eval-only")
     ]

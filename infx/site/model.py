@@ -69,7 +69,7 @@ class ConfigHistory:
 class HistoryFacts:
     runs: tuple[Run, ...]
     configs: tuple[ConfigHistory, ...]
-    source: str  # where the history was read (no password)
+    source: str  # the kind of history read (never its path, host or user)
 
 
 @dataclass(frozen=True)

@@ -313,6 +313,18 @@ def test_the_summary_shows_a_hostile_config_key_as_plain_text(repo: GitRepo, tmp
     assert len(rows) == 3 and all(r.count("|") - r.count("\\|") == 4 for r in rows)
 
 
+def test_the_summary_shows_entry_text_never_renders_it(repo: GitRepo, tmp_path) -> None:
+    """Issue 31, case 11: a config key written as HTML reached the step summary raw."""
+    append(repo, "\n" + entry(keys=["nosuch-<b>x</b>"], description="<img src=x onerror=1>"))
+    summary = tmp_path / "summary.md"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert result.exit_code == 1
+    text = summary.read_text()
+    assert "nosuch-&lt;b&gt;x&lt;/b&gt;" in text
+    assert "<b>" not in text and "<img" not in text
+
+
 def test_json_verdict_lists_entries(repo: GitRepo) -> None:
     append(repo, "\n" + entry())
     payload = json.loads(run_check(repo, "--format", "json").stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -16,6 +17,7 @@ from infx.matrix.plan import Plan
 from infx.reuse.ack import AckReads, decide_ack
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local, decide_gate
+from infx.reuse.issue_facts import Issued
 from infx.reuse.measured import STATUS_LENGTH, Derived, Merging, reuse_status, verdict
 from infx.reuse.source import (
     MAX_CANDIDATES,
@@ -78,7 +80,12 @@ def run(rid: int, sha: str = HEAD, minute: float = 60, **kw) -> Run:
 
 
 def artifact(name: str = "results_bmk", expired: bool = False) -> Artifact:
-    return Artifact(1, name, expired, at(90))
+    return Artifact(1, name, expired, at(90), digest=zip_of(name))
+
+
+def zip_of(name: str) -> str:
+    """The digest GitHub lists for an artifact of that name (what the issuer sealed)."""
+    return "sha256:" + hashlib.sha256(name.encode()).hexdigest()
 
 
 def candidate(rid: int, sha: str = HEAD, minute: float = 60, names=("results_bmk",), **kw):
@@ -146,20 +153,26 @@ def honest(manifest: dict) -> Merging:
 MERGING = honest(record(event="push", label=""))
 
 
-def sealed(of: Run, manifest: dict) -> dict:
-    """The receipt run `of`'s collect job writes: its manifest, no job images."""
-    from infx.reuse.receipt import RunFacts, run_receipt
+def sealed(of: Candidate, manifest: dict) -> Issued:
+    """The issuer's receipt of run `of`: its manifest, the archives of its artifacts as
+    GitHub lists them, no job images; GitHub's attestation says it ran for PR #7's merge."""
+    from infx.reuse.issuer import Checkout, IssueFacts, Issuer, issued_receipt
 
-    facts = RunFacts(REPO, of.id, 1, of.event, of.path, of.head_sha, of.head_sha, "")
-    return run_receipt(facts, {}, json.dumps(manifest).encode(), {}, {}, [])
+    checkout = Checkout("refs/pull/7/merge", "c" * 40, "attestation", "github-hosted")
+    arts = {a.name: {"x.json": zip_of(a.name)} for a in of.artifacts if not a.expired}
+    issuer = Issuer(".github/workflows/sweep-receipt.yml", "refs/heads/main", "e" * 40, 99, 1)
+    facts = IssueFacts(REPO, issuer, of.run, checkout, None, None, arts,
+                       {name: zip_of(name) for name in arts}, json.dumps(manifest).encode(),
+                       [], {}, None)  # fmt: skip
+    return Issued(issued_receipt(facts))
 
 
 def facts(*candidates: Candidate, exhausted: bool = False, **kw) -> SourceFacts:
-    """The PR's candidates; the receipt read is the newest candidate's (or `receipt`)."""
+    """The PR's candidates; the receipt read is the newest candidate's (or `issued`)."""
     kw.setdefault("manifest", record())
     if candidates and kw["manifest"] is not None:
         newest = max(candidates, key=lambda c: (c.run.created_at, c.run.id))
-        kw.setdefault("receipt", sealed(newest.run, kw["manifest"]))
+        kw.setdefault("issued", {newest.run.id: sealed(newest, kw["manifest"])})
     return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, **kw)
 
 
@@ -220,10 +233,22 @@ def test_unpinned_takes_the_newest_successful_run_with_results() -> None:
     assert chosen is not None and chosen.run.id == 3 and why == ""
 
 
-def test_pinned_run_may_have_failed_but_must_exist_and_carry_results() -> None:
+@pytest.mark.parametrize("conclusion", ["failure", "cancelled"])
+def test_a_pinned_run_that_failed_is_never_published(conclusion) -> None:
+    """Issue 31, case 5: `/use <failed run>` published a config whose eval failed its
+    accuracy floor (the job failed; main's own sweep would never have been stored)."""
     pinned = Request(None, ReuseCommand(2))
-    failed = facts(candidate(2, conclusion="failure"))
-    assert pick_run(pinned, failed, "run-sweep.yml", 7, REPO)[0].run.id == 2
+    failed = facts(candidate(2, conclusion=conclusion))
+    chosen, why = pick_run(pinned, failed, "run-sweep.yml", 7, REPO)
+    assert chosen is None
+    assert (
+        f"run 2 concluded {conclusion}: reuse publishes only a sweep whose every job passed" in why
+    )
+
+
+def test_a_pinned_run_must_exist_and_carry_results() -> None:
+    pinned = Request(None, ReuseCommand(2))
+    assert pick_run(pinned, facts(candidate(2)), "run-sweep.yml", 7, REPO)[0].run.id == 2
     assert "does not exist in acme/bench" in pick_run(pinned, facts(), "run-sweep.yml", 7, REPO)[1]
     bare = facts(candidate(2, names=("bmk_agentic_x_0_0",)))
     assert (
