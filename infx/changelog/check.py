@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from infx.changelog.diff import (
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation, summarized
 from infx.changelog.parse import parse_region
+from infx.changelog.rules import Rule
 from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
     byte_violations,
@@ -80,18 +80,20 @@ def key_violations(
             found.append(
                 Violation(
                     line,
-                    "config-keys",
+                    Rule.CONFIG_KEYS,
                     f"wildcard {pattern!r} matches no master config key ({source})",
                     f"correct the pattern so that it matches a key defined in {source}",
                 )
             )
             continue
+        import difflib  # only for a key that matches nothing
+
         close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]!r}?" if close else f"add the config to {source}"
         found.append(
             Violation(
                 line,
-                "config-keys",
+                Rule.CONFIG_KEYS,
                 f"{pattern!r} is not defined in any master config ({source})",
                 fix,
             )
@@ -107,7 +109,7 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
     reason = policy.situation()
     return Violation(
         entry.line_of("pr-link"),
-        "pr-link",
+        Rule.PR_LINK,
         f"{value!r} is not accepted ({reason})",
         f"use {forms}",
     )
@@ -126,7 +128,7 @@ def spread_link_violation(entry: Entry) -> Violation | None:
     )
     return Violation(
         line,
-        "pr-link",
+        Rule.PR_LINK,
         f"the pr-link must be one value on the pr-link line; {where}",
         "write `pr-link: XXX` on one line",
     )
@@ -145,7 +147,7 @@ def selection_violations(
     return [
         Violation(
             entry.line,
-            "selection",
+            Rule.SELECTION,
             f"this entry selects no benchmark job: {why}",
             "select a config and scenario that run, or drop the flag that rules them out",
         )
@@ -165,7 +167,7 @@ def keep_violations(entry: Entry) -> list[Violation]:
     return [
         Violation(
             entry.line + entry.text.count(b"\n", 0, found.start() + 1),
-            "yaml",
+            Rule.YAML,
             "a block scalar that keeps trailing blank lines ('+') would take in the empty "
             "line before the next entry",
             "use '|' or '|-' (or '>' / '>-')",
@@ -177,7 +179,7 @@ def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> 
     return [
         Violation(
             c.line,
-            "pr-link-correction",
+            Rule.PR_LINK_CORRECTION,
             f"a corrected pr-link must be a canonical link, found {c.new!r}",
             f"use {policy.base}<number>",
         )
@@ -194,6 +196,7 @@ def check(
     *,
     keys_source: str = DEFAULT_KEYS_SOURCE,
     selects: Callable[[Entry], str | None] | None = None,
+    fits: Callable[[Entry], list[Violation]] | None = None,
 ) -> CheckResult:
     """Check the change from `base` to `head`.
 
@@ -201,7 +204,8 @@ def check(
     for callers that check those themselves or cannot know them. `keys_source` names
     where `config_keys` came from (the glob in force), for the messages. `selects`, given
     an appended entry that breaks no other rule, says why it selects no benchmark job
-    (None: it selects some); the planner answers it, so the gate stays free of it.
+    (None: it selects some); the planner answers it, so the gate stays free of it. `fits`
+    names what the repository's InferenceX format refuses in an appended entry.
     """
     if head is None:
         diff = ChangelogDiff("rejected")
@@ -210,7 +214,10 @@ def check(
             base,
             [
                 Violation(
-                    None, "missing", "the changelog file is missing", "restore perf-changelog.yaml"
+                    None,
+                    Rule.MISSING,
+                    "the changelog file is missing",
+                    "restore perf-changelog.yaml",
                 )
             ],
         )
@@ -219,13 +226,19 @@ def check(
         saved = editor_saved(base, head)
         if saved is not None:
             result = check(
-                base, saved.restored, policy, config_keys, keys_source=keys_source, selects=selects
+                base,
+                saved.restored,
+                policy,
+                config_keys,
+                keys_source=keys_source,
+                selects=selects,
+                fits=fits,
             )
             result.violations.insert(
                 0,
                 Violation(
                     1,
-                    "characters",
+                    Rule.CHARACTERS,
                     f"the file was saved with {saved.what()}; history is otherwise unchanged",
                     "save it as UTF-8 without a byte-order mark, with LF line endings "
                     "(infx changelog fix does it)"
@@ -251,7 +264,7 @@ def check(
     if b"\r\n" in region:
         region = region.replace(b"\r\n", b"\n")
     found += separator_violations(base or b"", region)
-    if not any(v.rule == "encoding" for v in found):
+    if not any(v.rule == Rule.ENCODING for v in found):
         entries, problems = parse_region(region)
         found.extend(problems)
         result.region_entries = entries
@@ -259,7 +272,7 @@ def check(
             found.append(
                 Violation(
                     1,
-                    "entries",
+                    Rule.ENTRIES,
                     "the appended text holds no entry",
                     "append an entry that starts with '- config-keys:'",
                 )
@@ -275,7 +288,9 @@ def check(
                 key_violations(entry, config_keys, keys_source) if config_keys is not None else []
             )
             found.extend(unknown)
-            if selects is not None and not unknown:
+            refused = fits(entry) if fits is not None else []
+            found.extend(refused)
+            if selects is not None and not unknown and not refused:
                 found.extend(selection_violations(entry, selects, problems))
     if found:
         seen: set[tuple[int | None, str]] = set()

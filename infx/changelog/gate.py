@@ -19,17 +19,20 @@ from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Outcome, Violation, summarized
 from infx.changelog.parse import split_entries
 from infx.changelog.report import as_failure, render, summary_markdown
+from infx.changelog.rules import Rule
 from infx.errors import InfxError
 
 
 @dataclass(frozen=True)
 class ConfigRules:
     """What the master configs tell the gate: the keys they define (read from `source`, the
-    glob in force) and, for an entry, why it selects no benchmark job (None: it selects some)."""
+    glob in force), for an entry why it selects no benchmark job (None: it selects some),
+    and what the repository's InferenceX format refuses in an entry."""
 
     keys: Collection[str]
     source: str = DEFAULT_KEYS_SOURCE
     selects: Callable[[Entry], str | None] | None = None
+    fits: Callable[[Entry], list[Violation]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
         rules.keys if rules is not None else None,
         keys_source=rules.source if rules is not None else DEFAULT_KEYS_SOURCE,
         selects=rules.selects if rules is not None else None,
+        fits=rules.fits if rules is not None else None,
     )
     if facts.merge is not None and facts.head is not None:
         from infx.changelog.merge import dropped_entries  # only while a merge is in progress
@@ -141,7 +145,7 @@ def unresolved_conflicts(data: bytes, path: str, merging: bool) -> list[Violatio
         [
             Violation(
                 group[0][0],
-                "conflict-marker",
+                Rule.CONFLICT_MARKER,
                 "unresolved merge conflict: merge-conflict marker "
                 + ", ".join(f"{marker} at line {at}" for at, marker in group),
                 fix,
@@ -172,7 +176,7 @@ def vanished_entries(history: bytes, commits: list[BranchCommit]) -> list[Violat
                 continue
             found[text] = Violation(
                 line,
-                "merge",
+                Rule.MERGE,
                 f"nothing is appended, but commit {commit.commit[:12]} of this branch appended "
                 f"an entry that main holds byte for byte at line {line}: git merged the two "
                 "identical files as one, so this branch's entry is main's now",

@@ -12,14 +12,15 @@ canary rows find the config they were expanded from. Pure.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from infx.digest import hexdigest
 from infx.matrix.contract import printed
-from infx.matrix.expand import Hardware, expand
-from infx.matrix.load import MasterConfigs
+from infx.matrix.expand import expand
+
+if TYPE_CHECKING:
+    from infx.matrix.plan import Revision
 
 FILE = "config-keys.json"
 FORMAT = "infx-config-keys/1"
@@ -32,6 +33,8 @@ _NOT_SIGNED = frozenset(
         "eval-only",
         "eval-conc",
         "eval-all-concs",
+        "eval-framework",
+        "eval-suite",
     }
 )
 
@@ -39,19 +42,19 @@ _NOT_SIGNED = frozenset(
 def signature(row: Mapping[str, Any]) -> str:
     """What a row measures and how, less its point and eval fields."""
     signed = {k: v for k, v in row.items() if k not in _NOT_SIGNED}
-    text = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+    return hexdigest(signed)[:32]
 
 
-def origins(
-    keys: Iterable[str], masters: MasterConfigs, hardware: Mapping[str, Hardware]
-) -> dict[str, str]:
+def origins(keys: Iterable[str], head: Revision) -> dict[str, str]:
     """Signature -> the config key whose rows carry it, for the configs a plan selected (the
-    first of them when two configs expand into identical rows: those measure one point)."""
+    first of them when two configs expand into identical rows: those measure one point),
+    built in the format the plan was."""
     found: dict[str, str] = {}
+    fmt = head.fmt
     for key in keys:
-        for row in expand(key, masters.config(key), hardware):
-            found.setdefault(signature(printed(row)), key)
+        config = head.masters.config(key)
+        for row in expand(key, config, head.hardware, fmt=fmt, recipes=head.recipes):
+            found.setdefault(signature(printed(row, fmt)), key)
     return found
 
 

@@ -15,7 +15,6 @@ when its first changed run is among the newest `recent` runs.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from infx.results.noise.series import GATED, History, Pending, arrays
 from infx.results.noise.tdist import t_ppf
 from infx.results.table.keys import config_label, point_names
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import Table, config_identity
 from infx.results.verdict.steps import Step
 from infx.results.verdict.words import IMPROVED, REGRESSED
 
@@ -67,7 +67,7 @@ def _series(
     return float(b.mean()), float(a.mean())
 
 
-def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.0) -> list[Step]:
+def detect(history: list[Table], recent: int = 3, threshold: float = 2.0) -> list[Step]:
     """Steps whose first changed run is among the newest `recent` runs of the history."""
     names = point_names(d.get("rows", []) for d in history)
     hist = History.of(history, names=names)
@@ -79,7 +79,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
             continue
         concs = sorted({conc for i in held for conc in hist.points[i][key]})
         row = next(iter(hist.points[held[-1]][key].values()))
-        ident = {k: v for k, v in row["identity"].items() if k != "conc"}
+        ident = config_identity(row["identity"])
         pending.append(Pending(key, ident, {}, list(held), set(), concs))
     if not pending:
         return []

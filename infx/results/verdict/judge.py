@@ -34,22 +34,23 @@ import numpy as np
 from infx.results.noise.model import fit
 from infx.results.noise.pool import pool
 from infx.results.noise.series import GATED, History, Pending, arrays
-from infx.results.table.keys import index, point_names, variant_label
+from infx.results.table.keys import config_label, index, point_names, variant_label
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import Identity, Row, Table, config_identity
 from infx.results.verdict.calibration import calibrate
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import SHARE, Q, decide
 from infx.results.verdict.paired import paired
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
-from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
+from infx.results.verdict.report import SEVERITY, Config, Point, Report, Shift, worst
 from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
 
-Mine = dict[str, dict[int, list[dict[str, Any]]]]
+Mine = dict[str, dict[int, list[Row]]]
 
 
 def pooled(
-    tables: Sequence[Sequence[dict[str, Any]]], notes: list[str], names: dict[str, str]
+    tables: Sequence[Sequence[Row]], notes: list[str], names: dict[str, str]
 ) -> tuple[Mine, dict[str, dict[int, list[int]]]]:
     """(kind|config) -> conc -> this PR's rows of it, one per table that measured it; and
     the table each row came from."""
@@ -65,15 +66,15 @@ def pooled(
 
 
 def compare(
-    rows: Sequence[dict[str, Any]],
-    history: Sequence[dict[str, Any]],
+    rows: Sequence[Row],
+    history: Sequence[Table],
     threshold: float = DEFAULT_THRESHOLD,
     *,
     trimmed: bool = False,
     history_runs: int | None = None,
-    repeats: Sequence[Sequence[dict[str, Any]]] = (),
+    repeats: Sequence[Sequence[Row]] = (),
     q: float = Q,
-    beside: Sequence[Sequence[dict[str, Any]]] = (),
+    beside: Sequence[Sequence[Row]] = (),
 ) -> Report:
     """Judge `rows` (this run; with `repeats`, more runs of the same head) against `history`
     (main's runs, oldest first), at the false-fail rate `q`. A `trimmed` run measured each
@@ -92,7 +93,7 @@ def compare(
     for key, points in mine.items():
         kind = key.split("|", 1)[0]
         first = next(iter(points.values()))[0]
-        ident = {k: v for k, v in first["identity"].items() if k != "conc"}
+        ident = config_identity(first["identity"])
         runs = hist.holding(key, history_runs)
         if kind == "accuracy":
             configs.append(accuracy_config(key, ident, points, hist, runs))
@@ -204,14 +205,12 @@ def _shift_verdict(wide: Any, m: int) -> str:
     return NOISE
 
 
-def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:
-    from infx.results.table.keys import config_label
-    from infx.results.verdict.report import Point
+def _new(key: str, ident: Identity, points: dict[int, list[Row]]) -> Config:
 
     return Config(
         key=key,
         kind="throughput",
-        label=config_label({**ident, "conc": 0}),
+        label=config_label(ident),
         identity=ident,
         verdict=NEW,
         points=tuple(Point(c, NEW, NEW, pr=rows[0]) for c, rows in sorted(points.items())),

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
 from infx.matrix.rows import MatrixRow
+from infx.results.table.rows import PointRecipe, Row, Table
 
 
-def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+def same_head(tables: Sequence[Table], names: Sequence[str]) -> None:
     """Refuse tables of different head commits (a table without one counts as unknown,
     and is refused next to tables that name one), and one run given twice."""
     heads = {str((t.get("run") or {}).get("sha") or "") for t in tables}
@@ -33,8 +34,8 @@ def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
 
 
 def pairs(
-    mine: Sequence[dict[str, Any]], mine_names: Sequence[str],
-    beside: Sequence[dict[str, Any]], names: Sequence[str],
+    mine: Sequence[Table], mine_names: Sequence[str],
+    beside: Sequence[Table], names: Sequence[str],
 ) -> None:  # fmt: skip
     """Refuse main's runs beside this PR's unless there is one for each PR run, they are of
     one head, and no run is given twice (on either side)."""
@@ -47,13 +48,13 @@ def pairs(
     distinct([*mine, *beside], [*mine_names, *names])
 
 
-def _point(row: dict[str, Any]) -> str:
+def _point(row: Row) -> str:
     """A measured point as text: what it is and every number it holds."""
     kept = {k: row.get(k) for k in ("kind", "identity", "metrics", "accuracy")}
     return json.dumps(kept, sort_keys=True, default=str)
 
 
-def distinct(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+def distinct(tables: Sequence[Table], names: Sequence[str]) -> None:
     """Refuse a run given twice: two tables of one run id, or any point measured with the
     very same numbers in two tables (no two runs measure a throughput to every digit)."""
     if len(tables) < 2:
@@ -79,16 +80,16 @@ def distinct(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
         seen.update(dict.fromkeys(mine, name))
 
 
-def matrix_row(row: dict[str, Any]) -> MatrixRow:
+def matrix_row(row: Row) -> MatrixRow:
     """A result row as the matrix row that would measure it again (for its cost; the
     fields a row lacks make job_cost raise, and the row is left out of the price)."""
-    out = {**row.get("identity", {}), **row.get("recipe", {})}
+    out: dict[str, object] = {**row.get("identity", {}), **row.get("recipe", {})}
     out["scenario-type"] = out.pop("scenario", "fixed-seq-len")
     out["run-eval"] = row.get("kind") == "accuracy"
     return cast(MatrixRow, out)
 
 
-def price(rows: Sequence[dict[str, Any]], count: int) -> tuple[float, str]:
+def price(rows: Sequence[Row], count: int) -> tuple[float, str]:
     """GPU-hours of `count` more runs of these rows (infx.matrix.cost, no recorded
     timings: its assumption per point), and how the minutes were estimated."""
     costs = []
@@ -102,8 +103,6 @@ def price(rows: Sequence[dict[str, Any]], count: int) -> tuple[float, str]:
     return hours, "; ".join(sources) if sources else "no estimate"
 
 
-def identity_rows(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+def identity_rows(rows: Sequence[Row]) -> tuple[PointRecipe, ...]:
     """What a workflow needs to dispatch the runs: each point's identity and recipe."""
-    return tuple(
-        {"identity": row.get("identity", {}), "recipe": row.get("recipe", {})} for row in rows
-    )
+    return tuple(PointRecipe(identity=row["identity"], recipe=row["recipe"]) for row in rows)
