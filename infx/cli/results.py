@@ -142,10 +142,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.argument("current", type=EXISTING)
 @click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
-@click.option(
-    "--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True,
-    help=HELP["baseline-repeat"],
-)  # fmt: skip
+@click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help=HELP["baseline-repeat"])  # fmt: skip
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
@@ -154,10 +151,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
-@click.option(
-    "--false-fail", type=click.FloatRange(0, 0.5, min_open=True), default=None,
-    help=HELP["false-fail"],
-)  # fmt: skip
+@click.option("--false-fail", type=click.FloatRange(0, 0.5, min_open=True), help=HELP["false-fail"])
 @text_or_json(help=HELP["format"])
 @click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
@@ -169,8 +163,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.option("--out", type=FILE, default=None, help=HELP["out"])
 @click.option("--verdict-out", type=FILE, default=None, help=HELP["verdict-out"])
 def compare(repo: str | None, **options: object) -> None:
-    """Judge CURRENT (a results table or folder) against main's history; exit 1 when
-    something regressed or coverage was lost and nobody acknowledged it."""
+    """Judge CURRENT against main's history; exit 1 on an unacknowledged regression or lost coverage."""
     from infx.results.compare.rules import CompareRequest, require_stats
 
     require_stats()
