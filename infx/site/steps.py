@@ -147,10 +147,3 @@ def analyse_all(
         steps = _steps(whole, values, c, runs[c], concs[c])
         out[config.slug] = ConfigSteps(steps, noise, outliers, drift)
     return out
-
-
-def config_steps(
-    config: ConfigHistory, threshold: float = DEFAULT_THRESHOLD, history_runs: int = HISTORY_RUNS
-) -> ConfigSteps:
-    """One config's steps and its points' throughput noise."""
-    return analyse_all([config], threshold, history_runs)[config.slug]

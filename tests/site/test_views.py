@@ -25,7 +25,7 @@ from infx.site.model import (
 )
 from infx.site.pareto import curve_label, frontier, pages
 from infx.site.shape import data_file, num, parallelism, scenario_name
-from infx.site.steps import config_steps
+from infx.site.steps import ConfigSteps, analyse_all
 from infx.site.verdicts import verdicts_doc
 
 IDENTITY = {
@@ -48,6 +48,11 @@ IDENTITY = {
     "ep": 1,
     "dp-attn": False,
 }
+
+
+def config_steps(config: ConfigHistory) -> ConfigSteps:
+    """One config read alone, as the site reads every config."""
+    return analyse_all([config])[config.slug]
 
 
 def runs(count: int) -> tuple[Run, ...]:
