@@ -27,6 +27,7 @@ from infx.cli.options import (
     workflow_id,
 )
 from infx.cli.options import api_repo_option as repo_option
+from infx.errors import UsageError
 from infx.settings import SWEEP_WORKFLOW
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
@@ -34,7 +35,7 @@ _MAIN = "Default: main-branch in infx.toml, else main."
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
-    "row": "The matrix row as JSON; default: the environment `infx sweep row-env` exported.",
+    "row": "The matrix row: JSON text, or a file holding it; default: the environment `infx sweep row-env` exported.",
     "results-dir": "Where the recipe left the client output (RESULTS_DIR).",
     "client-output": "Client output file(s) to read instead of the default place (one per concurrency).",
     "process out": "Result file to write; default: RESULTS_DIR/infx-result.json.",
@@ -87,6 +88,19 @@ def results() -> None:
     """Turn benchmark output into numbers and compare them with main."""
 
 
+def row_text(value: str | None) -> str | None:
+    """--row as given: JSON text as it is, anything else the file that holds the row."""
+    if value is None or value.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise UsageError(
+            f"--row {value}: {why.lower()} (give the row as JSON text or a file)"
+        ) from None
+
+
 @results.command()
 @click.option("--row", "row_json", default=None, help=HELP["row"])
 @shown(
@@ -102,7 +116,7 @@ def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], 
     from infx.results.ingest.files import process_job, write_json
     from infx.results.ingest.process import RESULT_FILE, job_row, written
 
-    row = job_row(row_json, os.environ)
+    row = job_row(row_text(row_json), os.environ)
     doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
     target = out or results_dir / RESULT_FILE
     write_json(target, doc)
