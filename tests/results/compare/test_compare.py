@@ -360,6 +360,28 @@ def test_history_folder_needs_run_ids(tmp_path: Path) -> None:
     assert "Traceback" not in outcome.output
 
 
+def test_a_prs_table_in_the_history_folder_is_refused(tmp_path: Path) -> None:
+    """A PR's results.json saved beside main's used to count as one more main run (the
+    ingest refuses it): its own numbers made main's level."""
+    folder = tmp_path / "h"
+    folder.mkdir()
+    for i in range(1, 4):
+        table = doc(curve(), i)
+        table["run"]["ref"] = "refs/heads/main"
+        (folder / f"main-{i}.json").write_text(json.dumps(table))
+    pr = doc(curve(0.8), 9)
+    pr["run"]["ref"] = "refs/pull/7/merge"
+    (folder / "pr-7.json").write_text(json.dumps(pr))
+    args = ["results", "compare", str(folder / "pr-7.json"), "--history", str(folder)]
+    outcome = CliRunner().invoke(cli, args)
+    assert outcome.exit_code == 1 and "Traceback" not in outcome.output
+    assert "pr-7.json: run 9 ran on refs/pull/7/merge, not refs/heads/main" in outcome.output
+    (folder / "pr-7.json").rename(tmp_path / "pr-7.json")
+    args = ["results", "compare", str(tmp_path / "pr-7.json"), "--history", str(folder)]
+    judged = CliRunner().invoke(cli, args)
+    assert judged.exit_code == 1 and "regressed" in judged.output, judged.output  # 20 % below
+
+
 def test_verdict_json_matches_its_schema() -> None:
     main = [doc(curve() + curve(isl=8192) + [accuracy(16, 0.97, 0.004)], i) for i in range(6)]
     pr = [*curve(0.9, concs=(4, 8, 64)), accuracy(16, 0.9, 0.004)]
