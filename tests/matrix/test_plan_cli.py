@@ -374,3 +374,11 @@ def test_a_plan_file_is_readable_as_the_umask_says(bench: GitRepo, tmp_path) -> 
         == 0
     )
     assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_text_is_the_summary_and_summary_still_works(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    args = ("sweep", "plan", "--base", "base", "--head", "HEAD", "--format")
+    text, summary = bench.infx(*args, "text"), bench.infx(*args, "summary")
+    assert text.exit_code == summary.exit_code == 0, text.output
+    assert text.stdout == summary.stdout and text.stdout.startswith("|")
