@@ -270,7 +270,6 @@ def test_a_shadowing_infx_package_is_named_and_not_run(
     assert ran.returncode == 0 and "Plan and check benchmark sweeps." in ran.stdout
 
 
-
 def test_one_format_vocabulary_across_commands() -> None:
     """`--format` meant text/json/github in one command and json/summary in another: each
     command now speaks the same words (text for people, json for programs, github for
