@@ -116,11 +116,9 @@ def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool,
 
     docs = read_receipts(receipts)
     if fetch:
-        from infx.reuse.issue_facts import fetch_issued
+        from infx.reuse.issue_facts import with_issued
 
-        runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
-        docs = [d for d in docs if d["kind"] != "run"]
-        docs += [dict(fetch_issued(None, rid).receipt or {}) for rid in sorted(runs)]
+        docs = with_issued(docs, run_id)
     chain = to_store(run_id, table.read_bytes(), docs)
     if check_only:
         roles = ", ".join(f"{role} (run {doc['run']['id'] if doc['kind'] == 'run' else doc['source']['run']})" for role, doc in chain)  # fmt: skip

@@ -27,7 +27,6 @@ from infx.cli.options import (
     workflow_id,
 )
 from infx.cli.options import api_repo_option as repo_option
-from infx.errors import UsageError
 from infx.settings import SWEEP_WORKFLOW
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
@@ -88,19 +87,6 @@ def results() -> None:
     """Turn benchmark output into numbers and compare them with main."""
 
 
-def row_text(value: str | None) -> str | None:
-    """--row as given: JSON text as it is, anything else the file that holds the row."""
-    if value is None or value.lstrip().startswith(("{", "[")):
-        return value
-    try:
-        return Path(value).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise UsageError(
-            f"--row {value}: {why.lower()} (give the row as JSON text or a file)"
-        ) from None
-
-
 @results.command()
 @click.option("--row", "row_json", default=None, help=HELP["row"])
 @shown(
@@ -113,7 +99,7 @@ def row_text(value: str | None) -> str | None:
 def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
             runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
-    from infx.results.ingest.files import process_job, write_json
+    from infx.results.ingest.files import process_job, row_text, write_json
     from infx.results.ingest.process import RESULT_FILE, job_row, written
 
     row = job_row(row_text(row_json), os.environ)

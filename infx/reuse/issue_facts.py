@@ -314,3 +314,11 @@ def fetch_issued(repo: str | None, run_id: int) -> Issued:
     if issued.receipt is None:
         raise ResultsError(issued.problem)
     return issued
+
+
+def with_issued(docs: list[dict[str, Any]], run_id: int) -> list[dict[str, Any]]:
+    """`docs` with their run receipts replaced by the issuer's, fetched from GitHub, of main
+    run `run_id` and of the run a merge receipt among them republished."""
+    runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
+    kept = [d for d in docs if d["kind"] != "run"]
+    return kept + [dict(fetch_issued(None, rid).receipt or {}) for rid in sorted(runs)]

@@ -221,3 +221,16 @@ def repository_floors() -> Floors | None:
 
     root = git.root()
     return load_floors(load_settings(root).accuracy_floors, root)
+
+
+def row_text(value: str | None) -> str | None:
+    """--row as given: JSON text as it is, anything else the file that holds the row."""
+    if value is None or value.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise UsageError(
+            f"--row {value}: {why.lower()} (give the row as JSON text or a file)"
+        ) from None
