@@ -109,10 +109,10 @@ def site(
     tables: dict[str, Path],
     verdict: dict[str, Any],
 ) -> Path:
-    """The site of the changed history (steps explained from the repository's changelog),
-    with PR 41's run (the first changed run, judged against the main runs) drawn over
-    main's curves, and two verdicts: PR 41's, acknowledged and reused by main's newest
-    run, and PR 40's, which changed nothing."""
+    """The site of the changed history (steps explained from the repository's changelog)
+    and two verdicts, each drawn over main's curves: PR 41's (the first changed run judged
+    against the main runs), acknowledged and reused by main's newest run, and PR 40's,
+    which changed nothing."""
     folder = tmp_path_factory.mktemp("site-inputs")
     verdicts = folder / "verdicts"
     verdicts.mkdir()
@@ -122,25 +122,12 @@ def site(
     (verdicts / f"pr-{PR}-run-{REUSED_RUN}.json").write_text(json.dumps(acknowledged))
     quiet = _verdict(tables[MAIN_RUNS[-1]], main_history)
     (verdicts / "pr-40.json").write_text(json.dumps(quiet))
-    pr = folder / f"pr-{PR}.json"
-    shutil.copy(tables[CHANGE_RUNS[0]], pr)
     built = folder / "built"
-    # The overlay judges against the history's newest main runs; PR 41 against runs that
-    # are all unchanged: the main-only history.
-    _build("--history", str(main_history), "--out", str(built / "overlay"), "--pr-results",
-           str(pr), "--repo-dir", str(bench_repo.path))  # fmt: skip
-    _build("--history", str(changed_history), "--out", str(built / "main"), "--repo-dir",
+    _build("--history", str(changed_history), "--out", str(built), "--repo-dir",
            str(bench_repo.path), "--verdicts", str(verdicts))  # fmt: skip
-    # One site folder, as a deploy would have it; opened from a fresh temporary folder.
+    # Opened from a fresh temporary folder, as a deploy would have it.
     served = tmp_path_factory.mktemp("served") / "site"
-    shutil.copytree(built / "main", served)
-    shutil.copytree(built / "overlay" / "data" / "pr", served / "data" / "pr")
-    index = (served / "data" / "index.js").read_text()
-    overlay = (built / "overlay" / "data" / "index.js").read_text()
-    prs = json.loads(overlay.split("]=", 1)[1].rstrip(";\n"))["prs"]
-    head, doc = index.split("]=", 1)
-    merged = json.loads(doc.rstrip(";\n")) | {"prs": prs}
-    (served / "data" / "index.js").write_text(f"{head}]={json.dumps(merged)};\n")
+    shutil.copytree(built, served)
     return served
 
 
@@ -293,3 +280,70 @@ def test_no_request_leaves_the_site(browser: Browser, site: Path) -> None:
     assert browser.requests
     outside = [url for url in browser.requests if not url.startswith(prefix)]
     assert outside == []
+
+
+SITE_URL = "https://acme.github.io/bench/"
+
+
+def test_the_overlay_link_a_comment_writes_opens_the_overlay(
+    api: Any,
+    browser: Browser,
+    main_history: Path,
+    tables: dict[str, Path],
+    bench_repo: Repo,
+    tmp_path: Path,
+) -> None:
+    """Issue 33: the comment's "#N on the results site" link showed "no data file": the
+    workflow's build drew no PR pages. `results compare --pr` records the verdict in the
+    history; `site build` with default options draws every recorded PR, in every build."""
+    import re
+
+    pr, head = 43, "c" * 40
+    api.state.add_pull(pr, head_sha=head)
+    history = tmp_path / "history.sqlite"
+    shutil.copy(main_history, history)
+    repo = tmp_path / "repo"
+    shutil.copytree(bench_repo.path, repo)
+    (repo / "infx.toml").write_text(
+        f'repository = "acme/bench"\n\n[results]\nsite-url = "{SITE_URL}"\n'
+    )
+    table = json.loads(tables[CHANGE_RUNS[0]].read_text())
+    table["run"] |= {"id": 9043, "ref": f"refs/pull/{pr}/merge", "sha": head}
+    mine = tmp_path / "results.json"
+    mine.write_text(json.dumps(table))
+    old = Path.cwd()
+    os.chdir(repo)
+    try:
+        judged = CliRunner().invoke(cli, ["results", "compare", str(mine), "--history",
+                                          str(history), "--pr", str(pr), "--check-sha", head])  # fmt: skip
+    finally:
+        os.chdir(old)
+    assert judged.exit_code == 1, judged.output  # the changed run regressed
+    (comment,) = [c["body"] for c in api.state.comments if c["issue_url"].endswith(f"/{pr}")]
+    (link,) = re.findall(r"\]\((https://[^)\s]*#/pr/\d+)\)", comment)
+    assert link.startswith(SITE_URL) and f"#{pr} on the results site" in comment
+    route = link.removeprefix(SITE_URL)
+    from infx.site.facts import stored_verdicts
+
+    (record,) = stored_verdicts(f"sqlite:///{history}") or ()  # what the comment says
+    regressed = sum(1 for c in record.doc["configs"] for p in c["points"]
+                    if p["verdict"] == "regressed" and p["pr"] is not None)  # fmt: skip
+    assert regressed and record.run_id == 9043
+    site = tmp_path / "site"
+    for build in range(2):  # a later build (a newer main run stored) keeps the overlay
+        if build:
+            _ok_ingest(tables[CHANGE_RUNS[1]], history)
+        _build("--history", str(history), "--out", str(site), "--repo-dir", str(repo))
+        page = browser.open(site, route)
+        assert page.locator("#view").get_attribute("data-ready") == "pr"
+        assert f"PR #{pr}" in page.locator("h1").inner_text()
+        marks = page.locator("svg.chart .pr-pt[data-verdict='regressed']")
+        assert marks.count() == regressed
+        assert page.get_by_role("link", name=f"run {record.run_id}").count() == 1
+        page.close()
+    assert browser.errors == []
+
+
+def _ok_ingest(table: Path, history: Path) -> None:
+    outcome = CliRunner().invoke(cli, ["results", "ingest", str(table), "--history", str(history)])
+    assert outcome.exit_code == 0, outcome.output
