@@ -33,6 +33,7 @@ from tests.site.conftest import (
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "docs" / "site-pareto.png"
+WIDE, PHONE = ROOT / "docs" / "site-1280.png", ROOT / "docs" / "site-390.png"
 UPDATE = os.environ.get("INFX_UPDATE_README") == "1"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -70,15 +71,34 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def playwright() -> Iterator[Any]:
+    with sync_api.sync_playwright() as running:
+        yield running
+
+
+def _context(playwright: Any, profile: Path, **options: Any) -> Any:
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS, **options
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A desktop: 1280 x 900."""
     profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS,
-            viewport={"width": 1200, "height": 900},
-        )  # fmt: skip
-        yield Browser(context)
-        context.close()
+    context = _context(playwright, profile, viewport={"width": 1280, "height": 900})
+    yield Browser(context)
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def phone(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """The same chromium as a phone: 390 x 844 CSS pixels, touch, the viewport meta obeyed."""
+    profile = tmp_path_factory.mktemp("chromium-phone")
+    context = _context(playwright, profile, viewport={"width": 390, "height": 844},
+                       has_touch=True, is_mobile=True, device_scale_factor=2)  # fmt: skip
+    yield Browser(context)
+    context.close()
 
 
 def _build(*args: str) -> None:
@@ -347,3 +367,99 @@ def test_the_overlay_link_a_comment_writes_opens_the_overlay(
 def _ok_ingest(table: Path, history: Path) -> None:
     outcome = CliRunner().invoke(cli, ["results", "ingest", str(table), "--history", str(history)])
     assert outcome.exit_code == 0, outcome.output
+
+
+def _routes(page: Any) -> list[str]:
+    return ["", "#/pareto/l1b/512x128", f"#/config/{slug_of(page, 'l1b')}", f"#/pr/{PR}",
+            "#/verdicts", "#/coverage"]  # fmt: skip
+
+
+LAYOUT = """() => {
+  const charts = [...document.querySelectorAll("svg.chart")].filter((s) => s.getClientRects().length);
+  return {
+    page: document.documentElement.scrollWidth,
+    charts: charts.map((svg) => {
+      const box = svg.parentElement.getBoundingClientRect().width;
+      const ticks = [...svg.querySelectorAll(".grid text:not(.label)")];
+      const yTicks = [...svg.querySelectorAll(".grid text.ytick")];
+      const yLabel = [...svg.querySelectorAll(".grid text.label")].pop();
+      return [svg.getBoundingClientRect().width / box,
+              Math.min(...ticks.map((t) => t.getBoundingClientRect().height)),
+              Math.min(...yTicks.map((t) => t.getBoundingClientRect().left))
+                - yLabel.getBoundingClientRect().right];
+    }),
+    tables: [...document.querySelectorAll("table.data")].filter((t) => t.getClientRects().length)
+      .map((t) => [t.parentElement.getBoundingClientRect().right, t.scrollWidth]),
+  };
+}"""
+
+
+def test_a_phone_reads_every_view(phone: Browser, site: Path, tmp_path: Path) -> None:
+    """Issue 33: at 390 x 844 the charts shrank to 45 % (5 px ticks) and the tables widened
+    the page to 760 px."""
+    page = phone.open(site, "")
+    routes = _routes(page)
+    page.close()
+    wide_tables = 0
+    for route in routes:
+        page = phone.open(site, route)
+        assert page.locator("#view").get_attribute("data-ready") != "error", route
+        layout = page.evaluate(LAYOUT)
+        assert layout["page"] <= 390, (route, layout["page"])  # nothing scrolls sideways
+        for share, tick, gap in layout["charts"]:
+            assert share > 0.97, (route, share)  # the chart fills its box
+            assert tick >= 11, (route, tick)  # tick labels as tall as the page's text
+            assert gap > 0, (route, gap)  # the y axis' title clears its ticks
+        for right, width in layout["tables"]:
+            assert right <= 390, route  # the table's box stays inside the page
+            wide_tables += width > 390  # and scrolls what does not fit
+        if route == "#/pareto/l1b/512x128":
+            page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+        page.close()
+    assert wide_tables, "no table wider than a phone: the scrolling boxes went untested"
+    if UPDATE:
+        PHONE.write_bytes((tmp_path / "phone.png").read_bytes())
+    assert PHONE.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
+    assert phone.errors == []
+
+
+def test_a_tap_shows_the_numbers_and_a_second_tap_opens_the_config(
+    phone: Browser, site: Path
+) -> None:
+    page = phone.open(site, "#/pareto/l1b/512x128")
+    point = page.locator("svg.chart .pt").first
+    config = point.get_attribute("data-config")
+    point.tap()
+    tip = page.locator("#tip")
+    assert tip.is_visible() and "conc" in tip.inner_text()
+    assert page.evaluate("location.hash") == "#/pareto/l1b/512x128"  # still here
+    box = tip.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    page.locator("h1").tap()  # a tap elsewhere puts it away
+    assert not tip.is_visible()
+    point.tap()
+    point.tap()  # the numbers were shown: now it opens
+    page.wait_for_function(
+        "document.getElementById('view').getAttribute('data-ready') === 'config'"
+    )
+    assert page.evaluate("location.hash") == f"#/config/{config}"
+    page.close()
+    assert phone.errors == []
+
+
+def test_a_desktop_reads_every_view_at_1280(browser: Browser, site: Path, tmp_path: Path) -> None:
+    page = browser.open(site, "")
+    routes = _routes(page)
+    page.close()
+    for route in routes:
+        page = browser.open(site, route)
+        layout = page.evaluate(LAYOUT)
+        assert layout["page"] <= 1280, route
+        assert all(tick >= 11 and gap > 0 for _, tick, gap in layout["charts"]), route
+        if route == "#/pareto/l1b/512x128":
+            page.screenshot(path=str(tmp_path / "wide.png"), full_page=True)
+        page.close()
+    if UPDATE:
+        WIDE.write_bytes((tmp_path / "wide.png").read_bytes())
+    assert WIDE.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
+    assert browser.errors == []
