@@ -481,18 +481,30 @@ def test_the_database_history_shows_a_sibling_config_main_had_and_the_pr_dropped
 
 
 def test_the_comment_links_the_prs_overlay_when_the_site_is_set(api, tmp_path: Path) -> None:
+    """The site draws a PR's overlay from its recorded verdict: the comment links it only
+    when a site is set and the history database recorded the verdict."""
     from tests.conftest import make_repo
 
     api.state.add_pull(7, head_sha="a" * 40)
     repo = make_repo(tmp_path / "repo")
+    database = tmp_path / "history.sqlite"
+    for i in range(3):
+        table = doc(curve(), i + 1)
+        table["run"] |= {"created_at": f"2026-11-0{i + 1}T00:00:00Z", "ref": "refs/heads/main"}
+        (tmp_path / f"main{i}.json").write_text(json.dumps(table))
+        assert repo.infx("results", "ingest", str(tmp_path / f"main{i}.json"),
+                         "--history", str(database)).exit_code == 0  # fmt: skip
     base = save(tmp_path / "main.json", curve())
-    mine = save(tmp_path / "pr.json", curve(0.99))
+    mine = save(tmp_path / "pr.json", curve(0.99), run_id=900)
     out = tmp_path / "comment.md"
-    args = ["results", "compare", str(mine), "--baseline", str(base), "--out", str(out)]
-    repo.infx(*args, "--pr", "7")
+    args = ["results", "compare", str(mine), "--out", str(out)]
+    recorded = [*args, "--history", str(database)]
+    repo.infx(*recorded, "--pr", "7")
     assert "results site" not in out.read_text()  # no site-url, no link
     repo.write("infx.toml", '[results]\nsite-url = "https://org.github.io/bench/"\n')
-    repo.infx(*args, "--pr", "7")
+    repo.infx(*recorded, "--pr", "7")
     assert "on the results site](https://org.github.io/bench/#/pr/7)" in out.read_text()
-    repo.infx(*args)
+    repo.infx(*recorded)
     assert "results site" not in out.read_text()  # no PR, nothing to overlay
+    repo.infx(*args, "--baseline", str(base), "--pr", "7")
+    assert "results site" not in out.read_text()  # nothing recorded the verdict: no overlay
