@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ResultsError
 from infx.results.ingest.process import FORMAT, result_errors
 from infx.results.table.keys import config_key, config_label
+from infx.results.table.metrics import NUMBERS
 
 if TYPE_CHECKING:  # storing a table reads no API
     from infx.github.client import Run
@@ -56,6 +57,7 @@ class Point:
     fingerprint: str | None
     data: str  # the row less its identity, compact JSON
     variant: str = ""  # the master config that measured it (recipe.config-key), if known
+    numbers: tuple[float | None, ...] = ()  # NUMBERS of its metrics (None: absent)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -120,6 +122,19 @@ def _facts(doc: dict[str, Any]) -> RunFacts:
     )
 
 
+def numbers(row: dict[str, Any]) -> tuple[float | None, ...]:
+    """The row's metrics in NUMBERS order, as their columns hold them (None: absent)."""
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict):
+        return (None,) * len(NUMBERS)
+    return tuple(
+        float(v)
+        if isinstance(v := metrics.get(name), int | float) and not isinstance(v, bool)
+        else None
+        for name in NUMBERS
+    )
+
+
 def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
     """A row as (config key, identity without conc, point)."""
     identity = {k: v for k, v in row["identity"].items() if k != "conc"}
@@ -135,6 +150,7 @@ def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
         recipe.get("recipe-fingerprint"),
         data,
         recipe.get("config-key", ""),
+        numbers(row),
     )
     return key, identity, found
 

@@ -121,15 +121,32 @@ def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
     the master config seen with its image, when only one was. A variant such a split
     identity has elsewhere but never beside another (a renamed config) joins the split
     variant with its image, else the first, and is said to be a guess."""
+    return matched(measured(rows) for rows in tables)
+
+
+Measured = tuple[str, dict[str, Any], str, str]  # kind, identity, variant (`variant`), image
+
+
+def measured(rows: Iterable[dict[str, Any]]) -> list[Measured]:
+    """What each row measured, as `matched` reads a table."""
+    return [
+        (r["kind"], r["identity"], variant(r), str((r.get("recipe") or {}).get("image", "")))
+        for r in rows
+    ]
+
+
+def matched(tables: Iterable[Iterable[Measured]]) -> Names:
+    """`point_names` of tables given as what their rows measured (kind, identity, variant,
+    image): a table of main's history gives each config's once, not once per row."""
     names = Names()
-    # Per table, each row's (folded key, variant): computed once, read twice.
+    # Per table, each entry's (folded key, variant, image): computed once, read twice.
     indexed = [
-        [(_row_keys(r["kind"], r["identity"])[1], variant(r), r) for r in rows] for rows in tables
+        [(_row_keys(kind, identity)[1], raw, image) for kind, identity, raw, image in table]
+        for table in tables
     ]
     images: dict[str, dict[str, set[str]]] = {}  # folded -> variant -> images
     for rows in indexed:
-        for folded, raw, row in rows:
-            image = str((row.get("recipe") or {}).get("image", ""))
+        for folded, raw, image in rows:
             images.setdefault(folded, {}).setdefault(raw, set()).add(image)
     together: dict[str, set[str]] = {}  # folded -> variants measured beside another
     for rows in indexed:
@@ -247,28 +264,14 @@ def index(
 ) -> dict[str, dict[int, dict[str, Any]]]:
     """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
     whose names differ only by case or spacing share one key (said in `notes`); tables
-    indexed for one comparison share its `names` (see match_key)."""
+    indexed for one comparison share its `names` (see `match`)."""
     names = {} if names is None else names
     out: dict[str, dict[int, dict[str, Any]]] = {}
     for row in rows:
-        own, folded = _row_keys(row["kind"], row["identity"])
-        key = names.setdefault(folded, own)
-        if isinstance(names, Names) and folded in names.split:
-            key = f"{key} {names.split[folded][variant(row)]}"
-        if notes is not None and key not in out and not key.startswith(own):
-            notes.append(
-                f"{side}: {config_label(row['identity'])} is matched with "
-                f"{config_label(key_identity(key) | {'conc': 0})}, "
-                "which differs only by case or spacing"
-            )
-        if notes is not None and key not in out and isinstance(names, Names):
-            guessed = names.unsure.get(folded, [])
-            if variant(row) in guessed:
-                notes.append(
-                    f"{side}: {config_label(row['identity'])} ({variant(row)}) measures the "
-                    "same points as another master config and is told from it neither by "
-                    f"name nor by image: it is matched with {key.rsplit(' ', 1)[-1]}"
-                )
+        kind, identity = row["kind"], row["identity"]
+        key = match(kind, identity, variant(row), names)
+        if notes is not None and key not in out:
+            notes += match_notes(kind, identity, variant(row), key, names, side)
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:
@@ -280,6 +283,44 @@ def index(
             continue
         points[conc] = row
     return out
+
+
+def match(kind: str, identity: dict[str, Any], measured_by: str, names: dict[str, str]) -> str:
+    """The key a config is matched under in one comparison (its `names`): configs whose
+    names differ only by case or spacing are one config there (the first key seen, kept
+    in `names` by folded key, stands for all), so a respelled name is neither new nor
+    lost; a split identity's key ends with the variant it is matched as."""
+    own, folded = _row_keys(kind, identity)
+    key = names.setdefault(folded, own)
+    if isinstance(names, Names) and folded in names.split:
+        key = f"{key} {names.split[folded][measured_by]}"
+    return key
+
+
+def match_notes(
+    kind: str,
+    identity: dict[str, Any],
+    measured_by: str,
+    key: str,
+    names: dict[str, str],
+    side: str,
+) -> list[str]:
+    """What to say of a config matched under `key`: another spelling, or a guess."""
+    notes = []
+    own, folded = _row_keys(kind, identity)
+    if not key.startswith(own):
+        notes.append(
+            f"{side}: {config_label(identity)} is matched with "
+            f"{config_label(key_identity(key) | {'conc': 0})}, "
+            "which differs only by case or spacing"
+        )
+    if isinstance(names, Names) and measured_by in names.unsure.get(folded, []):
+        notes.append(
+            f"{side}: {config_label(identity)} ({measured_by}) measures the "
+            "same points as another master config and is told from it neither by "
+            f"name nor by image: it is matched with {key.rsplit(' ', 1)[-1]}"
+        )
+    return notes
 
 
 def _row_keys(kind: str, identity: dict[str, Any]) -> tuple[str, str]:
