@@ -56,7 +56,7 @@ def compare(
     history = _history(source, table, more, github)
     report = judge(
         rows,
-        history.docs,
+        history.frame,
         request.threshold,
         trimmed=request.trimmed,
         repeats=[t["rows"] for t in more],
@@ -103,7 +103,7 @@ def _recorded(
     run = table.get("run") or {}
     head = request.reporting.check_sha or str(run.get("sha") or "")
     digest = found.digest if found is not None else verdict_digest(done.report, head)
-    record = verdict_record(pr, run, done.report, head, digest)
+    record = verdict_record(pr, run, done.report, head, digest, done.texts.document)
     if record is None:
         return done
     url, _ = history_url(where)
@@ -134,5 +134,7 @@ def _history(
         found = stored_history(source.where, rows, source.runs or 1)
         return without_own_run(found, table, *more)
     if source.baseline is not None:
-        return MainHistory([load_results(source.baseline)], f"one table, `{source.baseline.name}`")
+        return MainHistory.of_documents(
+            [load_results(source.baseline)], f"one table, `{source.baseline.name}`"
+        )
     return facts.main_history(github(), rows, source)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from infx.github.actions import append_summary
+from infx.github.actions import append_summary, summary_wanted
 from infx.history.changes import ChangesOutcome
 from infx.results.compare.facts import Reader, open_issues, publish
 from infx.results.compare.rules import CompareOutcome, Reporting
@@ -42,7 +42,8 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
         if how.verdict_out is not None:
             how.verdict_out.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(how.verdict_out, done.verdict.encode())
-        append_summary(done.summary)
+        if summary_wanted():  # rendered only when written
+            append_summary(done.summary)
         yield done.stdout, False
         yield from ((line, True) for line in publish(github, how, done))
         if done.record is not None and done.record_to is not None:

@@ -20,6 +20,8 @@ from infx.results.table.metrics import NUMBERS
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
+    from infx.results.table.frame import Frame
+
 _SHOWN = 5  # removed points named in the report
 
 
@@ -296,6 +298,31 @@ class History:
                 if keys is None:
                     return documents.newest(conn, limit)
                 return documents.windows(conn, limit, keys)
+
+    def main_frame(
+        self,
+        *,
+        limit: int,
+        configs: Iterable[Mapping[str, Any]],
+        families: Iterable[str] = (),
+    ) -> Frame:
+        """`main_runs(limit=..., configs=...)` as a frame (`infx.history.frames`), with
+        the configs of `families` (`family_key("", identity)`) too."""
+        from infx.history.frames import read
+        from infx.history.reader import Reader
+
+        keys = {config_key(dict(c)) for c in configs}
+        with database_errors(self.url, "cannot read the history"):
+            conn = self._engine.raw_connection()
+            try:
+                postgres = self._engine.dialect.name == "postgresql"
+                # One snapshot for every query (psycopg begins the transaction itself).
+                begin = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" if postgres else "BEGIN"
+                conn.cursor().execute(begin)
+                return read(Reader(conn, postgres), limit, keys, set(families))
+            finally:
+                conn.rollback()
+                conn.close()
 
     def config_identities(self) -> list[dict[str, Any]]:
         """The identity (without `conc`) of every config the history holds a point of: what

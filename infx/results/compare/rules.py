@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import Field, dataclass, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
 from infx.markdown import link
@@ -24,6 +25,9 @@ from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_line
 from infx.results.verdict.report import Report
 from infx.results.verdict.words import NEW
 from infx.settings import Settings
+
+if TYPE_CHECKING:  # NumPy loads with the history, after require_stats
+    from infx.results.table.frame import Frame
 
 
 class _Dataclass(Protocol):
@@ -118,22 +122,33 @@ def _filled(kind: type[T], options: Mapping[str, object]) -> T:
 
 @dataclass(frozen=True)
 class MainHistory:
-    """Main's runs as results documents (oldest first), and how they were found."""
+    """Main's runs (oldest first) as a frame of their numbers, and how they were found."""
 
-    docs: list[dict[str, Any]]
+    frame: Frame
     described: str  # for the comment: "3 run(s) from `history`" and the like
     search: str | None = None  # the API search's account, said on stderr
+
+    @classmethod
+    def of_documents(
+        cls, docs: list[dict[str, Any]], described: str, search: str | None = None
+    ) -> MainHistory:
+        """Main's runs read as results documents (a folder, the API, one table)."""
+        from infx.results.table.frame import of_documents
+
+        return cls(of_documents(docs), described, search)
 
 
 def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHistory:
     """This run's own tables (and its repeats') inside a --history folder or database are
     never its baseline."""
     own = {i for t in tables if isinstance(i := (t.get("run") or {}).get("id"), int)}
-    if not own or not any(d["run"].get("id") in own for d in history.docs):
+    if not own or not any(run.get("id") in own for run in history.frame.runs):
         return history
-    docs = [d for d in history.docs if d["run"].get("id") not in own]
     left = ", ".join(str(i) for i in sorted(own))
-    return MainHistory(docs, f"{history.described}; this run's own table ({left}) left out")
+    return MainHistory(
+        history.frame.without_runs(own),
+        f"{history.described}; this run's own table ({left}) left out",
+    )
 
 
 def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
@@ -141,7 +156,7 @@ def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHi
     described = f"{len(docs)} successful {branch} run(s) read through the API"
     if not docs:
         described = f"none found ({account})"
-    return MainHistory(docs, described, f"history search: {account}")
+    return MainHistory.of_documents(docs, described, f"history search: {account}")
 
 
 def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
@@ -170,9 +185,15 @@ class Verdict:
 
 
 def verdict_record(
-    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
+    pr: int,
+    run: Mapping[str, Any],
+    report: Report,
+    head: str,
+    digest: str,
+    document: dict[str, Any] | None = None,
 ) -> Verdict | None:
-    """The row the verdicts table keeps of this comparison, when the table names its run."""
+    """The row the verdicts table keeps of this comparison, when the table names its run
+    (`document`: the report's verdict document, when already made)."""
     from infx.results.verdict.document import to_json
 
     run_id, attempt = run.get("id"), run.get("attempt", 1)
@@ -188,7 +209,7 @@ def verdict_record(
         verdict=report.verdict,
         passed=report.passed,
         digest=digest,
-        document=to_json(report),
+        document=to_json(report) if document is None else document,
         ack_by=ack.by if ack else None,
         ack_who=ack.who if ack else None,
         ack_at=at,
@@ -204,20 +225,82 @@ class CheckRun:
     summary: str
 
 
+def encoded(document: dict[str, Any]) -> str:
+    """A verdict document as JSON text: compact (a 2,000-row verdict is megabytes; indented,
+    nearly twice that, and encoded by Python's slow path)."""
+    return json.dumps(document, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Texts:
+    """What a comparison says, each text made when first read: a job summary nobody
+    writes (no GITHUB_STEP_SUMMARY) is never rendered, the verdict document once."""
+
+    report: Report | None = None
+    context: Context | None = None
+    json_out: bool = False  # stdout is the verdict as JSON, not the comment
+    said: str = ""  # stdout when nothing was compared
+
+    @cached_property
+    def comment(self) -> str:
+        if self.report is None or self.context is None:
+            return ""
+        return comment(self.report, self.context)
+
+    @cached_property
+    def summary(self) -> str:
+        if self.report is None or self.context is None:
+            return ""
+        return comment(self.report, self.context, SUMMARY_LIMIT) + "\n"
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        from infx.results.verdict.document import to_json
+
+        return to_json(self.report) if self.report is not None else {}
+
+    @cached_property
+    def verdict(self) -> str:
+        return encoded(self.document) if self.report is not None else ""
+
+    @property
+    def stdout(self) -> str:
+        if self.report is None:
+            return self.said
+        return self.verdict if self.json_out else self.comment
+
+
 @dataclass(frozen=True)
 class CompareOutcome:
     """What a comparison says and where: the commands write, print and post it."""
 
     notes: tuple[str, ...] = ()  # stderr, before anything else
     report: Report | None = None  # None: nothing to compare
-    comment: str = ""  # the sticky comment's Markdown (and --out's)
-    summary: str = ""  # the job summary
-    stdout: str = ""  # the comment, or the verdict as JSON
-    verdict: str = ""  # the verdict as JSON, for --verdict-out
+    texts: Texts = field(default_factory=Texts)
     check: CheckRun | None = None
     failure: str | None = None  # the gate fails: said on stderr, exit 1
     record: Verdict | None = None  # for the history's verdicts table
     record_to: str | None = None  # the history to record it in
+
+    @property
+    def comment(self) -> str:
+        """The sticky comment's Markdown (and --out's)."""
+        return self.texts.comment
+
+    @property
+    def summary(self) -> str:
+        """The job summary."""
+        return self.texts.summary
+
+    @property
+    def stdout(self) -> str:
+        """The comment, or the verdict as JSON."""
+        return self.texts.stdout
+
+    @property
+    def verdict(self) -> str:
+        """The verdict as JSON (--verdict-out)."""
+        return self.texts.verdict
 
     @property
     def exit_code(self) -> int:
@@ -238,9 +321,7 @@ def outcome(
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
     how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
-    could not be (said, never failing the comparison)."""
-    from infx.results.verdict.document import to_json
-
+    could not be (said, never failing the comparison). The texts are rendered when read."""
     how = request.reporting
     plot_note = None
     if plots is not None:
@@ -257,7 +338,6 @@ def outcome(
         line = verdict_line(acknowledgement.digest, acknowledgement.since)
         note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
         context = replace(context, verdict_line=line, ack_note=note)
-    body = comment(report, context)
     check = None
     if how.check_sha:
         conclusion, title, summary = check_output(report, context)
@@ -269,10 +349,7 @@ def outcome(
     return CompareOutcome(
         notes=((history.search,) if history.search else ()) + warnings,
         report=report,
-        comment=body,
-        summary=comment(report, context, SUMMARY_LIMIT) + "\n",
-        stdout=json.dumps(to_json(report), indent=2) if how.output_format == "json" else body,
-        verdict=json.dumps(to_json(report), indent=2) if how.verdict_out is not None else "",
+        texts=Texts(report, context, json_out=how.output_format == "json"),
         check=check,
         failure=failure,
     )
@@ -294,9 +371,9 @@ def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
     if request.reporting.output_format == "json":
         doc = to_json(Report((), NEW, request.threshold, 0, (said,)))
         doc["gate"]["passed"] = False
-        stdout = json.dumps(doc, indent=2)
+        stdout = encoded(doc)
     return CompareOutcome(
         notes=(said,),
-        stdout=stdout,
+        texts=Texts(said=stdout),
         failure=f"infx: results gate fails: {said}",
     )

@@ -283,8 +283,11 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     budget = limit - len(body) - len("".join(tail)) - 200
     left_out = 0
     for config in report.configs:
+        if left_out:  # once one is left out, the rest are (worst first): none is rendered
+            left_out += 1
+            continue
         section = config_section(config, report.threshold)
-        if left_out or len(section) > budget:
+        if len(section) > budget:
             left_out += 1
             continue
         body += section

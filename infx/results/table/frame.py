@@ -133,8 +133,10 @@ def numbers(row: Mapping[str, Any]) -> list[float]:
     out = []
     for name in NUMBERS:
         value = metrics.get(name)
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        out.append(float(value) if ok else math.nan)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out.append(float(value))
+        else:
+            out.append(math.nan)
     return out
 
 

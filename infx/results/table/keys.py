@@ -19,18 +19,29 @@ _SEARCH_SPACE: tuple[str, ...] = ("conc", "isl", "osl", "tp", "pp", "dcp-size", 
 _SEARCH_SPACE += ("dp-attn", "prefill", "decode")
 
 
+def _parts(identity: dict[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The identity's keys and values as they come, less the concurrency: two tuples, no
+    sorting (equal exactly when its items are, at a fifth of the cost of a tuple of its
+    items), the same for every point of one config."""
+    keys, values = tuple(identity), tuple(identity.values())
+    if "conc" in identity:
+        at = keys.index("conc")
+        return keys[:at] + keys[at + 1 :], values[:at] + values[at + 1 :]
+    return keys, values
+
+
 def config_key(identity: dict[str, Any]) -> str:
     """The identity without its concurrency, as canonical JSON (computed once per config:
-    a history of 30 runs x 2,000 rows asks 60,000 times). Looked up first by the
-    identity's keys and values as they come (two tuples, no sorting: equal exactly when its
-    items are, at a fifth of the cost of a tuple of its items), then by its sorted parts."""
+    a history of 30 runs x 2,000 rows asks 60,000 times). Looked up first by `_parts`,
+    then by its sorted parts."""
+    parts = _parts(identity)
     try:
-        return _ITEMS[(tuple(identity), tuple(identity.values()))]
+        return _ITEMS[parts]
     except KeyError:
         pass
     except TypeError:  # a value that does not hash (a worker block): the sorted parts
         return _sorted_key(identity)
-    found = _ITEMS[(tuple(identity), tuple(identity.values()))] = _sorted_key(identity)
+    found = _ITEMS[parts] = _sorted_key(identity)
     return found
 
 
@@ -67,14 +78,15 @@ def family_key(kind: str, identity: dict[str, Any]) -> str:
     """Model, hardware, framework, precision, scenario...: the configs one changelog entry
     sweeps together (its parallelisms, sequence lengths and concurrencies vary). Names
     that differ only by case or spacing are one family."""
+    parts = (kind, *_parts(identity))
     try:
-        return _FAMILIES[(kind, tuple(identity), tuple(identity.values()))]
+        return _FAMILIES[parts]
     except (KeyError, TypeError):
         pass
     rest = {k: _folded(v) for k, v in identity.items() if k not in _SEARCH_SPACE}
     found = kind + "|" + json.dumps(rest, sort_keys=True)
     with contextlib.suppress(TypeError):  # an unhashable value: not remembered
-        _FAMILIES[(kind, tuple(identity), tuple(identity.values()))] = found
+        _FAMILIES[parts] = found
     return found
 
 
@@ -324,15 +336,13 @@ def match_notes(
 
 
 def _row_keys(kind: str, identity: dict[str, Any]) -> tuple[str, str]:
-    """(own key, folded key) of a row: one lookup per row in the common case (a history of
-    20 runs x 2,000 rows indexes 40,000 rows per comparison)."""
+    """(own key, folded key) of a row: one lookup per row in the common case, computed
+    once per config (`_parts` leaves the concurrency out)."""
+    parts = (kind, *_parts(identity))
     try:
-        return _ROWS[(kind, tuple(identity), tuple(identity.values()))]
+        return _ROWS[parts]
     except KeyError:
-        found = _ROWS[(kind, tuple(identity), tuple(identity.values()))] = (
-            f"{kind}|{config_key(identity)}",
-            folded_key(kind, identity),
-        )
+        found = _ROWS[parts] = (f"{kind}|{config_key(identity)}", folded_key(kind, identity))
         return found
     except TypeError:  # a value that does not hash (a worker block)
         return f"{kind}|{config_key(identity)}", folded_key(kind, identity)
