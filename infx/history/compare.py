@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.history.sources import history_url, stored_history
-from infx.results.compare import facts
 from infx.results.compare.rules import (
     CompareOutcome,
     CompareRequest,
@@ -30,6 +29,9 @@ from infx.results.verdict.repeats import same_head
 from infx.results.verdict.report import Report, acknowledged
 from infx.settings import Settings
 
+if TYPE_CHECKING:  # the GitHub edge loads when the API is read
+    from infx.results.compare.facts import Reader
+
 
 def this_run(env: Mapping[str, str]) -> int | None:
     """The workflow run this command runs in, if any (the comment names it)."""
@@ -41,7 +43,7 @@ def compare(
     request: CompareRequest,
     settings: Settings,
     env: Mapping[str, str],
-    github: Callable[[], facts.Reader],
+    github: Callable[[], Reader],
 ) -> CompareOutcome:
     """Judge the request's table against main's history. `github` gives the API client,
     asked for only when the history or an acknowledgement must come through the API."""
@@ -66,9 +68,9 @@ def compare(
     found = None
     if pr is not None:
         how = request.reporting
-        found = facts.read_acknowledgement(
-            github(), pr, ack_label, how.bot_login, report, how.check_sha
-        )
+        from infx.results.compare.facts import read_acknowledgement
+
+        found = read_acknowledgement(github(), pr, ack_label, how.bot_login, report, how.check_sha)
         report = acknowledged(report, found.ack)
     plots: int | None = None
     failed: tuple[str, ...] = ()
@@ -127,7 +129,7 @@ def _history(
     source: HistorySource,
     table: dict[str, Any],
     more: list[dict[str, Any]],
-    github: Callable[[], facts.Reader],
+    github: Callable[[], Reader],
 ) -> MainHistory:
     rows = table["rows"] + [r for t in more for r in t["rows"]]
     if source.where is not None:
@@ -137,4 +139,6 @@ def _history(
         return MainHistory.of_documents(
             [load_results(source.baseline)], f"one table, `{source.baseline.name}`"
         )
-    return facts.main_history(github(), rows, source)
+    from infx.results.compare.facts import main_history
+
+    return main_history(github(), rows, source)

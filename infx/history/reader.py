@@ -107,9 +107,13 @@ def reading(url: str) -> Iterator[Reader]:
             current = _revision(Reader(conn, postgres))
         if current != HEAD:  # older (or new): migrate as any other opener does
             conn.close()
-            from infx.history.store import open_history
+            from infx.history.database import engine, migrate
 
-            open_history(url).close()
+            made = engine(url)
+            try:
+                migrate(made, url)
+            finally:
+                made.dispose()
             with _said(url, "cannot open the history", postgres):
                 conn, postgres = _connect(url)
         with _said(url, "cannot read the history", postgres):

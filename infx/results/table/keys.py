@@ -151,9 +151,20 @@ def matched(tables: Iterable[Iterable[Measured]]) -> Names:
     """`point_names` of tables given as what their rows measured (kind, identity, variant,
     image): a table of main's history gives each config's once, not once per row."""
     names = Names()
-    # Per table, each entry's (folded key, variant, image): computed once, read twice.
+    keyed: dict[tuple[str, int], str] = {}  # (kind, id of an identity) -> its folded key
+
+    def folded_of(kind: str, identity: dict[str, Any]) -> str:
+        """A history's series share one identity object across runs: keyed once."""
+        found = keyed.get((kind, id(identity)))
+        if found is None:
+            found = keyed[(kind, id(identity))] = _row_keys(kind, identity)[1]
+        return found
+
+    # Per table, each distinct (folded key, variant, image), in the order first seen: a
+    # config's rows are read once, whatever the number of its concurrencies.
+    tables = [list(table) for table in tables]  # alive while `keyed` holds their ids
     indexed = [
-        [(_row_keys(kind, identity)[1], raw, image) for kind, identity, raw, image in table]
+        dict.fromkeys((folded_of(kind, ident), raw, image) for kind, ident, raw, image in table)
         for table in tables
     ]
     images: dict[str, dict[str, set[str]]] = {}  # folded -> variant -> images
