@@ -83,3 +83,10 @@ class LabelError(InfxError):
     """Labels that contradict each other; the PR author must fix them."""
 
     exit_code = EXIT_VIOLATION
+
+
+class ReviewError(InfxError):
+    """A maintainer check cannot decide on what it was given (an unreadable CODEOWNERS, a
+    run that is not main's, a table its receipt does not seal): fails closed."""
+
+    exit_code = EXIT_VIOLATION

@@ -52,6 +52,15 @@ class ReuseSettings:
 
 
 @dataclass(frozen=True)
+class ReviewSettings:
+    """`[review]`: the code-owner sign-off and the Pareto coverage check (docs/review.md)."""
+
+    exempt: tuple[str, ...] = ()  # owners whose sign-off is never required (a core team)
+    escalate: tuple[str, ...] = ()  # who the sign-off verdict asks when coverage is short
+    pareto_points: int = 5  # frontier points a curve needs for the coverage check to pass
+
+
+@dataclass(frozen=True)
 class Settings:
     repository: str | None = None
     server: str | None = None
@@ -59,6 +68,8 @@ class Settings:
     changelog: str = CHANGELOG_FILE
     master_configs: tuple[str, ...] = (MASTER_GLOB,)
     runners: str = RUNNERS_FILE
+    # The InferenceX format the repository is on (infx.formats); None: chosen from its data.
+    format: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     history: str | None = None
     job_files: tuple[str, ...] = JOB_FILES
@@ -70,6 +81,7 @@ class Settings:
     accuracy_floors: str | Mapping[str, Any] | None = None
     rerun_other_node: bool = True
     reuse: ReuseSettings = field(default_factory=ReuseSettings)
+    review: ReviewSettings = field(default_factory=ReviewSettings)
 
     def label(self, role: str) -> str:
         """The repository's name for a sweep label (the role's own name unless renamed)."""
@@ -120,6 +132,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         changelog=table.get("changelog", CHANGELOG_FILE),
         master_configs=tuple(table.get("master-configs", (MASTER_GLOB,))),
         runners=table.get("runners", RUNNERS_FILE),
+        format=table.get("format"),
         labels=dict(table.get("labels", {})),
         history=table.get("history"),
         job_files=tuple(table.get("job-files", JOB_FILES)),
@@ -130,6 +143,11 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
         rerun_other_node=table.get("rerun", {}).get("other-node", True),
         reuse=ReuseSettings(
             moving_tags=table.get("reuse", {}).get("moving-tags", "record"),
+        ),
+        review=ReviewSettings(
+            exempt=tuple(table.get("review", {}).get("exempt", ())),
+            escalate=tuple(table.get("review", {}).get("escalate", ())),
+            pareto_points=table.get("review", {}).get("pareto-points", 5),
         ),
     )
 

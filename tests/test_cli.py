@@ -16,8 +16,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from infx import __version__
 from infx.cli import cli
 from infx.errors import EXIT_CODES
+from tests.conftest import ROOT
 
 # A real command added to the real group, failing as a bug would: a lookup of a key that is
 # not there, deep inside the command, through `infx.cli.main` as the console script runs it.
@@ -220,3 +222,49 @@ def test_merge_and_the_merge_driver_point_at_each_other() -> None:
     driver = " ".join(help_text("changelog", "merge-driver").split())
     assert "`infx changelog merge-driver`" in merge
     assert "`infx merge`" in driver and "git runs" in driver
+
+
+def _shadow(tmp_path: Path, cli_module: bool) -> Path:
+    """A folder holding another package named infx, as InferenceX's checkout does."""
+    shadow = tmp_path / "InferenceX"
+    (shadow / "infx").mkdir(parents=True)
+    (shadow / "infx" / "__init__.py").write_text('__version__ = "0.0.1"\n')
+    if cli_module:
+        (shadow / "infx" / "cli.py").write_text("def main():\n    print('InferenceX CLI')\n")
+    return shadow
+
+
+@pytest.fixture
+def command() -> str:
+    """The installed `infx` script of this environment (`pip install -e .`)."""
+    script = Path(sys.executable).parent / "infx"
+    if "infx_launcher" not in script.read_text():
+        pytest.fail(f"{script} predates infx_launcher: reinstall (pip install -e '.[test]')")
+    return str(script)
+
+
+def test_version_names_the_package_and_its_distribution(command: str) -> None:
+    shown = subprocess.run([command, "--version"], capture_output=True, text=True, check=True)
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"infx, version {__version__}"
+    assert lines[1] == f"package: {ROOT / 'infx'}"
+    assert lines[2].startswith(f"distribution: infx {__version__}")
+    assert shown.stderr == ""
+
+
+@pytest.mark.parametrize("cli_module", [True, False], ids=["with a cli", "without"])
+def test_a_shadowing_infx_package_is_named_and_not_run(
+    command: str, tmp_path: Path, cli_module: bool
+) -> None:
+    shadow = _shadow(tmp_path, cli_module)
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    shown = subprocess.run([command, "--version"], capture_output=True, text=True, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert f"package: {ROOT / 'infx'}" in shown.stdout
+    assert "InferenceX CLI" not in shown.stdout and "Traceback" not in shown.stderr
+    (warning,) = shown.stderr.splitlines()
+    assert warning.startswith("infx: warning: `import infx` finds another package named infx")
+    assert str(shadow / "infx") in warning and "InferenceX" in warning
+    # Every command runs this infx, not the other.
+    ran = subprocess.run([command, "sweep", "--help"], capture_output=True, text=True, env=env)
+    assert ran.returncode == 0 and "Plan and check benchmark sweeps." in ran.stdout

@@ -98,3 +98,18 @@ def test_the_wheel_works_installed_on_its_own(dist: Path, tmp_path: Path) -> Non
     )  # fmt: skip
     assert bad.returncode == 1
     assert "evals-only: 'yes' is not of type 'boolean'" in bad.stdout
+
+    # InferenceX's own package is named infx too: on PYTHONPATH it comes first, yet the
+    # installed command runs this infx, says so, and `--version` names the package.
+    shadow = tmp_path / "InferenceX"
+    (shadow / "infx").mkdir(parents=True)
+    (shadow / "infx" / "__init__.py").write_text('"""InferenceX."""\n')
+    (shadow / "infx" / "cli.py").write_text("def main():\n    print('InferenceX CLI')\n")
+    shadowed = subprocess.run(
+        [infx, "--version"], capture_output=True, text=True,
+        env={**alone, "PYTHONPATH": str(shadow)},
+    )  # fmt: skip
+    assert shadowed.returncode == 0, shadowed.stderr
+    assert f"package: {Path(site).resolve() / 'infx'}" in shadowed.stdout
+    assert "InferenceX CLI" not in shadowed.stdout
+    assert f"another package named infx first ({(shadow / 'infx').resolve()})" in shadowed.stderr

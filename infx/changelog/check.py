@@ -194,6 +194,7 @@ def check(
     *,
     keys_source: str = DEFAULT_KEYS_SOURCE,
     selects: Callable[[Entry], str | None] | None = None,
+    fits: Callable[[Entry], list[Violation]] | None = None,
 ) -> CheckResult:
     """Check the change from `base` to `head`.
 
@@ -201,7 +202,8 @@ def check(
     for callers that check those themselves or cannot know them. `keys_source` names
     where `config_keys` came from (the glob in force), for the messages. `selects`, given
     an appended entry that breaks no other rule, says why it selects no benchmark job
-    (None: it selects some); the planner answers it, so the gate stays free of it.
+    (None: it selects some); the planner answers it, so the gate stays free of it. `fits`
+    names what the repository's InferenceX format refuses in an appended entry.
     """
     if head is None:
         diff = ChangelogDiff("rejected")
@@ -219,7 +221,13 @@ def check(
         saved = editor_saved(base, head)
         if saved is not None:
             result = check(
-                base, saved.restored, policy, config_keys, keys_source=keys_source, selects=selects
+                base,
+                saved.restored,
+                policy,
+                config_keys,
+                keys_source=keys_source,
+                selects=selects,
+                fits=fits,
             )
             result.violations.insert(
                 0,
@@ -275,7 +283,9 @@ def check(
                 key_violations(entry, config_keys, keys_source) if config_keys is not None else []
             )
             found.extend(unknown)
-            if selects is not None and not unknown:
+            refused = fits(entry) if fits is not None else []
+            found.extend(refused)
+            if selects is not None and not unknown and not refused:
                 found.extend(selection_violations(entry, selects, problems))
     if found:
         seen: set[tuple[int | None, str]] = set()

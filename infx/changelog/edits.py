@@ -134,6 +134,7 @@ def appended(
     flags = {
         "evals-only": request["evals_only"],
         "all-evals": request["all_evals"],
+        "no-evals": request["no_evals"],
         "append-only": request["append_only"],
     }
     keys, points = list(request["config_keys"]), list(request["descriptions"])

@@ -25,11 +25,13 @@ from infx.errors import InfxError
 @dataclass(frozen=True)
 class ConfigRules:
     """What the master configs tell the gate: the keys they define (read from `source`, the
-    glob in force) and, for an entry, why it selects no benchmark job (None: it selects some)."""
+    glob in force), for an entry why it selects no benchmark job (None: it selects some),
+    and what the repository's InferenceX format refuses in an entry."""
 
     keys: Collection[str]
     source: str = DEFAULT_KEYS_SOURCE
     selects: Callable[[Entry], str | None] | None = None
+    fits: Callable[[Entry], list[Violation]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ def gate(facts: GateFacts, rules: ConfigRules | None) -> CheckResult:
         rules.keys if rules is not None else None,
         keys_source=rules.source if rules is not None else DEFAULT_KEYS_SOURCE,
         selects=rules.selects if rules is not None else None,
+        fits=rules.fits if rules is not None else None,
     )
     if facts.merge is not None and facts.head is not None:
         from infx.changelog.merge import dropped_entries  # only while a merge is in progress

@@ -18,6 +18,7 @@ class NewEntry(TypedDict):
     scenario_types: tuple[str, ...]
     evals_only: bool
     all_evals: bool
+    no_evals: bool
     append_only: bool
 
 

@@ -53,7 +53,9 @@ def _schema_fix(error: ValidationError) -> str:
     if kind == "minimum":
         return f"use a number of at least {error.validator_value}"
     if kind == "not":
-        return "remove append-only, or remove the eval fields"
+        rule = error.schema if isinstance(error.schema, Mapping) else {}
+        flag = "no-evals" if "no-evals" in str(rule.get("description", "")) else "append-only"
+        return f"remove {flag}, or remove the eval fields"
     return "see schemas/perf-changelog.schema.json"
 
 

@@ -19,6 +19,7 @@ from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 COMMANDS: dict[str, tuple[str, str]] = {
     "changelog": ("changelog:changelog", "Check and rewrite perf-changelog.yaml."),
     "sweep": ("sweep:sweep", "Plan and check benchmark sweeps."),
+    "review": ("review:review", "Maintainer checks of a PR: code-owner sign-off, Pareto coverage."),
     "reuse": ("reuse:reuse", "Reuse a PR's green sweep at merge (/reuse-sweep-run)."),
     "stage-results": ("reuse:stage_results", "Handle a /stage-results [<run_id>] comment."),
     "apply-decision": ("reuse:apply_decision", "React, dispatch and set the status a `--decide-only` comment command decided."),
@@ -82,10 +83,52 @@ class InfxGroup(click.Group):
             ctx.exit(report(exc))
 
 
+def which() -> str:
+    """`infx --version`: the version, the package that answered (its folder) and the
+    distribution it was installed as. InferenceX names its own Python package infx too, so
+    the folder tells the two apart."""
+    from importlib import metadata
+    from pathlib import Path
+
+    import infx
+
+    here = Path(infx.__file__).resolve().parent
+    lines = [f"infx, version {__version__}", f"package: {here}"]
+    try:
+        dist = metadata.distribution("infx")
+    except metadata.PackageNotFoundError:
+        lines.append("distribution: none (not installed; run from a checkout)")
+        return "\n".join(lines)
+    source = dist.read_text("direct_url.json") or ""
+    how = " (editable)" if '"editable": true' in source else ""
+    where = Path(str(dist.locate_file(""))).resolve()
+    lines.append(f"distribution: infx {dist.version}{how}, installed in {where}")
+    if dist.version != __version__:
+        lines.append(
+            f"infx: warning: the package answering is version {__version__}, not the "
+            f"installed distribution's {dist.version}: another folder named infx comes first "
+            "on sys.path"
+        )
+    return "\n".join(lines)
+
+
+def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(which())
+        ctx.exit()
+
+
 @click.group(
     cls=InfxGroup, epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@click.version_option(__version__, prog_name="infx")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_version,
+    help="Show the version, the package that answers and its distribution, then exit.",
+)
 def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
     commands.

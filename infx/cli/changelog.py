@@ -229,6 +229,9 @@ def merge_driver(
 @click.option("--evals-only", is_flag=True, help="Run only the eval jobs of the configs.")
 @click.option("--all-evals", is_flag=True, help="Make every planned point an eval point.")
 @click.option(
+    "--no-evals", is_flag=True, help="Run the throughput points without evals (format pr3058)."
+)
+@click.option(
     "--append-only", is_flag=True, help="Run only points absent from the base configs (no evals)."
 )
 @changelog_file

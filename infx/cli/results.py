@@ -26,6 +26,7 @@ from infx.cli.options import (
 )
 from infx.cli.options import api_repo_option as repo_option
 from infx.cli.provenance import provenance
+from infx.cli.review import recover
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
@@ -273,3 +274,4 @@ def floors(result_file: Path | None) -> None:
 
 
 results.add_command(provenance)
+results.add_command(recover)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli import rerun
+from infx.cli import rerun, review
 from infx.cli.options import (
     EXISTING_FILE,
     FILE,
@@ -93,9 +93,13 @@ def canary_cmd() -> None:
 @strict_option
 def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
+    from infx.matrix.era import choose
+    from infx.settings import load as load_settings
+
     root = git.root()
     masters = load_masters(root, None, config_globs)
-    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict))
+    choice = choose(masters, None, load_settings(root).format)
+    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict, choice))
 
 
 @sweep.command()
@@ -161,3 +165,5 @@ for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.re
     sweep.add_command(command)
 sweep.add_command(rerun.dispatch_rerun)
 sweep.add_command(rerun.repeat)
+for command in (review.priority, review.priority_labels, review.success_rate):
+    sweep.add_command(command)

@@ -28,6 +28,7 @@ from github.Repository import Repository
 from infx.errors import GitHubError
 from infx.github import reading
 from infx.github.budget import Limits, Meter, within
+from infx.github.review_reads import ReviewReads
 from infx.github.settings_reads import SettingsReads
 from infx.github.transport import (
     Answer,
@@ -58,7 +59,7 @@ DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
 
 
-class GitHub(SettingsReads):
+class GitHub(SettingsReads, ReviewReads):
     """Read and write one repository."""
 
     def __init__(

@@ -164,3 +164,35 @@ class Approval:
     user: str
     environments: tuple[str, ...]
     comment: str = ""
+
+
+@dataclass(frozen=True)
+class PullScope:
+    """What a code-owner sign-off reads of a pull request."""
+
+    number: int
+    state: str
+    draft: bool
+    author: str
+    head_sha: str
+    base_sha: str  # the base commit GitHub compares the head with
+    base_ref: str
+    changed_files: int  # how many files GitHub says it changes
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    previous: str | None = None  # the path before a rename
+
+
+@dataclass(frozen=True)
+class Review:
+    """One review of a pull request."""
+
+    id: int
+    author: str  # "": a deleted account
+    bot: bool
+    state: str  # APPROVED | CHANGES_REQUESTED | COMMENTED | DISMISSED | PENDING
+    commit: str | None  # the head it reviewed
+    submitted_at: datetime | None

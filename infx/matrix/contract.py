@@ -1,9 +1,10 @@
 """The row contract the workflows read: field order, defaults, and what is left out.
 
 The planner works on raw rows (`infx.matrix.expand`); this module turns each into
-the printed form, field for field as InferenceX's planner prints it: a fixed
-order per row shape, `eval-only` and `eval-all-concs` filled in where the shape
-has them, worker blocks complete, and absent or null optional fields omitted.
+the printed form, field for field as InferenceX's planner of a format's era prints it
+(`infx.formats`): a fixed order per row shape, `eval-only` and `eval-all-concs` filled
+in where the shape has them, worker blocks complete, and absent or null optional fields
+omitted.
 """
 
 from __future__ import annotations
@@ -11,103 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from infx.formats import PR2707, Format
 from infx.matrix.expand import RawRow, is_agentic, is_multinode
 from infx.matrix.rows import MatrixRow, PlanEntry
 
-_HEAD = ("image", "model", "model-prefix", "precision", "framework")
-_PARALLEL = ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
-
-_FIXED_HEAD = (*_HEAD, "spec-decoding", "runner", "isl", "osl")
-_FIXED_POINT = ("conc", "max-model-len", "exp-name", "disagg", "run-eval", "eval-only")
-
-SINGLE_FIXED = (*_FIXED_HEAD, *_PARALLEL, *_FIXED_POINT, "router", "recipe-fingerprint")
-MULTI_FIXED = (
-    *_FIXED_HEAD,
-    "prefill",
-    "decode",
-    *_FIXED_POINT,
-    "eval-conc",
-    "eval-all-concs",
-    "router",
-    "kv-p2p-transfer",
-    "recipe-fingerprint",
-)
-SINGLE_AGENTIC = (
-    *_HEAD,
-    "runner",
-    *_PARALLEL,
-    "spec-decoding",
-    "conc",
-    "kv-offloading",
-    "kv-offload-backend",
-    "router",
-    "total-cpu-dram-gb",
-    "duration",
-    "exp-name",
-    "scenario-type",
-    "run-eval",
-    "eval-only",
-    "recipe-fingerprint",
-)
-MULTI_AGENTIC = (
-    *_HEAD,
-    "spec-decoding",
-    "runner",
-    "prefill",
-    "decode",
-    "conc",
-    "kv-offloading",
-    "kv-offload-backend",
-    "router",
-    "kv-p2p-transfer",
-    "total-cpu-dram-gb",
-    "duration",
-    "exp-name",
-    "disagg",
-    "scenario-type",
-    "run-eval",
-    "eval-only",
-    "eval-conc",
-    "recipe-fingerprint",
-)
-WORKER = (
-    "num-worker",
-    "tp",
-    "pp",
-    "dcp-size",
-    "pcp-size",
-    "ep",
-    "dp-attn",
-    "hardware",
-    "additional-settings",
-)
 _COMPONENT = ("name", "version")
 _NESTED = {"router": _COMPONENT, "kv-offload-backend": _COMPONENT}
 
-_DEFAULTS: dict[tuple[str, ...], dict[str, Any]] = {
-    SINGLE_FIXED: {"eval-only": False},
-    MULTI_FIXED: {"eval-only": False, "eval-all-concs": False},
-    SINGLE_AGENTIC: {},
-    MULTI_AGENTIC: {},
-}
 
-ENTRY_FIELDS = (
-    "config-keys",
-    "description",
-    "pr-link",
-    "evals-only",
-    "all-evals",
-    "append-only",
-    "eval-min-prefill-ep",
-    "scenario-type",
-)
-_ENTRY_DEFAULTS = {"evals-only": False, "all-evals": False, "append-only": False}
+def kind(row: Mapping[str, Any]) -> str:
+    """single_fixed, multi_fixed, single_agentic or multi_agentic (`infx.formats.Shapes`)."""
+    node = "multi" if is_multinode(row) else "single"
+    return f"{node}_{'agentic' if is_agentic(row) else 'fixed'}"
 
 
-def shape(row: Mapping[str, Any]) -> tuple[str, ...]:
-    if is_agentic(row):
-        return MULTI_AGENTIC if is_multinode(row) else SINGLE_AGENTIC
-    return MULTI_FIXED if is_multinode(row) else SINGLE_FIXED
+def shape(row: Mapping[str, Any], fmt: Format = PR2707) -> tuple[str, ...]:
+    """The printed field order of this row in `fmt`."""
+    found: tuple[str, ...] = getattr(fmt.shapes, kind(row))
+    return found
 
 
 def _ordered(
@@ -117,22 +39,18 @@ def _ordered(
     for key in order:
         value = data.get(key, defaults.get(key))
         if value is not None:
-            out[key] = value
+            out[key] = list(value) if isinstance(value, list) and key not in data else value
     return out
 
 
-def _worker(block: Mapping[str, Any]) -> dict[str, Any]:
-    return _ordered(block, WORKER, {"additional-settings": []})
-
-
-def printed(row: RawRow) -> MatrixRow:
-    """A raw or eval-marked row in its printed form: where a generated row becomes a
-    `MatrixRow` (`infx.matrix.pipeline` checks every plan against the schema)."""
-    order = shape(row)
-    out = _ordered(row, order, _DEFAULTS[order])
+def printed(row: RawRow, fmt: Format = PR2707) -> MatrixRow:
+    """A raw or eval-marked row in its printed form in `fmt`: where a generated row becomes
+    a `MatrixRow` (`infx.matrix.pipeline` checks every plan against the schema)."""
+    shapes = fmt.shapes
+    out = _ordered(row, shape(row, fmt), shapes.defaults[kind(row)])
     for key in ("prefill", "decode"):
         if key in out:
-            out[key] = _worker(out[key])
+            out[key] = _ordered(out[key], shapes.worker, shapes.worker_defaults)
     for key, fields in _NESTED.items():
         if isinstance(out.get(key), Mapping):
             out[key] = _ordered(out[key], fields, {})
@@ -152,6 +70,8 @@ def row_gpus(row: Mapping[str, Any]) -> dict[str, int]:
     return {"total": int(row["tp"] * row.get("pp", 1) * row.get("pcp-size", 1))}
 
 
-def printed_entry(entry: Mapping[str, Any]) -> PlanEntry:
-    """A changelog entry as the plan's `changelog_metadata` records it: defaults filled in."""
-    return cast(PlanEntry, _ordered(entry, ENTRY_FIELDS, _ENTRY_DEFAULTS))
+def printed_entry(entry: Mapping[str, Any], fmt: Format = PR2707) -> PlanEntry:
+    """A changelog entry as the plan's `changelog_metadata` records it in `fmt`: its flags
+    filled in as false."""
+    flags = dict.fromkeys(fmt.entry_flags, False)
+    return cast(PlanEntry, _ordered(entry, fmt.entry_fields, flags))

@@ -15,6 +15,11 @@ that share a scenario set), so groups span configs:
 `all-evals` widens that: every single-node 8k1k and agentic row; multi-node 8k1k
 rows of one topology merged into one row running all their concurrencies; multi-
 node agentic rows of one topology merged, evaluated at the highest.
+
+Formats with vendor evals (`infx.formats.Format.vendor_evals`) evaluate every agentic row
+of those models with the vendor's suite, one eval row per point, and keep them out of the
+groups above; formats that name an eval's framework and suite print them on every eval
+row (`lm-eval` with an empty suite for the rest).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from infx.formats import PR2707, Format
 from infx.matrix.expand import RawRow, is_agentic, is_multinode, row_concs
 
 EVAL_SEQ = (8192, 1024)
@@ -39,7 +45,16 @@ _SINGLE_GROUP = (
 )
 _AGENTIC_GROUP = ("model", "runner", "framework", "precision")
 _NOT_TOPOLOGY = frozenset(
-    {"conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name"}
+    {
+        "conc",
+        "run-eval",
+        "eval-only",
+        "eval-conc",
+        "eval-all-concs",
+        "exp-name",
+        "eval-framework",
+        "eval-suite",
+    }
 )
 
 
@@ -68,15 +83,30 @@ def _first_highest(items: Iterable[tuple[int, int]]) -> tuple[int, int]:
     return best
 
 
-def mark(rows: list[RawRow]) -> None:
-    """Set `run-eval` on every row (and `eval-conc` on chosen multi-node rows), in place."""
+def vendor_eval(row: RawRow, fmt: Format) -> tuple[str, str] | None:
+    """The (framework, suite) that evaluates every point of this agentic row's model."""
+    if not is_agentic(row):
+        return None
+    return fmt.vendor_evals.get(str(row.get("model-prefix")))
+
+
+def mark(rows: list[RawRow], fmt: Format = PR2707) -> None:
+    """Set `run-eval` on every row (and `eval-conc` on chosen multi-node rows, the eval
+    framework and suite where the format names them), in place."""
     chosen: set[int] = set()
     eval_conc: dict[int, int] = {}
+    vendor: dict[int, tuple[str, str]] = {}
     single: dict[Hashable, list[int]] = {}
     multi: dict[Hashable, list[tuple[int, int]]] = {}
     agentic: dict[Hashable, list[tuple[int, int]]] = {}
     for i, row in enumerate(rows):
-        if is_agentic(row):
+        suite = vendor_eval(row, fmt)
+        if suite is not None:
+            vendor[i] = suite
+            chosen.add(i)
+            if is_multinode(row):
+                eval_conc[i] = max(row_concs(row))
+        elif is_agentic(row):
             if is_multinode(row):
                 eligible = _eligible(row)
                 if eligible:
@@ -101,16 +131,35 @@ def mark(rows: list[RawRow]) -> None:
         chosen.add(_first_highest(items)[0])
     for i, row in enumerate(rows):
         row["run-eval"] = i in chosen
+        if i in chosen:
+            _tag(row, fmt, vendor.get(i))
         if i in eval_conc:
             row["eval-conc"] = eval_conc[i]
 
 
-def widen(rows: list[RawRow]) -> list[RawRow]:
+def _tag(row: RawRow, fmt: Format, suite: tuple[str, str] | None) -> None:
+    """The eval's framework and suite, where the format prints them."""
+    if fmt.eval_framework is None:
+        return
+    framework, name = suite or (fmt.eval_framework, "")
+    row["eval-framework"] = framework
+    row["eval-suite"] = name
+
+
+def widen(rows: list[RawRow], fmt: Format = PR2707) -> list[RawRow]:
     """The all-evals selection over rows already `mark`ed."""
     out: list[RawRow] = []
     merged: dict[Hashable, RawRow] = {}
     for row in rows:
-        if is_agentic(row) and not is_multinode(row):
+        suite = vendor_eval(row, fmt)
+        if suite is not None:
+            one: RawRow = {**row, "run-eval": True}
+            _tag(one, fmt, suite)
+            if is_multinode(row):
+                one["conc"] = sorted(set(row_concs(row)))
+                one["eval-conc"] = max(one["conc"])
+            out.append(one)
+        elif is_agentic(row) and not is_multinode(row):
             out.append({**row, "run-eval": True})
         elif is_agentic(row) or (is_multinode(row) and _is_eval_seq(row)):
             key = (is_agentic(row), topology(row))
@@ -132,15 +181,18 @@ def widen(rows: list[RawRow]) -> list[RawRow]:
             out.append({**row, "run-eval": True})
         else:
             out.append(row)
+    for row in out:
+        if row.get("run-eval") and "eval-framework" not in row:
+            _tag(row, fmt, None)
     return out
 
 
-def eval_rows(rows: list[RawRow], all_evals: bool) -> list[RawRow]:
+def eval_rows(rows: list[RawRow], all_evals: bool, fmt: Format = PR2707) -> list[RawRow]:
     """The eval rows of one planning pass, marked `eval-only`."""
     rows = [dict(r) for r in rows]
-    mark(rows)
+    mark(rows, fmt)
     if all_evals:
-        rows = widen(rows)
+        rows = widen(rows, fmt)
     return [{**r, "eval-only": True} for r in rows if r.get("run-eval")]
 
 

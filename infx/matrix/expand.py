@@ -16,6 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 from infx.errors import ConfigError
+from infx.formats import PR2707, Format
+from infx.matrix.nodes import RecipeReader, node_count
 
 FIXED = "fixed-seq-len"
 AGENTIC = "agentic-coding"
@@ -115,15 +117,29 @@ def _optional(space: Mapping[str, Any], key: str, default: Any) -> Any:
     return default if value is None else value
 
 
-def _worker(block: Mapping[str, Any]) -> RawRow:
-    """The config's worker block with pp, dcp-size and pcp-size made explicit; nothing else
-    is added, so a block without `additional-settings` hashes without it."""
-    return {
-        **block,
-        "pp": block.get("pp", 1),
-        "dcp-size": block.get("dcp-size", 1),
-        "pcp-size": block.get("pcp-size", 1),
+def _worker(block: Mapping[str, Any], fmt: Format) -> RawRow:
+    """The config's worker block with the format's raw defaults made explicit (pp,
+    dcp-size and pcp-size; `additional-settings` too where the format fills it before the
+    fingerprint): what the row hashes."""
+    found = dict(block)
+    for key, default in fmt.raw_worker_defaults.items():
+        if found.get(key) is None:
+            found[key] = list(default) if isinstance(default, list) else default
+    return found
+
+
+def _workers(space: Mapping[str, Any], fmt: Format) -> tuple[RawRow, RawRow]:
+    """The row's prefill and decode blocks: the config's own pair, or an aggregate `worker`
+    as one prefill worker (num-worker 1 unless given) beside an empty decode role."""
+    if "worker" not in space:
+        return _worker(space["prefill"], fmt), _worker(space["decode"], fmt)
+    worker = _worker(space["worker"], fmt)
+    prefill = {"num-worker": 1, **worker}
+    decode = {
+        "num-worker": 0,
+        **{k: v for k, v in worker.items() if k not in ("num-worker", "additional-settings")},
     }
+    return prefill, decode
 
 
 def _components(space: Mapping[str, Any], config: Mapping[str, Any]) -> RawRow:
@@ -168,36 +184,62 @@ def _replica_gpus(key: str, worker: Mapping[str, Any], gpus_per_node: int) -> in
 
 
 @dataclass(frozen=True)
-class _Agentic:
-    """One agentic-coding scenario of one config, with what its rows need besides a space."""
+class _Build:
+    """What the rows of one config are built against: its key and body, the format, the
+    runners' hardware and the repository's recipe files (for `node-count`)."""
 
     key: str
     config: Mapping[str, Any]
-    scenario: Mapping[str, Any]
     hardware: Mapping[str, Hardware]
+    fmt: Format
+    recipes: RecipeReader | None
+
+    def multi(self, row: RawRow, space: Mapping[str, Any]) -> RawRow:
+        """A multi-node row with its components and, where the format prints it, its
+        node count."""
+        row.update(_components(space, self.config))
+        if self.fmt.node_count:
+            gpus = {label: hw.gpus_per_node for label, hw in self.hardware.items()}
+            try:
+                row["node-count"] = node_count(row, space.get("num-nodes"), gpus, self.recipes)
+            except ConfigError as exc:
+                raise ConfigError(f"{self.key}: {exc}") from None
+        return row
+
+
+@dataclass(frozen=True)
+class _Agentic:
+    """One agentic-coding scenario of one config, with what its rows need besides a space."""
+
+    build: _Build
+    scenario: Mapping[str, Any]
 
     def finish(self, row: RawRow, space: Mapping[str, Any]) -> RawRow:
         backend = space.get("kv-offload-backend")
         if backend is not None:
             row["kv-offload-backend"] = backend
-        row.update(_components(space, self.config))
+        if is_multinode(row):
+            return self.build.multi(row, space)
+        row.update(_components(space, self.build.config))
         return row
 
 
 def _dram_gb(where: _Agentic, space: Mapping[str, Any]) -> int:
-    """KV offload budget: single-node by the server's GPUs, multi-node by the prefill
-    worker's GPUs on one node (only prefill offloads to CPU DRAM)."""
+    """KV offload budget: single-node by the server's GPUs, multi-node by one replica of the
+    prefill (or aggregate) worker on one node (only that role offloads to CPU DRAM)."""
     if space.get("kv-offloading", "none") != "dram":
         return 0
-    key, runner, hardware = where.key, where.config["runner"], where.hardware
+    build = where.build
+    key, runner, hardware = build.key, build.config["runner"], build.hardware
     if runner not in hardware:
         raise ConfigError(
             f"{key}: kv-offloading dram needs a hardware entry for runner {runner!r} "
             "in configs/runners.yaml"
         )
     node = hardware[runner]
-    if "prefill" in space:
-        gpus = _replica_gpus(key, space["prefill"], node.gpus_per_node)
+    role = "worker" if "worker" in space else "prefill" if "prefill" in space else None
+    if role is not None:
+        gpus = _replica_gpus(key, space[role], node.gpus_per_node)
     else:
         gpus = space["tp"] * space.get("pp", 1) * space.get("pcp-size", 1)
         if gpus > node.gpus_per_node:
@@ -213,20 +255,26 @@ def expand(
     config: Mapping[str, Any],
     hardware: Mapping[str, Hardware],
     scenarios: tuple[str, ...] | frozenset[str] = SCENARIOS,
+    fmt: Format = PR2707,
+    recipes: RecipeReader | None = None,
 ) -> list[RawRow]:
-    """Every benchmark point of `config` for the selected scenarios: fixed-seq-len rows
-    first, then agentic rows, each in config order."""
+    """Every benchmark point of `config` for the selected scenarios, as `fmt` builds them:
+    fixed-seq-len rows first, then agentic rows, each in config order. `recipes` reads the
+    repository's srt-slurm recipes for node counts (None: none are read)."""
+    build = _Build(key, config, hardware, fmt, recipes)
     multinode = bool(config.get("multinode", False))
     found = config["scenarios"]
     rows: list[RawRow] = []
     if FIXED in scenarios:
         for seq in found.get(FIXED) or []:
             for space in seq["search-space"]:
-                fixed = _fixed_multi if multinode else _fixed_single
-                rows.extend(fixed(config, seq, space))
+                if multinode:
+                    rows.extend(_fixed_multi(build, seq, space))
+                else:
+                    rows.extend(_fixed_single(config, seq, space))
     if AGENTIC in scenarios:
         for scenario in found.get(AGENTIC) or []:
-            where = _Agentic(key, config, scenario, hardware)
+            where = _Agentic(build, scenario)
             for space in scenario["search-space"]:
                 agentic = _agentic_multi if multinode else _agentic_single
                 rows.extend(agentic(where, space))
@@ -256,27 +304,29 @@ def _fixed_single(
 
 
 def _fixed_multi(
-    config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
+    build: _Build, seq: Mapping[str, Any], space: Mapping[str, Any]
 ) -> Iterator[RawRow]:
+    config = build.config
     isl, osl = seq["isl"], seq["osl"]
-    yield {
+    prefill, decode = _workers(space, build.fmt)
+    row = {
         **_head(config),
         "isl": isl,
         "osl": osl,
         "spec-decoding": space.get("spec-decoding", "none"),
-        "prefill": _worker(space["prefill"]),
-        "decode": _worker(space["decode"]),
+        "prefill": prefill,
+        "decode": decode,
         "conc": concurrencies(space),
         "max-model-len": isl + osl + MAX_LEN_PAD,
         "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
         "disagg": config.get("disagg", False),
         "run-eval": False,
-        **_components(space, config),
     }
+    yield build.multi(row, space)
 
 
 def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRow]:
-    config = where.config
+    config = where.build.config
     par = _parallelism(space)
     spec = space.get("spec-decoding", "none")
     mode = space["kv-offloading"]
@@ -303,8 +353,8 @@ def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRo
 
 
 def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRow]:
-    config = where.config
-    prefill, decode = _worker(space["prefill"]), _worker(space["decode"])
+    config = where.build.config
+    prefill, decode = _workers(space, where.build.fmt)
     mode = space.get("kv-offloading", "none")
     backend = space.get("kv-offload-backend")
     dram = _dram_gb(where, space)

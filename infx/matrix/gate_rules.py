@@ -10,32 +10,73 @@ from pathlib import Path
 from infx.changelog import facts
 from infx.changelog.gate import ConfigRules, GateFacts
 from infx.changelog.links import LinkPolicy, Links
+from infx.changelog.model import Entry, Violation
 from infx.context import branch_base
-from infx.matrix.load import MasterConfigs
+from infx.formats import FORMATS, Format
+from infx.matrix.era import choose
+from infx.matrix.load import MasterConfigs, check_syntax
 from infx.matrix.selection import nothing_selected
 from infx.matrix.sources import masters_from, read_change, read_masters
+from infx.settings import load as load_settings
 
 
-def of_masters(masters: MasterConfigs, globs: Sequence[str]) -> ConfigRules:
-    """The rules of indexed master configs read through `globs` (named in messages)."""
+def format_violations(entry: Entry, fmt: Format) -> list[Violation]:
+    """The keys of an entry that another format knows and the repository's does not, each at
+    its line (a key no format knows is the schema's to name)."""
+    found = []
+    for key in entry.data:
+        knowing = [f.name for f in FORMATS if key in f.entry_keys]
+        if key in fmt.entry_keys or not knowing:
+            continue
+        found.append(
+            Violation(
+                entry.line_of(str(key)),
+                "format",
+                f"{key}: not a key of InferenceX format {fmt}",
+                f"remove it, or set format = {knowing[-1]!r} in infx.toml if the repository "
+                "is on that format",
+            )
+        )
+    return found
+
+
+def of_masters(
+    masters: MasterConfigs, globs: Sequence[str], fmt: Format | None = None
+) -> ConfigRules:
+    """The rules of indexed master configs read through `globs` (named in messages), in
+    format `fmt` (None: chosen from the configs alone)."""
+    fmt = fmt or choose(masters).format
     return ConfigRules(
-        masters.keys(), ", ".join(globs), lambda entry: nothing_selected(entry.data, masters)
+        masters.keys(),
+        ", ".join(globs),
+        lambda entry: nothing_selected(entry.data, masters, fmt=fmt),
+        lambda entry: format_violations(entry, fmt),
     )
 
 
-def at_tree(files: Mapping[str, bytes], globs: Sequence[str], tree: str | None) -> ConfigRules:
-    """The rules of master files already read at `tree` (None: the working tree); none at all
-    is a usage error naming the globs."""
-    return of_masters(masters_from(dict(files), globs, tree), globs)
+def at_tree(
+    files: Mapping[str, bytes],
+    globs: Sequence[str],
+    tree: str | None,
+    changelog: bytes | None = None,
+    pinned: str | None = None,
+) -> ConfigRules:
+    """The rules of master files already read at `tree` (None: the working tree), in the
+    format the configs, the `changelog` and the `pinned` setting say; none at all is a
+    usage error naming the globs."""
+    masters = masters_from(dict(files), globs, tree)
+    return of_masters(masters, globs, choose(masters, changelog, pinned).format)
 
 
-def in_work_tree(root: Path, globs: Sequence[str], optional: bool = False) -> ConfigRules | None:
+def in_work_tree(
+    root: Path, globs: Sequence[str], optional: bool = False, changelog: bytes | None = None
+) -> ConfigRules | None:
     """The rules of the working tree's master configs; when there are none, None if they are
     `optional` (`fix` then checks no keys), else the usage error."""
     files = read_masters(root, None, globs)
     if optional and not files:
         return None
-    return at_tree(files, globs, None)
+    return at_tree(files, globs, None, changelog, load_settings(root).format)
 
 
 def gate_inputs(
@@ -58,5 +99,11 @@ def gate_inputs(
     files = (change.changelog_base, change.changelog_head)
     policy = said(facts.links(*link_to, root, base is None, files[0]))
     inputs = facts.gate_facts(root, (target, path), (base_ref, head), files, policy, merging)
-    masters = (change.masters, globs, change.head_tree)
-    return inputs, at_tree(*masters) if inputs.changed else None
+    if not inputs.changed:
+        # Nothing appended needs the configs, but a config file that is not YAML breaks
+        # every plan: the gate (and the hook, which runs it when a config changes) says so.
+        for name, data in change.masters.items():
+            check_syntax(name, data)
+        return inputs, None
+    pinned = load_settings(root).format
+    return inputs, at_tree(change.masters, globs, change.head_tree, files[1], pinned)

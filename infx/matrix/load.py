@@ -93,7 +93,36 @@ def yaml_error() -> type[yaml.YAMLError]:
     return yaml.YAMLError
 
 
-def yaml_problem(name: str, exc: yaml.YAMLError) -> ConfigError:
+def check_syntax(name: str, data: bytes) -> None:
+    """A file that is not YAML is a ConfigError naming its file and line, whichever config
+    the broken line sits in: every command that reads master configs refuses it alike, even
+    one that needs only their keys. libyaml's parser runs over the whole file without
+    building anything (a few milliseconds a file): ruamel's copy, which the gate has loaded
+    already for the changelog, else PyYAML's."""
+    from ruamel.yaml.error import YAMLError as RuamelError
+
+    try:
+        from ruamel.yaml import cyaml
+
+        parser: Any = vars(cyaml)["CParser"]
+    except (ImportError, KeyError):  # ruamel.yaml without its C extension
+        parser = None
+    if parser is not None:
+        try:
+            parser(data).raw_parse()
+        except RuamelError as exc:
+            raise yaml_problem(name, exc) from None
+        return
+    import yaml
+
+    try:
+        for _ in yaml.parse(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            pass
+    except yaml.YAMLError as exc:
+        raise yaml_problem(name, exc) from None
+
+
+def yaml_problem(name: str, exc: Exception) -> ConfigError:
     """One line naming the file and line of a YAML error."""
     line = yaml_error_line(exc)
     where = f"{name}:{line}" if line is not None else name
@@ -208,11 +237,12 @@ def _add_key(result: MasterConfigs, name: str, key: str, line: int | None) -> No
 
 
 def parse_masters(files: Mapping[str, bytes]) -> MasterConfigs:
-    """Index master files (path -> bytes), in the order given; a key defined twice, or
-    holding `*`, is an error."""
+    """Index master files (path -> bytes), in the order given; a file that is not YAML, a key
+    defined twice, or holding `*`, is an error."""
     result = MasterConfigs()
     for name, data in files.items():
         result.texts[name] = data
+        check_syntax(name, data)
         scanned = _scan(data)
         if scanned is None:
             for key, value in _parse_file(name, data).items():

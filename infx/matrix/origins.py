@@ -15,11 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infx.matrix.contract import printed
-from infx.matrix.expand import Hardware, expand
-from infx.matrix.load import MasterConfigs
+from infx.matrix.expand import expand
+
+if TYPE_CHECKING:
+    from infx.matrix.plan import Revision
 
 FILE = "config-keys.json"
 FORMAT = "infx-config-keys/1"
@@ -32,6 +34,8 @@ _NOT_SIGNED = frozenset(
         "eval-only",
         "eval-conc",
         "eval-all-concs",
+        "eval-framework",
+        "eval-suite",
     }
 )
 
@@ -43,15 +47,16 @@ def signature(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
 
 
-def origins(
-    keys: Iterable[str], masters: MasterConfigs, hardware: Mapping[str, Hardware]
-) -> dict[str, str]:
+def origins(keys: Iterable[str], head: Revision) -> dict[str, str]:
     """Signature -> the config key whose rows carry it, for the configs a plan selected (the
-    first of them when two configs expand into identical rows: those measure one point)."""
+    first of them when two configs expand into identical rows: those measure one point),
+    built in the format the plan was."""
     found: dict[str, str] = {}
+    fmt = head.fmt
     for key in keys:
-        for row in expand(key, masters.config(key), hardware):
-            found.setdefault(signature(printed(row)), key)
+        config = head.masters.config(key)
+        for row in expand(key, config, head.hardware, fmt=fmt, recipes=head.recipes):
+            found.setdefault(signature(printed(row, fmt)), key)
     return found
 
 

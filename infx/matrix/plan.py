@@ -10,9 +10,13 @@ follow InferenceX's planner so that plans match it row for row:
   for them, grouped by that scenario set;
 - evals: a second pass per entry over the scenarios not yet evaluated, where eval
   points are chosen across the configs of the group (`infx.matrix.evals`);
-- `append-only` entries plan only points absent from the base revision and no evals;
-- `--trim-conc` then keeps the lowest concurrency of every throughput curve, and
-  each throughput row gets its `recipe-fingerprint`.
+- `append-only` entries plan only points absent from the base revision and no evals,
+  `no-evals` entries (formats that know the key) no evals;
+- `--trim-conc` then keeps the lowest concurrency of every throughput curve (or, in
+  formats that trim per deployment shape, of every shape), and each throughput row gets
+  its `recipe-fingerprint`.
+
+Rows are built and printed as the repository's format (`infx.formats`) says.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from infx.changelog.check import resolve_keys
 from infx.errors import ConfigError
+from infx.formats import PR2707, Format
 from infx.matrix.contract import printed, printed_entry
 from infx.matrix.evals import drop_below_prefill_ep, eval_rows
 from infx.matrix.expand import (
@@ -39,6 +44,7 @@ from infx.matrix.expand import (
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
+from infx.matrix.nodes import RecipeReader
 from infx.matrix.options import PlanOptions
 from infx.matrix.rows import EvalBucket, MatrixPlan, MatrixRow, empty_plan
 
@@ -47,10 +53,13 @@ STANDARD_SEQ = ("1k1k", "8k1k")
 
 @dataclass(frozen=True)
 class Revision:
-    """Master configs and runner hardware at one revision."""
+    """Master configs and runner hardware at one revision, the format they are read in,
+    and how to read the revision's srt-slurm recipes (for node counts; None: not read)."""
 
     masters: MasterConfigs
     hardware: Mapping[str, Hardware]
+    fmt: Format = PR2707
+    recipes: RecipeReader | None = None
 
 
 @dataclass
@@ -112,6 +121,43 @@ def trim_conc(rows: list[RawRow]) -> list[RawRow]:
         else:
             out.append(None)
     return [row for row in out if row is not None]
+
+
+_NOT_SHAPE = frozenset(
+    {
+        "conc",
+        "exp-name",
+        "run-eval",
+        "eval-only",
+        "eval-conc",
+        "eval-all-concs",
+        "eval-framework",
+        "eval-suite",
+    }
+)
+
+
+def _lowest(row: RawRow) -> int:
+    return min(row_concs(row))
+
+
+def trim_shape(rows: list[RawRow]) -> list[RawRow]:
+    """Keep the lowest concurrency of each deployment shape (rows equal but for point and
+    eval fields), where it stands: a multi-node row first shrinks to its lowest
+    concurrency, so the one-concurrency rows of a multi-node agentic topology collapse to
+    one too; the earliest row wins a tie."""
+    out: list[RawRow] = []
+    groups: dict[Any, list[int]] = {}
+    for row in rows:
+        if is_multinode(row) and isinstance(row["conc"], list):
+            row = {**row, "conc": [_lowest(row)]}
+            if "eval-conc" in row:
+                row["eval-conc"] = _lowest(row)
+        key = _frozen({k: v for k, v in row.items() if k not in _NOT_SHAPE})
+        groups.setdefault(key, []).append(len(out))
+        out.append(row)
+    keep = {min(members, key=lambda i: _lowest(out[i])) for members in groups.values()}
+    return [row for i, row in enumerate(out) if i in keep]
 
 
 def _series(row: RawRow) -> tuple[Any, ...]:
@@ -221,6 +267,20 @@ def _same_config(base: MasterConfigs, head: MasterConfigs, key: str) -> bool:
     return bool(base.config(key) == head.config(key))
 
 
+def _check_entries(entries: Sequence[Mapping[str, Any]], options: PlanOptions, fmt: Format) -> None:
+    """Keys the format does not know, and no-evals against the eval labels."""
+    for entry in entries:
+        unknown = sorted(str(k) for k in entry if k not in fmt.entry_keys)
+        if unknown:
+            raise ConfigError(
+                f"changelog key(s) {', '.join(unknown)} unknown to InferenceX format {fmt}"
+            )
+    if any(e.get("no-evals") for e in entries) and (options.all_evals or options.evals_only):
+        raise ConfigError(
+            "no-evals entries cannot share a sweep with the all-evals or evals-only labels"
+        )
+
+
 def _check_append_only_mix(entries: Sequence[Mapping[str, Any]], options: PlanOptions) -> bool:
     flags = [bool(e.get("append-only")) for e in entries]
     if not any(flags):
@@ -248,14 +308,17 @@ def _unseen_groups(
 def _generate(keys: Iterable[str], revision: Revision, scenarios: tuple[str, ...]) -> list[RawRow]:
     rows: list[RawRow] = []
     for key in keys:
-        rows.extend(expand(key, revision.masters.config(key), revision.hardware, scenarios))
+        config = revision.masters.config(key)
+        rows.extend(
+            expand(key, config, revision.hardware, scenarios, revision.fmt, revision.recipes)
+        )
     return rows
 
 
-def _bucket(plan: MatrixPlan, row: RawRow) -> None:
+def _bucket(plan: MatrixPlan, row: RawRow, fmt: Format) -> None:
     shape = plan["multi_node"] if is_multinode(row) else plan["single_node"]
     name = "agentic" if is_agentic(row) else seq_len_name(row["isl"], row["osl"])
-    shape.setdefault(name, []).append(printed(row))
+    shape.setdefault(name, []).append(printed(row, fmt))
 
 
 def _eval_bucket(row: RawRow) -> EvalBucket:
@@ -274,6 +337,8 @@ def build_plan(
     """The plan for `entries` against the configs at `head`; `base` is asked for only
     when an entry is append-only."""
     options = options or PlanOptions()
+    fmt = head.fmt
+    _check_entries(entries, options, fmt)
     keys = head.masters.keys()
     resolved = [(entry, entry_configs(entry, keys)) for entry in entries]
     base_revision: Revision | None = None
@@ -304,25 +369,25 @@ def build_plan(
                     assert base_revision is not None
                     rows = only_new_points(_generate(members, base_revision, group), rows)
                 throughput.extend(rows)
-        if entry.get("append-only"):
+        if entry.get("append-only") or entry.get("no-evals"):
             continue
         wide = options.all_evals or bool(entry.get("all-evals"))
         for group, members in _unseen_groups(configs, scenarios, eval_seen).items():
-            chosen = eval_rows(_generate(members, head, group), wide)
+            chosen = eval_rows(_generate(members, head, group), wide, fmt)
             evals.extend(drop_below_prefill_ep(chosen, entry.get("eval-min-prefill-ep")))
 
     if options.trim_conc:
-        throughput = trim_conc(throughput)
+        throughput = trim_shape(throughput) if fmt.trim == "shape" else trim_conc(throughput)
 
     buckets = empty_plan()
     for row in throughput:
-        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row)})
+        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row)}, fmt)
     for row in evals:
-        buckets[_eval_bucket(row)].append(printed(row))
+        buckets[_eval_bucket(row)].append(printed(row, fmt))
     buckets["changelog_metadata"] = {
         "base_ref": refs[0],
         "head_ref": refs[1],
-        "entries": [printed_entry(e) for e in entries],
+        "entries": [printed_entry(e, fmt) for e in entries],
     }
     selected = list(dict.fromkeys(key for _, configs in resolved for key in configs))
     return Plan(buckets, selected)

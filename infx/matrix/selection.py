@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ConfigError
 
 if TYPE_CHECKING:
+    from infx.formats import Format
     from infx.matrix.expand import Hardware
     from infx.matrix.load import MasterConfigs
     from infx.matrix.plan import Revision
@@ -43,6 +44,7 @@ def nothing_selected(
     entry: Mapping[str, Any],
     masters: MasterConfigs,
     hardware: Mapping[str, Hardware] | None = None,
+    fmt: Format | None = None,
 ) -> str | None:
     """Why `entry`, planned on its own against `masters`, selects no benchmark job; None
     when it selects some, and when only the planner can judge it (append-only entries need
@@ -50,13 +52,14 @@ def nothing_selected(
     to report, as is a runner missing from `hardware`)."""
     if entry.get("append-only") or not any(entry.get(field) for field in NARROWING):
         return None
+    from infx.formats import PR2707
     from infx.matrix.plan import Revision, build_plan, entry_configs
     from infx.matrix.validate import validate_configs
 
-    head = Revision(masters, hardware or {})
+    head = Revision(masters, hardware or {}, fmt or PR2707)
     try:
         configs = entry_configs(entry, head.masters.keys())
-        if any(p.severity == "error" for p in validate_configs(head.masters, configs)):
+        if any(p.severity == "error" for p in validate_configs(head.masters, configs, head.fmt)):
             return None
         if _planned(build_plan([dict(entry)], head).buckets):
             return None
@@ -87,9 +90,9 @@ def _reason(entry: Mapping[str, Any], configs: list[str], head: Revision) -> str
         points = [
             row
             for key in configs
-            for row in expand(key, head.masters.config(key), head.hardware, wanted)
+            for row in expand(key, head.masters.config(key), head.hardware, wanted, head.fmt)
         ]
-        rows = eval_rows(points, bool(entry.get("all-evals")))
+        rows = eval_rows(points, bool(entry.get("all-evals")), head.fmt)
         floor = entry.get("eval-min-prefill-ep")
         eps = [row["prefill"].get("ep", 1) for row in rows if is_multinode(row)]
         if eps and floor is not None:

@@ -24,6 +24,7 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 if TYPE_CHECKING:
     from infx.matrix.expand import Hardware
     from infx.matrix.manifest import SweepOptions
+    from infx.matrix.nodes import RecipeReader
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
     from infx.matrix.validate import ConfigProblem, Runners
@@ -113,6 +114,17 @@ def masters_from(
         where = "in the working tree" if tree is None else f"at {tree[:12]}"
         raise UsageError(f"no master config files match {shown} {where}")
     return parse_masters(files)
+
+
+def read_inside(root: Path, tree: str | None, path: str) -> bytes | None:
+    """A file of the repository at a tree (None: the working tree), never one outside it: a
+    path through a symbolic link out of the working tree reads as absent."""
+    if tree is not None:
+        return git.read_at(tree, path, root)
+    target = (root / path).resolve()
+    if not target.is_relative_to(root.resolve()) or not target.is_file():
+        return None
+    return target.read_bytes()
 
 
 @dataclass
@@ -223,21 +235,28 @@ def plan_change(
     """Read a diff's inputs and plan it: the one way `sweep plan` and a reuse decision plan."""
     from infx.matrix.pipeline import SweepInputs, plan_sweep
     from infx.matrix.plan import Revision
+    from infx.settings import load as load_settings
 
     def revision(tree: str | None) -> Revision:
         info = load_runners(root, tree, runners)
-        return Revision(load_masters(root, tree, patterns), info.hardware)
+        return Revision(load_masters(root, tree, patterns), info.hardware, recipes=reader(tree))
+
+    def reader(tree: str | None) -> RecipeReader:
+        return lambda path: read_inside(root, tree, path)
 
     change = read_change(root, base, head, changelog, patterns, runners)
     info = runners_from(change.runners, runners)
+    head_masters = masters_from(change.masters, patterns, change.head_tree)
     inputs = SweepInputs(
         changelog_base=change.changelog_base,
         changelog_head=change.changelog_head,
-        head=Revision(masters_from(change.masters, patterns, change.head_tree), info.hardware),
+        head=Revision(head_masters, info.hardware, recipes=reader(change.head_tree)),
         runners=info.runners,
         base=lambda: revision(change.base_tree),
         refs=(base, head or "WORKTREE"),
         notes=info.problems,
+        format_setting=load_settings(root).format,
+        changelog_path=changelog,
     )
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
 

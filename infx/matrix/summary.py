@@ -167,7 +167,10 @@ def summary_table(
     costs: list[JobCost] | None = None,
     wall: dict[str, float] | None = None,
     budget: BudgetVerdict | None = None,
+    note: str = "",
 ) -> str:
+    """The plan as a Markdown table per config, its totals, and `note` (the format in force
+    and why) below them."""
     lines = summary_lines(plan, masters, costs)
     if not lines:
         return "Nothing to run: no added changelog entry selects a benchmark point."
@@ -212,4 +215,7 @@ def summary_table(
     if budget is not None:
         out.append("")
         out.append(f"**Budget**: {text(budget.text())}.")
+    if note:
+        out.append("")
+        out.append(text(note))
     return "\n".join(out)

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from infx import schemas
+from infx.formats import PR2707, Format
 from infx.matrix.load import MasterConfigs
 
 
@@ -122,10 +123,12 @@ def _rule_problems(config: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
 
 
 def validate_configs(
-    masters: MasterConfigs, keys: Iterable[str] | None = None
+    masters: MasterConfigs, keys: Iterable[str] | None = None, fmt: Format = PR2707
 ) -> list[ConfigProblem]:
-    """Schema and rule problems of the given configs (all when `keys` is None)."""
-    known = schemas.known_keys("master-config")
+    """Schema and rule problems of the given configs (all when `keys` is None), by the
+    format's master-config schema."""
+    schema = fmt.master_schema
+    known = schemas.known_keys(schema)
     problems = []
     chosen = masters.items() if keys is None else ((k, masters.config(k)) for k in keys)
     for key, config in chosen:
@@ -136,17 +139,21 @@ def validate_configs(
             line = locate_in_config(masters, key, odd[0])
             problems.append(ConfigProblem(source, line, key, f"{where}: {odd[1]}".lstrip(": ")))
             continue
-        for error in schemas.errors("master-config", {key: config}):
+        for error in schemas.errors(schema, {key: config}):
             message = schemas.describe(error, known)
             if message is None:
                 continue
             path = list(error.absolute_path)[1:]
+            if isinstance(error.instance, dict) and "unknown key(s)" in message:
+                # At the first unknown key's own line, not its parent's.
+                names = message.rsplit("unknown key(s) ", 1)[-1].split(", ")
+                path += [k for k in error.instance if str(k) in names][:1]
             problems.append(
                 ConfigProblem(
                     source,
                     locate_in_config(masters, key, path),
                     key,
-                    message.removeprefix(f"{key}."),
+                    message.removeprefix(f"{key}.").removeprefix(f"{key}: "),
                 )
             )
         for path, message in _rule_problems(config):

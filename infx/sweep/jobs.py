@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 
 from infx.errors import ConfigError, UsageError
+from infx.matrix.era import Choice
 from infx.matrix.load import MasterConfigs
 from infx.matrix.origins import keys_of
 from infx.matrix.plan import canary
@@ -96,13 +97,16 @@ def row_env_outcome(text: str, runner_name: str, config_key: str = "") -> Outcom
     return Outcome(stdout=[f"{key}={value}" for key, value in lines.items()])
 
 
-def validate_outcome(masters: MasterConfigs, runners: RunnerInfo, strict: bool) -> Outcome:
-    """`sweep validate`: every problem of the configs and the runners file, one a line."""
-    problems = validate_configs(masters) + runners.problems
+def validate_outcome(
+    masters: MasterConfigs, runners: RunnerInfo, strict: bool, choice: Choice
+) -> Outcome:
+    """`sweep validate`: every problem of the configs (by the schema of the format in force)
+    and the runners file, one a line."""
+    problems = validate_configs(masters, None, choice.format) + runners.problems
     if runners.runners is not None:
         problems += runner_label_problems(masters, runners.runners, strict)
     errors = [p for p in problems if p.severity == "error"]
-    out = Outcome(stderr=[problem.text() for problem in problems])
+    out = Outcome(stderr=[f"infx: {choice.note()}", *(problem.text() for problem in problems)])
     if errors:
         out.error = ConfigError(f"{len(errors)} config error(s)")
     else:

@@ -148,6 +148,8 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     if planned is None:
         return Outcome(stdout=[f"nothing to plan: {start.decision.reason}"])
     out = Outcome(stderr=[f"infx: warning: {warning}" for warning in planned.result.warnings])
+    if planned.result.choice is not None:
+        out.stderr.insert(0, f"infx: {planned.result.choice.note()}")
     if request.manifest is not None and facts.manifest is not None:
         out.files[request.manifest] = json_bytes(facts.manifest)
         unmatched = facts.manifest["sweep"]["unmatched"]
@@ -181,11 +183,13 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     if request.output is not None:
         out.files[request.output] = (plan_text + "\n").encode("utf-8")
         # Beside the plan (which stays InferenceX's, byte for byte): each row's config.
-        head = planned.inputs.head
-        found = origins.origins(plan.selected, head.masters, head.hardware)
+        head = planned.result.head or planned.inputs.head
+        found = origins.origins(plan.selected, head)
         out.files[request.output.parent / origins.FILE] = json_bytes(origins.document(found))
     masters = planned.inputs.head.masters
-    table = summary_table(plan, masters, costs, wall, budget if start.category else None)
+    choice = planned.result.choice
+    note = choice.note() if choice is not None else ""
+    table = summary_table(plan, masters, costs, wall, budget if start.category else None, note)
     out.stdout.append(table)
     out.summary = f"### Sweep plan\n\n{table}\n"
     return out

@@ -69,8 +69,12 @@ def triggered(
         return payload["action"] in spec.get("types", []) and payload["workflow_run"][
             "name"
         ] in spec.get("workflows", [])
-    if event_name == "pull_request" and payload["action"] not in spec.get(
+    if event_name in ("pull_request", "pull_request_target") and payload["action"] not in spec.get(
         "types", DEFAULT_PR_TYPES
+    ):
+        return False
+    if event_name == "pull_request_review" and payload["action"] not in spec.get(
+        "types", ("submitted", "edited", "dismissed")
     ):
         return False
     if event_name == "issue_comment" and payload["action"] not in spec.get("types", []):

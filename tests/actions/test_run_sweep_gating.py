@@ -375,9 +375,18 @@ def test_benchmark_template_runs_on_the_row_runner() -> None:
     assert list(template["on"]) == ["workflow_call"]
     runs_on = template["jobs"]["benchmark"]["runs-on"]
     row = {"runner": "mi355x"}
-    for pins, want in (('["", ""]', "mi355x"), ('["", "mi355x-amds_04"]', "mi355x-amds_04")):
-        ctx = {"needs": {"rows": {"outputs": {"runs-on": pins}}}, "matrix": {"row": row},
-               "strategy": {"job-index": 1}}  # fmt: skip
+    ranked = '["mi355x-amds_04","nodes:1","ci-job-2.500-00112233aabbccdd","ci-attempt-{0}"]'
+    cases = [
+        ('["", ""]', "", "mi355x"),
+        ('["", "mi355x-amds_04"]', "", "mi355x-amds_04"),
+        ('["", "mi355x-amds_04"]', '["", ""]', "mi355x-amds_04"),  # priority without labels
+        ('["", "mi355x-amds_04"]', json.dumps(["", ranked]),
+         ["mi355x-amds_04", "nodes:1", "ci-job-2.500-00112233aabbccdd", "ci-attempt-3"]),
+    ]  # fmt: skip
+    for pins, labels, want in cases:
+        outputs = {"runs-on": pins, "labels": labels}
+        ctx = {"needs": {"rows": {"outputs": outputs}}, "matrix": {"row": row},
+               "strategy": {"job-index": 1}, "github": {"run_attempt": 3}}  # fmt: skip
         assert render(runs_on, ctx) == want
 
 

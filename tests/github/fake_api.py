@@ -89,6 +89,11 @@ class State:
     # and each run's reviews of its pending deployments (GET /actions/runs/{id}/approvals).
     environments: dict[str, dict[str, Any]] = field(default_factory=dict)
     approvals: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    # A PR's changed files and reviews, and files at a commit ((path, ref) -> bytes), as a
+    # code-owner sign-off reads them.
+    files: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    contents: dict[tuple[str, str], bytes] = field(default_factory=dict)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -230,6 +235,30 @@ class State:
             "actor": self.user(actor),
         }
         self.timeline.setdefault(number, []).append(event)
+
+    def review(
+        self, number: int, login: str, state: str, commit: str, minute: float, bot: bool = False
+    ) -> dict[str, Any]:
+        """A review of PR `number` as the reviews API lists it (oldest first)."""
+        self.next_id += 1
+        user = {**self.user(login), "type": "Bot" if bot else "User"}
+        item = {
+            "id": self.next_id,
+            "user": user,
+            "state": state,
+            "commit_id": commit,
+            "submitted_at": stamp(minute),
+            "body": "",
+        }
+        self.reviews.setdefault(number, []).append(item)
+        return item
+
+    def changed(self, number: int, *paths: str, renamed: dict[str, str] | None = None) -> None:
+        """PR `number` changes `paths` (and `renamed`: new path -> old path)."""
+        listed = [{"filename": p, "status": "modified"} for p in paths]
+        for new, old in (renamed or {}).items():
+            listed.append({"filename": new, "status": "renamed", "previous_filename": old})
+        self.files[number] = listed
 
     def trusted_labels(self, number: int, names: Any, who: str = "maintainer") -> None:
         """PR `number`'s timeline says `who` (write permission) added each of `names`: the
@@ -452,6 +481,17 @@ class Handler(BaseHTTPRequestHandler):
             ("PUT", r"/pulls/(\d+)/merge", lambda m: self._merge(int(m[1]))),
             (
                 "GET",
+                r"/pulls/(\d+)/files",
+                lambda m: self._page(s.files.get(int(m[1]), []), query),
+            ),
+            (
+                "GET",
+                r"/pulls/(\d+)/reviews",
+                lambda m: self._page(s.reviews.get(int(m[1]), []), query),
+            ),
+            ("GET", r"/contents/(.+)", lambda m: self._content(m[1], query)),
+            (
+                "GET",
                 r"/issues/(\d+)",
                 lambda m: self._send(200, s.issues.get(int(m[1]), {"number": int(m[1])})),
             ),
@@ -624,7 +664,17 @@ class Handler(BaseHTTPRequestHandler):
         if pull is None:
             return self._send(404, {"message": "Not Found"})
         self._sync_head(pull)
-        return self._send(200, pull)
+        files = len(self.state.files.get(number, []))
+        return self._send(200, {"changed_files": files, **pull})
+
+    def _content(self, path: str, query: dict[str, list[str]]) -> None:
+        import base64
+
+        key = (unquote(path), query.get("ref", [""])[0])
+        if key not in self.state.contents:
+            return self._send(404, {"message": "Not Found"})
+        data = base64.b64encode(self.state.contents[key]).decode()
+        return self._send(200, {"type": "file", "encoding": "base64", "content": data})
 
     def _synced(self, number: int) -> bool:
         if number in self.state.pulls:

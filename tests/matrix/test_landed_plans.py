@@ -100,12 +100,14 @@ def test_refs_are_recorded_as_given(landed: GitRepo) -> None:
     result = landed.infx("sweep", "plan", "--base", sha, "--head", "HEAD")
     metadata = json.loads(result.stdout)["changelog_metadata"]
     assert (metadata["base_ref"], metadata["head_ref"]) == (sha, "HEAD")
+    # The fixture holds nothing an older format needs: the newest (pr3058) records no-evals.
     assert metadata["entries"][0] == {
         "config-keys": ["dsv41flash-fp4-mi355x-vllm-agentic"],
         "description": ["second"],
         "pr-link": "https://github.com/acme/bench/pull/2",
         "evals-only": False,
         "all-evals": False,
+        "no-evals": False,
         "append-only": False,
     }
 

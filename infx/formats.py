@@ -1,0 +1,251 @@
+"""The InferenceX formats infx speaks: which changelog keys, master-config schema and matrix
+row shapes each era of InferenceX's planner had, as data.
+
+InferenceX changes its schema and its planner's output now and then; a repository laid out
+like it is on one of those eras, and its workflows read the rows that era printed. Each
+`Format` below says, field by field, what its era accepts and prints, so following
+InferenceX is an edit here (and a schema file in `schemas/`), not a hunt through the
+planner. `infx.matrix.era` decides which one a repository is on.
+
+Formats are listed oldest first; each newer one is written as the older one plus what
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal
+
+_HEAD = ("image", "model", "model-prefix", "precision", "framework")
+_PARALLEL = ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn")
+_FIXED_HEAD = (*_HEAD, "spec-decoding", "runner", "isl", "osl")
+_FIXED_POINT = ("conc", "max-model-len", "exp-name", "disagg", "run-eval", "eval-only")
+
+
+def _inserted(fields: tuple[str, ...], after: str, *new: str) -> tuple[str, ...]:
+    """`fields` with `new` placed right after `after`."""
+    at = fields.index(after) + 1
+    return (*fields[:at], *new, *fields[at:])
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The printed field order of each kind of matrix row, and the defaults filled in where
+    a row leaves a field out. A field absent from a row and from the defaults (or None) is
+    not printed."""
+
+    single_fixed: tuple[str, ...]
+    multi_fixed: tuple[str, ...]
+    single_agentic: tuple[str, ...]
+    multi_agentic: tuple[str, ...]
+    worker: tuple[str, ...]
+    defaults: Mapping[str, Mapping[str, Any]]
+    worker_defaults: Mapping[str, Any]
+
+
+_PR2707_SHAPES = Shapes(
+    single_fixed=(*_FIXED_HEAD, *_PARALLEL, *_FIXED_POINT, "router", "recipe-fingerprint"),
+    multi_fixed=(
+        *_FIXED_HEAD,
+        "prefill",
+        "decode",
+        *_FIXED_POINT,
+        "eval-conc",
+        "eval-all-concs",
+        "router",
+        "kv-p2p-transfer",
+        "recipe-fingerprint",
+    ),
+    single_agentic=(
+        *_HEAD,
+        "runner",
+        *_PARALLEL,
+        "spec-decoding",
+        "conc",
+        "kv-offloading",
+        "kv-offload-backend",
+        "router",
+        "total-cpu-dram-gb",
+        "duration",
+        "exp-name",
+        "scenario-type",
+        "run-eval",
+        "eval-only",
+        "recipe-fingerprint",
+    ),
+    multi_agentic=(
+        *_HEAD,
+        "spec-decoding",
+        "runner",
+        "prefill",
+        "decode",
+        "conc",
+        "kv-offloading",
+        "kv-offload-backend",
+        "router",
+        "kv-p2p-transfer",
+        "total-cpu-dram-gb",
+        "duration",
+        "exp-name",
+        "disagg",
+        "scenario-type",
+        "run-eval",
+        "eval-only",
+        "eval-conc",
+        "recipe-fingerprint",
+    ),
+    worker=(
+        "num-worker",
+        "tp",
+        "pp",
+        "dcp-size",
+        "pcp-size",
+        "ep",
+        "dp-attn",
+        "hardware",
+        "additional-settings",
+    ),
+    defaults=MappingProxyType(
+        {
+            "single_fixed": {"eval-only": False},
+            "multi_fixed": {"eval-only": False, "eval-all-concs": False},
+            "single_agentic": {},
+            "multi_agentic": {},
+        }
+    ),
+    worker_defaults=MappingProxyType({"additional-settings": []}),
+)
+
+_EVAL_TAG = ("eval-framework", "eval-suite")
+
+_PR3058_SHAPES = replace(
+    _PR2707_SHAPES,
+    single_fixed=_inserted(_PR2707_SHAPES.single_fixed, "eval-only", *_EVAL_TAG),
+    multi_fixed=_inserted(
+        _inserted(_PR2707_SHAPES.multi_fixed, "eval-all-concs", *_EVAL_TAG), "runner", "node-count"
+    ),
+    single_agentic=_inserted(_PR2707_SHAPES.single_agentic, "eval-only", *_EVAL_TAG),
+    multi_agentic=_inserted(
+        _inserted(_PR2707_SHAPES.multi_agentic, "eval-conc", *_EVAL_TAG), "runner", "node-count"
+    ),
+)
+
+_PR2707_ENTRY = (
+    "config-keys",
+    "description",
+    "pr-link",
+    "evals-only",
+    "all-evals",
+    "append-only",
+    "eval-min-prefill-ep",
+    "scenario-type",
+)
+_FLAGS = ("evals-only", "all-evals", "append-only")
+
+
+@dataclass(frozen=True)
+class Format:
+    """One era of InferenceX's schema and planner.
+
+    `entry_fields` is the order a plan's `changelog_metadata` prints an entry in, and also
+    every key an entry may hold; `entry_flags` are the boolean keys printed as false when an
+    entry leaves them out. `space_keys` are the keys a multi-node search-space entry may
+    hold. `aggregate` is how a multi-node config that is not disaggregated names its one
+    serving role: as a prefill/decode pair, or as one `worker` with `num-nodes`.
+    `raw_worker_defaults` are filled into a row's worker blocks before its
+    `recipe-fingerprint` is taken (the fingerprint keys historical results, so what it hashes
+    is part of the format). `trim` is how `--trim-conc` groups throughput rows: per `curve`
+    (rows equal but for concurrency and name; a multi-node row keeps its lowest
+    concurrency) or per deployment `shape` (the same, and multi-node rows of one topology
+    collapse to the one with the lowest concurrency). `vendor_evals` maps a model prefix to
+    the (framework, suite) that evaluates every agentic point of it.
+    """
+
+    name: str
+    title: str
+    master_schema: str
+    shapes: Shapes
+    entry_fields: tuple[str, ...]
+    entry_flags: tuple[str, ...]
+    space_keys: frozenset[str]
+    aggregate: Literal["prefill-decode", "worker"]
+    raw_worker_defaults: Mapping[str, Any]
+    trim: Literal["curve", "shape"]
+    node_count: bool = False
+    eval_framework: str | None = None
+    vendor_evals: Mapping[str, tuple[str, str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    @property
+    def entry_keys(self) -> frozenset[str]:
+        return frozenset(self.entry_fields)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.title})"
+
+
+_SPACE_KEYS = frozenset(
+    {
+        "prefill",
+        "decode",
+        "spec-decoding",
+        "router",
+        "kv-p2p-transfer",
+        "conc-start",
+        "conc-end",
+        "conc-list",
+        "kv-offloading",
+        "kv-offload-backend",
+    }
+)
+
+PR2707 = Format(
+    name="pr2707",
+    title="InferenceX at PR #2707, August 2026",
+    master_schema="master-config",
+    shapes=_PR2707_SHAPES,
+    entry_fields=_PR2707_ENTRY,
+    entry_flags=_FLAGS,
+    space_keys=_SPACE_KEYS,
+    aggregate="prefill-decode",
+    raw_worker_defaults=MappingProxyType({"pp": 1, "dcp-size": 1, "pcp-size": 1}),
+    trim="curve",
+)
+
+PR3058 = replace(
+    PR2707,
+    name="pr3058",
+    title="InferenceX at PR #3058, September 2026",
+    master_schema="master-config-pr3058",
+    shapes=_PR3058_SHAPES,
+    entry_fields=_inserted(_PR2707_ENTRY, "all-evals", "no-evals"),
+    entry_flags=(*_FLAGS, "no-evals"),
+    space_keys=_SPACE_KEYS | {"worker", "num-nodes"},
+    aggregate="worker",
+    raw_worker_defaults=MappingProxyType({**PR2707.raw_worker_defaults, "additional-settings": []}),
+    trim="shape",
+    node_count=True,
+    eval_framework="lm-eval",
+    vendor_evals=MappingProxyType(
+        {
+            "kimik3": ("kimi-vendor", "kimi_tool_call_schema"),
+            "minimaxm3": ("minimax-vendor", "minimax_m3_smoke"),
+        }
+    ),
+)
+
+# Oldest first.
+FORMATS: tuple[Format, ...] = (PR2707, PR3058)
+NEWEST = FORMATS[-1]
+NAMES = tuple(f.name for f in FORMATS)
+
+
+def by_name(name: str) -> Format:
+    """The format called `name`; a KeyError names the known ones."""
+    for known in FORMATS:
+        if known.name == name:
+            return known
+    raise KeyError(f"unknown format {name!r}; known formats: {', '.join(NAMES)}")

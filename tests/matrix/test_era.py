@@ -1,0 +1,118 @@
+"""Which InferenceX format a repository is on, from its data (`infx.matrix.era.choose`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from infx.errors import ConfigError
+from infx.matrix.era import choose
+from infx.matrix.load import parse_masters
+
+SINGLE = """\
+llama:
+  image: i
+  model: m
+  model-prefix: llama
+  runner: mi355x
+  precision: fp8
+  framework: vllm
+  multinode: false
+  scenarios:
+    fixed-seq-len:
+    - { isl: 1024, osl: 1024, search-space: [{ tp: 8, conc-list: [4] }] }
+"""
+DISAGG = """\
+dsr1-disagg:
+  image: i
+  model: m
+  model-prefix: dsr1
+  runner: mi355x
+  precision: fp4
+  framework: sglang-disagg
+  multinode: true
+  disagg: true
+  kv-p2p-transfer: mori
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - conc-list: [8]
+        prefill: { num-worker: 1, tp: 8, ep: 1, dp-attn: false }
+        decode: { num-worker: 1, tp: 8, ep: 1, dp-attn: false }
+"""
+WORKER = """\
+glm-agg:
+  image: i
+  model: m
+  model-prefix: glm5
+  runner: cluster:gb300-nv
+  precision: fp8
+  framework: dynamo-vllm
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      # worker: in a comment is no evidence
+      - { conc-list: [4], num-nodes: 2, worker: { tp: 8, ep: 1, dp-attn: false } }
+"""
+PAIRED = """\
+glm-paired:
+  image: i
+  model: m
+  model-prefix: glm5
+  runner: cluster:gb300-nv
+  precision: fp8
+  framework: dynamo-vllm
+  multinode: true
+  scenarios:
+    agentic-coding:
+    - search-space:
+      - conc-list: [4]
+        prefill: { num-worker: 1, tp: 8, ep: 1, dp-attn: false }
+        decode: { num-worker: 0, tp: 8, ep: 1, dp-attn: false }
+"""
+NO_EVALS = (
+    b'- config-keys:\n    - llama\n  description:\n    - "x"\n  no-evals: true\n  pr-link: XXX\n'
+)
+
+
+def _masters(*configs: str):  # type: ignore[no-untyped-def]
+    return parse_masters({"configs/amd-master.yaml": "\n".join(configs).encode()})
+
+
+def test_nothing_tells_them_apart_the_newest() -> None:
+    choice = choose(_masters(SINGLE, DISAGG))
+    assert choice.format.name == "pr3058"
+    assert "nothing in the configs or changelog needs another" in choice.reason
+
+
+def test_a_worker_config_means_pr3058() -> None:
+    choice = choose(_masters(SINGLE, WORKER))
+    assert choice.format.name == "pr3058"
+    assert choice.reason.startswith("the newest known; configs/amd-master.yaml:13: glm-agg has")
+    assert "which pr2707 refuses" in choice.reason
+
+
+def test_a_paired_aggregate_config_means_pr2707() -> None:
+    choice = choose(_masters(DISAGG, PAIRED))
+    assert choice.format.name == "pr2707"
+    assert choice.reason == (
+        "configs/amd-master.yaml:20: glm-paired has an aggregate (disagg: false) "
+        "prefill/decode pair, which pr3058 refuses"
+    )
+
+
+def test_a_changelog_key_counts_too() -> None:
+    with pytest.raises(ConfigError) as refused:
+        choose(_masters(PAIRED), NO_EVALS)
+    message = str(refused.value)
+    assert "no known InferenceX format accepts this repository" in message
+    assert "perf-changelog.yaml:5 has changelog key 'no-evals', which pr2707 refuses" in message
+    assert "glm-paired has an aggregate" in message and "which pr3058 refuses" in message
+
+
+def test_the_setting_wins_and_an_unknown_one_is_named() -> None:
+    assert choose(_masters(WORKER), pinned="pr2707").format.name == "pr2707"
+    with pytest.raises(ConfigError, match="unknown format 'pr9999'; known formats: pr2707, pr3058"):
+        choose(_masters(SINGLE), pinned="pr9999")
