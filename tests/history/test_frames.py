@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from infx.history import open_history
 from infx.history.frames import read
 from infx.history.reader import reading
@@ -61,30 +59,31 @@ def _history(url: str) -> list[dict]:
     return [*docs, table(2000, mixed(1000))]
 
 
-@pytest.mark.parametrize("limit", [1, 2, 3, 10])
-def test_the_frame_holds_what_the_rows_say(history_url: str, limit: int) -> None:
+def test_what_a_comparison_reads_is_what_the_rows_say(history_url: str) -> None:
+    """Each window's numbers, on SQLAlchemy's connection and on the driver's own (what
+    `results compare` uses), are the rows `main_runs` rebuilds from their JSON; the
+    verdict on them is the verdict on the rows; `run_series` is what the points say."""
     docs = _history(history_url)
     wanted = [identity(r) for d in docs for r in d["rows"]] + [identity(r) for r in _twins(1)]
     with open_history(history_url) as history:
-        for configs in (wanted, wanted[:1], [identity(mixed(1)[-1])]):
-            frame = history.main_frame(limit=limit, configs=configs)
-            rows = history.main_runs(limit=limit, configs=configs)
-            assert _read(frame) == _read(of_documents(rows))
-            assert len(frame) == len(rows) > 0
-            # Accuracy points keep their scores; every row shown is the row stored.
-            for point in range(len(frame.run)):
-                row = frame.row(point)
-                doc = rows[int(frame.run[point])]
-                assert any(
-                    r["identity"] == row["identity"] and r.get("accuracy") == row.get("accuracy")
-                    for r in doc["rows"]
-                )
-
-
-def test_run_series_follows_the_points(history_url: str) -> None:
-    """A corrected table that drops a config from a run takes the run out of that
-    config's window: run_series is what the points say after every ingest."""
-    _history(history_url)
+        for limit in (1, 2, 3, 10):
+            for configs in (wanted, wanted[:1], [identity(mixed(1)[-1])]):
+                frame = history.main_frame(limit=limit, configs=configs)
+                rows = history.main_runs(limit=limit, configs=configs)
+                assert _read(frame) == _read(of_documents(rows)), (limit, configs)
+                assert len(frame) == len(rows) > 0
+                # Accuracy points keep their scores; every row shown is the row stored.
+                for point in range(len(frame.run)):
+                    row, doc = frame.row(point), rows[int(frame.run[point])]
+                    assert any(
+                        r["identity"] == row["identity"]
+                        and r.get("accuracy") == row.get("accuracy")
+                        for r in doc["rows"]
+                    )
+        # A corrected table that dropped the multi-node config from run 2003 took the
+        # run out of that config's window.
+        multinode = history.main_frame(limit=1, configs=[identity(mixed(1)[-2])])
+        assert [run["id"] for run in multinode.runs] == [2002]
     held = sql(
         history_url,
         "SELECT DISTINCT s.id, p.run_id FROM points p JOIN series s ON s.config_id = "
@@ -92,24 +91,12 @@ def test_run_series_follows_the_points(history_url: str) -> None:
         "ORDER BY 1, 2",
     )
     assert sql(history_url, "SELECT series_id, run_id FROM run_series ORDER BY 1, 2") == held
-    multinode = identity(mixed(1)[-2])
-    with open_history(history_url) as history:
-        frame = history.main_frame(limit=1, configs=[multinode])
-    assert [run["id"] for run in frame.runs] == [2002]  # 2003's corrected table dropped it
-
-
-def test_the_drivers_own_connection_reads_the_same_frame(history_url: str) -> None:
-    """`results compare` reads through `reading` (sqlite3 or psycopg, no SQLAlchemy); the
-    frame and the verdict are those of SQLAlchemy's connection and of the rows."""
-    docs = _history(history_url)
     pr = _pr()
     keys = {config_key(r["identity"]) for r in pr["rows"]}
     families = {family_key("", r["identity"]) for r in [*pr["rows"], *mixed(1)]}
     with reading(history_url) as db:
         fast = read(db, 10, keys, families)
-    wanted = [
-        r["identity"] for d in docs for r in d["rows"] if family_key("", r["identity"]) in families
-    ]
+    wanted = [r for r in wanted if family_key("", r) in families]
     with open_history(history_url) as history:
         slow = history.main_frame(limit=10, configs=wanted)
         rows = history.main_runs(limit=10, configs=wanted)
