@@ -168,8 +168,10 @@ def bench(name: str, url: str, pr: Path, window: int, repeat: int) -> None:
     )
     found = stages(["results", "compare", str(pr), *args])
     print("  CPU per stage, one process:")
-    for stage, seconds in found.items():
-        print(f"    {stage:46s} {seconds:5.2f} s")
+    first, *rest = found
+    order = [first, *(name for name, _, _ in STAGES if name in found), *rest[-2:]]
+    for stage in dict.fromkeys(order):
+        print(f"    {stage:46s} {found[stage]:5.2f} s")
 
 
 def main() -> int:

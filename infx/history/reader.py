@@ -23,7 +23,9 @@ class Reader:
         self.conn, self.postgres = conn, postgres
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        cursor = self.conn.cursor()
+        # psycopg's binary results: numbers arrive as numbers, not text to parse (a third
+        # of the client's time for 40,000 points).
+        cursor = self.conn.cursor(binary=True) if self.postgres else self.conn.cursor()
         try:
             cursor.execute(sql.replace("?", "%s") if self.postgres else sql, tuple(params))
             return list(cursor.fetchall())
