@@ -239,7 +239,6 @@ PR3058 = replace(
 
 # Oldest first.
 FORMATS: tuple[Format, ...] = (PR2707, PR3058)
-NEWEST = FORMATS[-1]
 NAMES = tuple(f.name for f in FORMATS)
 
 

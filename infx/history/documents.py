@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from infx.history import rows as records
+from infx.results.table.rows import Identity, Row, Table
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -20,7 +21,7 @@ def chunks(items: list[Any]) -> Iterator[list[Any]]:
         yield items[start : start + CHUNK]
 
 
-def newest(conn: Connection, limit: int) -> list[dict[str, Any]]:
+def newest(conn: Connection, limit: int) -> list[Table]:
     """Every row of the newest `limit` runs holding any point."""
     from sqlalchemy import exists, select
 
@@ -55,14 +56,14 @@ def newest(conn: Connection, limit: int) -> list[dict[str, Any]]:
     return _documents(conn, list(stored), identities)
 
 
-def windows(conn: Connection, limit: int, keys: list[str]) -> list[dict[str, Any]]:
+def windows(conn: Connection, limit: int, keys: list[str]) -> list[Table]:
     """Each config's newest `limit` runs, read in one query per 500 configs: a window
     function numbers each (config, kind)'s runs newest first."""
     from sqlalchemy import and_, func, select
 
     from infx.history.tables import configs, points, runs
 
-    identities: dict[int, tuple[str, dict[str, Any]]] = {}
+    identities: dict[int, tuple[str, Identity]] = {}
     for chunk in chunks(keys):
         query = select(configs.c.id, configs.c.key, configs.c.identity)
         for config_id, key, identity in conn.execute(query.where(configs.c.key.in_(chunk))):
@@ -109,8 +110,8 @@ def windows(conn: Connection, limit: int, keys: list[str]) -> list[dict[str, Any
 
 
 def _documents(
-    conn: Connection, stored: list[Any], identities: dict[int, tuple[str, dict[str, Any]]]
-) -> list[dict[str, Any]]:
+    conn: Connection, stored: list[Any], identities: dict[int, tuple[str, Identity]]
+) -> list[Table]:
     """Stored points (run, config, kind, conc, variant, data) as the documents of their
     runs, oldest first."""
     from sqlalchemy import select
@@ -132,7 +133,7 @@ def _documents(
                 reused_from=r.reused_from,
             )
     rows = records.rows([(identities[p[1]][1], p[3], p[5]) for p in stored])
-    keyed: dict[int, list[tuple[tuple[str, str, int, str], dict[str, Any]]]] = {
+    keyed: dict[int, list[tuple[tuple[str, str, int, str], Row]]] = {
         run_id: [] for run_id in facts
     }
     for (run_id, config_id, kind, conc, variant, _), row in zip(stored, rows, strict=True):

@@ -49,11 +49,11 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
             append_summary(done.summary)
         yield done.stdout, False
         if how.pr is not None or done.check is not None:
-            from infx.results.compare.facts import publish
+            from infx.results.compare.facts import publish  # the GitHub edge, when used
 
             yield from ((line, True) for line in publish(github, how, done))
         if done.record is not None and done.record_to is not None:
-            from infx.history.verdicts import save
+            from infx.history.verdicts import save  # SQLAlchemy, when a verdict is kept
 
             yield save(done.record_to, done.record), True
     if done.failure:
@@ -65,6 +65,6 @@ def changed(github: Callable[[], Reader], done: ChangesOutcome) -> Iterator[Line
     yield from ((warning, True) for warning in done.warnings)
     append_summary(done.markdown)
     yield done.stdout, False
-    from infx.results.compare.facts import open_issues
+    from infx.results.compare.facts import open_issues  # the GitHub edge
 
     yield from ((line, True) for line in open_issues(github, done.issues, done.label))

@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from infx import git, settings
 from infx.errors import GitError
+from infx.history.database import location, require_existing, shown
+from infx.history.reader import reading
+from infx.history.store import open_history
 from infx.history.windows import families_of, per_config
+from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
 from infx.results.ingest.files import history_folder
 from infx.results.table.keys import config_key, family_key
+from infx.results.table.rows import Row, Table
 from infx.settings import Settings
-
-if TYPE_CHECKING:
-    from infx.history.store import History
 
 
 def repository_settings() -> Settings:
@@ -36,24 +37,23 @@ def repository_root() -> Path:
 
 def history_url(explicit: str | None) -> tuple[str, Settings]:
     """The history's URL and the repository settings."""
-    from infx.history.database import location
 
     root = repository_root()
     found = settings.load(root)
     return location(explicit, os.environ, found, root), found
 
 
-def stored_history(where: str, rows: list[dict[str, Any]], limit: int) -> MainHistory:
+def stored_history(where: str, rows: list[Row], limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
     (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
     their families) the newest `limit` runs holding it. From the database, a frame of the
     numbers alone (no row's JSON parsed but accuracy scores')."""
     if Path(where).is_dir():
         docs = per_config(history_folder(Path(where)), families_of(rows), limit)
-        return MainHistory.of_documents(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
-    from infx.history.database import require_existing, shown
-    from infx.history.frames import read
-    from infx.history.reader import reading
+        return MainHistory.of_documents(
+            docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}")
+        )
+    from infx.history.frames import read  # NumPy: after require_stats has said it is there
 
     url, _ = history_url(where)
     require_existing(url)
@@ -63,23 +63,16 @@ def stored_history(where: str, rows: list[dict[str, Any]], limit: int) -> MainHi
     families = {family_key("", r["identity"]) for r in rows}
     with reading(url) as db:
         frame = read(db, limit, keys, families)
-    return MainHistory(frame, f"{len(frame)} main run(s) from the results history ({shown(url)})")
+    said = Md(f"{len(frame)} main run(s) from the results history ({text(shown(url))})")
+    return MainHistory(frame, said)
 
 
-def stored_documents(where: str, limit: int) -> list[dict[str, Any]]:
+def stored_documents(where: str, limit: int) -> list[Table]:
     """Main's newest `limit` runs as results documents, from a folder of tables or the
-    results history database."""
+    results history database (which must exist: it is read, never made)."""
     if Path(where).is_dir():
         return history_folder(Path(where))
-    with _opened(where) as history:
-        return history.main_runs(limit=limit)
-
-
-def _opened(where: str) -> History:
-    """The history database `where` names, which must exist (it is read, never made)."""
-    from infx.history import open_history
-    from infx.history.database import require_existing
-
     url, _ = history_url(where)
     require_existing(url)
-    return open_history(url)
+    with open_history(url) as history:
+        return history.main_runs(limit=limit)

@@ -7,16 +7,20 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from infx.errors import ResultsError
+from infx import git, settings
+from infx.errors import GitError, ResultsError
 from infx.history import documents
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
 from infx.history.documents import chunks
 from infx.results.table.keys import config_key, config_label
 from infx.results.table.metrics import NUMBERS
+from infx.results.table.rows import Identity, Table
 
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
@@ -89,7 +93,7 @@ class History:
 
     # --- writes -------------------------------------------------------------------------
 
-    def ingest(self, doc: dict[str, Any]) -> IngestReport:
+    def ingest(self, doc: object) -> IngestReport:
         """Store a main run's results table (a document with `run`). Idempotent; per point,
         the newest attempt's values win; all or nothing."""
         return self.store(records.check(doc))
@@ -250,13 +254,13 @@ class History:
             )
         }
         return tuple(
-            f"{config_label({**identities[c], 'conc': conc})} {kind} conc {conc}"
+            f"{config_label(identities[c])} {kind} conc {conc}"
             + (f" ({variant})" if variant else "")
             for c, kind, conc, variant in sorted(gone, key=lambda k: (k[0], k[1], k[2], k[3]))
         )
 
     @staticmethod
-    def _config_ids(conn: Connection, wanted: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+    def _config_ids(conn: Connection, wanted: Mapping[str, Identity]) -> dict[str, int]:
         """Each config's id, new configs added (two ingests adding one config both succeed)."""
         from infx.history.tables import configs
 
@@ -281,8 +285,8 @@ class History:
             return conn.execute(select(runs.c.attempt).where(runs.c.id == run_id)).scalar()
 
     def main_runs(
-        self, *, limit: int = 30, configs: Iterable[Mapping[str, Any]] | None = None
-    ) -> list[dict[str, Any]]:
+        self, *, limit: int = 30, configs: Iterable[Identity] | None = None
+    ) -> list[Table]:
         """Results documents of main's runs, oldest first: the newest `limit` runs, or with
         `configs` (identities; a `conc` in them is ignored) each config's own window, the
         newest `limit` runs holding that config (per kind: throughput, accuracy), and of
@@ -303,7 +307,7 @@ class History:
         self,
         *,
         limit: int,
-        configs: Iterable[Mapping[str, Any]],
+        configs: Iterable[Identity],
         families: Iterable[str] = (),
     ) -> Frame:
         """`main_runs(limit=..., configs=...)` as a frame (`infx.history.frames`), with
@@ -311,7 +315,7 @@ class History:
         from infx.history.frames import read
         from infx.history.reader import Reader
 
-        keys = {config_key(dict(c)) for c in configs}
+        keys = {config_key(c) for c in configs}
         with database_errors(self.url, "cannot read the history"):
             conn = self._engine.raw_connection()
             try:
@@ -324,7 +328,7 @@ class History:
                 conn.rollback()
                 conn.close()
 
-    def config_identities(self) -> list[dict[str, Any]]:
+    def config_identities(self) -> list[Identity]:
         """The identity (without `conc`) of every config the history holds a point of: what
         a caller needs to ask for configs it does not name itself, such as the siblings of
         a family."""
@@ -333,7 +337,9 @@ class History:
         from infx.history.tables import configs
 
         with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
-            return [dict(row.identity) for row in conn.execute(select(configs.c.identity))]
+            found = conn.execute(select(configs.c.identity))
+            # Each an identity a checked table stored (`rows.check`).
+            return [cast(Identity, dict(row.identity)) for row in found]
 
 
 def _hold(conn: Connection, run_id: int, named: set[tuple[int, str, str, str]]) -> None:
@@ -384,8 +390,6 @@ def open_history(url: str | None = None) -> History:
     """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
     (.infx/history.sqlite in the current repository) say; migrated to the newest schema.
     Relative paths are read from the repository's root."""
-    from infx import git, settings
-    from infx.errors import GitError
 
     try:
         root = git.root()

@@ -8,13 +8,12 @@ results.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from infx.digest import hexdigest
 from infx.errors import ConfigError
 from infx.formats import PR2707, Format
 from infx.matrix.nodes import RecipeReader, node_count
@@ -79,8 +78,7 @@ def total_cpu_dram_gb(hardware: Hardware, utilization: float, gpus: int) -> int:
 def fingerprint(row: RawRow) -> str:
     """sha256 of the raw row's canonical JSON without the point fields."""
     recipe = {k: v for k, v in row.items() if k not in POINT_FIELDS}
-    text = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return hexdigest(recipe, ascii=True)  # as InferenceX's own recipe-fingerprint
 
 
 def is_agentic(row: Mapping[str, Any]) -> bool:

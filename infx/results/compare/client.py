@@ -20,7 +20,7 @@ def client_of(repo: str | None) -> Callable[[], GitHub]:
 
     @cache
     def client() -> GitHub:
-        from infx.github.client import GitHub
+        from infx.github.client import GitHub  # PyGithub: start-up time
 
         return GitHub(repo_slug(repo))
 

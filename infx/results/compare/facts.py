@@ -6,7 +6,7 @@ decided. Decides nothing itself: the rules are in `gate`, `comparison`, `steps` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Protocol
 
 from infx.errors import GitHubError
 from infx.github.values import Comment, LabelEvent, Pull
@@ -20,6 +20,7 @@ from infx.results.compare.rules import (
     api_history,
 )
 from infx.results.render.comment import sticky
+from infx.results.table.rows import Row
 from infx.results.verdict.gate import (
     Acknowledgement,
     acknowledgement,
@@ -32,9 +33,6 @@ from infx.results.verdict.gate import (
 )
 from infx.results.verdict.report import Report
 from infx.results.verdict.steps import ChangeIssue, Commits, Range, Step, unopened
-
-if TYPE_CHECKING:  # the client (PyGithub) loads only when a command talks to GitHub
-    pass
 
 
 class Reader(SearchClient, Protocol):
@@ -56,7 +54,7 @@ class Reader(SearchClient, Protocol):
     def create_issue(self, title: str, body: str, labels: list[str]) -> int: ...
 
 
-def main_history(client: Reader, rows: list[dict[str, Any]], source: HistorySource) -> MainHistory:
+def main_history(client: Reader, rows: list[Row], source: HistorySource) -> MainHistory:
     """Main's runs holding these rows' configs, through the API within the request budget."""
     runs = source.api_runs
     branch = source.branch or "main"

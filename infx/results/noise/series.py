@@ -8,19 +8,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from infx.results.table.frame import Frame, Series, of_documents
 from infx.results.table.keys import family_key, match, match_notes
 from infx.results.table.metrics import CHECKS, NUMBERS
+from infx.results.table.rows import ByConc, Identity, Row, RunInfo, Table
 
 METRICS = (*(c.key for c in CHECKS), "intvty")
 GATING = len(CHECKS)  # the first GATING metrics are judged; interactivity is shown only
 # +1: higher is better (throughput, interactivity); -1: lower is (latencies)
 SIGNS = np.array([1.0 if c.higher_is_better else -1.0 for c in CHECKS] + [1.0])
-CURVE_METRICS = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 _NAN = math.nan
 
 
@@ -47,15 +46,15 @@ class _Block:
     point: np.ndarray  # index in the frame
 
 
-class _RunPoints(Mapping[str, dict[int, dict[str, Any]]]):
+class _RunPoints(Mapping[str, ByConc]):
     """One run's points as (kind|config) -> conc -> row, each config's rows made when it
     is first asked for (a comparison asks for main's newest run of each config only)."""
 
     def __init__(self, history: History, run: int, keys: list[str]) -> None:
         self._history, self._run, self._keys = history, run, keys
-        self._made: dict[str, dict[int, dict[str, Any]]] = {}
+        self._made: dict[str, ByConc] = {}
 
-    def __getitem__(self, key: str) -> dict[int, dict[str, Any]]:
+    def __getitem__(self, key: str) -> ByConc:
         found = self._made.get(key)
         if found is None:
             if key not in self._history.blocks:
@@ -87,8 +86,8 @@ class History:
     config, the runs holding it and its points as arrays (`window`). Configs are matched
     per series (a config's points in one run), not per row."""
 
-    runs: list[dict[str, Any]]
-    points: list[Mapping[str, dict[int, dict[str, Any]]]]
+    runs: list[RunInfo]
+    points: list[Mapping[str, ByConc]]
     families: list[dict[str, list[str]]]
     held: dict[str, list[int]] = field(default_factory=dict)  # key -> runs holding it
     frame: Frame = field(default_factory=Frame)
@@ -97,7 +96,7 @@ class History:
     @classmethod
     def of(
         cls,
-        history: Frame | Sequence[dict[str, Any]],
+        history: Frame | Sequence[Table],
         notes: list[str] | None = None,
         names: dict[str, str] | None = None,
     ) -> History:
@@ -186,7 +185,7 @@ def _blocks(frame: Frame, keys: Sequence[str | None]) -> dict[str, _Block]:
     }
 
 
-def metric_values(row: dict[str, Any]) -> list[Any]:
+def metric_values(row: Row) -> list[float]:
     """A row's METRICS (interactivity: median, else mean), NaN where absent; `arrays` makes
     those not > 0 NaN too (the schema has checked they are numbers)."""
     get = row.get("metrics", {}).get
@@ -211,7 +210,7 @@ def as_metrics(numbers: np.ndarray) -> np.ndarray:
     return np.concatenate([numbers[..., :GATING], intvty[..., None]], axis=-1)
 
 
-def _logs(found: list[list[Any]] | np.ndarray) -> np.ndarray:
+def _logs(found: list[list[float]] | np.ndarray) -> np.ndarray:
     """Logs of the values > 0; NaN for the rest (and for null)."""
     values = np.array(found, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -219,15 +218,10 @@ def _logs(found: list[list[Any]] | np.ndarray) -> np.ndarray:
     return out
 
 
-def measured(row: dict[str, Any], key: str) -> float | None:
+def measured(row: Row, key: str) -> float | None:
     """The PR's value as judged: 0 too (a throughput of 0 is a regression, not n/a)."""
     value = row.get("metrics", {}).get(key)
     return value if isinstance(value, int | float) and value >= 0 else None
-
-
-def positive(row: dict[str, Any], key: str) -> float | None:
-    value = row.get("metrics", {}).get(key)
-    return value if isinstance(value, int | float) and value > 0 else None
 
 
 @dataclass
@@ -235,8 +229,8 @@ class Pending:
     """A throughput config with history, judged with all others at once."""
 
     key: str
-    identity: dict[str, Any]
-    mine: dict[int, list[dict[str, Any]]]  # conc -> this PR's rows (one per run of it)
+    identity: Identity  # without conc
+    mine: dict[int, list[Row]]  # conc -> this PR's rows (one per run of it)
     runs: list[int]  # main's runs in its window, oldest first
     expected: set[int]  # concurrencies main's newest run of it measured
     concs: list[int] = field(default_factory=list)  # its concurrency axis in the arrays

@@ -4,7 +4,8 @@ display scale and direction) and a point's interactivity, the x axis of its Pare
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from infx.results.table.rows import Metrics
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity", "tok/s/user", Tr
 NUMBERS = (*(c.key for c in CHECKS), *INTERACTIVITY)
 
 
-def interactivity(metrics: dict[str, Any]) -> float | None:
+def interactivity(metrics: Metrics) -> float | None:
     for key in INTERACTIVITY:
         if metrics.get(key) is not None:
             found: float = metrics[key]  # a number: the schema checked the row
