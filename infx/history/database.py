@@ -78,7 +78,8 @@ def shown(url: str) -> str:
     userinfo, at, host = netloc.rpartition("@")
     if not found or not at or ":" not in userinfo:
         return url
-    return f"{scheme}://{userinfo.split(':', 1)[0]}:***@{host}{slash}{path}"
+    user, hidden = userinfo.split(":", 1)[0], "***"
+    return f"{scheme}://{user}:{hidden}@{host}{slash}{path}"
 
 
 def _compact(value: Any) -> str:
