@@ -133,9 +133,7 @@ def _documents(
                 reused_from=r.reused_from,
             )
     rows = records.rows([(identities[p[1]][1], p[3], p[5]) for p in stored])
-    keyed: dict[int, list[tuple[tuple[str, str, int, str], Row]]] = {
-        run_id: [] for run_id in facts
-    }
+    keyed: dict[int, list[tuple[tuple[str, str, int, str], Row]]] = {run_id: [] for run_id in facts}
     for (run_id, config_id, kind, conc, variant, _), row in zip(stored, rows, strict=True):
         keyed[run_id].append(((kind, identities[config_id][0], conc, variant), row))
     order = sorted(facts.values(), key=lambda f: (f.created_at, f.id))

@@ -13,7 +13,7 @@ import itertools
 import json
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,11 +22,12 @@ from infx.history.reader import Reader
 from infx.results.table.frame import Frame, Series
 from infx.results.table.keys import family_key
 from infx.results.table.metrics import NUMBERS
+from infx.results.table.rows import Identity, Row
 
 _CHUNK = 500  # values per IN (...)
 _PARAMETERS = 2000  # bound values per points query
 Found = dict[int, tuple[int, str, str, str]]  # series id -> config id, kind, variant, image
-Identities = dict[int, tuple[str, dict[str, Any]]]  # config id -> key, identity
+Identities = dict[int, tuple[str, Identity]]  # config id -> key, identity
 Windows = dict[tuple[str, tuple[int, ...]], list[int]]  # (kind, runs) -> config ids
 _SERIES = ("config_id", "kind", "variant", "image")
 _JOINED = " AND ".join(f"s.{c} = p.{c}" for c in _SERIES)
@@ -50,7 +51,8 @@ def read(db: Reader, limit: int, keys: Collection[str], families: Collection[str
     for config_id, key, identity in db.rows("SELECT id, key, identity FROM configs"):
         if key not in keys and not families:
             continue
-        found = identity if isinstance(identity, dict) else json.loads(identity)
+        # Each an identity a checked table stored (`rows.check`).
+        found = cast(Identity, identity if isinstance(identity, dict) else json.loads(identity))
         if key in keys or family_key("", found) in families:
             identities[config_id] = (key, found)
     if not identities or limit <= 0:
@@ -199,7 +201,7 @@ def _frame(
     order = np.lexsort((of, conc, rank[of], run))
     values = table[order, 3:]
     values[np.isinf(values)] = np.nan
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, Row] = {}
     if accuracy:  # few points: their rows are rebuilt from their JSON
         scored = np.array([found[s][1] == "accuracy" for s in held], dtype=bool)
         picked = np.flatnonzero(scored[of[order]]).tolist()
@@ -212,7 +214,7 @@ def _frame(
     return Frame(
         runs=tuple(facts[r].document() for r in ids),
         series=tuple(
-            Series(kind, dict(identities[config_id][1]), variant, image)
+            Series(kind, identities[config_id][1], variant, image)
             for config_id, kind, variant, image in (found[s] for s in held)
         ),
         run=run[order],

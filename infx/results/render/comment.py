@@ -323,9 +323,7 @@ def _tail(report: Report, context: Context) -> str:
     return "".join(tail)
 
 
-def _fitted(
-    head: str, section_of: Callable[[int], str], count: int, tail: str, limit: int
-) -> str:
+def _fitted(head: str, section_of: Callable[[int], str], count: int, tail: str, limit: int) -> str:
     """Head, the first of the `count` config sections that fit in `limit` (the others
     counted), tail."""
     body = head

@@ -18,18 +18,19 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from infx.results.table.keys import Measured, config_key
 from infx.results.table.metrics import NUMBERS
+from infx.results.table.rows import Identity, Recipe, Row, RunInfo, Table, config_identity, run_of
 
 
 @dataclass(frozen=True)
 class Series:
     kind: str
-    identity: dict[str, Any]  # without conc
+    identity: Identity  # without conc
     variant: str  # the master config that measured it; "" or "image:..." when unknown
     image: str
 
@@ -52,25 +53,26 @@ class Frame:
     Points are in the order their tables list them (per run: kind, config, concurrency,
     variant): where two points of a run are matched as one, the first is kept."""
 
-    runs: tuple[dict[str, Any], ...] = ()  # each run's `run` object
+    runs: tuple[RunInfo, ...] = ()  # each run's `run` object
     series: tuple[Series, ...] = ()
     run: np.ndarray = field(default_factory=lambda: _empty(np.int64))  # index into runs
     of: np.ndarray = field(default_factory=lambda: _empty(np.int64))  # index into series
     conc: np.ndarray = field(default_factory=lambda: _empty(np.int64))
     values: np.ndarray = field(default_factory=lambda: _empty(float, len(NUMBERS)))
-    rows: Mapping[int, dict[str, Any]] = field(default_factory=dict)  # point -> its row
+    rows: Mapping[int, Row] = field(default_factory=dict)  # point -> its row
 
     def __len__(self) -> int:
         return len(self.runs)
 
-    def row(self, point: int) -> dict[str, Any]:
+    def row(self, point: int) -> Row:
         """The point as a results row: its own, else rebuilt from its numbers (kind,
-        identity, recipe image and master config, metrics)."""
+        identity, recipe image and master config, metrics: what a verdict reads of main's
+        rows; their client and GPUs are not read back)."""
         found = self.rows.get(point)
         if found is not None:
             return found
         series = self.series[int(self.of[point])]
-        recipe: dict[str, Any] = {"image": series.image}
+        recipe = cast(Recipe, {"image": series.image})  # its exp-name is not read back
         if series.variant and not series.variant.startswith("image:"):
             recipe["config-key"] = series.variant
         metrics = {
@@ -78,12 +80,10 @@ class Frame:
             for name, value in zip(NUMBERS, self.values[point].tolist(), strict=True)
             if not math.isnan(value)
         }
-        return {
-            "kind": series.kind,
-            "identity": {**series.identity, "conc": int(self.conc[point])},
-            "recipe": recipe,
-            "metrics": metrics,
-        }
+        identity = series.identity.copy()
+        identity["conc"] = int(self.conc[point])
+        rebuilt = {"kind": series.kind, "identity": identity, "recipe": recipe, "metrics": metrics}
+        return cast(Row, rebuilt)
 
     @cached_property
     def held(self) -> list[list[int]]:
@@ -125,10 +125,10 @@ class Frame:
         )
 
 
-def numbers(row: Mapping[str, Any]) -> list[float]:
+def numbers(row: Row) -> list[float]:
     """A row's NUMBERS, NaN where absent (the schema has checked they are numbers)."""
     metrics = row.get("metrics")
-    if not isinstance(metrics, Mapping):
+    if metrics is None:
         return [math.nan] * len(NUMBERS)
     out = []
     for name in NUMBERS:
@@ -140,7 +140,7 @@ def numbers(row: Mapping[str, Any]) -> list[float]:
     return out
 
 
-def of_documents(docs: Sequence[Mapping[str, Any]]) -> Frame:
+def of_documents(docs: Sequence[Table]) -> Frame:
     """Results documents (main's runs, oldest first) as a frame that keeps their rows."""
     series: list[Series] = []
     index: dict[tuple[str, str, str, str], int] = {}
@@ -148,25 +148,24 @@ def of_documents(docs: Sequence[Mapping[str, Any]]) -> Frame:
     of: list[int] = []
     conc: list[int] = []
     values: list[list[float]] = []
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, Row] = {}
     for i, doc in enumerate(docs):
         for row in doc.get("rows", []):
-            recipe = row.get("recipe") or {}
+            recipe = row["recipe"]
             variant = str(recipe.get("config-key") or "")
             image = str(recipe.get("image", ""))
             found = (row["kind"], config_key(row["identity"]), variant, image)
             s = index.get(found)
             if s is None:
                 s = index[found] = len(series)
-                identity = {k: v for k, v in row["identity"].items() if k != "conc"}
-                series.append(Series(row["kind"], identity, variant, image))
+                series.append(Series(row["kind"], config_identity(row["identity"]), variant, image))
             rows[len(run)] = row
             run.append(i)
             of.append(s)
             conc.append(row["identity"]["conc"])
             values.append(numbers(row))
     return Frame(
-        runs=tuple(dict(doc.get("run") or {}) for doc in docs),
+        runs=tuple(run_of(doc) for doc in docs),
         series=tuple(series),
         run=np.array(run, dtype=np.int64),
         of=np.array(of, dtype=np.int64),
@@ -176,9 +175,9 @@ def of_documents(docs: Sequence[Mapping[str, Any]]) -> Frame:
     )
 
 
-def documents_of(frame: Frame) -> Iterable[list[dict[str, Any]]]:
+def documents_of(frame: Frame) -> Iterable[list[Row]]:
     """Each run's rows, rebuilt (for callers that still read rows)."""
-    out: list[list[dict[str, Any]]] = [[] for _ in frame.runs]
+    out: list[list[Row]] = [[] for _ in frame.runs]
     for point, i in enumerate(frame.run.tolist()):
         out[i].append(frame.row(point))
     return out
