@@ -167,7 +167,7 @@ def compare(repo: str | None, **options: object) -> None:
     from infx.history.compare import compare as judge
     from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     asked = CompareRequest.of(options)
     github = client_of(repo)
@@ -200,7 +200,7 @@ def changes(repo: str | None, **options: object) -> None:
     from infx.history.changes import changes as find
     from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     github = client_of(repo)
     done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
@@ -220,7 +220,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
     measured again. Only the main branch's runs are accepted.
     """
     from infx.history.ingest import ingest as store
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     said = store(table, history_url, run_id, client_of(repo))
     click.echo(said.line, err=said.err)
@@ -241,7 +241,7 @@ def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str
     unreadable or contradictory tables are skipped and named.
     """
     from infx.history.ingest import fill
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     said = fill(
         history_url, client_of(repo), runs=runs, workflow=workflow, branch=branch, budget=budget

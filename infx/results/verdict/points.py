@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -59,70 +60,114 @@ class Judged:
     pr: np.ndarray  # (C, J, M) mean log of this PR's runs
     threshold: float
 
+    @cached_property
+    def lists(self) -> _Lists:
+        """The per-point arrays as Python lists, read once: 2,000 points' checks read
+        them 30,000 times, and a NumPy scalar costs ten times a list item."""
+        fit, dec, pw = self.fit, self.decision, self.power
+        reg, imp = dec.regressed, dec.improved
+        return _Lists(
+            *(
+                a.tolist()
+                for a in (
+                    fit.center, fit.k, fit.moved, fit.k_moved, fit.sigma, fit.assumed,
+                    dec.base.valid, reg.points, reg.points_moved, imp.points,
+                    imp.points_moved, reg.tests.points, imp.tests.points, pw.band,
+                    pw.detectable, self.pr,
+                )
+            )
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Lists:
+    """`Judged`'s per-point arrays as nested lists ([config][point][metric])."""
+
+    center: Any
+    k: Any
+    moved: Any
+    k_moved: Any
+    sigma: Any
+    assumed: Any  # [config][metric]
+    valid: Any
+    regressed: Any
+    regressed_moved: Any
+    improved: Any
+    improved_moved: Any
+    p_worse: Any
+    p_better: Any
+    band: Any
+    detectable: Any
+    pr: Any
+
 
 def _num(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def _after(rows: list[Row], key: str, mean_log: float) -> float | None:
     """This PR's value: the one run's (0 included), else the runs' geometric mean."""
     if len(rows) == 1:
         return measured(rows[0], key)
-    return math.exp(mean_log) if np.isfinite(mean_log) else None
+    return math.exp(mean_log) if math.isfinite(mean_log) else None
 
 
 def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> Check:
     metric = CHECKS[m]
-    fit, dec, pw = j.fit, j.decision, j.power
-    center = fit.center[c, i, m]
-    before = math.exp(center) if np.isfinite(center) else None
-    after = _after(rows, metric.key, j.pr[c, i, m])
+    at = j.lists
+    center = at.center[c][i][m]
+    before = math.exp(center) if math.isfinite(center) else None
+    after = _after(rows, metric.key, at.pr[c][i][m])
     if before is not None and after == 0 and metric.higher_is_better:
         # Nothing came through (the schema allows 0): no band holds a -100 % change.
-        return Check(metric, before, after, -100.0, None, None, int(fit.k[c, i, m]), False,
+        return Check(metric, before, after, -100.0, None, None, int(at.k[c][i][m]), False,
                      REGRESSED)  # fmt: skip
-    if before is None or after is None or after <= 0 or not dec.base.valid[c, i, m]:
+    if before is None or after is None or after <= 0 or not at.valid[c][i][m]:
         return Check(metric, before, after, None, None, None, 0, False, UNKNOWN)
     change = (after / before - 1.0) * 100.0
-    reg, imp = dec.regressed, dec.improved
-    if reg.points[c, i, m]:
-        verdict = UNCONFIRMED if moved or reg.points_moved[c, i, m] else REGRESSED
-    elif imp.points[c, i, m] and not imp.points_moved[c, i, m]:
+    if at.regressed[c][i][m]:
+        verdict = UNCONFIRMED if moved or at.regressed_moved[c][i][m] else REGRESSED
+    elif at.improved[c][i][m] and not at.improved_moved[c][i][m]:
         verdict = IMPROVED
     else:
         verdict = NOISE
-    worse = float(reg.tests.points[c, i, m])
-    better = float(imp.tests.points[c, i, m])
+    worse = float(at.p_worse[c][i][m])
+    better = float(at.p_better[c][i][m])
     higher = metric.higher_is_better
     p = worse if (change < 0) == higher else better
-    provisional = fit.k_moved[c, i, m] > 0
+    provisional = at.k_moved[c][i][m] > 0
     return Check(
         metric,
         before,
         after,
         change,
-        _num(pw.band[c, i, m]),
-        float(math.expm1(fit.sigma[c, i, m]) * 100),
-        int(fit.k[c, i, m]),
-        bool(fit.assumed[c, m]),
+        _finite(float(at.band[c][i][m])),
+        float(math.expm1(at.sigma[c][i][m]) * 100),
+        int(at.k[c][i][m]),
+        bool(at.assumed[c][m]),
         verdict,
-        p_value=_num(p),
-        detectable_pct=_num(pw.detectable[c, i, m]),
-        moved_pct=float(math.expm1(fit.moved[c, i, m]) * 100) if provisional else None,
-        moved_runs=int(fit.k_moved[c, i, m]),
+        p_value=_finite(p),
+        detectable_pct=_finite(float(at.detectable[c][i][m])),
+        moved_pct=float(math.expm1(at.moved[c][i][m]) * 100) if provisional else None,
+        moved_runs=int(at.k_moved[c][i][m]),
         runs=len(rows),
     )
 
 
 def _shown(j: Judged, c: int, i: int, rows: list[Row]) -> Check:
     """Interactivity: TPOT p50 again, shown, never counted."""
-    center = j.fit.center[c, i, len(CHECKS)]
-    before = math.exp(center) if np.isfinite(center) else None
-    mean = j.pr[c, i, len(CHECKS)]
-    after = math.exp(mean) if np.isfinite(mean) else None
+    at, m = j.lists, len(CHECKS)
+    center = at.center[c][i][m]
+    before = math.exp(center) if math.isfinite(center) else None
+    mean = at.pr[c][i][m]
+    after = math.exp(mean) if math.isfinite(mean) else None
     change = (after / before - 1) * 100 if before and after else None
-    k = int(j.fit.k[c, i, len(CHECKS)])
-    assumed = bool(j.fit.assumed[c, len(CHECKS)])
+    k = int(at.k[c][i][m])
+    assumed = bool(at.assumed[c][m])
     return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, assumed, UNKNOWN)
 
 
@@ -220,7 +265,7 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
             points.append(Point(conc, MISSING, MISSING, main=main))
             continue
         i = slot[conc]
-        if not np.isfinite(j.fit.center[c, i, :GATING]).any():
+        if not any(math.isfinite(x) for x in j.lists.center[c][i][:GATING]):
             points.append(Point(conc, NEW, NEW, pr=_shown_row(rows, j, c, i), main=main))
             continue
         checks = tuple(_check(j, c, i, m, rows, moved) for m in range(GATING))
@@ -286,12 +331,12 @@ def _shown_row(rows: list[Row], j: Judged, c: int, i: int) -> Row:
 
 def _power(j: Judged, c: int, job: Pending) -> tuple[MetricPower, ...]:
     out = []
-    pw, valid = j.power, j.decision.base.valid
+    pw, at = j.power, j.lists
     for m, metric in enumerate(CHECKS):
         pts = tuple(
-            (conc, float(pw.detectable[c, i, m]))
+            (conc, float(at.detectable[c][i][m]))
             for i, conc in enumerate(job.concs)
-            if valid[c, i, m]
+            if at.valid[c][i][m]
         )
         if pts:
             out.append(MetricPower(metric, _num(pw.mean_detectable[c, m]), pts))

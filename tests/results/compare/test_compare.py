@@ -508,3 +508,27 @@ def test_the_comment_links_the_prs_overlay_when_the_site_is_set(api, tmp_path: P
     assert "results site" not in out.read_text()  # no PR, nothing to overlay
     repo.infx(*args, "--baseline", str(base), "--pr", "7")
     assert "results site" not in out.read_text()  # nothing recorded the verdict: no overlay
+
+
+def test_the_verdict_json_is_compact_and_the_summary_written_only_where_asked(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A 2,000-row verdict was 10 MB of indented JSON, and the job summary was rendered
+    even where no GITHUB_STEP_SUMMARY takes it. Stdout and --verdict-out now hold the one
+    compact document the schema describes; the summary is written only where asked."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    base = save(tmp_path / "main.json", curve())
+    mine = save(tmp_path / "pr.json", curve(0.99), run_id=2)
+    verdict, summary = tmp_path / "out" / "verdict.json", tmp_path / "summary.md"
+    args = ["results", "compare", str(mine), "--baseline", str(base), "--format", "json"]
+    outcome = CliRunner().invoke(cli, [*args, "--verdict-out", str(verdict)])
+    assert outcome.exit_code == 0, outcome.output
+    printed = outcome.stdout.strip()
+    document = json.loads(printed)
+    assert printed == json.dumps(document, separators=(",", ":")) == verdict.read_text()
+    assert schema_errors("results-verdict", document) == []
+    assert document["verdict"] == NOISE and document["configs"][0]["points"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["main.json", "out", "pr.json"]
+    written = CliRunner().invoke(cli, args, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert written.exit_code == 0 and json.loads(written.stdout) == document
+    assert "Benchmark results against main" in summary.read_text()
