@@ -2,9 +2,10 @@
 concurrencies, every run a full sweep, ±2 % noise), on an SQLite file and on PostgreSQL.
 
 Measured: the time to ingest one run (in process: validation, one transaction; and a whole
-`infx results ingest` process), the same run ingested again (nothing changes), and
-`main_runs(limit=30, configs=...)` for every config of a 2,000-row pull request, for one
-config, and with no filter; the SQLite file's size. PostgreSQL runs on a throw-away local
+`infx results ingest` process), the same run ingested again (nothing changes),
+`main_runs(limit=30, configs=...)` (rows, their JSON parsed) for every config of a
+2,000-row pull request, for one config, and with no filter, `main_frame` (the numbers
+`results compare` reads) for every config; the SQLite file's size. PostgreSQL runs on a throw-away local
 server (tests/history/postgres.py), so it is skipped where none can start.
 Run: python benchmarks/bench_history.py [--runs 200] [--configs 250] [--only sqlite|postgresql]
 """
@@ -95,6 +96,12 @@ def bench(name: str, url: str, runs: int, configs: int, folder: Path) -> None:
         print(
             f"  main_runs(limit=30, configs=<{configs} configs of a 2,000-row PR>): "
             f"median {spent:.2f} s ({30 * configs * 8:,} rows)"
+        )
+        spent, frame = timed(lambda: history.main_frame(limit=30, configs=wanted))
+        assert len(frame) == 30 and len(frame.run) == 30 * configs * 8
+        print(
+            f"  main_frame(limit=30, configs=<{configs} configs>), the numbers `results "
+            f"compare` reads: median {spent:.2f} s ({30 * configs * 8:,} points)"
         )
         spent, docs = timed(lambda: history.main_runs(limit=30, configs=wanted[:1]))
         assert len(docs) == 30 and sum(len(d["rows"]) for d in docs) == 30 * 8

@@ -210,6 +210,8 @@ SLOW_TESTS = frozenset(
         "test_rebasing_a_pr_whose_commits_append_entries_that_read_alike_keeps_both",
         # history
         "test_a_table_without_its_creation_time_keeps_its_place",
+        "test_a_comparison_never_writes_the_history",  # a process, on 14 ingests
+        "test_what_a_comparison_reads_is_what_the_rows_say",
         "test_overlapping_ingests_store_every_run_once",
         # matrix, on InferenceX's real data
         "test_configs_read_as_inferencex_reads_them",

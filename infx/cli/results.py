@@ -34,7 +34,7 @@ _MAIN = "Default: main-branch in infx.toml, else main."
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
-    "row": "The matrix row as JSON; default: the environment `infx sweep row-env` exported.",
+    "row": "The matrix row: JSON text, or a file holding it; default: the environment `infx sweep row-env` exported.",
     "results-dir": "Where the recipe left the client output (RESULTS_DIR).",
     "client-output": "Client output file(s) to read instead of the default place (one per concurrency).",
     "process out": "Result file to write; default: RESULTS_DIR/infx-result.json.",
@@ -101,10 +101,10 @@ def results() -> None:
 def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
             runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
-    from infx.results.ingest.files import process_job, write_json
+    from infx.results.ingest.files import process_job, row_text, write_json
     from infx.results.ingest.process import RESULT_FILE, job_row, written
 
-    row = job_row(row_json, os.environ)
+    row = job_row(row_text(row_json), os.environ)
     doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
     target = out or results_dir / RESULT_FILE
     write_json(target, doc)
@@ -170,7 +170,7 @@ def compare(repo: str | None, **options: object) -> None:
     from infx.history.compare import compare as judge
     from infx.history.publish import compared
     from infx.history.sources import repository_settings
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     asked = CompareRequest.of(options)
     github = client_of(repo)
@@ -203,7 +203,7 @@ def changes(repo: str | None, **options: object) -> None:
     from infx.history.changes import changes as find
     from infx.history.publish import changed
     from infx.history.sources import repository_settings
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     github = client_of(repo)
     done = find(request(ChangesRequest, options), repository_settings(), server_url(), github)
@@ -223,7 +223,7 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
     measured again. Only the main branch's runs are accepted.
     """
     from infx.history.ingest import ingest as store
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     said = store(table, history_url, run_id, client_of(repo))
     click.echo(said.line, err=said.err)
@@ -244,7 +244,7 @@ def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str
     unreadable or contradictory tables are skipped and named.
     """
     from infx.history.ingest import fill
-    from infx.results.compare.facts import client_of
+    from infx.results.compare.client import client_of
 
     said = fill(
         history_url, client_of(repo), runs=runs, workflow=workflow, branch=branch, budget=budget

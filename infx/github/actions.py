@@ -70,6 +70,12 @@ def set_outputs(values: dict[str, str]) -> None:
             fh.write(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
 
 
+def summary_wanted() -> bool:
+    """Whether a job summary is written here (GITHUB_STEP_SUMMARY names its file): a text
+    only the summary shows need not be made otherwise."""
+    return bool(os.environ.get("GITHUB_STEP_SUMMARY"))
+
+
 def append_summary(markdown: str) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     if target:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infx.history.sources import stored_history
+from infx.history.sources import stored_documents
 from infx.results.compare import facts
 from infx.results.compare.baseline import all_configs
 from infx.results.compare.rules import DEFAULT_WORKFLOW
@@ -55,7 +55,7 @@ def changes(
     issue = settings.results.change_issues if request.issue is None else request.issue
     client = None
     if request.where is not None:
-        history = stored_history(request.where, None, request.runs).docs
+        history = stored_documents(request.where, request.runs)
     else:
         client = github()
         history = all_configs(client, workflow=request.workflow, branch=branch, runs=request.runs)

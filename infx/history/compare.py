@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infx.history.sources import history_url, stored_history
 from infx.markdown import Md, code
-from infx.results.compare import facts
 from infx.results.compare.rules import (
     CompareOutcome,
     CompareRequest,
@@ -29,6 +29,9 @@ from infx.results.verdict.repeats import pairs, same_head
 from infx.results.verdict.report import Report, acknowledged
 from infx.settings import Settings
 
+if TYPE_CHECKING:  # the GitHub edge loads when the API is read
+    from infx.results.compare.facts import Reader
+
 
 def this_run(env: Mapping[str, str]) -> int | None:
     """The workflow run this command runs in, if any (the comment names it)."""
@@ -40,7 +43,7 @@ def compare(
     request: CompareRequest,
     settings: Settings,
     env: Mapping[str, str],
-    github: Callable[[], facts.Reader],
+    github: Callable[[], Reader],
 ) -> CompareOutcome:
     """Judge the request's table against main's history. `github` gives the API client,
     asked for only when the history or an acknowledgement must come through the API."""
@@ -58,7 +61,7 @@ def compare(
     history = _history(asked.source, table, [*more, *beside], github)
     report = judge(
         rows,
-        history.docs,
+        history.frame,
         asked.threshold,
         trimmed=asked.trimmed,
         repeats=[t["rows"] for t in more],
@@ -69,7 +72,9 @@ def compare(
     pr = asked.acknowledging(report)
     if pr is not None:
         how = asked.reporting
-        found = facts.read_acknowledgement(
+        from infx.results.compare.facts import read_acknowledgement  # the GitHub edge
+
+        found = read_acknowledgement(
             github(), pr, how.ack_label or "", how.bot_login, report, how.check_sha
         )
         report = acknowledged(report, found.ack)
@@ -113,7 +118,7 @@ def _history(
     source: HistorySource,
     table: Table,
     more: list[Table],
-    github: Callable[[], facts.Reader],
+    github: Callable[[], Reader],
 ) -> MainHistory:
     rows = table["rows"] + [r for t in more for r in t["rows"]]
     if source.where is not None:
@@ -121,5 +126,7 @@ def _history(
         return without_own_run(found, table, *more)
     if source.baseline is not None:
         said = Md(f"one table, {code(source.baseline.name)}")
-        return MainHistory([load_results(source.baseline)], said)
-    return facts.main_history(github(), rows, source)
+        return MainHistory.of_documents([load_results(source.baseline)], said)
+    from infx.results.compare.facts import main_history  # the GitHub edge, when it is read
+
+    return main_history(github(), rows, source)

@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 
 ENV = "INFX_HISTORY_URL"
 DEFAULT_FILE = ".infx/history.sqlite"
-HEAD = "0004"  # the newest migration in migrations/versions (a test holds them equal)
+HEAD = "0005"  # the newest migration in migrations/versions (a test holds them equal)
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Key of the PostgreSQL advisory lock that serializes migrations of one database.
 _LOCK = 0x1F1_4157
 _SQLITE = ("sqlite", "sqlite+pysqlite")
-_POSTGRES = ("postgresql", "postgres", "postgresql+psycopg")
+POSTGRES = ("postgresql", "postgres", "postgresql+psycopg")
 
 
 def location(explicit: str | None, env: Mapping[str, str], settings: Settings, root: Path) -> str:
@@ -72,14 +72,14 @@ def require_existing(url: str) -> None:
 
 
 def shown(url: str) -> str:
-    """The URL as messages may print it: never with its password."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url.split("@", 1)[-1] if "@" in url else url
+    """The URL as messages may print it: never with its password (`user:***@host`)."""
+    scheme, found, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, host = netloc.rpartition("@")
+    if not found or not at or ":" not in userinfo:
+        return url
+    user, hidden = userinfo.split(":", 1)[0], "***"
+    return f"{scheme}://{user}:{hidden}@{host}{slash}{path}"
 
 
 def _compact(value: Any) -> str:
@@ -124,7 +124,7 @@ def engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
         return made
-    if parsed.drivername in _POSTGRES:
+    if parsed.drivername in POSTGRES:
         return create_engine(
             parsed.set(drivername="postgresql+psycopg"),
             connect_args={"connect_timeout": 15, "application_name": "infx"},

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from infx.github.actions import append_summary
-from infx.history.changes import ChangesOutcome
-from infx.history.verdicts import save
-from infx.results.compare.facts import Reader, open_issues, publish
-from infx.results.compare.rules import CompareOutcome, Reporting
-from infx.results.ingest.collect import Collected
+from infx.github.actions import append_summary, summary_wanted
 from infx.yamlio import atomic_write
+
+if TYPE_CHECKING:  # a local comparison loads neither the GitHub edge nor the other uses
+    from infx.history.changes import ChangesOutcome
+    from infx.results.compare.facts import Reader
+    from infx.results.compare.rules import CompareOutcome, Reporting
+    from infx.results.ingest.collect import Collected
 
 Line = tuple[str, bool]  # (text, to stderr)
 
@@ -43,10 +45,16 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
         if how.verdict_out is not None:
             how.verdict_out.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(how.verdict_out, done.verdict.encode())
-        append_summary(done.summary)
+        if summary_wanted():  # rendered only when written
+            append_summary(done.summary)
         yield done.stdout, False
-        yield from ((line, True) for line in publish(github, how, done))
+        if how.pr is not None or done.check is not None:
+            from infx.results.compare.facts import publish  # the GitHub edge, when used
+
+            yield from ((line, True) for line in publish(github, how, done))
         if done.record is not None and done.record_to is not None:
+            from infx.history.verdicts import save  # SQLAlchemy, when a verdict is kept
+
             yield save(done.record_to, done.record), True
     if done.failure:
         yield done.failure, True
@@ -57,4 +65,6 @@ def changed(github: Callable[[], Reader], done: ChangesOutcome) -> Iterator[Line
     yield from ((warning, True) for warning in done.warnings)
     append_summary(done.markdown)
     yield done.stdout, False
+    from infx.results.compare.facts import open_issues  # the GitHub edge
+
     yield from ((line, True) for line in open_issues(github, done.issues, done.label))

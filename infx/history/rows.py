@@ -16,6 +16,7 @@ from infx.errors import ResultsError
 from infx.results.ingest.process import FORMAT, result_errors
 from infx.results.table import rows as results
 from infx.results.table.keys import config_key, config_label
+from infx.results.table.metrics import NUMBERS
 
 if TYPE_CHECKING:  # storing a table reads no API
     from infx.github.values import Run
@@ -58,6 +59,7 @@ class Point:
     fingerprint: str | None
     data: str  # the row less its identity, compact JSON
     variant: str = ""  # the master config that measured it (recipe.config-key), if known
+    numbers: tuple[float | None, ...] = ()  # NUMBERS of its metrics (None: absent)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
@@ -122,6 +124,19 @@ def _facts(doc: results.Table) -> RunFacts:
     )
 
 
+def numbers(row: results.Row) -> tuple[float | None, ...]:
+    """The row's metrics in NUMBERS order, as their columns hold them (None: absent)."""
+    metrics = row.get("metrics")
+    if not isinstance(metrics, dict):
+        return (None,) * len(NUMBERS)
+    return tuple(
+        float(v)
+        if isinstance(v := metrics.get(name), int | float) and not isinstance(v, bool)
+        else None
+        for name in NUMBERS
+    )
+
+
 def point(row: results.Row) -> tuple[str, results.Identity, Point]:
     """A row as (config key, identity without conc, point)."""
     identity = results.config_identity(row["identity"])
@@ -137,6 +152,7 @@ def point(row: results.Row) -> tuple[str, results.Identity, Point]:
         recipe.get("recipe-fingerprint"),
         data,
         recipe.get("config-key", ""),
+        numbers(row),
     )
     return key, identity, found
 

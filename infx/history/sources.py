@@ -10,13 +10,14 @@ from pathlib import Path
 from infx import git, settings
 from infx.errors import GitError
 from infx.history.database import location, require_existing, shown
+from infx.history.reader import reading
 from infx.history.store import open_history
 from infx.history.windows import families_of, per_config
 from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
 from infx.results.ingest.files import history_folder
-from infx.results.table.keys import family_key
-from infx.results.table.rows import Row
+from infx.results.table.keys import config_key, family_key
+from infx.results.table.rows import Row, Table
 from infx.settings import Settings
 
 
@@ -42,27 +43,38 @@ def history_url(explicit: str | None) -> tuple[str, Settings]:
     return location(explicit, os.environ, found, root), found
 
 
-def stored_history(where: str, rows: list[Row] | None, limit: int) -> MainHistory:
+def stored_history(where: str, rows: list[Row], limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
     (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
-    their families) the newest `limit` runs holding it."""
+    their families) the newest `limit` runs holding it. From the database, a frame of the
+    numbers alone (no row's JSON parsed but accuracy scores')."""
     if Path(where).is_dir():
-        docs = history_folder(Path(where))
-        if rows is not None:
-            docs = per_config(docs, families_of(rows), limit)
-        return MainHistory(docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}"))
+        docs = per_config(
+            history_folder(Path(where), repository_settings().main_branch), families_of(rows), limit
+        )
+        return MainHistory.of_documents(
+            docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}")
+        )
+    from infx.history.frames import read  # NumPy: after require_stats has said it is there
 
     url, _ = history_url(where)
     require_existing(url)
+    # This run's configs and every config of their families, so that one main measured
+    # and this run dropped shows as coverage lost.
+    keys = {config_key(r["identity"]) for r in rows}
+    families = {family_key("", r["identity"]) for r in rows}
+    with reading(url) as db:
+        frame = read(db, limit, keys, families)
+    said = Md(f"{len(frame)} main run(s) from the results history ({text(shown(url))})")
+    return MainHistory(frame, said)
+
+
+def stored_documents(where: str, limit: int) -> list[Table]:
+    """Main's newest `limit` runs as results documents, from a folder of tables or the
+    results history database (which must exist: it is read, never made)."""
+    if Path(where).is_dir():
+        return history_folder(Path(where))
+    url, _ = history_url(where)
+    require_existing(url)
     with open_history(url) as history:
-        configs = None
-        if rows is not None:
-            # This run's configs and every config of their families, so that one main
-            # measured and this run dropped shows as coverage lost.
-            families = {family_key("", r["identity"]) for r in rows}
-            configs = [r["identity"] for r in rows] + [
-                c for c in history.config_identities() if family_key("", c) in families
-            ]
-        docs = history.main_runs(limit=limit, configs=configs)
-    said = Md(f"{len(docs)} main run(s) from the results history ({text(shown(url))})")
-    return MainHistory(docs, said)
+        return history.main_runs(limit=limit)

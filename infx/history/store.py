@@ -7,21 +7,25 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from infx import git, settings
 from infx.errors import GitError, ResultsError
+from infx.history import documents
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
+from infx.history.documents import chunks
 from infx.results.table.keys import config_key, config_label
-from infx.results.table.rows import Identity, Row, Table
+from infx.results.table.metrics import NUMBERS
+from infx.results.table.rows import Identity, Table
 
 # SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
 # (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
-_CHUNK = 500  # keys per IN (...): well under SQLite's and PostgreSQL's parameter limits
+    from infx.results.table.frame import Frame
+
 _SHOWN = 5  # removed points named in the report
 
 
@@ -59,11 +63,6 @@ class IngestReport:
                 f"holds them ({shown}{more})"
             )
         return line
-
-
-def _chunks(items: list[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 class History:
@@ -175,6 +174,7 @@ class History:
                 "image": found.image,
                 "fingerprint": found.fingerprint,
                 "data": found.data,
+                **dict(zip(NUMBERS, found.numbers, strict=True)),
             }
             key = (ids[found.config], found.kind, found.conc, found.variant)
             old = existing.pop(key, None)
@@ -220,6 +220,10 @@ class History:
             conn.execute(points.insert(), new)
         if changed:
             conn.execute(points.update().where(where), changed)
+        if new or changed or gone:
+            _hold(
+                conn, facts.id, {(ids[p.config], p.kind, p.variant, p.image) for p in table.points}
+            )
         return IngestReport(
             run_id=facts.id,
             attempt=facts.attempt,
@@ -244,7 +248,7 @@ class History:
         wanted = sorted({key[0] for key in gone})
         identities = {
             config_id: identity
-            for chunk in _chunks(wanted)
+            for chunk in chunks(wanted)
             for config_id, identity in conn.execute(
                 select(configs.c.id, configs.c.identity).where(configs.c.id.in_(chunk))
             )
@@ -296,8 +300,33 @@ class History:
                 conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
                 if keys is None:
-                    return self._newest(conn, limit)
-                return self._windows(conn, limit, keys)
+                    return documents.newest(conn, limit)
+                return documents.windows(conn, limit, keys)
+
+    def main_frame(
+        self,
+        *,
+        limit: int,
+        configs: Iterable[Identity],
+        families: Iterable[str] = (),
+    ) -> Frame:
+        """`main_runs(limit=..., configs=...)` as a frame (`infx.history.frames`), with
+        the configs of `families` (`family_key("", identity)`) too."""
+        from infx.history.frames import read
+        from infx.history.reader import Reader
+
+        keys = {config_key(c) for c in configs}
+        with database_errors(self.url, "cannot read the history"):
+            conn = self._engine.raw_connection()
+            try:
+                postgres = self._engine.dialect.name == "postgresql"
+                # One snapshot for every query (psycopg begins the transaction itself).
+                begin = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ" if postgres else "BEGIN"
+                conn.cursor().execute(begin)
+                return read(Reader(conn, postgres), limit, keys, set(families))
+            finally:
+                conn.rollback()
+                conn.close()
 
     def config_identities(self) -> list[Identity]:
         """The identity (without `conc`) of every config the history holds a point of: what
@@ -312,124 +341,29 @@ class History:
             # Each an identity a checked table stored (`rows.check`).
             return [cast(Identity, dict(row.identity)) for row in found]
 
-    def _newest(self, conn: Connection, limit: int) -> list[Table]:
-        """Every row of the newest `limit` runs holding any point."""
-        from sqlalchemy import exists, select
 
-        from infx.history.tables import configs, points, runs
+def _hold(conn: Connection, run_id: int, named: set[tuple[int, str, str, str]]) -> None:
+    """The series the table names (config, kind, variant, image) exist, and `run_series`
+    says again which of them the run holds points of, read from its points as they now
+    stand (an older attempt's points kept included)."""
+    from sqlalchemy import and_, select
 
-        query = (
-            select(runs.c.id)
-            .where(exists().where(points.c.run_id == runs.c.id))
-            .order_by(runs.c.created_at.desc(), runs.c.id.desc())
-            .limit(limit)
-        )
-        run_ids = [r for (r,) in conn.execute(query)]
-        if not run_ids:
-            return []
-        stored = conn.execute(
-            select(
-                points.c.run_id,
-                points.c.config_id,
-                points.c.kind,
-                points.c.conc,
-                points.c.variant,
-                points.c.data,
-            ).where(points.c.run_id.in_(run_ids))
-        ).all()
-        identities = {
-            config_id: (key, identity)
-            for ids in _chunks(sorted({p[1] for p in stored}))
-            for config_id, key, identity in conn.execute(
-                select(configs.c.id, configs.c.key, configs.c.identity).where(configs.c.id.in_(ids))
-            )
-        }
-        return self._documents(conn, list(stored), identities)
+    from infx.history.tables import points, run_series, series
 
-    def _windows(self, conn: Connection, limit: int, keys: list[str]) -> list[Table]:
-        """Each config's newest `limit` runs, read in one query per 500 configs: a window
-        function numbers each (config, kind)'s runs newest first."""
-        from sqlalchemy import and_, func, select
-
-        from infx.history.tables import configs, points, runs
-
-        identities: dict[int, tuple[str, Identity]] = {}
-        for chunk in _chunks(keys):
-            query = select(configs.c.id, configs.c.key, configs.c.identity)
-            for config_id, key, identity in conn.execute(query.where(configs.c.key.in_(chunk))):
-                identities[config_id] = (key, identity)
-        stored: list[Any] = []
-        for ids in _chunks(sorted(identities)):  # one query, unless over 500 configs
-            held = (
-                select(points.c.run_id, points.c.config_id, points.c.kind)
-                .where(points.c.config_id.in_(ids))
-                .distinct()
-                .subquery()
-            )
-            rank = (
-                func.row_number()
-                .over(
-                    partition_by=(held.c.config_id, held.c.kind),
-                    order_by=(runs.c.created_at.desc(), runs.c.id.desc()),
-                )
-                .label("rank")
-            )
-            ranked = (
-                select(held.c.run_id, held.c.config_id, held.c.kind, rank)
-                .join_from(held, runs, held.c.run_id == runs.c.id)
-                .subquery()
-            )
-            query = select(
-                points.c.run_id,
-                points.c.config_id,
-                points.c.kind,
-                points.c.conc,
-                points.c.variant,
-                points.c.data,
-            ).join(
-                ranked,
-                and_(
-                    points.c.run_id == ranked.c.run_id,
-                    points.c.config_id == ranked.c.config_id,
-                    points.c.kind == ranked.c.kind,
-                    ranked.c.rank <= limit,
-                ),
-            )
-            stored.extend(conn.execute(query).all())  # one fetch, not one per row
-        return self._documents(conn, stored, identities)
-
-    @staticmethod
-    def _documents(
-        conn: Connection, stored: list[Any], identities: dict[int, tuple[str, Identity]]
-    ) -> list[Table]:
-        """Stored points (run, config, kind, conc, variant, data) as the documents of their
-        runs, oldest first."""
-        from sqlalchemy import select
-
-        from infx.history.tables import runs
-
-        if not stored:
-            return []
-        facts: dict[int, records.RunFacts] = {}
-        for ids in _chunks(sorted({p[0] for p in stored})):
-            for r in conn.execute(select(runs).where(runs.c.id.in_(ids))):
-                facts[r.id] = records.RunFacts(
-                    id=r.id,
-                    attempt=r.attempt,
-                    sha=r.sha,
-                    ref=r.ref,
-                    url=r.url,
-                    created_at=r.created_at,
-                    reused_from=r.reused_from,
-                )
-        rows = records.rows([(identities[p[1]][1], p[3], p[5]) for p in stored])
-        keyed: dict[int, list[tuple[tuple[str, str, int, str], Row]]] = {
-            run_id: [] for run_id in facts
-        }
-        for (run_id, config_id, kind, conc, variant, _), row in zip(stored, rows, strict=True):
-            keyed[run_id].append(((kind, identities[config_id][0], conc, variant), row))
-        order = sorted(facts.values(), key=lambda f: (f.created_at, f.id))
-        return [records.document(f, keyed[f.id]) for f in order]
+    columns = ("config_id", "kind", "variant", "image")
+    insert = dialect_insert(conn)
+    conn.execute(
+        insert(series).on_conflict_do_nothing(index_elements=list(columns)),
+        [dict(zip(columns, found, strict=True)) for found in sorted(named)],
+    )
+    conn.execute(run_series.delete().where(run_series.c.run_id == run_id))
+    held = (
+        select(series.c.id, points.c.run_id)
+        .distinct()
+        .join_from(points, series, and_(*(series.c[c] == points.c[c] for c in columns)))
+        .where(points.c.run_id == run_id)
+    )
+    conn.execute(run_series.insert().from_select(["series_id", "run_id"], held))
 
 
 def _mark_reused(conn: Connection, pr_run: int, main_run: int) -> None:
@@ -446,7 +380,7 @@ def _select_config_ids(conn: Connection, keys: list[str]) -> dict[str, int]:
     from infx.history.tables import configs
 
     ids: dict[str, int] = {}
-    for chunk in _chunks(keys):
+    for chunk in chunks(keys):
         query = select(configs.c.key, configs.c.id).where(configs.c.key.in_(chunk))
         ids.update((key, config_id) for key, config_id in conn.execute(query))
     return ids

@@ -5,8 +5,12 @@ One row per main run, one per config (identity without concurrency, the key `res
 compare` matches on), one per measured point: (run, config, kind, concurrency, variant) is
 unique, so a point can be stored once per run whatever the number of attempts or ingests;
 `variant` is the master config that measured it (`recipe.config-key`), so two configs
-measuring one identity are two points. A point's numbers are JSON text (`data`); on
-PostgreSQL, `data::jsonb -> 'metrics'` reads them in SQL. One row per judged pull request
+measuring one identity are two points. A point is JSON text (`data`, the row less its
+identity; on PostgreSQL `data::jsonb -> 'metrics'` reads it in SQL), and the numbers a
+comparison judges are columns of their own (`NUMBERS`), so reading 40,000 points parses no
+JSON. A series is what one config's points share in a run (config, kind, variant, image);
+`run_series` says which series each run holds, so a config's window (its newest N runs)
+is read from a row per run rather than from its points. One row per judged pull request
 run attempt (`verdicts`), written by `results compare --pr`.
 """
 
@@ -18,6 +22,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -25,7 +30,10 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
+
+from infx.results.table.metrics import NUMBERS  # columns of their own (NULL: not measured)
 
 metadata = MetaData(
     naming_convention={
@@ -72,7 +80,28 @@ points = Table(
     # The results row less its identity (client, source, recipe, gpus, metrics or
     # accuracy) as compact JSON text: read back with one parse, compared as text.
     Column("data", Text, nullable=False),
+    *(Column(name, Double) for name in NUMBERS),
     Index(None, "config_id", "run_id"),
+)
+
+series = Table(
+    "series",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("config_id", Integer, ForeignKey("configs.id"), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("variant", Text, nullable=False),
+    Column("image", Text, nullable=False),
+    UniqueConstraint("config_id", "kind", "variant", "image"),
+)
+
+# Which series each run holds a point of: kept by every ingest from the run's points.
+run_series = Table(
+    "run_series",
+    metadata,
+    Column("series_id", Integer, ForeignKey("series.id"), primary_key=True),
+    Column("run_id", BigInteger, ForeignKey("runs.id"), primary_key=True),
+    Index(None, "run_id"),
 )
 
 # What vouches for a main run's rows (infx/history/receipts.py): the run receipt of the run

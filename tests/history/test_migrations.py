@@ -15,6 +15,7 @@ import copy
 import hashlib
 import importlib.util
 import json
+import math
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ import pytest
 
 from infx.history import open_history
 from infx.history.database import HEAD, MIGRATIONS, alembic_config, engine
+from infx.results.table.frame import Frame, of_documents
 from tests.history.tables import identity, mixed, points, sql, table
 
 VERSIONS = MIGRATIONS / "versions"
@@ -34,6 +36,7 @@ PINNED = {
     "0002_points_data.py": "94931cae3bec2540c952791e38bec39291632c899fa7add0fbaf52f236176831",
     "0003_verdicts.py": "52d301af6712e21f3bcef115bf30ecb10f11b094301f3681d3893b9b2c84578e",
     "0004_receipts.py": "aa457714672c2b92ad7f865dbdc4ca24d85506b4a670fb2ba7ce8f2f1a3d049f",
+    "0005_point_numbers.py": "72075070353886f7d41529d3855841aac2dd0dbd07931fc84271d4f0692a4e6a",
 }
 
 
@@ -101,6 +104,33 @@ def _variant_point(row: Row) -> dict:
     return {**_data_point(row), "variant": row["recipe"].get("config-key", "")}
 
 
+_NUMBERS = (
+    "tput_per_gpu",
+    "median_ttft",
+    "p99_ttft",
+    "median_tpot",
+    "p99_tpot",
+    "median_intvty",
+    "mean_intvty",
+)
+
+
+def _numbers_point(row: Row) -> dict:
+    """0005 on: and the judged numbers in columns of their own (NULL: not in the row)."""
+    metrics = row.get("metrics") or {}
+    numbers = {name: float(metrics[name]) if name in metrics else None for name in _NUMBERS}
+    return {**_variant_point(row), **numbers}
+
+
+_SERIES = ("config_id", "kind", "variant", "image")
+# 0005 on: the series the points name, and which of them each run holds.
+SERIES = [
+    f"INSERT INTO series ({', '.join(_SERIES)}) SELECT DISTINCT {', '.join(_SERIES)} FROM points",
+    "INSERT INTO run_series (series_id, run_id) SELECT DISTINCT s.id, p.run_id FROM points p "
+    "JOIN series s ON " + " AND ".join(f"s.{c} = p.{c}" for c in _SERIES),
+]
+
+
 def _write(url: str, docs: list[dict], point: Callable[[Row], dict], extra: str = "") -> None:
     from sqlalchemy import JSON, column
     from sqlalchemy import table as sa_table
@@ -138,6 +168,9 @@ def _write(url: str, docs: list[dict], point: Callable[[Row], dict], extra: str 
             [{"id": i, "key": k, "identity": identities[k]} for k, i in ids.items()],
         )
         conn.execute(points_table.insert(), stored)
+    if point is _numbers_point:
+        for statement in SERIES:
+            sql(url, statement)
     if extra:
         sql(url, extra)
 
@@ -189,6 +222,7 @@ RELEASED: dict[str, tuple[Path | None, Callable[[Row], dict], int, str]] = {
     "0002": (None, _variant_point, 3, ""),
     "0003": (None, _variant_point, 3, VERDICT),
     "0004": (None, _variant_point, 3, VERDICT),
+    "0005": (None, _numbers_point, 3, VERDICT),
 }
 
 
@@ -214,8 +248,26 @@ def test_a_database_of_every_released_revision_upgrades(history_url: str, revisi
         assert [d["run"] for d in back] == [d["run"] for d in docs]
         for stored, doc in zip(back, docs, strict=True):
             assert points(stored) == points(doc)
+        # What a comparison reads (numbers, series, windows) is what the rows say.
+        wanted = [identity(r) for d in docs for r in d["rows"]]
+        assert _read(history.main_frame(limit=30, configs=wanted)) == _read(of_documents(docs))
         # Stored again, nothing changes: the converted text is the text ingest writes.
         for doc in docs:
             report = history.ingest(copy.deepcopy(doc))
             assert (report.added, report.replaced, report.unchanged) == (0, 0, len(doc["rows"]))
+        stored = sql(history_url, "SELECT series_id, run_id FROM run_series ORDER BY 1, 2")
+    # Each ingest keeps `run_series` as the migration made it.
+    assert stored == sql(history_url, "SELECT series_id, run_id FROM run_series ORDER BY 1, 2")
     assert sql(history_url, "SELECT version_num FROM alembic_version") == [(HEAD,)]
+
+
+def _read(frame: Frame) -> tuple[list[dict], list[tuple]]:
+    """A frame as its runs and, per point, what it measured and its numbers (None: NaN)."""
+    measured = []
+    for point in range(len(frame.run)):
+        series = frame.series[int(frame.of[point])]
+        values = [None if math.isnan(v) else v for v in frame.values[point].tolist()]
+        run = frame.runs[int(frame.run[point])]["id"]
+        key = _key(series.identity)
+        measured.append((run, series.kind, key, series.measured_by, int(frame.conc[point]), values))
+    return list(frame.runs), sorted(measured, key=repr)

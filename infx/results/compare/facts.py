@@ -6,10 +6,8 @@ decided. Decides nothing itself: the rules are in `gate`, `comparison`, `steps` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import cache
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from infx.context import repo_slug
 from infx.errors import GitHubError
 from infx.github.values import Comment, LabelEvent, Pull
 from infx.results.compare.baseline import Client as SearchClient
@@ -36,9 +34,6 @@ from infx.results.verdict.gate import (
 from infx.results.verdict.report import Report
 from infx.results.verdict.steps import ChangeIssue, Commits, Range, Step, unopened
 
-if TYPE_CHECKING:  # the client (PyGithub) loads only when a command talks to GitHub
-    from infx.github.client import GitHub
-
 
 class Reader(SearchClient, Protocol):
     """The GitHub reads and writes of the results commands (infx.github.client.GitHub)."""
@@ -57,19 +52,6 @@ class Reader(SearchClient, Protocol):
     def commits_between(self, base: str, head: str) -> list[tuple[str, str]]: ...
     def open_issues(self, label: str) -> list[tuple[int, str, str]]: ...
     def create_issue(self, title: str, body: str, labels: list[str]) -> int: ...
-
-
-def client_of(repo: str | None) -> Callable[[], GitHub]:
-    """The API client of --repo, made on first use and kept: a command that needs none
-    never asks which repository it is in."""
-
-    @cache
-    def client() -> GitHub:
-        from infx.github.client import GitHub  # PyGithub: start-up time
-
-        return GitHub(repo_slug(repo))
-
-    return client
 
 
 def main_history(client: Reader, rows: list[Row], source: HistorySource) -> MainHistory:

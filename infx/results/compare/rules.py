@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import Field, dataclass, fields, replace
+from dataclasses import Field, dataclass, field, fields, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
 from infx.markdown import EMPTY, Md, code, link, text
@@ -22,15 +23,18 @@ from infx.results.render.cells import SUMMARY_LIMIT
 from infx.results.render.comment import (
     CHECK_LIMIT,
     COMMENT_LIMIT,
+    Comments,
     Context,
     check_output,
-    comments,
 )
 from infx.results.table.rows import RunInfo, Table, run_of
 from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_digest, verdict_line
 from infx.results.verdict.report import Report
 from infx.results.verdict.words import NEW
 from infx.settings import SWEEP_WORKFLOW, Settings
+
+if TYPE_CHECKING:  # NumPy loads with the history, after require_stats
+    from infx.results.table.frame import Frame
 
 
 class _Dataclass(Protocol):
@@ -143,23 +147,31 @@ def _filled(kind: type[T], options: Mapping[str, object]) -> T:
 
 @dataclass(frozen=True)
 class MainHistory:
-    """Main's runs as results documents (oldest first), and how they were found."""
+    """Main's runs (oldest first) as a frame of their numbers, and how they were found."""
 
-    docs: list[Table]
+    frame: Frame
     described: Md  # for the comment: "3 run(s) from `history`" and the like
     search: str | None = None  # the API search's account, said on stderr
+
+    @classmethod
+    def of_documents(
+        cls, docs: list[Table], described: Md, search: str | None = None
+    ) -> MainHistory:
+        """Main's runs read as results documents (a folder, the API, one table)."""
+        from infx.results.table.frame import of_documents
+
+        return cls(of_documents(docs), described, search)
 
 
 def without_own_run(history: MainHistory, *tables: Table) -> MainHistory:
     """This run's own tables (and its repeats') inside a --history folder or database are
     never its baseline."""
     own = {i for t in tables if isinstance(i := run_of(t).get("id"), int)}
-    if not own or not any(run_of(d).get("id") in own for d in history.docs):
+    if not own or not any(run.get("id") in own for run in history.frame.runs):
         return history
-    docs = [d for d in history.docs if run_of(d).get("id") not in own]
     left = ", ".join(str(i) for i in sorted(own))
     said = Md(f"{history.described}; this run's own table ({text(left)}) left out")
-    return MainHistory(docs, said)
+    return MainHistory(history.frame.without_runs(own), said)
 
 
 def api_history(docs: list[Table], branch: str, account: str) -> MainHistory:
@@ -167,7 +179,7 @@ def api_history(docs: list[Table], branch: str, account: str) -> MainHistory:
     described = Md(f"{len(docs)} successful {text(branch)} run(s) read through the API")
     if not docs:
         described = Md(f"none found ({text(account)})")
-    return MainHistory(docs, described, f"history search: {account}")
+    return MainHistory.of_documents(docs, described, f"history search: {account}")
 
 
 @dataclass(frozen=True)
@@ -223,20 +235,77 @@ class CheckRun:
     summary: str
 
 
+def encoded(document: dict[str, Any]) -> str:
+    """A verdict document as JSON text: compact (a 2,000-row verdict is megabytes; indented,
+    nearly twice that, and encoded by Python's slow path)."""
+    return json.dumps(document, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Texts:
+    """What a comparison says, each text made when first read: a job summary nobody
+    writes (no GITHUB_STEP_SUMMARY) is never rendered, the verdict document once for
+    stdout, --verdict-out and the verdicts table."""
+
+    report: Report | None = None
+    bodies: Comments | None = None  # the comment at each limit
+    json_out: bool = False  # stdout is the verdict as JSON, not the comment
+    said: str = ""  # stdout when nothing was compared
+
+    @property
+    def comment(self) -> str:
+        return self.bodies.at(COMMENT_LIMIT) if self.bodies is not None else ""
+
+    @property
+    def summary(self) -> str:
+        return self.bodies.at(SUMMARY_LIMIT) + "\n" if self.bodies is not None else ""
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        return _verdict_json(self.report) if self.report is not None else {}
+
+    @cached_property
+    def verdict(self) -> str:
+        return encoded(self.document) if self.report is not None else ""
+
+    @property
+    def stdout(self) -> str:
+        if self.report is None:
+            return self.said
+        return self.verdict if self.json_out else self.comment
+
+
 @dataclass(frozen=True)
 class CompareOutcome:
     """What a comparison says and where: the commands write, print and post it."""
 
     notes: tuple[str, ...] = ()  # stderr, before anything else
     report: Report | None = None  # None: nothing to compare
-    comment: str = ""  # the sticky comment's Markdown (and --out's)
-    summary: str = ""  # the job summary
-    stdout: str = ""  # the comment, or the verdict as JSON
-    verdict: str = ""  # the verdict as JSON, for --verdict-out
+    texts: Texts = field(default_factory=Texts)
     check: CheckRun | None = None
     failure: str | None = None  # the gate fails: said on stderr, exit 1
     record: Verdict | None = None  # for the history's verdicts table
     record_to: str | None = None  # the history to record it in
+
+    @property
+    def comment(self) -> str:
+        """The sticky comment's Markdown (and --out's)."""
+        return self.texts.comment
+
+    @property
+    def summary(self) -> str:
+        """The job summary."""
+        return self.texts.summary
+
+    @property
+    def stdout(self) -> str:
+        """The comment, or the verdict as JSON."""
+        return self.texts.stdout
+
+    @property
+    def verdict(self) -> str:
+        """The verdict as JSON (--verdict-out)."""
+        return self.texts.verdict
 
     @property
     def exit_code(self) -> int:
@@ -267,27 +336,26 @@ def outcome(
 ) -> CompareOutcome:
     """The comment, summary, stdout, check run, verdict record and exit of a judged
     comparison (`request` checked), in one pass: the comment's sections and the verdict's
-    JSON are made once, for every place that shows them. `record_to`: the history
-    database that keeps the verdict of a pull request's run (None: none does)."""
+    JSON are made once, for every place that shows them, and each only when something
+    reads it (`Texts`). `record_to`: the history database that keeps the verdict of a pull
+    request's run (None: none does, and the comment links no overlay: the site builds a
+    PR's overlay from its recorded verdict)."""
     how, report = request.reporting, judged.report
-    context = _context(request, judged, run_id, site_url)
-    limits = (COMMENT_LIMIT, SUMMARY_LIMIT) + ((CHECK_LIMIT,) if how.check_sha else ())
-    bodies = comments(report, context, *limits)
-    body = bodies[COMMENT_LIMIT]
+    # The overlay is built from the recorded verdict: no record, no page to link.
+    context = _context(request, judged, run_id, site_url if record_to is not None else None)
+    bodies = Comments(report, context)
+    texts = Texts(report, bodies, json_out=how.output_format == "json")
     check = None
     if how.check_sha:
-        conclusion, title, summary = check_output(report, bodies[CHECK_LIMIT])
+        conclusion, title, summary = check_output(report, bodies.at(CHECK_LIMIT))
         check = CheckRun(CHECK_NAME, how.check_sha, conclusion, title, summary)
-    shows_json = how.output_format == "json" or how.verdict_out is not None
-    document = _verdict_json(report) if shows_json or record_to is not None else {}
-    shown = json.dumps(document, indent=2) if shows_json else ""
     record = None
     if how.pr is not None and record_to is not None:
         run = run_of(judged.table)
         head = how.check_sha or str(run.get("sha") or "")
         found = judged.acknowledgement
         digest = found.digest if found is not None else verdict_digest(report, head)
-        record = verdict_record(how.pr, run, report, head, digest, document)
+        record = verdict_record(how.pr, run, report, head, digest, texts.document)
     failure = None
     if not report.passed:
         failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
@@ -296,10 +364,7 @@ def outcome(
     return CompareOutcome(
         notes=((search,) if search else ()) + warnings,
         report=report,
-        comment=body,
-        summary=bodies[SUMMARY_LIMIT] + "\n",
-        stdout=shown if how.output_format == "json" else body,
-        verdict=shown if how.verdict_out is not None else "",
+        texts=texts,
         check=check,
         failure=failure,
         record=record,
@@ -355,9 +420,9 @@ def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
     if request.reporting.output_format == "json":
         doc = _verdict_json(Report((), NEW, request.threshold, 0, (said,)))
         doc["gate"]["passed"] = False
-        stdout = json.dumps(doc, indent=2)
+        stdout = encoded(doc)
     return CompareOutcome(
         notes=(said,),
-        stdout=stdout,
+        texts=Texts(said=stdout),
         failure=f"infx: results gate fails: {said}",
     )

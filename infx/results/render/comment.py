@@ -8,8 +8,9 @@ GitHub as plain characters.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from infx.github.values import Comment
 from infx.markdown import EMPTY, Align, Md, code, table, text
@@ -245,15 +246,43 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     Configs come worst first; detail sections that would pass `limit` are left out and
     counted, so the body always fits.
     """
-    return comments(report, context, limit)[limit]
+    return Comments(report, context).at(limit)
 
 
-def comments(report: Report, context: Context, *limits: int) -> dict[int, str]:
-    """The comment at each of `limits` (the PR's, the job summary's, the check run's), its
-    parts and every config's section rendered once for all of them."""
-    head, tail = _head(report, context), _tail(report, context)
-    sections = [config_section(config, report.threshold) for config in report.configs]
-    return {limit: _fitted(head, sections, tail, limit) for limit in limits}
+class Comments:
+    """The comment at any limit (the PR's, the job summary's, the check run's), each made
+    when first asked for; its head, tail and config sections rendered once for all of
+    them, a section only when some limit reaches it (the sections of 2,000 configs past a
+    comment's limit are never rendered)."""
+
+    def __init__(self, report: Report, context: Context) -> None:
+        self._report, self._context = report, context
+        self._made: dict[int, str] = {}
+        self._sections: dict[int, str] = {}
+
+    @cached_property
+    def _head(self) -> str:
+        return _head(self._report, self._context)
+
+    @cached_property
+    def _tail(self) -> str:
+        return _tail(self._report, self._context)
+
+    def _section(self, n: int) -> str:
+        found = self._sections.get(n)
+        if found is None:
+            found = self._sections[n] = config_section(
+                self._report.configs[n], self._report.threshold
+            )
+        return found
+
+    def at(self, limit: int) -> str:
+        found = self._made.get(limit)
+        if found is None:
+            count = len(self._report.configs)
+            found = _fitted(self._head, self._section, count, self._tail, limit)
+            self._made[limit] = found
+        return found
 
 
 def _head(report: Report, context: Context) -> str:
@@ -299,13 +328,18 @@ def _tail(report: Report, context: Context) -> str:
     return "".join(tail)
 
 
-def _fitted(head: str, sections: list[str], tail: str, limit: int) -> str:
-    """Head, the config sections that fit in `limit` (the others counted), tail."""
+def _fitted(head: str, section_of: Callable[[int], str], count: int, tail: str, limit: int) -> str:
+    """Head, the first of the `count` config sections that fit in `limit` (the others
+    counted), tail."""
     body = head
     budget = limit - len(body) - len(tail) - 200
     left_out = 0
-    for section in sections:
-        if left_out or len(section) > budget:
+    for n in range(count):
+        if left_out:  # once one is left out, the rest are (worst first): none is rendered
+            left_out += 1
+            continue
+        section = section_of(n)
+        if len(section) > budget:
             left_out += 1
             continue
         body += section

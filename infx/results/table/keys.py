@@ -21,18 +21,29 @@ _SEARCH_SPACE: tuple[str, ...] = ("conc", "isl", "osl", "tp", "pp", "dcp-size", 
 _SEARCH_SPACE += ("dp-attn", "prefill", "decode")
 
 
+def _parts(identity: Mapping[str, object]) -> tuple[tuple[str, ...], tuple[object, ...]]:
+    """The identity's keys and values as they come, less the concurrency: two tuples, no
+    sorting (equal exactly when its items are, at a fifth of the cost of a tuple of its
+    items), the same for every point of one config."""
+    keys, values = tuple(identity), tuple(identity.values())
+    if "conc" in identity:
+        at = keys.index("conc")
+        return keys[:at] + keys[at + 1 :], values[:at] + values[at + 1 :]
+    return keys, values
+
+
 def config_key(identity: Mapping[str, object]) -> str:
     """The identity without its concurrency, as canonical JSON (computed once per config:
-    a history of 30 runs x 2,000 rows asks 60,000 times). Looked up first by the
-    identity's keys and values as they come (two tuples, no sorting: equal exactly when its
-    items are, at a fifth of the cost of a tuple of its items), then by its sorted parts."""
+    a history of 30 runs x 2,000 rows asks 60,000 times). Looked up first by `_parts`,
+    then by its sorted parts."""
+    parts = _parts(identity)
     try:
-        return _ITEMS[(tuple(identity), tuple(identity.values()))]
+        return _ITEMS[parts]
     except KeyError:
         pass
     except TypeError:  # a value that does not hash (a worker block): the sorted parts
         return _sorted_key(identity)
-    found = _ITEMS[(tuple(identity), tuple(identity.values()))] = _sorted_key(identity)
+    found = _ITEMS[parts] = _sorted_key(identity)
     return found
 
 
@@ -69,14 +80,15 @@ def family_key(kind: str, identity: Mapping[str, object]) -> str:
     """Model, hardware, framework, precision, scenario...: the configs one changelog entry
     sweeps together (its parallelisms, sequence lengths and concurrencies vary). Names
     that differ only by case or spacing are one family."""
+    parts = (kind, *_parts(identity))
     try:
-        return _FAMILIES[(kind, tuple(identity), tuple(identity.values()))]
+        return _FAMILIES[parts]
     except (KeyError, TypeError):
         pass
     rest = {k: _folded(v) for k, v in identity.items() if k not in _SEARCH_SPACE}
     found = kind + "|" + json.dumps(rest, sort_keys=True)
     with contextlib.suppress(TypeError):  # an unhashable value: not remembered
-        _FAMILIES[(kind, tuple(identity), tuple(identity.values()))] = found
+        _FAMILIES[parts] = found
     return found
 
 
@@ -124,15 +136,43 @@ def point_names(tables: Iterable[Iterable[Row]]) -> Names:
     the master config seen with its image, when only one was. A variant such a split
     identity has elsewhere but never beside another (a renamed config) joins the split
     variant with its image, else the first, and is said to be a guess."""
+    return matched(measured(rows) for rows in tables)
+
+
+Measured = tuple[str, Identity, str, str]  # kind, identity, variant (`variant`), image
+
+
+def measured(rows: Iterable[Row]) -> list[Measured]:
+    """What each row measured, as `matched` reads a table."""
+    return [
+        (r["kind"], r["identity"], variant(r), str((r.get("recipe") or {}).get("image", "")))
+        for r in rows
+    ]
+
+
+def matched(tables: Iterable[Iterable[Measured]]) -> Names:
+    """`point_names` of tables given as what their rows measured (kind, identity, variant,
+    image): a table of main's history gives each config's once, not once per row."""
     names = Names()
-    # Per table, each row's (folded key, variant): computed once, read twice.
+    keyed: dict[tuple[str, int], str] = {}  # (kind, id of an identity) -> its folded key
+
+    def folded_of(kind: str, identity: Identity) -> str:
+        """A history's series share one identity object across runs: keyed once."""
+        found = keyed.get((kind, id(identity)))
+        if found is None:
+            found = keyed[(kind, id(identity))] = _row_keys(kind, identity)[1]
+        return found
+
+    # Per table, each distinct (folded key, variant, image), in the order first seen: a
+    # config's rows are read once, whatever the number of its concurrencies.
+    tables = [list(table) for table in tables]  # alive while `keyed` holds their ids
     indexed = [
-        [(_row_keys(r["kind"], r["identity"])[1], variant(r), r) for r in rows] for rows in tables
+        dict.fromkeys((folded_of(kind, ident), raw, image) for kind, ident, raw, image in table)
+        for table in tables
     ]
     images: dict[str, dict[str, set[str]]] = {}  # folded -> variant -> images
     for rows in indexed:
-        for folded, raw, row in rows:
-            image = str((row.get("recipe") or {}).get("image", ""))
+        for folded, raw, image in rows:
             images.setdefault(folded, {}).setdefault(raw, set()).add(image)
     together: dict[str, set[str]] = {}  # folded -> variants measured beside another
     for rows in indexed:
@@ -245,29 +285,14 @@ def index(
 ) -> Indexed:
     """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
     whose names differ only by case or spacing share one key (said in `notes`); tables
-    indexed for one comparison share its `names` (the first key seen stands for its folded
-    key; with `names` from `point_names`, a split identity's key ends with the row's variant)."""
+    indexed for one comparison share its `names` (see `match`)."""
     names = {} if names is None else names
     out: Indexed = {}
     for row in rows:
-        own, folded = _row_keys(row["kind"], row["identity"])
-        key = names.setdefault(folded, own)
-        if isinstance(names, Names) and folded in names.split:
-            key = f"{key} {names.split[folded][variant(row)]}"
-        if notes is not None and key not in out and not key.startswith(own):
-            notes.append(
-                f"{side}: {config_label(row['identity'])} is matched with "
-                f"{config_label(key_identity(key) | {'conc': 0})}, "
-                "which differs only by case or spacing"
-            )
-        if notes is not None and key not in out and isinstance(names, Names):
-            guessed = names.unsure.get(folded, [])
-            if variant(row) in guessed:
-                notes.append(
-                    f"{side}: {config_label(row['identity'])} ({variant(row)}) measures the "
-                    "same points as another master config and is told from it neither by "
-                    f"name nor by image: it is matched with {key.rsplit(' ', 1)[-1]}"
-                )
+        kind, identity = row["kind"], row["identity"]
+        key = match(kind, identity, variant(row), names)
+        if notes is not None and key not in out:
+            notes += match_notes(kind, identity, variant(row), key, names, side)
         points = out.setdefault(key, {})
         conc = row["identity"]["conc"]
         if conc in points:
@@ -281,16 +306,52 @@ def index(
     return out
 
 
-def _row_keys(kind: str, identity: Identity) -> tuple[str, str]:
-    """(own key, folded key) of a row: one lookup per row in the common case (a history of
-    20 runs x 2,000 rows indexes 40,000 rows per comparison)."""
-    try:
-        return _ROWS[(kind, tuple(identity), tuple(identity.values()))]
-    except KeyError:
-        found = _ROWS[(kind, tuple(identity), tuple(identity.values()))] = (
-            f"{kind}|{config_key(identity)}",
-            folded_key(kind, identity),
+def match(kind: str, identity: Identity, measured_by: str, names: dict[str, str]) -> str:
+    """The key a config is matched under in one comparison (its `names`): configs whose
+    names differ only by case or spacing are one config there (the first key seen, kept
+    in `names` by folded key, stands for all), so a respelled name is neither new nor
+    lost; a split identity's key ends with the variant it is matched as."""
+    own, folded = _row_keys(kind, identity)
+    key = names.setdefault(folded, own)
+    if isinstance(names, Names) and folded in names.split:
+        key = f"{key} {names.split[folded][measured_by]}"
+    return key
+
+
+def match_notes(
+    kind: str,
+    identity: Identity,
+    measured_by: str,
+    key: str,
+    names: dict[str, str],
+    side: str,
+) -> list[str]:
+    """What to say of a config matched under `key`: another spelling, or a guess."""
+    notes = []
+    own, folded = _row_keys(kind, identity)
+    if not key.startswith(own):
+        notes.append(
+            f"{side}: {config_label(identity)} is matched with "
+            f"{config_label(key_identity(key) | {'conc': 0})}, "
+            "which differs only by case or spacing"
         )
+    if isinstance(names, Names) and measured_by in names.unsure.get(folded, []):
+        notes.append(
+            f"{side}: {config_label(identity)} ({measured_by}) measures the "
+            "same points as another master config and is told from it neither by "
+            f"name nor by image: it is matched with {key.rsplit(' ', 1)[-1]}"
+        )
+    return notes
+
+
+def _row_keys(kind: str, identity: Identity) -> tuple[str, str]:
+    """(own key, folded key) of a row: one lookup per row in the common case, computed
+    once per config (`_parts` leaves the concurrency out)."""
+    parts = (kind, *_parts(identity))
+    try:
+        return _ROWS[parts]
+    except KeyError:
+        found = _ROWS[parts] = (f"{kind}|{config_key(identity)}", folded_key(kind, identity))
         return found
     except TypeError:  # a value that does not hash (a worker block)
         return f"{kind}|{config_key(identity)}", folded_key(kind, identity)

@@ -32,6 +32,9 @@ CHECKS = (
 # Interactivity of a point: the x axis of the Pareto curve (median, else mean).
 INTERACTIVITY = ("median_intvty", "mean_intvty")
 INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity", "tok/s/user", True)
+# The metrics main's history keeps as numbers beside each stored row (its database's
+# columns, a history frame's values): the checks, then interactivity.
+NUMBERS = (*(c.key for c in CHECKS), *INTERACTIVITY)
 
 
 def interactivity(metrics: Metrics) -> float | None:

@@ -1,7 +1,7 @@
 """A pull request's results against main's history: a verdict per check, point, config and
 run, and whether the gate passes.
 
-Pure: rows and results documents in, values out (`infx.results.verdict.report`). `history` is
+Pure: rows and main's history in, values out (`infx.results.verdict.report`). `history` is
 main's runs as results documents (format infx-results/1, `doc["run"]` naming the run),
 oldest first; `repeats` are more tables of the same PR head, pooled with `rows`.
 
@@ -34,7 +34,8 @@ import numpy as np
 from infx.results.noise.model import fit
 from infx.results.noise.pool import pool
 from infx.results.noise.series import GATED, History, Pending, arrays
-from infx.results.table.keys import config_label, index, point_names, variant_label
+from infx.results.table.frame import Frame, of_documents
+from infx.results.table.keys import config_label, index, matched, measured, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.table.rows import Identity, Row, Table, config_identity
 from infx.results.verdict.calibration import calibrate
@@ -67,7 +68,7 @@ def pooled(
 
 def compare(
     rows: Sequence[Row],
-    history: Sequence[Table],
+    history: Frame | Sequence[Table],
     threshold: float = DEFAULT_THRESHOLD,
     *,
     trimmed: bool = False,
@@ -84,10 +85,11 @@ def compare(
     main's history giving the scatter only."""
     notes: list[str] = []
     tables = [rows, *repeats]
-    names = point_names([*tables, *beside, *(d.get("rows", []) for d in history)])
+    frame = history if isinstance(history, Frame) else of_documents(history)
+    names = matched([*(measured(t) for t in (*tables, *beside)), *frame.measured()])
     mine, which = pooled(tables, notes, names)
     partners = pooled(beside, [], names) if beside else None
-    hist = History.of(history, notes, names)
+    hist = History.of(frame, notes, names)
     configs: list[Config] = []
     pending: list[Pending] = []
     for key, points in mine.items():
@@ -127,7 +129,7 @@ def compare(
         tuple(configs),
         overall,
         threshold,
-        len(history),
+        len(frame),
         tuple(dict.fromkeys(notes)),
         sweep=shifts,
         sweep_verdict=sweep_verdict,

@@ -62,11 +62,15 @@ def _num(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def _after(rows: list[Row], key: str, mean_log: float) -> float | None:
     """This PR's value: the one run's (0 included), else the runs' geometric mean."""
     if len(rows) == 1:
         return measured(rows[0], key)
-    return math.exp(mean_log) if np.isfinite(mean_log) else None
+    return math.exp(mean_log) if math.isfinite(mean_log) else None
 
 
 def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> Check:
