@@ -44,11 +44,9 @@ HELP = {
     "previous": "Results of earlier runs this run reruns part of (a results table or a folder of job files), oldest first: their points are kept unless this run measured them again.",
     "repeat": "Another run of the same head (a repeat or another attempt): its table is pooled with CURRENT's, point by point. Repeatable.",
     "baseline": "One results table or folder to compare with, instead of main's runs.",
-    "baseline-repeat": "A run of main's image measured in the same session as this PR's, on the same runner, interleaved: one per PR run (CURRENT, then each --repeat, in order). The verdict is then on the pairs' differences; main's history gives the scatter only. Repeatable.",
     "baseline-run": "Compare with this run's results_bmk.",
     "history": f"Main's history: a folder of results.json tables (with run metadata), or {_DB}.",
     "history-runs": "Main runs that hold a config judged as its history (the API reads this many). Default: history-runs in infx.toml [results], else 20.",
-    "false-fail": "The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.",
     "workflow-id": "File name of the sweep workflow whose main runs are the history.",
     "branch": f"The branch whose runs are the history. {_MAIN}",
     "budget": "Most GitHub API requests the history search may make. Default: history runs + 6.",
@@ -142,7 +140,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.argument("current", type=EXISTING)
 @click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
-@click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help=HELP["baseline-repeat"])  # fmt: skip
+@click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help="A run of main's image measured in the same session as this PR's, on the same runner, interleaved: one per PR run (CURRENT, then each --repeat, in order). The verdict is then on the pairs' differences; main's history gives the scatter only. Repeatable.")  # fmt: skip
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
@@ -151,7 +149,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
-@click.option("--false-fail", type=click.FloatRange(0, 0.5, min_open=True), help=HELP["false-fail"])
+@click.option("--false-fail", type=click.FloatRange(0, 0.5, min_open=True), help="The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.")  # fmt: skip
 @text_or_json(help=HELP["format"])
 @click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
