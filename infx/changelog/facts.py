@@ -8,6 +8,7 @@ progress, where pr-links point and which commits a branch made, and says so in v
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,26 @@ def working_file(root: Path, path: str, shown: str) -> bytes:
 def at_base(root: Path, base: str, path: str) -> bytes | None:
     """The changelog at a ref (None: no such file there)."""
     return git.read_at(git.resolve(base, root), path, root)
+
+
+def moved(root: Path, base: str, head: str | None, path: str) -> tuple[str, str] | None:
+    """The changelog's path at `base` and at `head` (trees; None: the working tree, as git's
+    index and the files on disk have it) when `path` names it on one side only and git pairs
+    the two as a rename: a repository that moved its files (InferenceX later keeps them under
+    `inferencex-e2e/`) still has one changelog to gate and plan. Only files of the same name
+    are paired; None when nothing is."""
+    name = posixpath.basename(path)
+    where = [f":(glob)**/{name}"] if not set(name) & set("*?[]\\") else []
+    if head is None:
+        args = ["diff", "--no-ext-diff", "-M", "--diff-filter=R", "--name-status", "-z", base]
+    else:
+        args = ["diff-tree", "-r", "-M", "--diff-filter=R", "--name-status", "-z", base, head]
+    fields = git.git([*args, "--", *where], root).split("\0")
+    for at in range(0, len(fields) - 2, 3):
+        old, new = fields[at + 1], fields[at + 2]
+        if path in (old, new):
+            return old, new
+    return None
 
 
 def sides(root: Path, path: str, base: str) -> tuple[str, bytes | None, bytes]:

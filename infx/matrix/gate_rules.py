@@ -16,7 +16,7 @@ from infx.formats import FORMATS, Format
 from infx.matrix.era import choose
 from infx.matrix.load import MasterConfigs, check_syntax
 from infx.matrix.selection import nothing_selected
-from infx.matrix.sources import masters_from, read_change, read_masters
+from infx.matrix.sources import masters_from, read_change, read_inside, read_masters
 from infx.settings import load as load_settings
 
 
@@ -60,12 +60,14 @@ def at_tree(
     tree: str | None,
     changelog: bytes | None = None,
     pinned: str | None = None,
+    runners: tuple[bytes | None, str] = (None, "configs/runners.yaml"),
 ) -> ConfigRules:
     """The rules of master files already read at `tree` (None: the working tree), in the
-    format the configs, the `changelog` and the `pinned` setting say; none at all is a
-    usage error naming the globs."""
+    format the configs, the `changelog`, the `runners` file (bytes, path) and the `pinned`
+    setting say; none at all is a usage error naming the globs."""
     masters = masters_from(dict(files), globs, tree)
-    return of_masters(masters, globs, choose(masters, changelog, pinned).format)
+    choice = choose(masters, changelog, pinned, runners=runners[0], runners_path=runners[1])
+    return of_masters(masters, globs, choice.format)
 
 
 def in_work_tree(
@@ -76,7 +78,9 @@ def in_work_tree(
     files = read_masters(root, None, globs)
     if optional and not files:
         return None
-    return at_tree(files, globs, None, changelog, load_settings(root).format)
+    settings = load_settings(root)
+    runners = (read_inside(root, None, settings.runners), settings.runners)
+    return at_tree(files, globs, None, changelog, settings.format, runners)
 
 
 def gate_inputs(
@@ -95,7 +99,8 @@ def gate_inputs(
     target = facts.target(root, path, in_work_tree=head is None)
     merging = facts.merge_in_progress(root, target) if base is None and head is None else None
     base_ref = merging.main if merging else branch_base(root) if base is None else base
-    change = read_change(root, base_ref, head, target, globs)
+    settings = load_settings(root)
+    change = read_change(root, base_ref, head, target, globs, settings.runners)
     files = (change.changelog_base, change.changelog_head)
     policy = said(facts.links(*link_to, root, base is None, files[0]))
     inputs = facts.gate_facts(root, (target, path), (base_ref, head), files, policy, merging)
@@ -105,5 +110,7 @@ def gate_inputs(
         for name, data in change.masters.items():
             check_syntax(name, data)
         return inputs, None
-    pinned = load_settings(root).format
-    return inputs, at_tree(change.masters, globs, change.head_tree, files[1], pinned)
+    runners = (change.runners, settings.runners)
+    return inputs, at_tree(
+        change.masters, globs, change.head_tree, files[1], settings.format, runners
+    )

@@ -1,14 +1,27 @@
 """How many nodes a multi-node row asks the scheduler for (`node-count`, formats that print
 it), as InferenceX's planner of that era counts them.
 
-In order: an aggregate config's `num-nodes`; else the srt-slurm recipe a worker names with
-`CONFIG_FILE=` in its additional settings, when the repository holds it (its
-`resources`: `agg_nodes`, or `prefill_nodes` + `decode_nodes`); else per role, a
-`PREFILL_NODES=`/`DECODE_NODES=` setting, or the role's GPUs (num-worker x tp x pp x
-pcp-size) over the GPUs of one node of its hardware, rounded up. A node's GPUs come from the
-runners file's hardware entry for the worker's `hardware` label (else the config's runner);
-a label without an entry takes the one GPU count its GPU family (the label's first word,
-without `cluster:`) agrees on.
+In order: an aggregate config's `num-nodes`; else the srt-slurm recipe the row names, when
+the repository holds it; else per role, a `PREFILL_NODES=`/`DECODE_NODES=` setting, or the
+role's GPUs (num-worker x tp x pp x pcp-size) over the GPUs of one node of its hardware,
+rounded up. A node's GPUs come from the runners file's node facts for the worker's
+`hardware` label (else the config's runner); a label without them takes the one GPU count
+its GPU family (the label's first word, without `cluster:`) agrees on.
+
+Where the recipe is named and how it counts depends on the format (`Format.recipe`,
+`Format.recipe_nodes`):
+
+- `resources` (pr3058): a worker's `CONFIG_FILE=` setting names it; its `resources` say
+  `agg_nodes`, or `prefill_nodes` + `decode_nodes`.
+- `roles` (e2e): the row's `srt-recipe` (`path[:variant]`) names it. The recipe declares
+  `schema: 2`; a file of variants (`base` plus `override_<name>` blocks) is read as the
+  variant named (`base`, or an override merged over base: mappings merge, a null deletes,
+  anything else replaces); a zip group or a file of another schema counts nothing, so the
+  topology estimates. The count is the nodes of its `roles` (a role on `colocate` takes
+  none) plus its enabled services' node pools and, when any of the discovery services
+  (etcd/nats, or `infra.etcd_nats_dedicated_node`), the frontend or the benchmark client
+  wants a node of its own, one more per such role, or one in all when the client shares
+  the frontend's node (`benchmark.colocate_with_frontend`, the default).
 """
 
 from __future__ import annotations
@@ -17,7 +30,7 @@ import math
 import posixpath
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from infx.errors import ConfigError
 
@@ -65,6 +78,33 @@ def _override(worker: Mapping[str, Any], name: str) -> int | None:
     return values[0]
 
 
+def recipe_path(name: str, source: str) -> str:
+    """The repository path of a recipe named `name` (by `source`: CONFIG_FILE or
+    srt-recipe), which must stay under the recipes folder."""
+    path = posixpath.normpath(
+        name
+        if name.startswith(f"{RECIPES_ROOT}/")
+        else f"{RECIPES_ROOT}/{name.removeprefix('recipes/')}"
+    )
+    if not path.startswith(f"{RECIPES_ROOT}/"):
+        raise ConfigError(f"{source} {name} points outside {RECIPES_ROOT}/")
+    return path
+
+
+def _read_recipe(path: str, read: RecipeReader) -> Any:
+    """The parsed recipe at `path`; None when the repository does not hold it (some recipes
+    live only in the runtime image: the topology is the estimate then)."""
+    data = read(path)
+    if data is None:
+        return None
+    from infx.matrix.load import load_yaml, yaml_error, yaml_problem
+
+    try:
+        return load_yaml(data)
+    except yaml_error() as exc:
+        raise yaml_problem(path, exc) from None
+
+
 def _recipe_nodes(
     prefill: Mapping[str, Any], decode: Mapping[str, Any], read: RecipeReader | None
 ) -> int | None:
@@ -78,24 +118,10 @@ def _recipe_nodes(
         return None
     if len(files) != 1:
         raise ConfigError(f"conflicting CONFIG_FILE settings: {sorted(files)}")
-    name = files.pop()
-    path = posixpath.normpath(
-        name
-        if name.startswith(f"{RECIPES_ROOT}/")
-        else f"{RECIPES_ROOT}/{name.removeprefix('recipes/')}"
-    )
-    if not path.startswith(f"{RECIPES_ROOT}/"):
-        raise ConfigError(f"CONFIG_FILE={name} points outside {RECIPES_ROOT}/")
-    data = read(path)
-    if data is None:
-        # Some recipes live only in the runtime image: the topology is the estimate then.
+    path = recipe_path(files.pop(), "CONFIG_FILE=")
+    doc = _read_recipe(path, read)
+    if doc is None:
         return None
-    from infx.matrix.load import load_yaml, yaml_error, yaml_problem
-
-    try:
-        doc = load_yaml(data)
-    except yaml_error() as exc:
-        raise yaml_problem(path, exc) from None
     resources = doc.get("resources") if isinstance(doc, dict) else None
     if not isinstance(resources, dict):
         raise ConfigError(f"{path}: the recipe has no `resources` mapping")
@@ -107,6 +133,88 @@ def _recipe_nodes(
     except (TypeError, ValueError):
         raise ConfigError(f"{path}: the recipe's node counts are not whole numbers") from None
     raise ConfigError(f"{path}: the recipe's resources name no node count")
+
+
+def _merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """An override variant over its base, as srtctl merges them: mappings merge, a null
+    deletes the key, anything else replaces."""
+    out = dict(base)
+    for key, value in override.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _extra_nodes(recipe: Mapping[str, Any], path: str) -> int:
+    """Nodes a schema-2 recipe takes besides its roles: service pools and dedicated nodes."""
+    services = [
+        s for s in recipe.get("services") or [] if isinstance(s, Mapping) and s.get("enabled", True)
+    ]
+    pools = sum(int(s.get("nodes") or 0) for s in services)
+    dedicated = bool(_mapping(recipe.get("infra")).get("etcd_nats_dedicated_node", False))
+    discovery = {
+        _mapping(s.get("placement")).get("node") == "dedicated"
+        for s in services
+        if s.get("type") in ("etcd", "nats")
+    }
+    if len(discovery) > 1:
+        raise ConfigError(f"{path}: the recipe's etcd and nats disagree on a dedicated node")
+    if discovery:
+        dedicated = discovery.pop()
+    roles = int(dedicated)
+    for section, legacy in (("frontend", "dedicated_node"), ("benchmark", "client_dedicated_node")):
+        settings = _mapping(recipe.get(section))
+        own = _mapping(settings.get("placement")).get("node") == "dedicated"
+        roles += int(own or bool(settings.get(legacy, False)))
+    if roles and _mapping(recipe.get("benchmark")).get("colocate_with_frontend", True):
+        roles = 1
+    return pools + roles
+
+
+def _role_recipe_nodes(name: str, read: RecipeReader) -> int | None:
+    """Nodes of the schema-2 srt-slurm recipe `name` (`path[:variant]`), None when it cannot
+    tell (not in the repository, a zip group, another schema)."""
+    file, _, selector = name.partition(":")
+    path = recipe_path(file, "srt-recipe")
+    doc = _read_recipe(path, read)
+    if doc is None:
+        return None
+    if not isinstance(doc, Mapping):
+        raise ConfigError(f"{path}: the recipe is not a mapping")
+    recipe: Mapping[str, Any] = doc
+    if "base" in doc:
+        if not (selector == "base" or (selector.startswith("override_") and selector in doc)):
+            return None
+        merged = _merged(_mapping(doc["base"]), _mapping(doc.get(selector)))
+        merged.setdefault("schema", doc.get("schema"))
+        if merged.get("schema") != 2:
+            return None
+        recipe = merged
+    if recipe.get("schema") != 2:
+        raise ConfigError(f"{path}: srt-slurm recipes must declare schema: 2")
+    roles = _mapping(recipe.get("roles"))
+    if not roles:
+        raise ConfigError(f"{path}: the recipe has no worker roles")
+    total = 0
+    for role, spec in roles.items():
+        nodes = _mapping(spec).get("nodes")
+        if nodes is None:
+            raise ConfigError(f"{path}: recipe role {role!r} must say its nodes")
+        if nodes == "colocate":
+            continue
+        try:
+            total += int(nodes)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{path}: role {role!r} nodes {nodes!r} is not a count") from None
+    return total + _extra_nodes(recipe, path)
 
 
 def _role_nodes(worker: Mapping[str, Any], role: str, runner: str, gpus: Mapping[str, int]) -> int:
@@ -124,14 +232,20 @@ def node_count(
     num_nodes: int | None,
     gpus: Mapping[str, int],
     read: RecipeReader | None,
+    counting: Literal["resources", "roles"] = "resources",
 ) -> int:
-    """The scheduling node count of a multi-node row (its prefill and decode blocks built)."""
+    """The scheduling node count of a multi-node row (its prefill and decode blocks built),
+    its recipe counted the format's way (`counting`)."""
     if not row.get("disagg") and num_nodes is not None:
         return num_nodes
     if num_nodes is not None:
         raise ConfigError("num-nodes is not valid for a disaggregated config")
     prefill, decode = row["prefill"], row["decode"]
-    from_recipe = _recipe_nodes(prefill, decode, read)
+    if counting == "roles":
+        named = row.get("srt-recipe")
+        from_recipe = _role_recipe_nodes(str(named), read) if named and read else None
+    else:
+        from_recipe = _recipe_nodes(prefill, decode, read)
     if from_recipe is not None:
         return from_recipe
     runner = str(row["runner"])
