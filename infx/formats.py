@@ -261,6 +261,7 @@ PR3058 = replace(
     entry_flags=(*_FLAGS, "no-evals"),
     space_keys=_SPACE_KEYS | {"worker", "num-nodes"},
     aggregate="worker",
+    raw_worker_defaults=MappingProxyType({**PR2707.raw_worker_defaults, "additional-settings": []}),
     trim="shape",
     node_count=True,
     eval_framework="lm-eval",
@@ -275,7 +276,7 @@ PR3058 = replace(
 E2E = replace(
     PR3058,
     name="e2e",
-    title="InferenceX under inferencex-e2e/, after PRs #3057 and #3086 (September 2026)",
+    title="InferenceX with its files under inferencex-e2e/, later than PR #3058",
     master_schema="master-config-e2e",
     shapes=_E2E_SHAPES,
     space_keys=PR3058.space_keys | set(_RECIPE),

@@ -214,9 +214,9 @@ def choose(
             raise ConfigError(str(exc.args[0])) from None
     refusal: dict[str, Evidence] = {}
     evidence = itertools.chain(
-        _runners_evidence(runners, runners_path),
         _changelog_evidence(changelog, changelog_path),
         _config_evidence(masters, refusal),
+        _runners_evidence(runners, runners_path),
     )
     for found in evidence:
         for name in found.refused_by:
@@ -225,21 +225,23 @@ def choose(
             break
     accepting = [f for f in FORMATS if f.name not in refusal]
     if not accepting:
-        shown = "; ".join(
-            f"{ev.where} has {ev.what}, which {name} refuses" for name, ev in refusal.items()
-        )
+        shown = "; ".join(_refused(name, ev) for name, ev in refusal.items())
         raise ConfigError(
             f"no known InferenceX format accepts this repository ({shown}); write it in one "
             f"format, or name one with `format` in infx.toml"
         )
     chosen = accepting[-1]
-    newer = [f for f in FORMATS if FORMATS.index(f) > FORMATS.index(chosen)]
-    if newer:
-        ev = refusal[newer[0].name]
-        return Choice(chosen, f"{ev.where} has {ev.what}, which {newer[0].name} refuses")
-    if refusal:
-        name, ev = next(iter(refusal.items()))
-        return Choice(chosen, f"the newest known; {ev.where} has {ev.what}, which {name} refuses")
-    return Choice(
-        chosen, "the newest known; nothing in the configs, changelog or runners.yaml needs another"
-    )
+    at = FORMATS.index(chosen)
+    # Why not the next newer format, and why not the nearest older one it beat.
+    newer = [f.name for f in FORMATS[at + 1 : at + 2]]
+    older = [f.name for f in reversed(FORMATS[:at]) if f.name in refusal][:1]
+    said = [_refused(name, refusal[name]) for name in (*newer, *older)]
+    if not newer:
+        said.insert(0, "the newest known")
+    if not refusal:
+        said.append("nothing in the configs, changelog or runners.yaml needs another")
+    return Choice(chosen, "; ".join(said))
+
+
+def _refused(name: str, ev: Evidence) -> str:
+    return f"{ev.where} has {ev.what}, which {name} refuses"

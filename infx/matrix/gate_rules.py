@@ -12,7 +12,7 @@ from infx.changelog.gate import ConfigRules, GateFacts
 from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Entry, Violation
 from infx.context import branch_base
-from infx.formats import FORMATS, Format
+from infx.formats import FORMATS, Format, by_name
 from infx.matrix.era import choose
 from infx.matrix.load import MasterConfigs, check_syntax
 from infx.matrix.selection import nothing_selected
@@ -28,12 +28,14 @@ def format_violations(entry: Entry, fmt: Format) -> list[Violation]:
         knowing = [f.name for f in FORMATS if key in f.entry_keys]
         if key in fmt.entry_keys or not knowing:
             continue
+        newer = [name for name in knowing if FORMATS.index(by_name(name)) > FORMATS.index(fmt)]
+        suggested = (newer or knowing)[0]
         found.append(
             Violation(
                 entry.line_of(str(key)),
                 "format",
                 f"{key}: not a key of InferenceX format {fmt}",
-                f"remove it, or set format = {knowing[-1]!r} in infx.toml if the repository "
+                f"remove it, or set format = {suggested!r} in infx.toml if the repository "
                 "is on that format",
             )
         )

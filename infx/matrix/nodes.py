@@ -87,7 +87,7 @@ def recipe_path(name: str, source: str) -> str:
         else f"{RECIPES_ROOT}/{name.removeprefix('recipes/')}"
     )
     if not path.startswith(f"{RECIPES_ROOT}/"):
-        raise ConfigError(f"{source} {name} points outside {RECIPES_ROOT}/")
+        raise ConfigError(f"{source}{name} points outside {RECIPES_ROOT}/")
     return path
 
 
@@ -183,7 +183,7 @@ def _role_recipe_nodes(name: str, read: RecipeReader) -> int | None:
     """Nodes of the schema-2 srt-slurm recipe `name` (`path[:variant]`), None when it cannot
     tell (not in the repository, a zip group, another schema)."""
     file, _, selector = name.partition(":")
-    path = recipe_path(file, "srt-recipe")
+    path = recipe_path(file, "srt-recipe ")
     doc = _read_recipe(path, read)
     if doc is None:
         return None

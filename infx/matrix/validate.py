@@ -150,8 +150,12 @@ def validate_configs(
             line = locate_in_config(masters, key, odd[0])
             problems.append(ConfigProblem(source, line, key, f"{where}: {odd[1]}".lstrip(": ")))
             continue
-        for error in schemas.errors(schema, {key: config}):
-            message = schemas.describe(error, known)
+        errors = list(schemas.errors(schema, {key: config}))
+        explained = [e for e in errors if schemas.describe(e, known) is not None]
+        for error in explained or errors:
+            # A key valid elsewhere in the schema (a search space's `srt-recipe` written at
+            # the config's top) is named when no sibling rule's error explains it.
+            message = schemas.describe(error, known if explained else frozenset())
             if message is None:
                 continue
             path = list(error.absolute_path)[1:]
