@@ -17,7 +17,8 @@ from typing import Any
 
 from infx.errors import ConfigError
 from infx.formats import PR2707, Format
-from infx.matrix.nodes import RecipeReader, node_count
+from infx.matrix.nodes import node_count
+from infx.matrix.recipes import RecipeReader, fingerprinted
 
 FIXED = "fixed-seq-len"
 AGENTIC = "agentic-coding"
@@ -114,11 +115,15 @@ def recipe_identity(row: RawRow, fmt: Format = PR2707) -> RawRow:
     return found
 
 
-def fingerprint(row: RawRow, fmt: Format = PR2707) -> str:
-    """sha256 of the canonical JSON of the row's recipe identity (`recipe_identity`)."""
-    text = json.dumps(
-        recipe_identity(row, fmt), sort_keys=True, separators=(",", ":"), ensure_ascii=True
-    )
+def fingerprint(row: RawRow, fmt: Format = PR2707, recipes: RecipeReader | None = None) -> str:
+    """sha256 of the canonical JSON of the row's recipe identity (`recipe_identity`); in
+    formats whose rows name an `srt-recipe`, of that identity beside the recipe variant the
+    row names (`infx.matrix.recipes.fingerprinted`), so editing the recipe is a new curve."""
+    found: Any = recipe_identity(row, fmt)
+    named = row.get("srt-recipe")
+    if fmt.recipe == "field" and named and recipes is not None:
+        found = {"row": found, "recipe": [fingerprinted(str(named), recipes)]}
+    text = json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 

@@ -27,18 +27,20 @@ Where the recipe is named and how it counts depends on the format (`Format.recip
 from __future__ import annotations
 
 import math
-import posixpath
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from infx.errors import ConfigError
+from infx.matrix.recipes import (
+    RecipeReader,
+    mapping,
+    read_recipe,
+    recipe_path,
+    variant,
+)
 
-RECIPES_ROOT = "benchmarks/multi_node/srt-slurm-recipes"
 _CONFIG_FILE = "CONFIG_FILE="
-
-# Reads a file of the repository at the planned revision (None: not there).
-RecipeReader = Callable[[str], bytes | None]
 
 
 def _family(label: str) -> str:
@@ -78,33 +80,6 @@ def _override(worker: Mapping[str, Any], name: str) -> int | None:
     return values[0]
 
 
-def recipe_path(name: str, source: str) -> str:
-    """The repository path of a recipe named `name` (by `source`: CONFIG_FILE or
-    srt-recipe), which must stay under the recipes folder."""
-    path = posixpath.normpath(
-        name
-        if name.startswith(f"{RECIPES_ROOT}/")
-        else f"{RECIPES_ROOT}/{name.removeprefix('recipes/')}"
-    )
-    if not path.startswith(f"{RECIPES_ROOT}/"):
-        raise ConfigError(f"{source}{name} points outside {RECIPES_ROOT}/")
-    return path
-
-
-def _read_recipe(path: str, read: RecipeReader) -> Any:
-    """The parsed recipe at `path`; None when the repository does not hold it (some recipes
-    live only in the runtime image: the topology is the estimate then)."""
-    data = read(path)
-    if data is None:
-        return None
-    from infx.matrix.load import load_yaml, yaml_error, yaml_problem
-
-    try:
-        return load_yaml(data)
-    except yaml_error() as exc:
-        raise yaml_problem(path, exc) from None
-
-
 def _recipe_nodes(
     prefill: Mapping[str, Any], decode: Mapping[str, Any], read: RecipeReader | None
 ) -> int | None:
@@ -119,7 +94,7 @@ def _recipe_nodes(
     if len(files) != 1:
         raise ConfigError(f"conflicting CONFIG_FILE settings: {sorted(files)}")
     path = recipe_path(files.pop(), "CONFIG_FILE=")
-    doc = _read_recipe(path, read)
+    doc = read_recipe(path, read)
     if doc is None:
         return None
     resources = doc.get("resources") if isinstance(doc, dict) else None
@@ -135,33 +110,15 @@ def _recipe_nodes(
     raise ConfigError(f"{path}: the recipe's resources name no node count")
 
 
-def _merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """An override variant over its base, as srtctl merges them: mappings merge, a null
-    deletes the key, anything else replaces."""
-    out = dict(base)
-    for key, value in override.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merged(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _extra_nodes(recipe: Mapping[str, Any], path: str) -> int:
     """Nodes a schema-2 recipe takes besides its roles: service pools and dedicated nodes."""
     services = [
         s for s in recipe.get("services") or [] if isinstance(s, Mapping) and s.get("enabled", True)
     ]
     pools = sum(int(s.get("nodes") or 0) for s in services)
-    dedicated = bool(_mapping(recipe.get("infra")).get("etcd_nats_dedicated_node", False))
+    dedicated = bool(mapping(recipe.get("infra")).get("etcd_nats_dedicated_node", False))
     discovery = {
-        _mapping(s.get("placement")).get("node") == "dedicated"
+        mapping(s.get("placement")).get("node") == "dedicated"
         for s in services
         if s.get("type") in ("etcd", "nats")
     }
@@ -171,41 +128,29 @@ def _extra_nodes(recipe: Mapping[str, Any], path: str) -> int:
         dedicated = discovery.pop()
     roles = int(dedicated)
     for section, legacy in (("frontend", "dedicated_node"), ("benchmark", "client_dedicated_node")):
-        settings = _mapping(recipe.get(section))
-        own = _mapping(settings.get("placement")).get("node") == "dedicated"
+        settings = mapping(recipe.get(section))
+        own = mapping(settings.get("placement")).get("node") == "dedicated"
         roles += int(own or bool(settings.get(legacy, False)))
-    if roles and _mapping(recipe.get("benchmark")).get("colocate_with_frontend", True):
+    if roles and mapping(recipe.get("benchmark")).get("colocate_with_frontend", True):
         roles = 1
     return pools + roles
 
 
 def _role_recipe_nodes(name: str, read: RecipeReader) -> int | None:
     """Nodes of the schema-2 srt-slurm recipe `name` (`path[:variant]`), None when it cannot
-    tell (not in the repository, a zip group, another schema)."""
-    file, _, selector = name.partition(":")
-    path = recipe_path(file, "srt-recipe ")
-    doc = _read_recipe(path, read)
-    if doc is None:
+    tell (not in the repository, a zip group, a variant of another schema)."""
+    found = variant(name, read)
+    recipe, path = found.recipe, found.path
+    if recipe is None or (found.picked and recipe.get("schema") != 2):
         return None
-    if not isinstance(doc, Mapping):
-        raise ConfigError(f"{path}: the recipe is not a mapping")
-    recipe: Mapping[str, Any] = doc
-    if "base" in doc:
-        if not (selector == "base" or (selector.startswith("override_") and selector in doc)):
-            return None
-        merged = _merged(_mapping(doc["base"]), _mapping(doc.get(selector)))
-        merged.setdefault("schema", doc.get("schema"))
-        if merged.get("schema") != 2:
-            return None
-        recipe = merged
     if recipe.get("schema") != 2:
         raise ConfigError(f"{path}: srt-slurm recipes must declare schema: 2")
-    roles = _mapping(recipe.get("roles"))
+    roles = mapping(recipe.get("roles"))
     if not roles:
         raise ConfigError(f"{path}: the recipe has no worker roles")
     total = 0
     for role, spec in roles.items():
-        nodes = _mapping(spec).get("nodes")
+        nodes = mapping(spec).get("nodes")
         if nodes is None:
             raise ConfigError(f"{path}: recipe role {role!r} must say its nodes")
         if nodes == "colocate":

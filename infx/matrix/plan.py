@@ -44,8 +44,8 @@ from infx.matrix.expand import (
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
-from infx.matrix.nodes import RecipeReader
 from infx.matrix.options import PlanOptions
+from infx.matrix.recipes import RecipeReader
 from infx.matrix.rows import EvalBucket, MatrixPlan, MatrixRow, empty_plan
 
 STANDARD_SEQ = ("1k1k", "8k1k")
@@ -383,7 +383,7 @@ def build_plan(
 
     buckets = empty_plan()
     for row in throughput:
-        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row, fmt)}, fmt)
+        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row, fmt, head.recipes)}, fmt)
     for row in evals:
         buckets[_eval_bucket(row)].append(printed(row, fmt))
     buckets["changelog_metadata"] = {

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from infx.formats import Format
     from infx.matrix.expand import Hardware
     from infx.matrix.manifest import SweepOptions
-    from infx.matrix.nodes import RecipeReader
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
+    from infx.matrix.recipes import RecipeReader
     from infx.matrix.validate import ConfigProblem, Runners
 
 _WILD = frozenset("*?[")
