@@ -304,3 +304,14 @@ def by_name(name: str) -> Format:
         if known.name == name:
             return known
     raise KeyError(f"unknown format {name!r}; known formats: {', '.join(NAMES)}")
+
+
+E2E_FOLDER = "inferencex-e2e"
+
+
+def layout_twin(path: str) -> str:
+    """Where `path` is in InferenceX's other layout: under `inferencex-e2e/` when it is at
+    the root, at the root when it is under that folder. Later InferenceX looks a file up at a
+    ref in both places, so a diff across the move compares one file with itself."""
+    inside = path.removeprefix(f"{E2E_FOLDER}/")
+    return inside if inside != path else f"{E2E_FOLDER}/{path}"

@@ -66,9 +66,11 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
         inputs.runners_path,
     )
     fmt = choice.format
-    refused = runners_section_problems(inputs.runners, fmt, inputs.runners_path)
+    refused = runners_section_problems(
+        inputs.runners, fmt, inputs.runners_path, inputs.runners_data
+    )
     if refused:
-        raise ConfigError("; ".join(refused))
+        raise ConfigError("; ".join(p.text() for p in refused))
     head = replace(inputs.head, fmt=fmt)
     read_base = inputs.base
     base = None if read_base is None else (lambda: replace(read_base(), fmt=fmt))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx import git
 from infx.errors import ConfigError, UsageError
+from infx.formats import layout_twin
 from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error, yaml_problem
 
 if TYPE_CHECKING:
@@ -137,12 +138,9 @@ class RunnerInfo:
 
     def in_format(self, fmt: Format, path: str) -> RunnerInfo:
         """This file with what `fmt` refuses in it (a section it does not read) as problems."""
-        from infx.matrix.validate import ConfigProblem, runners_section_problems
+        from infx.matrix.validate import runners_section_problems
 
-        refused = runners_section_problems(self.runners, fmt, path)
-        found = [
-            ConfigProblem(path, None, "runners", text.removeprefix(f"{path}: ")) for text in refused
-        ]
+        found = runners_section_problems(self.runners, fmt, path, self.data)
         return RunnerInfo(self.runners, [*self.problems, *found], self.data)
 
     @property
@@ -182,7 +180,7 @@ def runners_from(data: bytes | None, path: str) -> RunnerInfo:
 class Change:
     """What the gate and the planner read for one diff: the changelog on both sides, and
     the master configs (and runners file) on the head side. `moved` is the changelog's path
-    at base and at head when the diff moved it (`infx.changelog.facts.moved`)."""
+    at base and at head when the diff moved it (`layout_twin`)."""
 
     base_tree: str
     head_tree: str | None
@@ -218,7 +216,8 @@ def read_change(
 ) -> Change:
     """Everything at once: one `git rev-parse` for both refs and one `git cat-file` for every
     file at a tree (the working tree is read from disk when `head` is None). A changelog found
-    on one side only is looked for on the other where git says the diff moved it."""
+    on one side only is looked for on the other in InferenceX's other layout
+    (`layout_twin`): the diff moved it."""
     trees = git.resolve_all([base, head] if head else [base], root)
     base_tree, head_tree = trees[0], (trees[1] if head else None)
     names = find_files(root, head_tree, patterns)
@@ -235,13 +234,11 @@ def read_change(
     before, after = blobs[(base_tree, changelog)], files[changelog]
     moved = None
     if (before is None) != (after is None):
-        from infx.changelog.facts import moved as find_move
-
-        moved = find_move(root, base_tree, head_tree, changelog)
-        if moved is not None and before is None:
-            before = git.read_at(base_tree, moved[0], root)
-        elif moved is not None:
-            after = git.read_at(head_tree, moved[1], root)
+        twin = layout_twin(changelog)
+        if before is None and (before := read_inside(root, base_tree, twin)) is not None:
+            moved = (twin, changelog)
+        elif after is None and (after := read_inside(root, head_tree, twin)) is not None:
+            moved = (changelog, twin)
     return Change(
         base_tree,
         head_tree,

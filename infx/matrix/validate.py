@@ -263,22 +263,34 @@ def validate_runners(
     return Runners(dict(doc["labels"]), hardware, sections), []
 
 
-def runners_section_problems(runners: Runners | None, fmt: Format, name: str) -> list[str]:
-    """What the format in force refuses in runners.yaml, one line each: the section it does
-    not read node facts from (`hardware` or `clusters`), and, in a format of clusters, a file
-    without that section."""
+def runners_section_problems(
+    runners: Runners | None, fmt: Format, name: str, data: bytes | None = None
+) -> list[ConfigProblem]:
+    """What the format in force refuses in runners.yaml (`data`, for the lines), one line
+    each: the section it does not read node facts from (`hardware` or `clusters`), and, in
+    a format of clusters, a file without that section."""
     if runners is None:
         return []
     found = [
-        f"{name}: {section}: not a section of runners.yaml in InferenceX format {fmt}, which "
-        f"reads node facts from `{fmt.runners}:`"
+        ConfigProblem(
+            name,
+            locate(data, [section]) if data else None,
+            "runners",
+            f"{section}: not a section of runners.yaml in InferenceX format {fmt}, which "
+            f"reads node facts from `{fmt.runners}:`",
+        )
         for section in runners.sections
         if section != fmt.runners
     ]
     if fmt.runners == "clusters" and "clusters" not in runners.sections:
         found.append(
-            f"{name}: no `clusters:` section, which InferenceX format {fmt} requires (each "
-            "cluster's record, its runners under the label cluster:<id>)"
+            ConfigProblem(
+                name,
+                None,
+                "runners",
+                f"no `clusters:` section, which InferenceX format {fmt} requires (each "
+                "cluster's record, its runners under the label cluster:<id>)",
+            )
         )
     return found
 
