@@ -135,3 +135,33 @@ def branch_base(root: Path) -> str:
         f"no --base given and no {' or '.join(f'{r}/{main}' for r in REMOTES)} or branch "
         f"{main} to compare with: run `git fetch origin {main}` or pass --base REF"
     )
+
+
+def which() -> str:
+    """`infx --version`: the version, the package that answered (its folder) and the
+    distribution it was installed as. InferenceX names its own Python package infx too, so
+    the folder tells the two apart."""
+    from importlib import metadata
+    from pathlib import Path
+
+    import infx
+    from infx import __version__
+
+    here = Path(infx.__file__).resolve().parent
+    lines = [f"infx, version {__version__}", f"package: {here}"]
+    try:
+        dist = metadata.distribution("infx")
+    except metadata.PackageNotFoundError:
+        lines.append("distribution: none (not installed; run from a checkout)")
+        return "\n".join(lines)
+    source = dist.read_text("direct_url.json") or ""
+    how = " (editable)" if '"editable": true' in source else ""
+    where = Path(str(dist.locate_file(""))).resolve()
+    lines.append(f"distribution: infx {dist.version}{how}, installed in {where}")
+    if dist.version != __version__:
+        lines.append(
+            f"infx: warning: the package answering is version {__version__}, not the "
+            f"installed distribution's {dist.version}: another folder named infx comes first "
+            "on sys.path"
+        )
+    return "\n".join(lines)

@@ -294,7 +294,6 @@ E2E = replace(
 
 # Oldest first.
 FORMATS: tuple[Format, ...] = (PR2707, PR3058, E2E)
-NEWEST = FORMATS[-1]
 NAMES = tuple(f.name for f in FORMATS)
 
 

@@ -23,6 +23,9 @@ class Md(str):
     __slots__ = ()
 
 
+EMPTY = Md("")
+
+
 def text(value: object) -> Md:
     """A data string as inert Markdown on one line: HTML special characters as entities
     (no tag, no `<!--`), Markdown punctuation and table pipes backslash-escaped, and a

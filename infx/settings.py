@@ -9,7 +9,6 @@ package and has no root pyproject.toml. Command-line options override every sett
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +18,14 @@ from infx import schemas
 from infx.errors import UsageError
 
 SETTINGS_FILE = "infx.toml"
+# The sweep workflow: its file name (the id the API and every command's --workflow-id take)
+# and its path in the repository.
+SWEEP_WORKFLOW = "run-sweep.yml"
+SWEEP_WORKFLOW_PATH = f".github/workflows/{SWEEP_WORKFLOW}"
 # What every benchmark job reads besides its recipe script: the sweep workflow, which
 # passes each job its inputs, and the job template. A sweep's manifest records their
 # bytes, so a reused run must have run the same ones.
-JOB_FILES = (".github/workflows/run-sweep.yml", ".github/workflows/benchmark-tmpl.yml")
+JOB_FILES = (SWEEP_WORKFLOW_PATH, ".github/workflows/benchmark-tmpl.yml")
 
 CHANGELOG_FILE = "perf-changelog.yaml"
 MASTER_GLOB = "configs/*-master.yaml"
@@ -110,6 +113,8 @@ def table_of(data: bytes, name: str) -> dict[str, Any]:
 
 
 def _loads(data: bytes, name: str) -> dict[str, Any]:
+    import tomllib  # only where a settings file exists
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -182,13 +187,22 @@ def load(root: Path) -> Settings:
     return Settings() if found is None else parse(*found)
 
 
+# The files settings may come from, in the order they are looked for.
+SETTINGS_FILES = (SETTINGS_FILE, "pyproject.toml")
+
+
 def load_at(root: Path, ref: str) -> Settings:
     """The settings as committed at `ref` (defaults when it has none): what a pull request
     may not change for itself, such as its GPU budget, is read at its base."""
     from infx import git
 
+    return committed(git.read_blobs(ref, list(SETTINGS_FILES), root), ref)
+
+
+def committed(files: Mapping[str, bytes | None], ref: str) -> Settings:
+    """The settings of SETTINGS_FILES' bytes as read at `ref` (None: no such file)."""
     for name, source in ((SETTINGS_FILE, SETTINGS_FILE), ("pyproject.toml", None)):
-        data = git.read_at(ref, name, root)
+        data = files[name]
         if data is None:
             continue
         table = _loads(data, f"{name} at {ref}")

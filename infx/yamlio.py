@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     if mode is None:
         with contextlib.suppress(FileNotFoundError):
             mode = path.stat().st_mode & 0o7777
+    import tempfile  # only commands that write pay for it
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

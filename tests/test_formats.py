@@ -6,12 +6,12 @@ format prints, so a format change is an edit of the registry and its schema file
 from __future__ import annotations
 
 from infx import schemas
-from infx.formats import FORMATS, NAMES, NEWEST, PR2707, PR3058, by_name
+from infx.formats import FORMATS, NAMES, PR2707, PR3058, by_name
 
 
 def test_settings_name_the_known_formats() -> None:
     assert schemas.load("settings")["properties"]["format"]["enum"] == list(NAMES)
-    assert NEWEST is FORMATS[-1] is PR3058 and by_name("pr2707") is PR2707
+    assert FORMATS[-1] is PR3058 and by_name("pr2707") is PR2707
 
 
 def test_each_format_has_its_master_config_schema() -> None:

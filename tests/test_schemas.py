@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from infx import schemas
-from infx.changelog.parse import validate_document
+from infx.changelog.parse import read_document
 from infx.matrix.load import load_yaml
 from tests.conftest import SHARED, load_yaml12
 
@@ -31,7 +31,7 @@ def test_schema_is_valid(path: Path) -> None:
 
 
 def test_own_changelog_is_valid() -> None:
-    assert validate_document((ROOT / "perf-changelog.yaml").read_bytes()) == []
+    assert read_document((ROOT / "perf-changelog.yaml").read_bytes())[1] == []
 
 
 values = st.one_of(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from infx.changelog.diff import (
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation, summarized
 from infx.changelog.parse import parse_region
+from infx.changelog.rules import Rule
 from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
     byte_violations,
@@ -80,18 +80,20 @@ def key_violations(
             found.append(
                 Violation(
                     line,
-                    "config-keys",
+                    Rule.CONFIG_KEYS,
                     f"wildcard {pattern!r} matches no master config key ({source})",
                     f"correct the pattern so that it matches a key defined in {source}",
                 )
             )
             continue
+        import difflib  # only for a key that matches nothing
+
         close = difflib.get_close_matches(pattern, list(keys), n=1, cutoff=0.6)
         fix = f"did you mean {close[0]!r}?" if close else f"add the config to {source}"
         found.append(
             Violation(
                 line,
-                "config-keys",
+                Rule.CONFIG_KEYS,
                 f"{pattern!r} is not defined in any master config ({source})",
                 fix,
             )
@@ -107,7 +109,7 @@ def link_violation(entry: Entry, policy: LinkPolicy) -> Violation | None:
     reason = policy.situation()
     return Violation(
         entry.line_of("pr-link"),
-        "pr-link",
+        Rule.PR_LINK,
         f"{value!r} is not accepted ({reason})",
         f"use {forms}",
     )
@@ -126,7 +128,7 @@ def spread_link_violation(entry: Entry) -> Violation | None:
     )
     return Violation(
         line,
-        "pr-link",
+        Rule.PR_LINK,
         f"the pr-link must be one value on the pr-link line; {where}",
         "write `pr-link: XXX` on one line",
     )
@@ -145,7 +147,7 @@ def selection_violations(
     return [
         Violation(
             entry.line,
-            "selection",
+            Rule.SELECTION,
             f"this entry selects no benchmark job: {why}",
             "select a config and scenario that run, or drop the flag that rules them out",
         )
@@ -165,7 +167,7 @@ def keep_violations(entry: Entry) -> list[Violation]:
     return [
         Violation(
             entry.line + entry.text.count(b"\n", 0, found.start() + 1),
-            "yaml",
+            Rule.YAML,
             "a block scalar that keeps trailing blank lines ('+') would take in the empty "
             "line before the next entry",
             "use '|' or '|-' (or '>' / '>-')",
@@ -177,7 +179,7 @@ def correction_violations(corrections: list[Correction], policy: LinkPolicy) -> 
     return [
         Violation(
             c.line,
-            "pr-link-correction",
+            Rule.PR_LINK_CORRECTION,
             f"a corrected pr-link must be a canonical link, found {c.new!r}",
             f"use {policy.base}<number>",
         )
@@ -212,7 +214,10 @@ def check(
             base,
             [
                 Violation(
-                    None, "missing", "the changelog file is missing", "restore perf-changelog.yaml"
+                    None,
+                    Rule.MISSING,
+                    "the changelog file is missing",
+                    "restore perf-changelog.yaml",
                 )
             ],
         )
@@ -233,7 +238,7 @@ def check(
                 0,
                 Violation(
                     1,
-                    "characters",
+                    Rule.CHARACTERS,
                     f"the file was saved with {saved.what()}; history is otherwise unchanged",
                     "save it as UTF-8 without a byte-order mark, with LF line endings "
                     "(infx changelog fix does it)"
@@ -259,7 +264,7 @@ def check(
     if b"\r\n" in region:
         region = region.replace(b"\r\n", b"\n")
     found += separator_violations(base or b"", region)
-    if not any(v.rule == "encoding" for v in found):
+    if not any(v.rule == Rule.ENCODING for v in found):
         entries, problems = parse_region(region)
         found.extend(problems)
         result.region_entries = entries
@@ -267,7 +272,7 @@ def check(
             found.append(
                 Violation(
                     1,
-                    "entries",
+                    Rule.ENTRIES,
                     "the appended text holds no entry",
                     "append an entry that starts with '- config-keys:'",
                 )

@@ -17,6 +17,7 @@ from typing import Literal
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Violation, clip
 from infx.changelog.parse import Chunk, parse_chunk
+from infx.changelog.rules import Rule
 
 PR_LINK_PREFIX = b"  pr-link:"
 # The blank lines that precede the first appended entry sit at the very end of the base;
@@ -105,7 +106,7 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
         return [
             Violation(
                 0,
-                "separator",
+                Rule.SEPARATOR,
                 "the appended text continues the last line of history",
                 "the base must end with a newline; add entries after it",
             )
@@ -128,7 +129,7 @@ def separator_violations(base: bytes, appended: bytes) -> list[Violation]:
                 found.append(
                     Violation(
                         index + 1,
-                        "separator",
+                        Rule.SEPARATOR,
                         "text after history that is not part of an entry",
                         "append whole entries that start with '- config-keys:'",
                     )
@@ -155,7 +156,7 @@ def _gap_violation(line: int, gap: list[bytes]) -> Violation:
         message = "no empty line before this entry"
     else:
         message = f"{len(gap)} empty lines before this entry"
-    return Violation(line, "separator", message, "separate entries with exactly one empty line")
+    return Violation(line, Rule.SEPARATOR, message, "separate entries with exactly one empty line")
 
 
 def _rejected(
@@ -163,7 +164,7 @@ def _rejected(
     message: str,
     fix: str = "history is append-only: restore the base lines and add entries at the end",
 ) -> ChangelogDiff:
-    return ChangelogDiff("rejected", violations=[Violation(line, "history", message, fix)])
+    return ChangelogDiff("rejected", violations=[Violation(line, Rule.HISTORY, message, fix)])
 
 
 def _common_prefix(a: list[bytes], b: list[bytes]) -> int:

@@ -19,6 +19,7 @@ from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Outcome, Violation, summarized
 from infx.changelog.parse import split_entries
 from infx.changelog.report import as_failure, render, summary_markdown
+from infx.changelog.rules import Rule
 from infx.errors import InfxError
 
 
@@ -144,7 +145,7 @@ def unresolved_conflicts(data: bytes, path: str, merging: bool) -> list[Violatio
         [
             Violation(
                 group[0][0],
-                "conflict-marker",
+                Rule.CONFLICT_MARKER,
                 "unresolved merge conflict: merge-conflict marker "
                 + ", ".join(f"{marker} at line {at}" for at, marker in group),
                 fix,
@@ -175,7 +176,7 @@ def vanished_entries(history: bytes, commits: list[BranchCommit]) -> list[Violat
                 continue
             found[text] = Violation(
                 line,
-                "merge",
+                Rule.MERGE,
                 f"nothing is appended, but commit {commit.commit[:12]} of this branch appended "
                 f"an entry that main holds byte for byte at line {line}: git merged the two "
                 "identical files as one, so this branch's entry is main's now",

@@ -14,11 +14,19 @@ from dataclasses import dataclass, field
 from infx.changelog.check import check
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import parse_chunk, split_entries
+from infx.changelog.rules import Rule
 from infx.errors import ChangelogError
 
 # Gate rules about layout or links: a landed commit that broke them still plans.
 LAYOUT_RULES = frozenset(
-    {"separator", "file-ending", "entry-start", "entries", "characters", "pr-link"}
+    {
+        Rule.SEPARATOR,
+        Rule.FILE_ENDING,
+        Rule.ENTRY_START,
+        Rule.ENTRIES,
+        Rule.CHARACTERS,
+        Rule.PR_LINK,
+    }
 )
 
 
@@ -80,7 +88,7 @@ def _inserted(base: bytes, head: bytes, gate: list[Violation]) -> Landed:
             landed.warnings.append(
                 Violation(
                     chunk.line,
-                    "inserted",
+                    Rule.INSERTED,
                     f"entry inserted at line {chunk.line}, before older entries",
                     "the gate requires new entries at the end of the file",
                 )
@@ -104,7 +112,7 @@ def added_entries(base: bytes | None, head: bytes | None) -> Landed:
             [
                 Violation(
                     line,
-                    "history",
+                    Rule.HISTORY,
                     f"line {line} continues the last existing entry",
                     "history is append-only: add a new entry instead of editing an old one",
                 )

@@ -20,6 +20,7 @@ from infx.changelog.diff import Correction, blank_lines_at_end, compare
 from infx.changelog.links import LinkPolicy
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import Chunk, parse_chunk, parse_region, split_entries
+from infx.changelog.rules import Rule
 from infx.errors import ChangelogError
 
 MainSide = Literal["ours", "theirs"]
@@ -220,7 +221,7 @@ def dropped_entries(
     return [
         Violation(
             None,
-            "merge",
+            Rule.MERGE,
             f"this merge drops the entry {name} added at its line {chunk.line}",
             f"bring both sides back with `git checkout --merge -- {path}`, "
             "then run `infx changelog resolve-conflict`",

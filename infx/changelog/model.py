@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from infx.changelog.rules import Rule
+
 # Enough to show the pattern of a repeated mistake; the rest are counted, not listed, so
 # output stays readable (and small) when one rule fails thousands of times.
 MAX_PER_RULE = 20
@@ -26,7 +28,7 @@ class Violation:
     """
 
     line: int | None
-    rule: str
+    rule: Rule
     message: str
     fix: str = ""
     column: int | None = None
@@ -40,7 +42,7 @@ class Violation:
         return replace(self, line=self.line + offset)
 
 
-def more(rule: str, count: int, what: str, line: int | None = None) -> Violation:
+def more(rule: Rule, count: int, what: str, line: int | None = None) -> Violation:
     """The line that stands for `count` further violations nobody needs to read one by one."""
     return Violation(line, rule, f"and {count:,} more {what}")
 
@@ -48,9 +50,9 @@ def more(rule: str, count: int, what: str, line: int | None = None) -> Violation
 def summarized(violations: Iterable[Violation], limit: int = MAX_PER_RULE) -> list[Violation]:
     """The first `limit` violations of each rule, then one line with the count of the rest."""
     kept: list[Violation] = []
-    shown: Counter[str] = Counter()
-    hidden: Counter[str] = Counter()
-    first_hidden: dict[str, int | None] = {}
+    shown: Counter[Rule] = Counter()
+    hidden: Counter[Rule] = Counter()
+    first_hidden: dict[Rule, int | None] = {}
     for v in violations:
         if shown[v.rule] < limit:
             shown[v.rule] += 1

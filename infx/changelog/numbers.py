@@ -27,17 +27,29 @@ _YAML11 = "YAML 1.1 readers (PyYAML, the InferenceX planner)"
 _YAML12 = "YAML 1.2 readers (infx)"
 
 
+# The first characters of a plain value PyYAML's resolver may read as another type than
+# text (its `yaml_implicit_resolvers`; a test holds them equal): only such a value needs
+# PyYAML, which the gate otherwise never imports.
+YAML11_FIRST_CHARS = frozenset({"", *"!&*+-.0123456789<=FNOTYfnoty~"})
+
+
+def yaml11_tag(spelling: str) -> str:
+    """The tag YAML 1.1 readers (PyYAML's resolver) give a plain scalar spelled so."""
+    from yaml.nodes import ScalarNode
+    from yaml.resolver import Resolver
+
+    resolve: Callable[[type[ScalarNode], str, tuple[bool, bool]], str] = Resolver().resolve
+    return resolve(ScalarNode, spelling, (True, False))
+
+
 @cache
 def yaml11_reading(spelling: str) -> object:
     """What PyYAML's safe loader (YAML 1.1) reads a plain scalar spelled so as."""
     from yaml.constructor import SafeConstructor
     from yaml.nodes import ScalarNode
-    from yaml.resolver import Resolver
 
-    resolve: Callable[[type[ScalarNode], str, tuple[bool, bool]], str] = Resolver().resolve
-    tag = resolve(ScalarNode, spelling, (True, False))
     try:
-        return SafeConstructor().construct_object(ScalarNode(tag, spelling))
+        return SafeConstructor().construct_object(ScalarNode(yaml11_tag(spelling), spelling))
     except ValueError:  # more digits than Python converts: no reader gets a number
         return spelling
 

@@ -35,7 +35,8 @@ from ruamel.yaml.nodes import ScalarNode, SequenceNode
 
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Entry, Violation, clip, summarized
-from infx.changelog.numbers import TEXT_FIELDS, number_problem
+from infx.changelog.numbers import TEXT_FIELDS, YAML11_FIRST_CHARS, number_problem, yaml11_tag
+from infx.changelog.rules import Rule
 from infx.changelog.schema_rules import schema_violations
 from infx.changelog.text_rules import (
     MAX_CHECKED_BYTES,
@@ -94,7 +95,7 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
             found.append(
                 Violation(
                     first_line + index,
-                    "entry-start",
+                    Rule.ENTRY_START,
                     f"top-level line {clip(line)!r} is not an entry start",
                     "every entry starts with a line '- config-keys:'",
                 )
@@ -153,7 +154,7 @@ def _scan(text: bytes, first_line: int, budget: int) -> tuple[Violation | None, 
             if refused is not None:
                 mark = event.start_mark
                 return Violation(
-                    first_line + mark.line, "yaml", *refused, column=mark.column + 1
+                    first_line + mark.line, Rule.YAML, *refused, column=mark.column + 1
                 ), values
     except YAMLError:
         pass
@@ -186,7 +187,7 @@ def _yaml_violation(exc: YAMLError, chunk: Chunk) -> Violation:
         else "fix the entry's YAML syntax"
     )
     return Violation(
-        chunk.line + rel - 1 if rel else chunk.line, "yaml", f"invalid YAML: {text}", fix, column
+        chunk.line + rel - 1 if rel else chunk.line, Rule.YAML, f"invalid YAML: {text}", fix, column
     )
 
 
@@ -233,11 +234,6 @@ def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Vi
     readers (PyYAML, the InferenceX planner) read as a boolean, number or null (`yes`,
     `off`, `12:30`); in any other field, a number not spelled as a plain decimal (`010`,
     `0o10`, `1_000`: `infx.changelog.numbers`)."""
-    from yaml.nodes import ScalarNode as Yaml11Scalar
-    from yaml.resolver import Resolver
-
-    resolve: Callable[[type[Yaml11Scalar], str, tuple[bool, bool]], str] = Resolver().resolve
-    first_chars = Resolver.yaml_implicit_resolvers
     found = []
     for (key_node, value_node), read in zip(root.value[0].value, data.values(), strict=True):
         text = isinstance(key_node, ScalarNode) and key_node.value in TEXT_FIELDS
@@ -245,14 +241,16 @@ def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Vi
             problem = number_problem(value_node.value, read)
             if problem is not None:
                 mark = value_node.start_mark
-                found.append(Violation(first_line + mark.line, "number", *problem, mark.column + 1))
+                found.append(
+                    Violation(first_line + mark.line, Rule.NUMBER, *problem, mark.column + 1)
+                )
         for node in _scalars(key_node) + _scalars(value_node):
             if node.style not in ("", None):
                 continue
             if node.tag == "tag:yaml.org,2002:timestamp":
                 reader, kind = "YAML reads", "date"
-            elif text and node.tag == _STR_TAG and node.value[:1] in first_chars:
-                kind = _KINDS.get(resolve(Yaml11Scalar, node.value, (True, False)), "")
+            elif text and node.tag == _STR_TAG and node.value[:1] in YAML11_FIRST_CHARS:
+                kind = _KINDS.get(yaml11_tag(node.value), "")
                 reader = "YAML 1.1 readers (PyYAML, the InferenceX planner) read"
                 if not kind:
                     continue
@@ -261,7 +259,7 @@ def _misread_values(root: Any, first_line: int, data: dict[Any, Any]) -> list[Vi
             found.append(
                 Violation(
                     first_line + node.start_mark.line,
-                    "yaml",
+                    Rule.YAML,
                     f"{reader} {node.value!r} as a {kind}",
                     f'quote it: "{node.value}"',
                     node.start_mark.column + 1,
@@ -287,7 +285,7 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         return None, [
             Violation(
                 chunk.line,
-                "number",
+                Rule.NUMBER,
                 f"a number in this entry has more than {sys.get_int_max_str_digits():,} "
                 "digits, more than a YAML reader converts",
                 "write a plain decimal of a sensible size",
@@ -297,13 +295,13 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         return None, [
             Violation(
                 chunk.line,
-                "entry-shape",
+                Rule.ENTRY_SHAPE,
                 "an entry must be one mapping",
                 "write the entry as '- config-keys: ...' with its fields below",
             )
         ]
     misread = _misread_values(root, chunk.line, doc[0])
-    if any(v.rule == "yaml" and "as a date" in v.message for v in misread):
+    if any(v.rule == Rule.YAML and "as a date" in v.message for v in misread):
         return None, misread
     # YAML's own line breaks (a lone CR is one too), so marks index the right line.
     lines = _YAML_BREAK.split(chunk.text)
@@ -361,7 +359,7 @@ def read_document(data: bytes) -> tuple[list[Entry], list[Violation]]:
     if len(data) > MAX_CHECKED_BYTES:
         return [], [size_violation(len(data), "the file")]
     found = byte_violations(data) + ending_violations(data)
-    if any(v.rule == "encoding" for v in found):
+    if any(v.rule == Rule.ENCODING for v in found):
         return [], sorted(found, key=_order)
     text = data.replace(b"\r\n", b"\n") if b"\r\n" in data else data
     entries, problems = parse_region(text)
@@ -370,17 +368,12 @@ def read_document(data: bytes) -> tuple[list[Entry], list[Violation]]:
         found.append(
             Violation(
                 1,
-                "root",
+                Rule.ROOT,
                 "the changelog must be a YAML list of entries",
                 "start each entry with '- config-keys:'",
             )
         )
     return entries, summarized(sorted(found, key=_order))
-
-
-def validate_document(data: bytes) -> list[Violation]:
-    """Every rule that applies to a whole file on its own (no base to compare against)."""
-    return read_document(data)[1]
 
 
 def _order(v: Violation) -> tuple[int, str]:

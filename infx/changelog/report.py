@@ -7,6 +7,7 @@ from typing import Any
 
 from infx.changelog.check import CheckResult
 from infx.changelog.model import Violation
+from infx.markdown import bold, code, table, text
 
 
 def _escape_data(text: str) -> str:
@@ -100,29 +101,31 @@ def _what(result: CheckResult) -> str:
     return "no change"
 
 
-def _cell(value: Any) -> str:
-    text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+def _joined(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def summary_markdown(path: str, result: CheckResult) -> str:
+    """The gate's step summary: every value from the changelog through infx.markdown."""
     verdict = "passed" if result.ok else f"failed with {len(result.violations)} problem(s)"
-    out = [f"### perf-changelog gate: {verdict}", ""]
+    out = [f"### perf-changelog gate: {text(verdict)}", ""]
     if result.entries:
-        out += ["| line | config-keys | pr-link |", "| --- | --- | --- |"]
-        out += [
-            f"| {e.line} | {_cell(e.data.get('config-keys'))} | {_cell(e.data.get('pr-link'))} |"
+        rows = [
+            [e.line, _joined(e.data.get("config-keys")), _joined(e.data.get("pr-link"))]
             for e in result.entries
         ]
-        out.append("")
+        out += [table(["line", "config-keys", "pr-link"], rows).rstrip("\n"), ""]
     if result.corrections:
-        out += [f"- line {c.line}: pr-link corrected to `{c.new}`" for c in result.corrections]
+        out += [
+            f"- line {c.line:d}: pr-link corrected to {code(c.new)}" for c in result.corrections
+        ]
         out.append("")
     if result.violations:
         out += [
-            f"- `{location(path, v)}` **{v.rule}**: {_cell(v.text())}" for v in result.violations
+            f"- {code(location(path, v))} {bold(v.rule)}: {text(v.text())}"
+            for v in result.violations
         ]
         out.append("")
     if not result.entries and not result.corrections and result.ok:
-        out += [f"{path} is unchanged.", ""]
+        out += [f"{text(path)} is unchanged.", ""]
     return "\n".join(out) + "\n"

@@ -3,13 +3,13 @@ located at the line of the key or item it concerns, with a fix in words."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from infx import schemas
 from infx.changelog.model import MAX_PER_RULE, Entry, Violation
+from infx.changelog.rules import Rule
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -37,6 +37,8 @@ def _schema_fix(error: ValidationError) -> str:
         known = list(_properties(error))
         instance = error.instance if isinstance(error.instance, dict) else {}
         extra = [str(k) for k in instance if k not in known]
+        import difflib  # only for an unknown key
+
         close = difflib.get_close_matches(extra[0], known, n=1, cutoff=0.6) if extra else []
         if close:
             return f"did you mean {close[0]!r}?"
@@ -74,5 +76,5 @@ def schema_violations(entry: Entry) -> list[Violation]:
             line = entry.line_of(str(extra[0])) if extra else line
         message = schemas.describe(error)
         if message is not None:
-            found.append(Violation(line, "schema", message, _schema_fix(error)))
+            found.append(Violation(line, Rule.SCHEMA, message, _schema_fix(error)))
     return found

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from itertools import islice
 
 from infx.changelog.model import Violation, more
+from infx.changelog.rules import Rule
 
 # The most bytes one check parses: ten times the whole InferenceX history after two years, read
 # in one to three seconds; anything larger is refused at once instead of parsed for minutes.
@@ -34,7 +35,7 @@ _BAD_CHARACTERS: tuple[tuple[bytes, str, str], ...] = (
 def too_large(what: str, limit: str, line: int | None = None) -> Violation:
     return Violation(
         line,
-        "size",
+        Rule.SIZE,
         f"{what}; infx checks at most {limit} at once",
         "split the change into smaller ones",
     )
@@ -61,7 +62,7 @@ def _located(
     first_line: int,
     describe: Callable[[int], tuple[str, str]],
     what: str,
-    rule: str = "characters",
+    rule: Rule = Rule.CHARACTERS,
 ) -> list[Violation]:
     """The first few matches, each with line, column and fix, then the count of the rest."""
     found: list[Violation] = []
@@ -98,7 +99,7 @@ def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
         found.append(
             Violation(
                 _line_at(data, exc.start, first_line),
-                "encoding",
+                Rule.ENCODING,
                 f"not valid UTF-8 (byte 0x{data[exc.start]:02x})",
                 "save the file as UTF-8",
             )
@@ -109,7 +110,7 @@ def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
         found.append(
             Violation(
                 _line_at(data, first, first_line),
-                "characters",
+                Rule.CHARACTERS,
                 f"{crlf:,} line(s) end with CRLF (Windows line endings), the first here",
                 "save the file with LF line endings (infx changelog fix does it)",
             )
@@ -151,7 +152,7 @@ def byte_violations(data: bytes, first_line: int = 1) -> list[Violation]:
                 "resolve the conflict (infx changelog resolve-conflict)",
             ),
             "conflict markers",
-            rule="conflict-marker",
+            rule=Rule.CONFLICT_MARKER,
         )
     return found
 
@@ -164,7 +165,7 @@ def ending_violations(head: bytes) -> list[Violation]:
         return [
             Violation(
                 head.count(b"\n") + 1,
-                "file-ending",
+                Rule.FILE_ENDING,
                 "the file does not end with a newline",
                 "add one newline at the end",
             )
@@ -174,7 +175,7 @@ def ending_violations(head: bytes) -> list[Violation]:
         return [
             Violation(
                 head.count(b"\n"),
-                "file-ending",
+                Rule.FILE_ENDING,
                 "the file ends with blank lines",
                 "end the file with exactly one newline after the last entry",
             )

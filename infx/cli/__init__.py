@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from infx import __version__
 from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
 # name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
@@ -42,22 +41,31 @@ def _with_exit_codes(command: click.Command) -> None:
             _with_exit_codes(sub)
 
 
-class InfxGroup(click.Group):
-    """Loads commands on demand and turns domain errors into one line and an exit code."""
+class LazyGroup(click.Group):
+    """A group whose commands named in `lazy` (name -> module:attribute in infx.cli) are
+    imported on first use, so a command pays only for the modules it runs."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*COMMANDS, *self.commands})
+        return sorted({*self.lazy, *self.commands})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in self.commands or name not in COMMANDS:
+        if name in self.commands or name not in self.lazy:
             return self.commands.get(name)
-        module, attribute = COMMANDS[name][0].split(":")
+        module, attribute = self.lazy[name].split(":")
         command = getattr(importlib.import_module(f"infx.cli.{module}"), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{module}.{attribute} is not a click command")
         _with_exit_codes(command)
         self.add_command(command, name)
         return command
+
+
+class InfxGroup(LazyGroup):
+    """Loads commands on demand and turns domain errors into one line and an exit code."""
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
@@ -71,9 +79,8 @@ class InfxGroup(click.Group):
             click.echo(f"infx: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
-            click.echo(
-                f"infx: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True
-            )
+            said = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+            click.echo(f"infx: error: {said}", err=True)
             ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
@@ -83,52 +90,22 @@ class InfxGroup(click.Group):
             ctx.exit(report(exc))
 
 
-def which() -> str:
-    """`infx --version`: the version, the package that answered (its folder) and the
-    distribution it was installed as. InferenceX names its own Python package infx too, so
-    the folder tells the two apart."""
-    from importlib import metadata
-    from pathlib import Path
-
-    import infx
-
-    here = Path(infx.__file__).resolve().parent
-    lines = [f"infx, version {__version__}", f"package: {here}"]
-    try:
-        dist = metadata.distribution("infx")
-    except metadata.PackageNotFoundError:
-        lines.append("distribution: none (not installed; run from a checkout)")
-        return "\n".join(lines)
-    source = dist.read_text("direct_url.json") or ""
-    how = " (editable)" if '"editable": true' in source else ""
-    where = Path(str(dist.locate_file(""))).resolve()
-    lines.append(f"distribution: infx {dist.version}{how}, installed in {where}")
-    if dist.version != __version__:
-        lines.append(
-            f"infx: warning: the package answering is version {__version__}, not the "
-            f"installed distribution's {dist.version}: another folder named infx comes first "
-            "on sys.path"
-        )
-    return "\n".join(lines)
-
-
 def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
+        from infx.context import which
+
         click.echo(which())
         ctx.exit()
 
 
 @click.group(
-    cls=InfxGroup, epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=InfxGroup,
+    lazy={name: where for name, (where, _) in COMMANDS.items()},
+    epilog=EXIT_CODES,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option(
-    "--version",
-    is_flag=True,
-    expose_value=False,
-    is_eager=True,
-    callback=_version,
-    help="Show the version, the package that answers and its distribution, then exit.",
-)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Show the version, the package that answers and its distribution, then exit.")  # fmt: skip
 def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
     commands.
@@ -140,7 +117,3 @@ def cli() -> None:
 
 def main() -> None:
     cli(prog_name="infx")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -4,12 +4,10 @@ through the planner's edge), calls `infx.changelog.gate` or `edits`, and does wh
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn, TypeAlias, Unpack
 
 import click
-from click.decorators import FC
 
 from infx import git
 from infx.changelog import facts
@@ -19,7 +17,7 @@ from infx.changelog.gate import unrunnable, verdict
 from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Outcome
 from infx.changelog.new import NewEntry
-from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option
+from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option, shown
 from infx.cli.options import master_configs as configs_option
 from infx.errors import InfxError
 from infx.github.actions import append_summary
@@ -29,13 +27,22 @@ from infx.yamlio import atomic_write
 Given: TypeAlias = str | None  # an option's value; None when it was not given
 Many: TypeAlias = tuple[str, ...]  # a repeatable option's values
 _HELP = {  # the help of options declared on one line
-    "pr": "PR number: placeholders or this PR's link pass. With --base but no --pr (a push to "
-    "main) only canonical links pass.",
-    "main-side": "Which side of the merge is main. Default: found from the merge: ours when "
-    "HEAD is the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit "
-    "merged in is a main tip or otherwise.",
+    "pr": "PR number: placeholders or this PR's link pass. With --base but no --pr (a push to main) only canonical links pass.",
+    "main-side": "Which side of the merge is main. Default: found from the merge: ours when HEAD is the main branch (main-branch in infx.toml) or in a rebase, theirs when the commit merged in is a main tip or otherwise.",
     "config-key": "Config key (or * pattern) the change affects; repeat for several.",
+    "format": "text for people, json for tools, github for ::error annotations in Actions.",
+    "driver pr": "PR number (or INFX_PR_NUMBER); placeholders become its link.",
+    "marker-size": "Length of the conflict markers when there is no automatic answer (git's %L: the file's conflict-marker-size attribute).",
+    "description": "One point of what changed; repeat for several.",
+    "scenario-type": "Restrict the sweep to this scenario; repeat for both. Default: every scenario.",
+    "append-only": "Run only points absent from the base configs (no evals).",
+    "check a rewrite": "Report what would change; write nothing (exit 1 if a rewrite is due).",
+    "check a fix": "Report what would change; write nothing (exit 1 if a fix is due).",
 }
+FORMATS = click.Choice(["text", "json", "github"])
+SCENARIOS = click.Choice(["fixed-seq-len", "agentic-coding"])
+SIDES = click.Choice(["theirs", "ours"])
+PR = click.IntRange(min=1)
 
 
 def _said(links: Links) -> LinkPolicy:
@@ -60,14 +67,7 @@ def _finish(outcome: Outcome, target: Path | None = None) -> NoReturn:
     sys.exit(outcome.exit_code)
 
 
-def _check_option(what: str) -> Callable[[FC], FC]:
-    text = f"Report what would change; write nothing (exit 1 if {what} is due)."
-    return click.option("--check", "check_only", is_flag=True, help=text)
-
-
-main_side_option = click.option(
-    "--main-side", type=click.Choice(["theirs", "ours"]), default=None, help=_HELP["main-side"]
-)
+main_side_option = click.option("--main-side", type=SIDES, default=None, help=_HELP["main-side"])
 
 
 @click.group()
@@ -78,18 +78,12 @@ def changelog() -> None:
 @changelog.command()
 @base_option
 @click.option("--head", default=None, help="Ref holding the change; default: the working tree.")
-@click.option("--pr", type=click.IntRange(min=1), help=_HELP["pr"])
+@click.option("--pr", type=PR, help=_HELP["pr"])
 @links_repo_option
 @changelog_file
 @configs_option
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "github"]), default="text",
-    show_default=True,
-    help="text for people, json for tools, github for ::error annotations in Actions.",
-)  # fmt: skip
-def check(
-    base: Given, head: Given, pr: int | None, repo: Given, path: str, config_globs: Many, fmt: str
-) -> None:
+@shown("--format", "fmt", type=FORMATS, default="text", help=_HELP["format"])
+def check(base: Given, head: Given, pr: int | None, repo: Given, path: str, config_globs: Many, fmt: str) -> None:  # fmt: skip
     """Gate a changelog edit: append-only history, valid entries, canonical links, known keys.
 
     Each appended entry must select a benchmark job. Without --base and --head during a
@@ -119,10 +113,10 @@ def lint(path: str) -> None:
 
 @changelog.command()
 @base_option
-@click.option("--pr", type=click.IntRange(min=1), required=True, help="This PR's number.")
+@click.option("--pr", type=PR, required=True, help="This PR's number.")
 @links_repo_option
 @changelog_file
-@_check_option("a rewrite")
+@click.option("--check", "check_only", is_flag=True, help=_HELP["check a rewrite"])
 def canonicalize(base: Given, pr: int, repo: Given, path: str, check_only: bool) -> None:
     """Rewrite the placeholder pr-links of appended entries to this PR's canonical link.
 
@@ -139,7 +133,7 @@ def canonicalize(base: Given, pr: int, repo: Given, path: str, check_only: bool)
 @base_option
 @changelog_file
 @configs_option
-@_check_option("a fix")
+@click.option("--check", "check_only", is_flag=True, help=_HELP["check a fix"])
 def fix(base: Given, path: str, config_globs: Many, check_only: bool) -> None:
     """Apply the mechanical fixes the gate names to the entries appended since BASE.
 
@@ -158,7 +152,7 @@ def fix(base: Given, path: str, config_globs: Many, check_only: bool) -> None:
 
 
 @changelog.command("resolve-conflict")
-@click.option("--pr", type=click.IntRange(min=1), help="PR number; placeholders become its link.")
+@click.option("--pr", type=PR, help="PR number; placeholders become its link.")
 @links_repo_option
 @changelog_file
 @main_side_option
@@ -180,21 +174,12 @@ def resolve_conflict(pr: int | None, repo: Given, path: str, main_side: Given) -
 @click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("pathname", required=False)
-@click.option(
-    "--pr", type=click.IntRange(min=1), envvar="INFX_PR_NUMBER",
-    help="PR number (or INFX_PR_NUMBER); placeholders become its link.",
-)  # fmt: skip
+@click.option("--pr", type=PR, envvar="INFX_PR_NUMBER", help=_HELP["driver pr"])
 @links_repo_option
 @main_side_option
-@click.option(
-    "--marker-size", type=click.IntRange(min=1, max=1000), default=7, show_default=True,
-    help="Length of the conflict markers when there is no automatic answer (git's %L: the "
-    "file's conflict-marker-size attribute).",
-)  # fmt: skip
-def merge_driver(
-    ancestor: Path, current: Path, other: Path, pathname: Given, pr: int | None, repo: Given,
-    main_side: Given, marker_size: int,
-) -> None:  # fmt: skip
+@shown("--marker-size", type=click.IntRange(1, 1000), default=7, help=_HELP["marker-size"])
+def merge_driver(ancestor: Path, current: Path, other: Path, pathname: Given, pr: int | None,
+                 repo: Given, main_side: Given, marker_size: int) -> None:  # fmt: skip
     """The changelog's git merge driver: git runs `infx changelog merge-driver %O %A %B %P`.
 
     It writes the merge of both sides' new entries to %A; nothing here talks to GitHub
@@ -217,23 +202,12 @@ def merge_driver(
 
 @changelog.command()
 @click.option("--config-key", "config_keys", multiple=True, required=True, help=_HELP["config-key"])
-@click.option(
-    "--description", "descriptions", multiple=True, required=True,
-    help="One point of what changed; repeat for several.",
-)  # fmt: skip
-@click.option(
-    "--scenario-type", "scenario_types", multiple=True,
-    type=click.Choice(["fixed-seq-len", "agentic-coding"]),
-    help="Restrict the sweep to this scenario; repeat for both. Default: every scenario.",
-)  # fmt: skip
+@click.option("--description", "descriptions", multiple=True, required=True, help=_HELP["description"])  # fmt: skip
+@click.option("--scenario-type", "scenario_types", multiple=True, type=SCENARIOS, help=_HELP["scenario-type"])  # fmt: skip
 @click.option("--evals-only", is_flag=True, help="Run only the eval jobs of the configs.")
 @click.option("--all-evals", is_flag=True, help="Make every planned point an eval point.")
-@click.option(
-    "--no-evals", is_flag=True, help="Run the throughput points without evals (format pr3058)."
-)
-@click.option(
-    "--append-only", is_flag=True, help="Run only points absent from the base configs (no evals)."
-)
+@click.option("--no-evals", is_flag=True, help="Run the throughput points without evals (format pr3058).")  # fmt: skip
+@click.option("--append-only", is_flag=True, help=_HELP["append-only"])
 @changelog_file
 @configs_option
 def new(path: str, config_globs: Many, **entry: Unpack[NewEntry]) -> None:

@@ -8,31 +8,25 @@ from infx.cli.options import api_repo_option, request, shown
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
+from infx.settings import SWEEP_WORKFLOW
+
+METHODS = click.Choice(["squash", "merge", "rebase"])
+HELP = {
+    "--dry-run": "Check and prepare everything; post, push and merge nothing.",
+    "--workflow-id": "File name of the sweep workflow whose run is reused.",
+    "--poll-interval": "Seconds between looks at the checks.",
+}
 
 
 @click.command("merge")
 @click.argument("number", type=click.IntRange(min=1), metavar="PR")
 @api_repo_option
-@shown(
-    "--method",
-    type=click.Choice(["squash", "merge", "rebase"]),
-    default="squash",
-    help="How GitHub merges the PR.",
-)
-@click.option(
-    "--dry-run", is_flag=True, help="Check and prepare everything; post, push and merge nothing."
-)
+@shown("--method", type=METHODS, default="squash", help="How GitHub merges the PR.")
+@click.option("--dry-run", is_flag=True, help=HELP["--dry-run"])
 @shown("--remote", default="origin", help="The remote holding the PR branch.")
-@shown(
-    "--workflow-id",
-    "workflow",
-    default="run-sweep.yml",
-    help="File name of the sweep workflow whose run is reused.",
-)
+@shown("--workflow-id", "workflow", default=SWEEP_WORKFLOW, help=HELP["--workflow-id"])
 @shown("--timeout", type=float, default=6 * 3600, help="Seconds to wait for checks.")
-@shown(
-    "--poll-interval", "poll", type=float, default=30, help="Seconds between looks at the checks."
-)
+@shown("--poll-interval", "poll", type=float, default=30, help=HELP["--poll-interval"])
 def merge(number: int, repo: str | None, **options: object) -> None:
     """Merge pull request PR on GitHub, as a maintainer would by hand.
 

@@ -18,7 +18,7 @@ from click.decorators import FC
 from infx import git
 from infx.context import branch_base as branch_base
 from infx.github.actions import append_summary, set_outputs
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 from infx.sweep.outcome import Outcome
 from infx.yamlio import atomic_write
@@ -70,7 +70,7 @@ def settings(ctx: click.Context) -> Settings:
 
 
 def _from_settings(attribute: str) -> Any:
-    def fill(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    def fill(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
         return value if value else getattr(settings(ctx), attribute)
 
     return fill
@@ -91,44 +91,32 @@ def _setting_option(
     )
 
 
-changelog_file = _setting_option(
-    "--file", "path", "changelog", "Changelog path from the repository root."
-)
-master_configs = _setting_option(
-    "--config",
-    "config_globs",
-    "master_configs",
-    "Master config files, as a glob whose '*' stays within one folder; repeat for several.",
-    multiple=True,
-)
-runners_file = _setting_option(
-    "--runners", "runners_path", "runners", "Runner labels and hardware file."
-)
+# fmt: off
+changelog_file = _setting_option("--file", "path", "changelog", "Changelog path from the repository root.")
+master_configs = _setting_option("--config", "config_globs", "master_configs", "Master config files, as a glob whose '*' stays within one folder; repeat for several.", multiple=True)
+runners_file = _setting_option("--runners", "runners_path", "runners", "Runner labels and hardware file.")
+# fmt: on
 
 
+# The help of the options several commands share, by flag.
+HELP = {
+    "links --repo": "OWNER/NAME the pr-links point at. Default: repository in infx.toml, else GITHUB_REPOSITORY, else the upstream or origin remote.",
+    "api --repo": "OWNER/NAME to talk to on GitHub. Default: GITHUB_REPOSITORY, else repository in infx.toml, else the upstream or origin remote.",
+    "--history": "Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
+    "--base": "Ref the change is compared against. Default: where this branch left main, the merge base of HEAD and upstream/main, else origin/main, else the local main branch (main-branch in infx.toml names main).",
+}
 # --repo, by the two precedences of infx.context: where pr-links point, and which
 # repository the API talks to (inside Actions, the one the run belongs to).
-links_repo_option = click.option(
-    "--repo",
-    help="OWNER/NAME the pr-links point at. Default: repository in infx.toml, else "
-    "GITHUB_REPOSITORY, else the upstream or origin remote.",
-)
-api_repo_option = click.option(
-    "--repo",
-    help="OWNER/NAME to talk to on GitHub. Default: GITHUB_REPOSITORY, else repository in "
-    "infx.toml, else the upstream or origin remote.",
-)
-
-
+links_repo_option = click.option("--repo", help=HELP["links --repo"])
+api_repo_option = click.option("--repo", help=HELP["api --repo"])
 # --history of the commands that read or write the results history database.
-history_option = click.option(
-    "--history",
-    "history_url",
-    default=None,
-    metavar="URL",
-    help="Where main's results history is: an SQLite path or sqlite:/// URL, or a postgresql:// "
-    "URL. Default: INFX_HISTORY_URL, else `history` in infx.toml, else .infx/history.sqlite.",
-)
+history_option = click.option("--history", "history_url", metavar="URL", help=HELP["--history"])
+base_option = click.option("--base", help=HELP["--base"])
+
+
+def env_option(flag: str, variable: str, **extra: Any) -> Callable[[FC], FC]:
+    """An option a workflow step leaves to its environment: `variable`, also its help."""
+    return click.option(flag, envvar=variable, help=variable, **extra)
 
 
 class HiddenAlias(click.Option):
@@ -145,15 +133,7 @@ class HiddenAlias(click.Option):
 
 # The sweep workflow whose runs the comment commands, reuse and reruns read.
 workflow_option = shown(
-    "--workflow-id", "workflow", default="run-sweep.yml", help="File name of the sweep workflow."
-)
-
-
-base_option = click.option(
-    "--base",
-    help="Ref the change is compared against. Default: where this branch left main, the "
-    "merge base of HEAD and upstream/main, else origin/main, else the local main branch "
-    "(main-branch in infx.toml names main).",
+    "--workflow-id", "workflow", default=SWEEP_WORKFLOW, help="File name of the sweep workflow."
 )
 
 

@@ -10,14 +10,21 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli.options import EXISTING_FILE, FILE, FOLDER, emit, request, shown, workflow_option
+from infx.cli.options import (
+    EXISTING_FILE,
+    FILE,
+    FOLDER,
+    emit,
+    env_option,
+    request,
+    shown,
+    workflow_option,
+)
 from infx.cli.options import api_repo_option as repo_option
-from infx.github.actions import comment_event, event
-from infx.github.client import GitHub
-from infx.rerun import decide, reads
+from infx.rerun import cases, decide, reads
 from infx.rerun.jobs import TriageRequest, timings_outcome, triage_outcome
 from infx.rerun.plan import RerunPlanRequest, rerun_plan_outcome
-from infx.rerun.repeat import RepeatRequest, repeat_decision
+from infx.rerun.repeat import RepeatRequest
 from infx.rerun.writes import carry_out, set_budget_status
 from infx.sweep.budget import StatusRequest
 
@@ -35,22 +42,24 @@ HELP = {
     "rerun-plan --source-dir": "Where the source run's artifacts were downloaded: sweep-plan/, sweep-jobs/, and its results (results_bmk/ and the per-job bmk_*/eval_* folders) below results/.",
     "--manifest": "The source run's sweep-manifest.json: what it measured, which the rerun carries.",
     "rerun-plan --output-dir": "This run's sweep-plan folder to write.",
+    "rerun-plan --durations": "Main's job timings (`infx sweep timings`): a rerun of a PR's sweep is estimated from them, never from its source's own.",
     "repeat --verdict": "This run's verdict (`infx results compare --verdict-out`); none: nothing to repeat.",
     "repeat --record": "This run's rerun.json (its sweep-plan artifact): the lineage's repeats so far.",
     "rerun-failed --decide-only": "Read-only: write the reaction and the dispatch as step outputs for `infx sweep dispatch-rerun` in a job that may write.",
 }
 SCOPES = click.Choice(["missing", "infra", "repeat"])
 scope_option = shown("--scope", type=SCOPES, default="missing", help=HELP["--scope"])
-run_id_option = click.option(
-    "--run-id", envvar="GITHUB_RUN_ID", required=True, help="GITHUB_RUN_ID"
-)
+run_id_option = env_option("--run-id", "GITHUB_RUN_ID", required=True)
 
 
-def carried(gh: GitHub, outcome: decide.RerunOutcome) -> None:
-    """Write what was decided, then start the workflow and react as it says."""
-    emit(outcome)
-    for line in carry_out(gh, outcome):
+def carried(decided: cases.Decided) -> None:
+    """Say what was decided, write it, then start the workflow and react as it says."""
+    for line in decided.said:
         click.echo(line)
+    if decided.outcome is not None and decided.gh is not None:
+        emit(decided.outcome)
+        for line in carry_out(decided.gh, decided.outcome):
+            click.echo(line)
 
 
 @click.command("timings")
@@ -59,16 +68,18 @@ def carried(gh: GitHub, outcome: decide.RerunOutcome) -> None:
 @workflow_option
 @repo_option
 def timings(out: Path, runs: int, workflow: str, repo: str | None) -> None:
-    """Fetch the job timings recorded by the newest sweeps (their sweep-jobs artifacts)."""
-    emit(timings_outcome(out, *reads.recent_timings(reads.client(repo), runs, workflow)))
+    """Fetch the job timings recorded by main's newest sweeps (their sweep-jobs artifacts):
+    pushes to the main branch only, whose jobs ran main's own workflow."""
+    from infx.cli.options import settings
+
+    main = settings(click.get_current_context()).main_branch
+    emit(timings_outcome(out, *reads.recent_timings(reads.client(repo), runs, workflow, main)))
 
 
 @click.command("triage")
 @click.option("--plan", "plan_dir", required=True, type=FOLDER, help=HELP["triage --plan"])
 @click.option("--previous", type=FOLDER, help=HELP["triage --previous"])
-@click.option(
-    "--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"]
-)
+@click.option("--results", "results_dirs", multiple=True, required=True, type=FOLDER, help=HELP["--results"])  # fmt: skip
 @click.option("--out-dir", required=True, type=FOLDER, help="Output.")
 @run_id_option
 @repo_option
@@ -82,13 +93,11 @@ def triage(**options: object) -> None:
 
 
 @click.command("status")
-@click.option(
-    "--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"]
-)
+@click.option("--estimate", "estimate_file", required=True, type=EXISTING_FILE, help=HELP["--estimate"])  # fmt: skip
 @click.option("--sha", required=True, help="The commit to set the status on (the PR head).")
 @click.option("--approved", is_flag=True, help=HELP["status --approved"])
 @click.option("--target-url", default="", help="Link of the status (the run).")
-@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
+@env_option("--run-id", "GITHUB_RUN_ID", default="")
 @repo_option
 def status(**options: object) -> None:
     """Show the estimate against the budget on the commit (status `infx/gpu-budget`); with
@@ -111,24 +120,19 @@ def rerun(**options: object) -> None:
     Dispatches the sweep workflow on the run's branch with `rerun-of`; that run carries
     the original plan, runs the canary first when the recipe changed since, and merges
     its results with the source run's."""
-    asked = request(decide.RerunRequest, options)
-    gh = reads.client(asked.repo)
-    ask = asked.ask(gh.slug)
-    outcome = decide.rerun_outcome(decide.decide_rerun(reads.rerun_facts(gh, ask), ask), asked)
-    carried(gh, outcome)
+    carried(cases.rerun(request(decide.RerunRequest, options)))
 
 
 @click.command("rerun-plan")
 @click.option("--source-run", required=True, help="The run to rerun (input rerun-of).")
 @click.option("--source-dir", required=True, type=FOLDER, help=HELP["rerun-plan --source-dir"])
-@click.option(
-    "--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"]
-)
+@click.option("--manifest", "manifest_file", required=True, type=EXISTING_FILE, help=HELP["--manifest"])  # fmt: skip
 @click.option("--output-dir", required=True, type=FOLDER, help=HELP["rerun-plan --output-dir"])
+@click.option("--durations", type=FILE, default=None, help=HELP["rerun-plan --durations"])
 @scope_option
 @click.option("--pr", "pr_text", default="", help="The PR the source run swept (input pr-number).")
 @run_id_option
-@click.option("--ref-name", envvar="GITHUB_REF_NAME", required=True, help="GITHUB_REF_NAME")
+@env_option("--ref-name", "GITHUB_REF_NAME", required=True)
 @workflow_option
 @repo_option
 def rerun_plan(**options: object) -> None:
@@ -150,14 +154,7 @@ def dispatch_rerun(dispatch: str, reaction: str, workflow: str, repo: str | None
     --decide-only` decided: check its shape and that it reruns a run of this workflow on
     that run's own branch (for a comment, of the comment's own PR), then dispatch; react to
     the comment when the event is one."""
-    decide.check_reaction(reaction)
-    name, payload = event()
-    comment = comment_event(payload) if name == "issue_comment" else None
-    gh = reads.client(repo)
-    data = decide.carried_dispatch(dispatch, reaction, comment, workflow)
-    run = reads.dispatched_run(gh, data)
-    outcome = decide.dispatch_outcome(data, run, comment, reaction, workflow=workflow, repo=gh.slug)
-    carried(gh, outcome)
+    carried(cases.dispatch(dispatch, reaction, workflow, repo))
 
 
 @click.command("repeat")
@@ -174,15 +171,7 @@ def repeat(**options: object) -> None:
     """With `[results] confirm-repeats` on, dispatch a rerun with scope repeat of this run
     when its verdict left configs unconfirmed: their rows run again, priced and held by the
     budget gate like any rerun, and that run's compare pools them with this run's."""
-    asked = request(RepeatRequest, options)
-    gh = reads.client(asked.repo)
-    verdict, record, confirm = reads.repeat_facts(git.root(), asked)
-    data, said = repeat_decision(asked, verdict, record, confirm, gh.slug)
-    click.echo(said)
-    if data is None or asked.dry_run:
-        return
-    run = reads.dispatched_run(gh, data)
-    carried(gh, decide.dispatch_outcome(data, run, None, "", workflow=asked.workflow, repo=gh.slug))
+    carried(cases.repeat(request(RepeatRequest, options)))
 
 
 @click.command("rerun-failed")
@@ -192,13 +181,4 @@ def repeat(**options: object) -> None:
 def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
     """Handle a `/rerun-failed [<run_id>]` comment on a PR: a maintainer's request to run
     again the jobs of the PR's newest sweep (or the pinned run) that left no valid result."""
-    name, payload = event()
-    received = decide.new_comment(name, payload)
-    ignored = decide.comment_ignored(name, payload, received)
-    if ignored or received is None:
-        click.echo(ignored)
-        return
-    gh = reads.client(repo)
-    decision = decide.comment_decision(reads.comment_facts(gh, received, workflow))
-    outcome = decide.comment_outcome(received, decision, decide_only=decide_only)
-    carried(gh, outcome)
+    carried(cases.rerun_failed(decide_only, workflow, repo))

@@ -13,24 +13,24 @@ from pathlib import Path
 
 import click
 
+from infx.cli import LazyGroup
 from infx.cli.options import (
     EXISTING,
     FILE,
     FOLDER,
     PATH,
     emit,
+    env_option,
     history_option,
     request,
     shown,
     workflow_id,
 )
 from infx.cli.options import api_repo_option as repo_option
-from infx.cli.provenance import provenance
-from infx.cli.review import recover
+from infx.settings import SWEEP_WORKFLOW
 
 _DB = "the results history database (an SQLite path, sqlite:/// or postgresql:// URL)"
 _MAIN = "Default: main-branch in infx.toml, else main."
-WORKFLOW = "run-sweep.yml"
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
@@ -80,7 +80,9 @@ TEXT_OR_JSON = click.Choice(["text", "json"])
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
 
 
-@click.group()
+@click.group(
+    cls=LazyGroup, lazy={"provenance": "provenance:provenance", "recover": "review:recover"}
+)
 def results() -> None:
     """Turn benchmark output into numbers and compare them with main."""
 
@@ -94,10 +96,8 @@ def results() -> None:
 @click.option("--out", type=FILE, default=None, help=HELP["process out"])
 @click.option("--runner-name", envvar="RUNNER_NAME", default="", help=HELP["runner-name"])
 @click.option("--config-key", envvar="INFX_CONFIG_KEY", default="", help=HELP["config-key"])
-def process(
-    row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
-    runner_name: str, config_key: str,
-) -> None:  # fmt: skip
+def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
+            runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
     from infx.results.ingest.files import process_job, write_json
     from infx.results.ingest.process import RESULT_FILE, job_row, written
@@ -113,14 +113,12 @@ def process(
 @click.argument("roots", nargs=-1, required=True, type=PATH)
 @click.option("--out-dir", required=True, type=FOLDER, help=HELP["out-dir"])
 @click.option("--previous", multiple=True, type=EXISTING, help=HELP["previous"])
-@click.option("--run-id", envvar="GITHUB_RUN_ID", default="", help="GITHUB_RUN_ID")
-@click.option("--sha", envvar="GITHUB_SHA", default="", help="GITHUB_SHA")
-@click.option("--ref", envvar="GITHUB_REF", default="", help="GITHUB_REF")
-@click.option("--run-attempt", envvar="GITHUB_RUN_ATTEMPT", default="", help="GITHUB_RUN_ATTEMPT")
-def collect(
-    roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], run_id: str, sha: str,
-    ref: str, run_attempt: str,
-) -> None:  # fmt: skip
+@env_option("--run-id", "GITHUB_RUN_ID", default="")
+@env_option("--sha", "GITHUB_SHA", default="")
+@env_option("--ref", "GITHUB_REF", default="")
+@env_option("--run-attempt", "GITHUB_RUN_ATTEMPT", default="")
+def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], run_id: str, sha: str,
+            ref: str, run_attempt: str) -> None:  # fmt: skip
     """Gather every job's infx-result.json below ROOTS into one results table, each point
     once."""
     from infx.context import server_url
@@ -146,7 +144,7 @@ def collect(
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
 @repo_option
-@workflow_id(default=WORKFLOW, help=HELP["workflow-id"])
+@workflow_id(default=SWEEP_WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
@@ -185,7 +183,7 @@ def compare(repo: str | None, **options: object) -> None:
 @click.option("--current", type=EXISTING, default=None, help=HELP["current"])
 @shown("--history-runs", "runs", type=click.IntRange(3, 50), default=20, help=HELP["api runs"])
 @repo_option
-@workflow_id(default=WORKFLOW, help=_READ)
+@workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
 @shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
@@ -232,13 +230,11 @@ def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str |
 @click.option("--runs", type=click.IntRange(1, 100), required=True, help=HELP["runs"])
 @history_option
 @repo_option
-@workflow_id(default=WORKFLOW, help=_READ)
+@workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["backfill branch"])
 @click.option("--budget", type=click.IntRange(2, 1000), help=HELP["backfill budget"])
-def backfill(
-    runs: int, history_url: str | None, repo: str | None, workflow: str, branch: str | None,
-    budget: int | None,
-) -> None:  # fmt: skip
+def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str, branch: str | None,
+             budget: int | None) -> None:  # fmt: skip
     """Fill the results history from main's recent runs' results_bmk artifacts.
 
     Runs already stored (at GitHub's newest attempt) are not downloaded again; expired,
@@ -271,7 +267,3 @@ def floors(result_file: Path | None) -> None:
     done = verdict(load_results(result_file or default_file(os.environ)), rules)
     error = ResultsError(done.failure) if done.failure else None
     emit(Outcome(stdout=done.lines, summary=done.summary or "", error=error))
-
-
-results.add_command(provenance)
-results.add_command(recover)

@@ -4,7 +4,9 @@ its options, reads through `infx.reuse.edge`, asks a use case and carries out it
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 import click
 
@@ -12,17 +14,17 @@ from infx.cli.options import FILE, api_repo_option, request, shown, workflow_opt
 from infx.context import repo_slug
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub
-from infx.reuse.ack import ack
 from infx.reuse.edge import Checkout, answer, carry_out, gated, restatus, try_reuse_status
 from infx.reuse.gate import GateEvent
-from infx.reuse.handoff import Decision, handed_on, received_comment
-from infx.reuse.stage import stage
+from infx.reuse.handoff import CommentOutcome, Decision, handed_on, received_comment
 
 # The help of the options whose text runs long, by command and flag.
 HELP = {
     "--decide-only": "Read-only: write the decision as step outputs (reaction, dispatch, status) for `infx apply-decision` in a job that holds the write permission.",
     "--remote": "The remote whose main branch a PR merges into (a checkout with full history).",
     "gate --commit-sha": "The commit this run sweeps (PR head or pushed sha).",
+    "gate --event-name": "github.event_name: push or pull_request.",
+    "gate --event-action": "github.event.action (synchronize, ...).",
     "gate --status": "On a PR event with a standing request, set the PR head's infx/reuse commit status.",
     "gate --receipt": "On a push that reuses a PR's run, write its merge receipt here (schemas/receipt.schema.json): the run, who asked, the verdict, the approvals.",
     "status --pr": "A pull request to re-decide; repeat for several. Default: every open PR.",
@@ -33,13 +35,20 @@ HELP = {
 decide_only_option = click.option("--decide-only", is_flag=True, help=HELP["--decide-only"])
 remote_option = click.option("--remote", default="origin", show_default=True, help=HELP["--remote"])
 PRS = click.IntRange(min=1)
+Given: TypeAlias = str | None
+Decide: TypeAlias = Callable[[Checkout, CommentEvent], CommentOutcome]
 
 
-def _received(*actions: str) -> CommentEvent | None:
+def _answered(repo: Given, decide_only: bool, actions: tuple[str, ...], decide: Decide) -> None:
+    """Unless the comment event is none of the command's business, decide in a checkout and
+    carry the answer out (or, with --decide-only, hand it on as step outputs)."""
     received, ignored = received_comment(*event(), actions)
     if received is None:
         click.echo(ignored)
-    return received
+        return
+    checkout = Checkout.open(repo)
+    for line in answer(checkout.gh, received, decide(checkout, received), decide_only):
+        click.echo(line)
 
 
 @click.group()
@@ -56,34 +65,22 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited) and set the
     PR head's infx/reuse status; never comments. Runs in a checkout of main with full
     history, which holds the PR's branch."""
-    received = _received("created", "edited")
-    if received is None:
-        return
-    checkout = Checkout.open(repo)
-    current, facts, merging = checkout.ack_facts(received, workflow, remote)
-    found = ack(received, current, facts, merging, checkout.scope(workflow))
-    for line in answer(checkout.gh, received, found, decide_only):
-        click.echo(line)
+    _answered(repo, decide_only, ("created", "edited"), lambda c, r: c.ack(r, workflow, remote))
 
 
 @reuse.command("gate")
 @api_repo_option
 @click.option("--commit-sha", required=True, help=HELP["gate --commit-sha"])
-@click.option(
-    "--event-name", "name", required=True, help="github.event_name: push or pull_request."
-)
-@click.option(
-    "--event-action", "action", default=None, help="github.event.action (synchronize, ...)."
-)
+@click.option("--event-name", "name", required=True, help=HELP["gate --event-name"])
+@click.option("--event-action", "action", default=None, help=HELP["gate --event-action"])
 @click.option("--pr-number", type=int, default=None, help="The pull request's number (PR events).")
 @click.option("--ref", required=True, help="github.ref; only the main branch reuses on push.")
 @click.option("--before", default=None, help="github.event.before: the branch before a push.")
 @click.option("--status", "post_status", is_flag=True, help=HELP["gate --status"])
 @click.option("--receipt", "receipt_file", type=FILE, default=None, help=HELP["gate --receipt"])
 @workflow_option
-def gate_cmd(
-    repo: str | None, post_status: bool, receipt_file: Path | None, workflow: str, **asking: object
-) -> None:
+def gate_cmd(repo: str | None, post_status: bool, receipt_file: Path | None, workflow: str,
+             **asking: object) -> None:  # fmt: skip
     """Decide whether this sweep run reuses a PR's run; outputs to GITHUB_OUTPUT and stdout.
 
     Runs in the run's checkout (a push: the pushed commit with its parent; a PR: GitHub's
@@ -106,9 +103,7 @@ def gate_cmd(
 @remote_option
 @click.option("--pr", "numbers", type=PRS, multiple=True, help=HELP["status --pr"])
 @shown("--max-prs", type=PRS, default=20, help=HELP["status --max-prs"])
-def status_cmd(
-    repo: str | None, workflow: str, remote: str, numbers: tuple[int, ...], max_prs: int
-) -> None:
+def status_cmd(repo: str | None, workflow: str, remote: str, numbers: tuple[int, ...], max_prs: int) -> None:  # fmt: skip
     """Set the infx/reuse commit status of open PRs that ask for reuse, as merging them now
     would find it (after a push to main, whose changes may change the answer). Runs in a
     checkout of main with full history, which holds the PRs' branches."""
@@ -125,13 +120,7 @@ def status_cmd(
 @decide_only_option
 def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    received = _received("created")
-    if received is None:
-        return
-    checkout = Checkout.open(repo)
-    found = stage(received, checkout.stage_facts(received, workflow), workflow, checkout.gh.slug)
-    for line in answer(checkout.gh, received, found, decide_only):
-        click.echo(line)
+    _answered(repo, decide_only, ("created",), lambda c, r: c.stage(r, workflow))
 
 
 @click.command("apply-decision")

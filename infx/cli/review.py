@@ -6,7 +6,6 @@ PyGithub, YAML and the database load only inside the command that needs them."""
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,11 +23,12 @@ from infx.cli.options import (
     workflow_option,
 )
 from infx.cli.options import api_repo_option as repo_option
-from infx.errors import ReviewError, UsageError
+from infx.errors import ReviewError
+from infx.review.priority import POLICY_FILE
 from infx.sweep.outcome import Outcome, json_bytes
 
 if TYPE_CHECKING:  # PyGithub loads only inside the commands that talk to GitHub
-    from infx.github.client import GitHub
+    pass
 
 HELP = {
     "pr": "The pull request. Default: the one open PR into main whose head is --sha.",
@@ -48,7 +48,6 @@ HELP = {
     "branch": "The main branch. Default: main-branch in infx.toml, else main.",
     "history-workflow": "File name of the sweep workflow whose run this is.",
 }
-_RUN_URL = re.compile(r"https://[^/]+/[^/]+/[^/]+/actions/runs/(\d+)(?:/.*)?")
 
 
 @click.group()
@@ -71,7 +70,7 @@ def signoff(ctx: click.Context, number: int | None, sha: str | None, set_status:
     from infx.context import repo_slug
     from infx.github.client import GitHub
     from infx.github.values import Status
-    from infx.review.facts import find_pull, signoff_facts
+    from infx.review.facts import find_pull, signoff_facts, upsert_comment
     from infx.review.signoff import STATUS_CONTEXT, comment, decide
 
     found = settings(ctx)
@@ -81,21 +80,10 @@ def signoff(ctx: click.Context, number: int | None, sha: str | None, set_status:
     if set_status:
         gh.set_status(verdict.head_sha, Status(STATUS_CONTEXT, verdict.state, verdict.description))
     if post:
-        _upsert(gh, verdict.number, body, bot_login)
+        upsert_comment(gh, verdict.number, body, bot_login)
     missing = ReviewError(f"PR #{verdict.number}: {verdict.description}")
     error = None if verdict.passed or set_status else missing
     emit(Outcome(stdout=[body.rstrip()], summary=body.split("\n", 1)[1], error=error))
-
-
-def _upsert(gh: GitHub, number: int, body: str, bot_login: str) -> None:
-    """Edit the bot's verdict comment (only when it says something new), else post one."""
-    from infx.review.signoff import MARKER
-
-    mine = [c for c in gh.comments(number) if c.author == bot_login and c.body.startswith(MARKER)]
-    if not mine:
-        gh.create_comment(number, body)
-    elif mine[0].body != body:
-        gh.edit_comment(mine[0].id, body)
 
 
 @review.command("pareto-coverage")
@@ -111,9 +99,10 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
     results table (results.json, or a folder of job results). Advisory: exits 0 whatever
     it counts (1 when the table is not a results table)."""
     from infx.results.ingest.files import load_results
+    from infx.review.facts import planned_curves
     from infx.review.pareto import as_json, coverage, headline, markdown
 
-    planned = _planned(plan) if plan is not None else []
+    planned = planned_curves(plan) if plan is not None else []
     found = coverage(
         load_results(table)["rows"], planned, points or settings(ctx).review.pareto_points
     )
@@ -131,22 +120,10 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
     emit(Outcome(files, stdout=[text.rstrip()], summary=text, make_folders=True))
 
 
-def _planned(plan: Path) -> list[dict[str, object]]:
-    from infx.matrix.rows import jobs_of, read_plan
-    from infx.results.ingest.process import identity
-
-    rows = jobs_of(read_plan(plan.read_bytes(), str(plan)))
-    return [
-        dict(identity(dict(row), 0))
-        for row, is_eval in rows
-        if not is_eval and not row.get("eval-only")
-    ]
-
-
 @click.command()
 @click.argument("plan_file", type=EXISTING_FILE)
 @click.option("--at", "ref", required=True, help=HELP["at"])
-@shown("--policy", default="configs/ci-priority.yaml", help=HELP["policy"])
+@shown("--policy", default=POLICY_FILE, help=HELP["policy"])
 @runners_file
 @click.option("--run-id", type=click.IntRange(min=0), envvar="GITHUB_RUN_ID", default=0, help=HELP["run-id"])  # fmt: skip
 @shown("--event", "event_name", default="push", help=HELP["event"])
@@ -164,12 +141,11 @@ def priority(plan_file: Path, ref: str, policy: str, runners_path: str, run_id: 
     found = read_policy(root, ref, policy)
     runners = load_runners(root, ref, runners_path).runners
     sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
-    if os.environ.get("GITHUB_EVENT_PATH"):
-        from infx.github.actions import event
+    from infx.github.actions import event
 
-        context = event_context(*event())
-    else:
-        context = Context(event_name)
+    context = (
+        event_context(*event()) if os.environ.get("GITHUB_EVENT_PATH") else Context(event_name)
+    )
     out = plan_file.parent / "priority.json"
     emit(priority_outcome(read_plan_file(plan_file), found, context, run_id, sizes, out))
 
@@ -231,15 +207,7 @@ def recover(run: str, history_url: str | None, workflow: str, repo: str | None) 
     from infx.context import repo_slug
     from infx.github.client import GitHub
     from infx.review.recover import recover as recover_run
+    from infx.review.recover import run_number
 
     for line in recover_run(GitHub(repo_slug(repo)), run_number(run), history_url, workflow):
         click.echo(line)
-
-
-def run_number(text: str) -> int:
-    """A run id, or the URL of a run (or of one of its jobs)."""
-    found = _RUN_URL.fullmatch(text.strip())
-    value = found.group(1) if found else text.strip()
-    if not value.isdigit() or int(value) < 1:
-        raise UsageError(f"not a workflow run id or URL: {text[:80]!r}")
-    return int(value)

@@ -8,6 +8,12 @@ import click
 
 from infx import git
 from infx.cli.options import api_repo_option, runners_file, shown
+from infx.settings import SWEEP_WORKFLOW
+
+HELP = {
+    "--workflow": "A workflow file whose jobs run on the GPU runners; repeat for several.",
+    "--environment": "The environment whose required reviewers approve an over-budget sweep.",
+}
 
 
 @click.group()
@@ -18,21 +24,10 @@ def security() -> None:
 @security.command()
 @api_repo_option
 @runners_file
-@shown(
-    "--workflow",
-    "workflows",
-    multiple=True,
-    default=("run-sweep.yml", "benchmark-tmpl.yml"),
-    help="A workflow file whose jobs run on the GPU runners; repeat for several.",
-)
-@shown(
-    "--environment",
-    default="gpu-budget",
-    help="The environment whose required reviewers approve an over-budget sweep.",
-)
-def check(
-    repo: str | None, runners_path: str, workflows: tuple[str, ...], environment: str
-) -> None:
+@shown("--workflow", "workflows", multiple=True, default=(SWEEP_WORKFLOW, "benchmark-tmpl.yml"),
+       help=HELP["--workflow"])  # fmt: skip
+@shown("--environment", default="gpu-budget", help=HELP["--environment"])
+def check(repo: str | None, runners_path: str, workflows: tuple[str, ...], environment: str) -> None:  # fmt: skip
     """Read through the API what the workflow files cannot enforce, and judge it.
 
     A fork's pull request runs the workflow files of its own merge commit, so only the
@@ -44,23 +39,16 @@ def check(
     read the organization's runners). Exit 1 names each setting at fault; a setting the
     token may not read is a usage or environment error, never a pass.
     """
-    from infx.context import repo_slug
-    from infx.github.client import GitHub
     from infx.matrix.sources import load_runners
     from infx.security import check as judge
-    from infx.security import read_facts
+    from infx.security import repository_facts
 
     root = git.root()
-    info = load_runners(root, None, runners_path)
-    gh = GitHub(repo_slug(repo, root))
-    outcome = judge(
-        gh.decide(lambda: read_facts(gh, environment)),
-        info.runners.labels if info.runners is not None else {},
-        workflows,
-    )
+    runners = load_runners(root, None, runners_path).runners
+    labels = runners.labels if runners is not None else {}
+    outcome = judge(repository_facts(repo, environment, root), labels, workflows)
     for line in outcome.lines:
         click.echo(line)
     if outcome.error:
         click.echo(f"infx: error: {outcome.error}", err=True)
-    if outcome.exit_code:
-        sys.exit(outcome.exit_code)
+    sys.exit(outcome.exit_code)

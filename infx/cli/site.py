@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, EXISTING_FOLDER, FOLDER
+from infx.cli.options import EXISTING, EXISTING_FOLDER, FOLDER, history_option
+
+HELP = {
+    "--pr-results": "A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
+    "--verdicts": "Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json. Default: the history's verdicts table (what `results compare --pr` recorded).",
+    "--repo-dir": "The git repository whose changelog explains main's steps. Default: .",
+}
 
 
 @click.group()
@@ -15,32 +21,12 @@ def site() -> None:
 
 
 @site.command()
-@click.option(
-    "--history",
-    metavar="URL_OR_PATH",
-    help="SQLite path or sqlite:///, postgresql:// URL. Default: INFX_HISTORY_URL, else "
-    "history in infx.toml, else .infx/history.sqlite.",
-)
+@history_option
 @click.option("--out", required=True, type=FOLDER, help="Site folder.")
-@click.option(
-    "--pr-results",
-    multiple=True,
-    type=EXISTING,
-    help="A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
-)
-@click.option(
-    "--verdicts",
-    type=EXISTING_FOLDER,
-    help="Folder of `results compare --format json` documents named pr-<N>[-run-<ID>].json. "
-    "Default: the history's verdicts table (what `results compare --pr` recorded).",
-)
-@click.option(
-    "--repo-dir",
-    type=EXISTING_FOLDER,
-    default=Path("."),
-    help="The git repository whose changelog explains main's steps. Default: .",
-)
-def build(history: str | None, out: Path, pr_results: tuple[Path, ...], verdicts: Path | None,
+@click.option("--pr-results", multiple=True, type=EXISTING, help=HELP["--pr-results"])
+@click.option("--verdicts", type=EXISTING_FOLDER, help=HELP["--verdicts"])
+@click.option("--repo-dir", type=EXISTING_FOLDER, default=Path("."), help=HELP["--repo-dir"])
+def build(history_url: str | None, out: Path, pr_results: tuple[Path, ...], verdicts: Path | None,
           repo_dir: Path) -> None:  # fmt: skip
     """Write the site into OUT: Pareto pages, each config's history with its steps explained
     by the changelog, PR overlays, verdicts and coverage."""
@@ -51,7 +37,7 @@ def build(history: str | None, out: Path, pr_results: tuple[Path, ...], verdicts
     from infx.site.facts import gather
     from infx.site.write import write_site
 
-    built = build_site(gather(history, repo_dir, pr_results, verdicts))
+    built = build_site(gather(history_url, repo_dir, pr_results, verdicts))
     write_site(out, built)
     for note in built.notes:
         click.echo(f"infx: note: {note}", err=True)

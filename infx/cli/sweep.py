@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from infx import git
-from infx.cli import rerun, review
+from infx.cli import LazyGroup
 from infx.cli.options import (
     EXISTING_FILE,
     FILE,
@@ -47,7 +47,13 @@ FORMATS = click.Choice(["json", "summary"])
 strict_option = click.option("--strict", is_flag=True, help=HELP["--strict"])
 
 
-@click.group()
+# The reruns, triage, budget and review commands, imported only when one runs (they load
+# PyGithub): name -> module of infx.cli.
+LAZY = dict.fromkeys(("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat"), "rerun")  # fmt: skip
+LAZY |= dict.fromkeys(("priority", "priority-labels", "success-rate"), "review")
+
+
+@click.group(cls=LazyGroup, lazy={n: f"{m}:{n.replace('-', '_')}" for n, m in LAZY.items()})
 def sweep() -> None:
     """Plan and check benchmark sweeps."""
 
@@ -125,9 +131,7 @@ def outputs(plan_file: Path) -> None:
 
 @sweep.command()
 @click.argument("plan_file", type=EXISTING_FILE)
-@click.option(
-    "--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}."
-)
+@click.option("--bucket", required=True, help=f"The plan's job family. One of: {', '.join(BUCKETS)}.")  # fmt: skip
 @click.option("--index", type=int, required=True, help="Chunk number from `sweep outputs`.")
 def chunk(plan_file: Path, bucket: str, index: int) -> None:
     """Write one chunk of a bucket (at most 256 rows) as the job output `rows`, the node
@@ -139,9 +143,7 @@ def chunk(plan_file: Path, bucket: str, index: int) -> None:
 
 
 @sweep.command("row-env")
-@click.option(
-    "--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME)."
-)
+@click.option("--runner-name", envvar="RUNNER_NAME", default="", help="The runner node (RUNNER_NAME).")  # fmt: skip
 def row_env_cmd(runner_name: str) -> None:
     """Turn the matrix row in $ROW into KEY=value lines for GITHUB_ENV, plus RECIPE_SCRIPT
     and the row's master config ($CONFIG_KEY) as INFX_CONFIG_KEY."""
@@ -162,11 +164,3 @@ def supersede(workflow: str, repo: str | None) -> None:
     branch older than this one; for anyone else, nothing."""
     for line in facts.cancel_superseded(workflow, repo):
         click.echo(line)
-
-
-for command in (rerun.timings, rerun.triage, rerun.status, rerun.rerun, rerun.rerun_plan):
-    sweep.add_command(command)
-sweep.add_command(rerun.dispatch_rerun)
-sweep.add_command(rerun.repeat)
-for command in (review.priority, review.priority_labels, review.success_rate):
-    sweep.add_command(command)

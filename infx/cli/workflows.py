@@ -7,6 +7,7 @@ import sys
 import click
 
 from infx import git
+from infx.cli.options import shown
 from infx.settings import load as load_settings
 
 
@@ -16,13 +17,8 @@ def workflows() -> None:
 
 
 @workflows.command()
-@click.option(
-    "--workflows",
-    "pattern",
-    default=".github/workflows/*.yml",
-    show_default=True,
-    help="Workflow files to read, as a glob from the repository root.",
-)
+@shown("--workflows", "pattern", default=".github/workflows/*.yml",
+       help="Workflow files to read, as a glob from the repository root.")  # fmt: skip
 def check(pattern: str) -> None:
     """Check that the sweep labels the workflows spell out are the names infx.toml gives.
 
@@ -34,9 +30,8 @@ def check(pattern: str) -> None:
     from infx.sweep.label_lists import label_report
 
     root = git.root()
-    labels = load_settings(root).labels
-    lines, exit_code = label_report(read_workflows(root, pattern), pattern, labels)
+    lines, code = label_report(read_workflows(root, pattern), pattern, load_settings(root).labels)
     for line in lines:
         click.echo(line)
-    if exit_code:
-        sys.exit(exit_code)
+    if code:
+        sys.exit(code)

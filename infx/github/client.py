@@ -39,6 +39,7 @@ from infx.github.transport import (
     redirect,
     signed_download,
 )
+from infx.github.trust_reads import TrustReads
 
 # The values are infx.github.values'; they stay importable from here.
 from infx.github.values import (
@@ -59,7 +60,7 @@ DEFAULT_API = "https://api.github.com"
 T = TypeVar("T")
 
 
-class GitHub(SettingsReads, ReviewReads):
+class GitHub(SettingsReads, ReviewReads, TrustReads):
     """Read and write one repository."""
 
     def __init__(

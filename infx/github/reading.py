@@ -215,6 +215,7 @@ def artifact(item: Json) -> Artifact:
         head_branch=made_by.maybe_text("head_branch") if made_by else None,
         head_sha=made_by.maybe_text("head_sha") if made_by else None,
         size=item.maybe_number("size_in_bytes"),
+        digest=item.maybe_text("digest"),
     )
 
 
@@ -298,18 +299,15 @@ def environment(item: Json) -> Environment:
     """GET /environments/{name}: its required reviewers, from protection rules of type
     required_reviewers (a wait timer or a branch policy holds no one's approval)."""
     reviewers: list[str] = []
-    prevent = False
     for rule in item.maybe_items("protection_rules"):
         if rule.text("type") != "required_reviewers":
             continue
-        prevent = prevent or rule.flag("prevent_self_review")
         for entry in rule.maybe_items("reviewers"):
             who = entry.maybe_obj("reviewer")
             name = (who.maybe_text("login") or who.maybe_text("slug")) if who else None
             if name:
                 reviewers.append(name)
-    bypass = item.maybe_flag("can_admins_bypass")
-    return Environment(item.text("name"), tuple(reviewers), prevent, bypass is not False)
+    return Environment(item.text("name"), tuple(reviewers))
 
 
 def approval(item: Json) -> Approval:

@@ -111,6 +111,7 @@ class Artifact:
     head_branch: str | None = None
     head_sha: str | None = None
     size: int | None = None  # bytes of its zip archive, when GitHub says
+    digest: str | None = None  # sha256:<hex> of its zip archive, when GitHub says
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,6 @@ class Environment:
 
     name: str
     reviewers: tuple[str, ...]  # required reviewers (user logins, team slugs); (): none
-    prevent_self_review: bool = False
-    can_admins_bypass: bool = True
 
 
 @dataclass(frozen=True)

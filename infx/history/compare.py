@@ -6,25 +6,24 @@ Nothing is written or posted here; the command does that with what this returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from infx.history.sources import history_url, stored_history
+from infx.markdown import Md, code
 from infx.results.compare import facts
 from infx.results.compare.rules import (
     CompareOutcome,
     CompareRequest,
     HistorySource,
+    Judgement,
     MainHistory,
-    acknowledging_pr,
     nothing_to_compare,
     outcome,
-    verdict_record,
     without_own_run,
 )
 from infx.results.ingest.files import load_results
-from infx.results.verdict.gate import Acknowledgement, verdict_digest
+from infx.results.render.plot import draw_each
+from infx.results.table.rows import Table
 from infx.results.verdict.judge import compare as judge
 from infx.results.verdict.repeats import same_head
 from infx.results.verdict.report import Report, acknowledged
@@ -45,75 +44,56 @@ def compare(
 ) -> CompareOutcome:
     """Judge the request's table against main's history. `github` gives the API client,
     asked for only when the history or an acknowledgement must come through the API."""
-    source = request.source.checked(settings)
-    ack_label = request.reporting.ack_label or settings.results.acknowledge_label
-    table = load_results(request.current)
+    asked = request.checked(settings)
+    table = load_results(asked.current)
     rows = table["rows"]
     if not rows:
-        return nothing_to_compare(request)
-    more = [load_results(p) for p in request.repeats]
-    same_head([table, *more], [str(p) for p in (request.current, *request.repeats)])
-    history = _history(source, table, more, github)
+        return nothing_to_compare(asked)
+    more = [load_results(p) for p in asked.repeats]
+    same_head([table, *more], [str(p) for p in (asked.current, *asked.repeats)])
+    history = _history(asked.source, table, more, github)
     report = judge(
         rows,
         history.docs,
-        request.threshold,
-        trimmed=request.trimmed,
+        asked.threshold,
+        trimmed=asked.trimmed,
         repeats=[t["rows"] for t in more],
     )
-    run_id = this_run(env)
-    pr = acknowledging_pr(request, report)
     found = None
+    pr = asked.acknowledging(report)
     if pr is not None:
-        how = request.reporting
+        how = asked.reporting
         found = facts.read_acknowledgement(
-            github(), pr, ack_label, how.bot_login, report, how.check_sha
+            github(), pr, how.ack_label or "", how.bot_login, report, how.check_sha
         )
         report = acknowledged(report, found.ack)
     plots: int | None = None
     failed: tuple[str, ...] = ()
-    if request.reporting.plots is not None:
-        plots, failed = _plots(report, request.reporting.plots)
-    done = outcome(
-        request,
-        report,
-        history,
-        ack_label=ack_label,
-        plots=plots,
-        run_id=run_id,
-        plot_failures=failed,
-        acknowledgement=found,
+    if asked.reporting.plots is not None:
+        plots, failed = _plots(report, asked.reporting.plots)
+    judged = Judgement(table, report, history, found, plots, failed)
+    return outcome(
+        asked,
+        judged,
+        run_id=this_run(env),
         site_url=settings.results.site_url,
+        record_to=_record_to(asked),
     )
-    return _recorded(done, request, source, table, found)
 
 
-def _recorded(
-    done: CompareOutcome,
-    request: CompareRequest,
-    source: HistorySource,
-    table: dict[str, Any],
-    found: Acknowledgement | None,
-) -> CompareOutcome:
-    """The verdict as the history's verdicts table keeps it, when a pull request is judged
-    against the history database (a folder of tables or the API keep none)."""
-    pr, where = request.reporting.pr, source.where
-    if pr is None or where is None or Path(where).is_dir() or done.report is None:
-        return done
-    run = table.get("run") or {}
-    head = request.reporting.check_sha or str(run.get("sha") or "")
-    digest = found.digest if found is not None else verdict_digest(done.report, head)
-    record = verdict_record(pr, run, done.report, head, digest)
-    if record is None:
-        return done
+def _record_to(request: CompareRequest) -> str | None:
+    """The history database that keeps the verdict of a pull request's run: the one it is
+    judged against (a folder of tables or the API keep none)."""
+    where = request.source.where
+    if request.reporting.pr is None or where is None or Path(where).is_dir():
+        return None
     url, _ = history_url(where)
-    return replace(done, record=record, record_to=url)
+    return url
 
 
 def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
     """Draw the Pareto plots; a plot that cannot be drawn (matplotlib missing, a config it
     chokes on) is said, and never stops the comment, the check run or the gate."""
-    from infx.results.render.plot import draw_each
 
     try:
         written, failed = draw_each(report, folder)
@@ -125,8 +105,8 @@ def _plots(report: Report, folder: Path) -> tuple[int, tuple[str, ...]]:
 
 def _history(
     source: HistorySource,
-    table: dict[str, Any],
-    more: list[dict[str, Any]],
+    table: Table,
+    more: list[Table],
     github: Callable[[], facts.Reader],
 ) -> MainHistory:
     rows = table["rows"] + [r for t in more for r in t["rows"]]
@@ -134,5 +114,6 @@ def _history(
         found = stored_history(source.where, rows, source.runs or 1)
         return without_own_run(found, table, *more)
     if source.baseline is not None:
-        return MainHistory([load_results(source.baseline)], f"one table, `{source.baseline.name}`")
+        said = Md(f"one table, {code(source.baseline.name)}")
+        return MainHistory([load_results(source.baseline)], said)
     return facts.main_history(github(), rows, source)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import HistoryError, UsageError
 from infx.settings import Settings
 
+# SQLAlchemy and Alembic load inside the functions that use them (start-up time).
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Table

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from infx.history.backfill import backfill
+from infx.history.database import shown
 from infx.history.rows import main_table
 from infx.history.sources import history_url
+from infx.history.store import open_history
 from infx.results.ingest.files import load_results
 
 if TYPE_CHECKING:  # PyGithub loads only for a command that talks to GitHub
@@ -35,8 +38,6 @@ def ingest(
 ) -> Said:
     """Store the table (a re-run's attempt replaces the points it measured again); with
     `run_id`, as that workflow run, read through the API."""
-    from infx.history import open_history
-    from infx.history.database import shown
 
     url, found = history_url(where)
     doc = load_results(table)
@@ -60,9 +61,6 @@ def fill(
 ) -> Said:
     """Store main's newest `runs` successful push runs not stored yet at their newest
     attempt, within `budget` requests (default 2 + 2 x runs)."""
-    from infx.history import open_history
-    from infx.history.backfill import backfill
-    from infx.history.database import shown
 
     url, found = history_url(where)
     client = github()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from infx.github.actions import append_summary
 from infx.history.changes import ChangesOutcome
+from infx.history.verdicts import save
 from infx.results.compare.facts import Reader, open_issues, publish
 from infx.results.compare.rules import CompareOutcome, Reporting
 from infx.results.ingest.collect import Collected
@@ -46,8 +47,6 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
         yield done.stdout, False
         yield from ((line, True) for line in publish(github, how, done))
         if done.record is not None and done.record_to is not None:
-            from infx.history.verdicts import save
-
             yield save(done.record_to, done.record), True
     if done.failure:
         yield done.failure, True

@@ -3,8 +3,12 @@ that vouch for a main run's results, stored in the `receipts` table and read bac
 `infx results provenance`.
 
 `store_receipts` is the one way in: the receipts are plain JSON objects (checked against
-schemas/receipt.schema.json by the caller), stored as they were sealed, keyed by the main
-run whose rows they vouch for and their kind; storing them again replaces them.
+schemas/receipt.schema.json and against the issuer's identity by the caller), stored as
+they were sealed, keyed by the main run whose rows they vouch for and their role (`run`:
+the issuer's receipt of the run that measured them; `merge`: a reused merge's receipt;
+`main`: the issuer's receipt of the main run that republished them); storing them again
+replaces them. A stored run's points are read back with it, so provenance can recompute
+what the issuer sealed of them.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from infx.history.database import database_errors, dialect_insert, engine, migra
 from infx.history.rows import now
 from infx.matrix.manifest import canonical, digest
 
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
@@ -38,9 +44,12 @@ def _connection(url: str, doing: str, write: bool = False) -> Iterator[Connectio
         made.dispose()
 
 
-def store_receipts(url: str, run_id: int, receipts: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Store `receipts` beside main run `run_id`'s rows (stored before), one transaction;
-    a kind stored already is replaced. Lines saying what was stored."""
+def store_receipts(
+    url: str, run_id: int, receipts: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[str]:
+    """Store `receipts` ((role, receipt) pairs: run, merge, main) beside main run `run_id`'s
+    rows (stored before), one transaction; a role stored already is replaced. Lines saying
+    what was stored."""
     from sqlalchemy import select
 
     from infx.history.tables import receipts as table
@@ -50,9 +59,8 @@ def store_receipts(url: str, run_id: int, receipts: Sequence[Mapping[str, Any]])
     with _connection(url, "cannot store receipts in", write=True) as conn:
         if conn.execute(select(runs.c.id).where(runs.c.id == run_id)).first() is None:
             raise ResultsError(f"run {run_id} is not in the history: store its results first")
-        for doc in receipts:
-            kind = str(doc["kind"])
-            source = doc["run"]["id"] if kind == "run" else doc["source"]["run"]
+        for kind, doc in receipts:
+            source = doc["run"]["id"] if doc["kind"] == "run" else doc["source"]["run"]
             values = {
                 "source_run": int(source),
                 "digest": digest(doc),
@@ -77,6 +85,8 @@ class Stored:
     receipts: dict[str, dict[str, Any]]  # kind -> receipt
     digests: dict[str, str]  # kind -> digest stored
     point: dict[str, Any] | None = None  # the point asked for: key, kind, conc, data
+    # Every point of the run as stored: (config key, kind, conc, variant, data).
+    points: tuple[tuple[str, str, int, str, str], ...] = ()
 
 
 def stored_run(url: str, run_id: int) -> Stored | None:
@@ -105,13 +115,13 @@ def stored_point(url: str, key: str, conc: int) -> Stored | None:
         stored = _stored(conn, found.run_id)
         assert stored is not None  # the point's run exists (foreign key)
         point = {"key": key, "kind": found.kind, "conc": conc, "data": json.loads(found.data)}
-        return Stored(stored.run, stored.receipts, stored.digests, point)
+        return Stored(stored.run, stored.receipts, stored.digests, point, stored.points)
 
 
 def _stored(conn: Connection, run_id: int) -> Stored | None:
     from sqlalchemy import select
 
-    from infx.history.tables import receipts, runs
+    from infx.history.tables import configs, points, receipts, runs
 
     row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
     if row is None:
@@ -126,8 +136,14 @@ def _stored(conn: Connection, run_id: int) -> Stored | None:
         "reused_from": row.reused_from,
     }
     found = conn.execute(select(receipts).where(receipts.c.run_id == run_id)).all()
+    stored = conn.execute(
+        select(configs.c.key, points.c.kind, points.c.conc, points.c.variant, points.c.data)
+        .join(configs, configs.c.id == points.c.config_id)
+        .where(points.c.run_id == run_id)
+    ).all()
     return Stored(
         run,
         {r.kind: json.loads(r.data) for r in found},
         {r.kind: r.digest for r in found},
+        points=tuple((p.key, p.kind, p.conc, p.variant, p.data) for p in stored),
     )

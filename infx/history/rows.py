@@ -7,16 +7,18 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from infx.errors import ResultsError
 from infx.results.ingest.process import FORMAT, result_errors
+from infx.results.table import rows as results
 from infx.results.table.keys import config_key, config_label
 
 if TYPE_CHECKING:  # storing a table reads no API
-    from infx.github.client import Run
+    from infx.github.values import Run
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,9 @@ class RunFacts:
     reused_from: int | None = None
     stamped: bool = False  # created_at is the first ingest's time: the table had none
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> results.RunInfo:
         """The `run` object of a results document."""
-        facts: dict[str, Any] = {
+        facts: results.RunInfo = {
             "id": self.id,
             "attempt": self.attempt,
             "sha": self.sha,
@@ -67,7 +69,7 @@ class Table:
     """A results table checked for storing: its run, its configs, its points."""
 
     run: RunFacts
-    configs: dict[str, dict[str, Any]]  # key -> identity without conc
+    configs: dict[str, results.Identity]  # key -> identity without conc
     points: list[Point]
 
 
@@ -98,8 +100,8 @@ def _not_finite(value: Any, where: str) -> str | None:
     return None
 
 
-def _facts(doc: dict[str, Any]) -> RunFacts:
-    run = doc.get("run") or {}
+def _facts(doc: results.Table) -> RunFacts:
+    run = results.run_of(doc)
     if not isinstance(run.get("id"), int):
         raise ResultsError(
             "the results table names no run: store a table that `infx results collect` "
@@ -120,9 +122,9 @@ def _facts(doc: dict[str, Any]) -> RunFacts:
     )
 
 
-def point(row: dict[str, Any]) -> tuple[str, dict[str, Any], Point]:
+def point(row: results.Row) -> tuple[str, results.Identity, Point]:
     """A row as (config key, identity without conc, point)."""
-    identity = {k: v for k, v in row["identity"].items() if k != "conc"}
+    identity = results.config_identity(row["identity"])
     body = {k: v for k, v in row.items() if k != "identity"}
     key = config_key(identity)
     data = json.dumps(body, separators=(",", ":"), allow_nan=False)
@@ -167,10 +169,11 @@ def check(doc: Any) -> Table:
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
         raise ResultsError(f"not an infx results table: {where}: {problems[0].message}")
-    facts = _facts(doc)
-    configs: dict[str, dict[str, Any]] = {}
+    table = cast(results.Table, doc)  # the schema accepted it
+    facts = _facts(table)
+    configs: dict[str, results.Identity] = {}
     points: list[Point] = []
-    for index, row in enumerate(doc["rows"]):
+    for index, row in enumerate(table["rows"]):
         try:
             key, identity, found = point(row)
         except ValueError:  # JSON has no NaN or infinity; say where it is
@@ -191,42 +194,45 @@ def check(doc: Any) -> Table:
     return Table(facts, configs, points)
 
 
-def rows(stored: list[tuple[dict[str, Any], int, str]]) -> list[dict[str, Any]]:
+def rows(stored: list[tuple[results.Identity, int, str]]) -> list[results.Row]:
     """Stored points (identity without conc, conc, data) as results rows again. The texts
     are parsed as one JSON array: one parse instead of one per point."""
-    parsed: list[dict[str, Any]] = json.loads("[" + ",".join(d for _, _, d in stored) + "]")
+    parsed: list[dict[str, object]] = json.loads("[" + ",".join(d for _, _, d in stored) + "]")
     nested: dict[int, list[str]] = {}
     for (identity, conc, _), out in zip(stored, parsed, strict=True):
         inner = nested.get(id(identity))
         if inner is None:
             inner = nested[id(identity)] = [k for k, v in identity.items() if isinstance(v, dict)]
-        copy = dict(identity)
+        copy: dict[str, object] = dict(identity)
         for key in inner:
-            copy[key] = dict(copy[key])
+            copy[key] = dict(cast(dict[str, object], copy[key]))
         copy["conc"] = conc
         out["identity"] = copy
-    return parsed
+    # Each was a row of a table the schema accepted, stored less its identity.
+    return cast(list[results.Row], parsed)
 
 
 def document(
-    run: RunFacts, keyed: list[tuple[tuple[str, str, int, str], dict[str, Any]]]
-) -> dict[str, Any]:
+    run: RunFacts, keyed: list[tuple[tuple[str, str, int, str], results.Row]]
+) -> results.Table:
     """A results document of one stored run: rows in collect's order (kind, config, conc),
     given with their (kind, config key, conc, variant)."""
     keyed.sort(key=lambda item: item[0])
     return {"format": FORMAT, "run": run.document(), "rows": [r for _, r in keyed]}
 
 
-def stamp(doc: dict[str, Any], run: Run, branch: str) -> dict[str, Any]:
+def stamp(doc: Mapping[str, object], run: Run, branch: str) -> dict[str, object]:
     """The table as main run `run`, with GitHub's facts. A table of another run (a reused
     pull request sweep, republished) keeps that run's id as `reused_from`. ValueError when
     the table contradicts GitHub about its own run."""
-    own = doc.get("run") or {}
-    if own.get("id") == run.id and own.get("sha") and own["sha"] != run.head_sha:
+    given = doc.get("run")
+    own: Mapping[str, object] = given if isinstance(given, dict) else {}
+    named, sha = own.get("id"), own.get("sha")
+    if named == run.id and sha and sha != run.head_sha:
         raise ValueError(
-            f"run {run.id}: its table names commit {own['sha'][:7]}, GitHub says {run.head_sha[:7]}"
+            f"run {run.id}: its table names commit {str(sha)[:7]}, GitHub says {run.head_sha[:7]}"
         )
-    facts: dict[str, Any] = {
+    facts: results.RunInfo = {
         "id": run.id,
         "attempt": run.run_attempt,
         "sha": run.head_sha,
@@ -234,8 +240,8 @@ def stamp(doc: dict[str, Any], run: Run, branch: str) -> dict[str, Any]:
         "url": run.html_url,
         "created_at": run.created_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
-    if isinstance(own.get("id"), int) and own["id"] != run.id:
-        facts["reused_from"] = own["id"]
+    if isinstance(named, int) and named != run.id:
+        facts["reused_from"] = named
     return {**doc, "run": facts}
 
 
@@ -248,9 +254,9 @@ def check_main_push(run: Run, branch: str) -> None:
         )
 
 
-def main_table(doc: dict[str, Any], run: Run | None, branch: str) -> Table:
-    """The table to store: as the main run `run` with GitHub's facts when given one, and
-    only when it ran on the main branch."""
+def main_table(doc: Mapping[str, object], run: Run | None, branch: str) -> Table:
+    """The table to store (`doc` not checked yet): as the main run `run` with GitHub's facts
+    when given one, and only when it ran on the main branch."""
     if run is not None:
         check_main_push(run, branch)
         try:

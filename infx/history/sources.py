@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from infx import git, settings
 from infx.errors import GitError
+from infx.history.database import location, require_existing, shown
+from infx.history.store import open_history
 from infx.history.windows import families_of, per_config
+from infx.markdown import Md, code, text
 from infx.results.compare.rules import MainHistory
 from infx.results.ingest.files import history_folder
 from infx.results.table.keys import family_key
+from infx.results.table.rows import Row
 from infx.settings import Settings
 
 
@@ -33,14 +36,13 @@ def repository_root() -> Path:
 
 def history_url(explicit: str | None) -> tuple[str, Settings]:
     """The history's URL and the repository settings."""
-    from infx.history.database import location
 
     root = repository_root()
     found = settings.load(root)
     return location(explicit, os.environ, found, root), found
 
 
-def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) -> MainHistory:
+def stored_history(where: str, rows: list[Row] | None, limit: int) -> MainHistory:
     """Main's history from a folder of tables, else from the results history database
     (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
     their families) the newest `limit` runs holding it."""
@@ -48,9 +50,7 @@ def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) ->
         docs = history_folder(Path(where))
         if rows is not None:
             docs = per_config(docs, families_of(rows), limit)
-        return MainHistory(docs, f"{len(docs)} run(s) from `{Path(where).name}`")
-    from infx.history import open_history
-    from infx.history.database import require_existing, shown
+        return MainHistory(docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}"))
 
     url, _ = history_url(where)
     require_existing(url)
@@ -64,4 +64,5 @@ def stored_history(where: str, rows: list[dict[str, Any]] | None, limit: int) ->
                 c for c in history.config_identities() if family_key("", c) in families
             ]
         docs = history.main_runs(limit=limit, configs=configs)
-    return MainHistory(docs, f"{len(docs)} main run(s) from the results history ({shown(url)})")
+    said = Md(f"{len(docs)} main run(s) from the results history ({text(shown(url))})")
+    return MainHistory(docs, said)

@@ -7,13 +7,17 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from infx.errors import ResultsError
+from infx import git, settings
+from infx.errors import GitError, ResultsError
 from infx.history import rows as records
 from infx.history.database import database_errors, dialect_insert, engine, location, migrate
 from infx.results.table.keys import config_key, config_label
+from infx.results.table.rows import Identity, Row, Table
 
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
@@ -90,7 +94,7 @@ class History:
 
     # --- writes -------------------------------------------------------------------------
 
-    def ingest(self, doc: dict[str, Any]) -> IngestReport:
+    def ingest(self, doc: object) -> IngestReport:
         """Store a main run's results table (a document with `run`). Idempotent; per point,
         the newest attempt's values win; all or nothing."""
         return self.store(records.check(doc))
@@ -246,13 +250,13 @@ class History:
             )
         }
         return tuple(
-            f"{config_label({**identities[c], 'conc': conc})} {kind} conc {conc}"
+            f"{config_label(identities[c])} {kind} conc {conc}"
             + (f" ({variant})" if variant else "")
             for c, kind, conc, variant in sorted(gone, key=lambda k: (k[0], k[1], k[2], k[3]))
         )
 
     @staticmethod
-    def _config_ids(conn: Connection, wanted: Mapping[str, dict[str, Any]]) -> dict[str, int]:
+    def _config_ids(conn: Connection, wanted: Mapping[str, Identity]) -> dict[str, int]:
         """Each config's id, new configs added (two ingests adding one config both succeed)."""
         from infx.history.tables import configs
 
@@ -277,8 +281,8 @@ class History:
             return conn.execute(select(runs.c.attempt).where(runs.c.id == run_id)).scalar()
 
     def main_runs(
-        self, *, limit: int = 30, configs: Iterable[Mapping[str, Any]] | None = None
-    ) -> list[dict[str, Any]]:
+        self, *, limit: int = 30, configs: Iterable[Identity] | None = None
+    ) -> list[Table]:
         """Results documents of main's runs, oldest first: the newest `limit` runs, or with
         `configs` (identities; a `conc` in them is ignored) each config's own window, the
         newest `limit` runs holding that config (per kind: throughput, accuracy), and of
@@ -295,7 +299,7 @@ class History:
                     return self._newest(conn, limit)
                 return self._windows(conn, limit, keys)
 
-    def config_identities(self) -> list[dict[str, Any]]:
+    def config_identities(self) -> list[Identity]:
         """The identity (without `conc`) of every config the history holds a point of: what
         a caller needs to ask for configs it does not name itself, such as the siblings of
         a family."""
@@ -304,9 +308,11 @@ class History:
         from infx.history.tables import configs
 
         with database_errors(self.url, "cannot read the history"), self._engine.connect() as conn:
-            return [dict(row.identity) for row in conn.execute(select(configs.c.identity))]
+            found = conn.execute(select(configs.c.identity))
+            # Each an identity a checked table stored (`rows.check`).
+            return [cast(Identity, dict(row.identity)) for row in found]
 
-    def _newest(self, conn: Connection, limit: int) -> list[dict[str, Any]]:
+    def _newest(self, conn: Connection, limit: int) -> list[Table]:
         """Every row of the newest `limit` runs holding any point."""
         from sqlalchemy import exists, select
 
@@ -340,14 +346,14 @@ class History:
         }
         return self._documents(conn, list(stored), identities)
 
-    def _windows(self, conn: Connection, limit: int, keys: list[str]) -> list[dict[str, Any]]:
+    def _windows(self, conn: Connection, limit: int, keys: list[str]) -> list[Table]:
         """Each config's newest `limit` runs, read in one query per 500 configs: a window
         function numbers each (config, kind)'s runs newest first."""
         from sqlalchemy import and_, func, select
 
         from infx.history.tables import configs, points, runs
 
-        identities: dict[int, tuple[str, dict[str, Any]]] = {}
+        identities: dict[int, tuple[str, Identity]] = {}
         for chunk in _chunks(keys):
             query = select(configs.c.id, configs.c.key, configs.c.identity)
             for config_id, key, identity in conn.execute(query.where(configs.c.key.in_(chunk))):
@@ -394,8 +400,8 @@ class History:
 
     @staticmethod
     def _documents(
-        conn: Connection, stored: list[Any], identities: dict[int, tuple[str, dict[str, Any]]]
-    ) -> list[dict[str, Any]]:
+        conn: Connection, stored: list[Any], identities: dict[int, tuple[str, Identity]]
+    ) -> list[Table]:
         """Stored points (run, config, kind, conc, variant, data) as the documents of their
         runs, oldest first."""
         from sqlalchemy import select
@@ -417,7 +423,7 @@ class History:
                     reused_from=r.reused_from,
                 )
         rows = records.rows([(identities[p[1]][1], p[3], p[5]) for p in stored])
-        keyed: dict[int, list[tuple[tuple[str, str, int, str], dict[str, Any]]]] = {
+        keyed: dict[int, list[tuple[tuple[str, str, int, str], Row]]] = {
             run_id: [] for run_id in facts
         }
         for (run_id, config_id, kind, conc, variant, _), row in zip(stored, rows, strict=True):
@@ -450,8 +456,6 @@ def open_history(url: str | None = None) -> History:
     """The history at `url`, or where INFX_HISTORY_URL, the `history` setting or the default
     (.infx/history.sqlite in the current repository) say; migrated to the newest schema.
     Relative paths are read from the repository's root."""
-    from infx import git, settings
-    from infx.errors import GitError
 
     try:
         root = git.root()

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 
 from infx.errors import HistoryError
-from infx.history.database import shown
+from infx.history.database import dialect_insert, shown
 from infx.history.rows import now
 from infx.history.store import History, open_history
 from infx.results.compare.rules import Verdict
+
+# SQLAlchemy, and infx.history.tables built on it, load inside the functions that query
+# (start-up time).
 
 
 def save(url: str, found: Verdict) -> str:
@@ -29,7 +32,6 @@ def record(history: History, found: Verdict) -> Verdict:
     a main run already stored as reusing this run marks it reused."""
     from sqlalchemy import select
 
-    from infx.history.database import dialect_insert
     from infx.history.tables import runs, verdicts
 
     values = {

@@ -7,12 +7,12 @@ tables. Pure: results documents in, results documents out."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from infx.results.table.keys import family_key, folded_key
+from infx.results.table.rows import Row, Table
 
 
-def families_of(rows: Sequence[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
+def families_of(rows: Sequence[Row]) -> Callable[[Row], bool]:
     """Whether a row belongs to a family of `rows`' configs (model, hardware, framework,
     precision, scenario: a sibling config main measured and this run dropped is coverage
     lost, so it is read too)."""
@@ -20,9 +20,7 @@ def families_of(rows: Sequence[dict[str, Any]]) -> Callable[[dict[str, Any]], bo
     return lambda row: family_key("", row["identity"]) in wanted
 
 
-def per_config(
-    docs: Sequence[dict[str, Any]], wanted: Callable[[dict[str, Any]], bool], limit: int
-) -> list[dict[str, Any]]:
+def per_config(docs: Sequence[Table], wanted: Callable[[Row], bool], limit: int) -> list[Table]:
     """`docs` (oldest first) cut to each wanted config's newest `limit` runs: a run keeps
     the rows of the configs whose window holds it; a run holding none is left out. Configs
     are matched as the comparison matches them (names folded, per kind)."""
@@ -45,5 +43,7 @@ def per_config(
             if key is not None and (key, i) in inside
         ]
         if rows:
-            out.append({**doc, "rows": rows})
+            kept = doc.copy()
+            kept["rows"] = rows
+            out.append(kept)
     return out

@@ -22,15 +22,13 @@ same identity, or else an assumption stated in the job's `source`:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import re
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infx.digest import hexdigest
 from infx.matrix.contract import row_gpus
 from infx.matrix.expand import is_agentic, is_multinode, row_concs
 from infx.matrix.rows import MatrixRow
@@ -116,8 +114,7 @@ def _measured(row: MatrixRow) -> dict[str, object]:
 
 def job_key(row: MatrixRow) -> str:
     """A short stable name for what a row measures (the same for a new image or recipe)."""
-    text = json.dumps(_measured(row), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
+    return hexdigest(_measured(row))[:20]
 
 
 def points(row: MatrixRow) -> int:
@@ -195,6 +192,8 @@ def job_cost(
     recent = list(durations.get(job_key(row), ()))[-RECENT:]
     fast_agentic = agentx_fast and is_agentic(row) and not row.get("run-eval")
     if recent and not fast_agentic:
+        import statistics  # only with recorded durations
+
         minutes = statistics.median(recent) / 60
         source = f"recorded: median of {len(recent)}"
         return JobCost(row, is_eval, minutes, gpus, source, len(recent), nodes, per_node)

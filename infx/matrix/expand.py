@@ -8,13 +8,12 @@ results.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from infx.digest import hexdigest
 from infx.errors import ConfigError
 from infx.formats import PR2707, Format
 from infx.matrix.nodes import node_count
@@ -123,8 +122,7 @@ def fingerprint(row: RawRow, fmt: Format = PR2707, recipes: RecipeReader | None 
     named = row.get("srt-recipe")
     if fmt.recipe == "field" and named and recipes is not None:
         found = {"row": found, "recipe": [fingerprinted(str(named), recipes)]}
-    text = json.dumps(found, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return hexdigest(found, ascii=True)  # as InferenceX's own recipe-fingerprint
 
 
 def is_agentic(row: Mapping[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from infx.changelog import facts
 from infx.changelog.gate import ConfigRules, GateFacts
 from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Entry, Violation
+from infx.changelog.rules import Rule
 from infx.context import branch_base
 from infx.formats import FORMATS, Format, by_name
 from infx.matrix.era import choose
@@ -33,7 +34,7 @@ def format_violations(entry: Entry, fmt: Format) -> list[Violation]:
         found.append(
             Violation(
                 entry.line_of(str(key)),
-                "format",
+                Rule.FORMAT,
                 f"{key}: not a key of InferenceX format {fmt}",
                 f"remove it, or set format = {suggested!r} in infx.toml if the repository "
                 "is on that format",

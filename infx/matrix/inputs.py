@@ -11,35 +11,34 @@ repository can vouch for bytes outside it.
 
 Digests are `sha256:<hex>` of a file's bytes (a link counts by its own text under its own
 path, and by the bytes it reaches under the path the job uses), `commit:<id>` for a
-submodule, and None for a path that does not exist.
+submodule, and None for a path that does not exist. `manifest_of` builds a plan's manifest
+from them (it reads the plan through `infx.matrix.sources`, which imports nothing here).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from infx import git
 from infx.errors import ConfigError
-from infx.matrix.manifest import file_digest
-from infx.matrix.sources import matches
+from infx.matrix.manifest import SweepOptions, build, file_digest, recipe_files
+from infx.matrix.sources import Planned, matches
+from infx.settings import SETTINGS_FILE, SWEEP_WORKFLOW_PATH, table_of
 
 # Symbolic links followed along one path before it counts as a loop.
 LINK_HOPS = 8
 # Folders a listing descends through links before it stops (a link to an ancestor loops).
 MAX_DEPTH = 32
-# The workflow that runs a sweep's jobs, when no run names another.
-SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
 # What makes infx itself, where it lives in the repository (infx/ beside pyproject.toml):
 # a job installs it from the checkout (`uses: ./`) and processes its results with it.
 INFX_CODE = ("infx/**", "schemas/**", "requirements/**", "pyproject.toml", "action.yml")
 # Always an input, recorded even when absent: adding one changes what a checkout writes.
 ALWAYS = (".gitattributes", ".gitmodules")
-_USES = re.compile(r"""^\s*(?:-\s*)?uses:\s*['"]?[.$]/([^'"\s@#]*)""", re.M)
 _WILD = frozenset("*?[")
 
 
@@ -249,29 +248,65 @@ def matching(snapshot: Snapshot, patterns: Sequence[str]) -> tuple[list[str], li
     return sorted(found), unmatched
 
 
-def workflow_files(snapshot: Snapshot, workflow: str) -> list[str]:
-    """The workflow file and everything it runs from the repository: the reusable
-    workflows it calls and the local actions it uses (`uses: ./...`), followed through
-    those in turn."""
-    found: list[str] = []
-    todo = [workflow]
+@dataclass(frozen=True)
+class Calls:
+    """What a workflow runs from the repository and beyond: its files (the workflow, the
+    reusable workflows and local actions it calls, followed through those, every file of a
+    local action's folder), the remote refs and images it uses (each pinned), and what it
+    runs that no record can hold (one line each)."""
+
+    files: tuple[str, ...]
+    remote: tuple[str, ...] = ()
+    unrecorded: tuple[str, ...] = ()
+
+
+def workflow_calls(snapshot: Snapshot, workflow: str) -> Calls:
+    """Every file the workflow runs, read as YAML (`infx.matrix.workflow_uses`): a call
+    written as a flow mapping or through an anchor counts as one written out. A local action
+    in a folder counts by every file below it (its scripts, its Dockerfile); the action in
+    the repository's root by its metadata file (what it runs from the root is job-files',
+    and infx's code where infx lives here)."""
+    from infx.matrix.workflow_uses import uses_of
+
+    files: dict[str, None] = {}
+    remote: list[str] = []
+    unrecorded: list[str] = []
+    parsed: set[str] = set()
+    todo: list[tuple[str, bool]] = [(workflow, False)]
     while todo:
-        name = todo.pop(0)
-        if name in found:
+        name, action = todo.pop(0)
+        files.setdefault(name)
+        if name in parsed:
             continue
-        found.append(name)
+        parsed.add(name)
         real, _ = snapshot.resolve(name)
         if snapshot.kind(real) != "file":
             continue
-        text = snapshot.read({real})[real] or b""
-        for used in _USES.findall(text.decode("utf-8", "replace")):
-            used = used.strip("/")
-            if used.endswith((".yml", ".yaml")):
-                todo.append(used)
-            else:
-                base = f"{used}/" if used else ""
-                todo += [f"{base}action.yml", f"{base}action.yaml"]
-    return found
+        uses = uses_of(name, snapshot.read({real})[real] or b"", action=action)
+        remote += [*uses.remote, *uses.images]
+        unrecorded += uses.unrecorded
+        todo += [(used, False) for used in uses.workflows]
+        for folder in uses.actions:
+            base = f"{folder}/" if folder else ""
+            meta = [f"{base}action.yml", f"{base}action.yaml"]
+            todo += [(m, True) for m in meta]
+            if folder:
+                for path in snapshot.listing(folder):
+                    files.setdefault(path)
+    return Calls(tuple(files), tuple(dict.fromkeys(remote)), tuple(dict.fromkeys(unrecorded)))
+
+
+def workflow_files(snapshot: Snapshot, workflow: str) -> list[str]:
+    """The workflow file and everything it runs from the repository (`workflow_calls`)."""
+    return list(workflow_calls(snapshot, workflow).files)
+
+
+def unrecorded_error(calls: Calls) -> ConfigError | None:
+    """The one-line error for what a workflow runs that no record holds (None: nothing)."""
+    if not calls.unrecorded:
+        return None
+    more = len(calls.unrecorded) - 1
+    return ConfigError(calls.unrecorded[0] + (f" (and {more} more)" if more else ""))
 
 
 def infx_here(snapshot: Snapshot) -> bool:
@@ -279,11 +314,11 @@ def infx_here(snapshot: Snapshot) -> bool:
     return snapshot.kind("infx") == "folder" and snapshot.kind("pyproject.toml") == "file"
 
 
-def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def provenance_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
     """What ran besides the recipes, whatever `job-files` says: the workflow and what it
     calls, `.gitattributes` and `.gitmodules` (every submodule too), and infx's own code
     where it lives in the repository."""
-    names = {*code_files(snapshot, workflow), *ALWAYS}
+    names = {*code_files(snapshot, workflow, strict=False), *ALWAYS}
     names.update(path for path, entry in snapshot.entries.items() if entry.kind == "commit")
     names.update(path for path in snapshot.entries if path.endswith("/.gitattributes"))
     return sorted(names)
@@ -294,16 +329,92 @@ def digests_at(root: Path, ref: str, names: Iterable[str]) -> dict[str, str | No
     return Snapshot.at(root, git.resolve(ref, root)).digests(sorted(set(names)))
 
 
-def code_files(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW) -> list[str]:
+def code_files(
+    snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH, *, strict: bool = True
+) -> list[str]:
     """The code that runs a sweep and writes its results: the workflow and what it calls,
-    and infx's own code where it lives in the repository."""
-    names = set(workflow_files(snapshot, workflow))
+    and infx's own code where it lives in the repository. With `strict`, a workflow that
+    runs anything no record can hold (`workflow_calls`) is a ConfigError in one line."""
+    calls = workflow_calls(snapshot, workflow)
+    error = unrecorded_error(calls) if strict else None
+    if error is not None:
+        raise error
+    names = set(calls.files)
     if infx_here(snapshot):
         names.update(matching(snapshot, INFX_CODE)[0])
     return sorted(names)
 
 
-def code_of(root: Path, tree: str, workflow: str = SWEEP_WORKFLOW) -> dict[str, str | None]:
-    """The digests of the code that runs a sweep at a tree (`code_files`)."""
+def unrecorded_inputs(snapshot: Snapshot, workflow: str = SWEEP_WORKFLOW_PATH) -> list[str]:
+    """What the workflow runs that no record can hold, one line each."""
+    return list(workflow_calls(snapshot, workflow).unrecorded)
+
+
+def code_of(
+    root: Path, tree: str, workflow: str = SWEEP_WORKFLOW_PATH, *, strict: bool = True
+) -> dict[str, str | None]:
+    """The digests of the code that runs a sweep at a tree (`code_files`); with `strict`, a
+    workflow that runs anything unrecorded is a ConfigError naming it."""
     snapshot = Snapshot.at(root, tree)
-    return snapshot.digests(code_files(snapshot, workflow))
+    return snapshot.digests(code_files(snapshot, workflow, strict=strict))
+
+
+# --- a plan's manifest ------------------------------------------------------------------
+
+
+def settings_files(root: Path, tree: str | None) -> list[str]:
+    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
+    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
+    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
+    settings name."""
+    data = git.read_at(tree, SETTINGS_FILE, root)
+    names = [SETTINGS_FILE]
+    if data is None:
+        data = git.read_at(tree, "pyproject.toml", root)
+        if data is None:
+            return names
+        tool = table_of(data, "pyproject.toml").get("tool")
+        table = tool.get("infx") if isinstance(tool, dict) else None
+        if table is None:
+            return names
+        names.append("pyproject.toml")
+    else:
+        table = table_of(data, SETTINGS_FILE)
+    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
+    if isinstance(floors, str):
+        names.append(posixpath.normpath(floors))
+    return names
+
+
+def manifest_of(
+    planned: Planned,
+    options: SweepOptions,
+    job_files: Sequence[str],
+    workflow: str | None = None,
+) -> dict[str, Any]:
+    """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
+    it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
+    settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
+    infx's own code where it lives here), all read at the plan's head."""
+    plan = planned.result.plan
+    tree = planned.change.head_tree
+    runners = planned.runner_info.runners
+    nodes = runners.labels if runners is not None else {}
+    snapshot = Snapshot.at(planned.root, tree)
+    if workflow is None:
+        # In the sweep workflow's own run (the planning job), the workflow that runs it.
+        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
+        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
+        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW_PATH
+    jobs, unmatched = matching(snapshot, job_files)
+    names = {
+        *recipe_files(plan.as_json(), nodes),
+        *jobs,
+        *settings_files(planned.root, tree),
+        *provenance_files(snapshot, workflow),
+    }
+    files = snapshot.digests(sorted(names))
+    masters = planned.inputs.head.masters
+    configs = {key: masters.config(key) for key in plan.selected}
+    unrecorded = unrecorded_inputs(snapshot, workflow)
+    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched, unrecorded)

@@ -10,12 +10,14 @@ a difference is named down to the config key and field, the runner label or the 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from infx.digest import canonical as canonical
+from infx.digest import digest as digest
+from infx.digest import sha256 as sha256
 from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
 
 if TYPE_CHECKING:
@@ -57,20 +59,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def canonical(value: Any) -> bytes:
-    """JSON with keys sorted and no spaces: the bytes every infx digest is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def digest(value: Any) -> str:
-    """A document's digest (manifests, receipts): sha256 over its canonical JSON."""
-    return sha256(canonical(value))
-
-
 def file_digest(data: bytes | None) -> str | None:
     return None if data is None else sha256(data)
 
@@ -100,10 +88,12 @@ def build(
     options: SweepOptions,
     refs: tuple[str, str] = ("", ""),
     unmatched: Sequence[str] = (),
+    unrecorded: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The manifest of a sweep: `configs` are the selected configs as parsed, `nodes` the
     runners file's labels, `files` the digest of every input the jobs read
-    (`infx.matrix.inputs`), `unmatched` the job-files patterns that matched nothing."""
+    (`infx.matrix.inputs`), `unmatched` the job-files patterns that matched nothing,
+    `unrecorded` what the workflow runs that no record holds (then it is not reusable)."""
     rows = plan_rows(plan.as_json())
     labels = sorted({row["runner"] for family in rows.values() for row in family})
     measured = {
@@ -123,16 +113,19 @@ def build(
         "runners": {label: list(nodes.get(label) or []) for label in labels},
         "files": {name: files[name] for name in sorted(files)},
     }
+    sweep: dict[str, Any] = {
+        "event": options.event,
+        "label": options.label,
+        "reusable": options.reusable and not unrecorded,
+        "base": refs[0],
+        "head": refs[1],
+        "unmatched": list(unmatched),
+    }
+    if unrecorded:
+        sweep["unrecorded"] = list(unrecorded)
     return {
         "format": FORMAT,
-        "sweep": {
-            "event": options.event,
-            "label": options.label,
-            "reusable": options.reusable,
-            "base": refs[0],
-            "head": refs[1],
-            "unmatched": list(unmatched),
-        },
+        "sweep": sweep,
         "measured": measured,
         "digest": digest(measured),
     }

@@ -12,11 +12,10 @@ canary rows find the config they were expanded from. Pure.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from infx.digest import hexdigest
 from infx.matrix.contract import printed
 from infx.matrix.expand import expand
 
@@ -43,8 +42,7 @@ _NOT_SIGNED = frozenset(
 def signature(row: Mapping[str, Any]) -> str:
     """What a row measures and how, less its point and eval fields."""
     signed = {k: v for k, v in row.items() if k not in _NOT_SIGNED}
-    text = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+    return hexdigest(signed)[:32]
 
 
 def origins(keys: Iterable[str], head: Revision) -> dict[str, str]:

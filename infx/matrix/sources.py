@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from infx import git
 from infx.errors import ConfigError, UsageError
@@ -25,7 +25,6 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 if TYPE_CHECKING:
     from infx.formats import Format
     from infx.matrix.expand import Hardware
-    from infx.matrix.manifest import SweepOptions
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
     from infx.matrix.recipes import RecipeReader
@@ -188,6 +187,7 @@ class Change:
     changelog_head: bytes | None
     masters: dict[str, bytes]
     runners: bytes | None = None
+    base_files: dict[str, bytes | None] = field(default_factory=dict)  # `also_at_base`
     moved: tuple[str, str] | None = None
 
     def at_base(self, path: str) -> str:
@@ -213,16 +213,17 @@ def read_change(
     changelog: str,
     patterns: Sequence[str],
     runners: str | None = None,
+    also_at_base: Sequence[str] = (),
 ) -> Change:
     """Everything at once: one `git rev-parse` for both refs and one `git cat-file` for every
-    file at a tree (the working tree is read from disk when `head` is None). A changelog found
-    on one side only is looked for on the other in InferenceX's other layout
-    (`layout_twin`): the diff moved it."""
+    file at a tree (the working tree is read from disk when `head` is None), `also_at_base`
+    among them. A changelog found on one side only is looked for on the other in
+    InferenceX's other layout (`layout_twin`): the diff moved it."""
     trees = git.resolve_all([base, head] if head else [base], root)
     base_tree, head_tree = trees[0], (trees[1] if head else None)
     names = find_files(root, head_tree, patterns)
     at_head = [changelog, *names, *([runners] if runners else [])]
-    wanted = [(base_tree, changelog)]
+    wanted = [(base_tree, changelog), *((base_tree, name) for name in also_at_base)]
     if head_tree is not None:
         wanted += [(head_tree, name) for name in at_head]
     blobs = git.read_many(wanted, root)
@@ -246,6 +247,7 @@ def read_change(
         after,
         masters,
         files[runners] if runners else None,
+        {name: blobs[(base_tree, name)] for name in also_at_base},
         moved,
     )
 
@@ -270,6 +272,7 @@ def plan_change(
     runners: str,
     options: PlanOptions,
     strict: bool = False,
+    also_at_base: Sequence[str] = (),
 ) -> Planned:
     """Read a diff's inputs and plan it: the one way `sweep plan` and a reuse decision plan."""
     from infx.matrix.pipeline import SweepInputs, plan_sweep
@@ -287,7 +290,7 @@ def plan_change(
         return lambda path: read_inside(root, tree, posixpath.join(folder, path))
 
     project = project_root(runners)
-    change = read_change(root, base, head, changelog, patterns, runners)
+    change = read_change(root, base, head, changelog, patterns, runners, also_at_base)
     info = runners_from(change.runners, runners)
     head_masters = masters_from(change.masters, patterns, change.head_tree)
     inputs = SweepInputs(
@@ -314,65 +317,3 @@ def project_root(runners: str) -> str:
     if posixpath.basename(folder) != "configs":
         return ""
     return posixpath.dirname(folder)
-
-
-def settings_files(root: Path, tree: str | None) -> list[str]:
-    """The settings the jobs read at a tree, whatever `job-files` says: the eval jobs pass
-    or fail against its accuracy floors. infx.toml (recorded even when absent, so adding
-    one counts), else the pyproject.toml holding [tool.infx], and the floors file the
-    settings name."""
-    from infx.settings import SETTINGS_FILE, table_of
-
-    data = git.read_at(tree, SETTINGS_FILE, root)
-    names = [SETTINGS_FILE]
-    if data is None:
-        data = git.read_at(tree, "pyproject.toml", root)
-        if data is None:
-            return names
-        tool = table_of(data, "pyproject.toml").get("tool")
-        table = tool.get("infx") if isinstance(tool, dict) else None
-        if table is None:
-            return names
-        names.append("pyproject.toml")
-    else:
-        table = table_of(data, SETTINGS_FILE)
-    floors = table.get("accuracy-floors") if isinstance(table, dict) else None
-    if isinstance(floors, str):
-        names.append(posixpath.normpath(floors))
-    return names
-
-
-def manifest_of(
-    planned: Planned,
-    options: SweepOptions,
-    job_files: Sequence[str],
-    workflow: str | None = None,
-) -> dict[str, Any]:
-    """The manifest of a plan: its rows, the selected configs as parsed, the runner labels
-    it uses, and the digest of every input its jobs read (recipes, `job_files` globs, the
-    settings, the workflow that runs them and what it calls, `.gitattributes`, submodules,
-    infx's own code where it lives here), all read at the plan's head."""
-    from infx.matrix.inputs import SWEEP_WORKFLOW, Snapshot, matching, provenance_files
-    from infx.matrix.manifest import build, recipe_files
-
-    plan = planned.result.plan
-    tree = planned.change.head_tree
-    runners = planned.runner_info.runners
-    nodes = runners.labels if runners is not None else {}
-    snapshot = Snapshot.at(planned.root, tree)
-    if workflow is None:
-        # In the sweep workflow's own run (the planning job), the workflow that runs it.
-        ref = os.environ.get("GITHUB_WORKFLOW_REF", "").split("@", 1)[0]
-        path = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
-        workflow = path if path.startswith(".github/workflows/") else SWEEP_WORKFLOW
-    jobs, unmatched = matching(snapshot, job_files)
-    names = {
-        *recipe_files(plan.as_json(), nodes),
-        *jobs,
-        *settings_files(planned.root, tree),
-        *provenance_files(snapshot, workflow),
-    }
-    files = snapshot.digests(sorted(names))
-    masters = planned.inputs.head.masters
-    configs = {key: masters.config(key) for key in plan.selected}
-    return build(plan, configs, nodes, files, options, planned.inputs.refs, unmatched)

@@ -15,6 +15,7 @@ from infx.github.client import Pull, Status
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Scope, Verdict, verdict
 from infx.reuse.source import PullFacts, Request, newest_request
+from infx.settings import SWEEP_WORKFLOW
 from infx.sweep.labels import sweep_label_problem
 
 GATE_CHECK = "check-changelog"
@@ -32,7 +33,7 @@ class MergeOptions:
     method: str = "squash"
     dry_run: bool = False
     remote: str = "origin"
-    workflow: str = "run-sweep.yml"
+    workflow: str = SWEEP_WORKFLOW
     timeout: float = 6 * 3600
     poll: float = 30
 

@@ -32,6 +32,7 @@ from infx.rerun.rules import (
     select,
     valid_points,
 )
+from infx.results.table.rows import Table
 from infx.sweep.outcome import Outcome
 from infx.sweep.record import SCOPES
 
@@ -94,7 +95,7 @@ class RunFacts:
     files: PlanFiles | None
     branch: list[Run]
     newer: list[int]
-    docs: list[dict[str, Any]] = field(default_factory=list)
+    docs: list[Table] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     logs: dict[int, str | None] = field(default_factory=dict)
     pull: Pull | None = None

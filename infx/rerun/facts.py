@@ -9,7 +9,6 @@ limits hold (`GitHub.decide`).
 
 from __future__ import annotations
 
-import io
 import json
 import tempfile
 import zipfile
@@ -29,6 +28,7 @@ from infx.rerun.rules import (
     TIMINGS_FILE,
     PlanFiles,
 )
+from infx.results.table.rows import Table
 from infx.sweep.record import PLAN_ARTIFACT, RECORD_FILE, RunRecord
 
 MAX_LOG_BYTES = 64 * 1024
@@ -116,7 +116,7 @@ def run_plan_files(gh: GitHub, run_id: int) -> PlanFiles | None:
     return None if files is None else plan_files(files, f"run {run_id}'s {PLAN_ARTIFACT}")
 
 
-def run_results(gh: GitHub, run_id: int) -> list[dict[str, Any]]:
+def run_results(gh: GitHub, run_id: int) -> list[Table]:
     """A run's results table (results_bmk/results.json), if it has one."""
     from infx.results.ingest.files import load_results
 
@@ -174,14 +174,14 @@ def changed_files(root: Path, manifest: Mapping[str, Any], ref: str = "HEAD") ->
     return [name for name in names if now.get(name) != recorded[name]]
 
 
-def results_below(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[str]]:
+def results_below(folders: Sequence[Path]) -> tuple[list[Table], list[str]]:
     """Every results document below the folders (tables first, then job files), and the
     files skipped because they are not valid results (named, as warnings)."""
     from infx.results.ingest.files import load_results
     from infx.results.ingest.process import RESULT_FILE, TABLE_FILE
 
-    tables: list[dict[str, Any]] = []
-    jobs: list[dict[str, Any]] = []
+    tables: list[Table] = []
+    jobs: list[Table] = []
     skipped: list[str] = []
     for folder in folders:
         if not folder.exists():
@@ -216,12 +216,3 @@ def read_attempts(path: Path) -> list[dict[str, Any]]:
         if not all(k in item and isinstance(item[k], kind | None) for k, kind in _MAYBE.items()):
             raise UsageError(f"{path} is not a triage file: an attempt lacks conclusion or class")
     return attempts
-
-
-def zip_bytes(files: Mapping[str, bytes]) -> bytes:
-    """An artifact archive of these files (tests and benchmarks serve it as GitHub would)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()

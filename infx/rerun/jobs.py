@@ -20,6 +20,7 @@ from infx.rerun.rules import (
     valid_points,
 )
 from infx.rerun.triage import Attempt, summary
+from infx.results.table.rows import Table
 from infx.sweep.outcome import Outcome, json_bytes
 
 if TYPE_CHECKING:
@@ -28,10 +29,17 @@ if TYPE_CHECKING:
 TRIAGE_FORMAT = "infx-sweep-triage/1"
 
 
-def own_sweep(run: Run, workflow: str, repo: str) -> bool:
-    """A run of this repository's sweep workflow on its own commits: a fork's run executes
-    the fork's workflow, and its artifacts say whatever it likes."""
-    return run.path.endswith(f".github/workflows/{workflow}") and run.head_repo == repo
+def main_sweep(run: Run, workflow: str, repo: str, main_branch: str) -> bool:
+    """A push to the main branch run by this repository's sweep workflow: the only runs
+    whose jobs ran main's own workflow. A fork's run, a pull request's run and a branch's
+    dispatch execute workflow files their authors wrote, and their artifacts say whatever
+    those files like."""
+    return (
+        run.path.split("@", 1)[0] == f".github/workflows/{workflow}"
+        and run.head_repo == repo
+        and run.event == "push"
+        and run.head_branch == main_branch
+    )
 
 
 def timings_outcome(out: Path, merged: Timings, used: list[int]) -> Outcome:
@@ -63,7 +71,7 @@ class TriageFacts:
     jobs: list[Job]  # every attempt of this run's jobs
     logs: dict[int, str | None]  # log tails read, by job id
     earlier: list[dict[str, Any]]  # the source run's attempts, for a rerun
-    results: list[dict[str, Any]]  # this run's job results
+    results: list[Table]  # this run's job results
     skipped: list[str]  # files that are not results
 
 

@@ -36,6 +36,7 @@ from infx.rerun.rules import (
     valid_points,
 )
 from infx.rerun.rules import rerun_plan as plan_rerun
+from infx.results.table.rows import Table
 from infx.sweep.outcome import Outcome, json_bytes
 from infx.sweep.plan import budget_outputs
 from infx.sweep.record import PINS_FILE, RECORD_FILE, RunRecord
@@ -64,6 +65,7 @@ class RerunPlanRequest:
     ref_name: str
     workflow: str
     repo: str | None
+    durations: Path | None = None  # main's job timings (`sweep timings`)
 
     def __post_init__(self) -> None:
         run_number(self.source_run, "--source-run")
@@ -98,7 +100,7 @@ class RerunPlanFacts:
     manifest: dict[str, Any] = field(default_factory=dict)  # the source's
     recipe_changes: list[str] = field(default_factory=list)
     floors: Floors | None = None
-    docs: list[dict[str, Any]] = field(default_factory=list)
+    docs: list[Table] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     pools: dict[str, list[str]] = field(default_factory=dict)  # runner label -> nodes
     other_node: bool = True  # settings: rerun infra failures on another node
@@ -107,13 +109,21 @@ class RerunPlanFacts:
     files_now: dict[str, str | None] = field(default_factory=dict)  # manifest digests at HEAD
     node_gpus: dict[str, int] = field(default_factory=dict)  # runner label -> GPUs per node
     recorded: Timings | None = None  # what the source run recorded (its sweep-jobs)
+    main_timings: Timings | None = None  # main's own sweeps' (`sweep timings`, --durations)
     repeat: set[str] = field(default_factory=set)  # scope repeat: the unconfirmed points
 
     @property
     def timings(self) -> Timings:
-        """The timings this rerun starts from: what its source recorded (its jobs' durations
-        on top of what it started from), else, when its collect left none, what it started
-        from; carried on, a lineage keeps every run's durations."""
+        """The timings this rerun starts from. A rerun of main's sweep: what its source
+        recorded (its jobs' durations on top of what it started from), else what it started
+        from; carried on, a lineage keeps every run's durations. A rerun of a PR's sweep:
+        main's own (`--durations`), never its source's, whose collect job ran the PR's
+        workflow and could claim every job took a minute; without them, none (every job
+        is estimated from the assumptions)."""
+        from infx.matrix.timings import Timings
+
+        if self.files.record is not None and self.files.record.pr is not None:
+            return self.main_timings or Timings()
         return self.recorded if self.recorded is not None else self.files.timings
 
 

@@ -18,7 +18,8 @@ from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
 from infx.github.values import Approval, Environment
 from infx.matrix.cost import node_gpus
-from infx.matrix.sources import load_runners, manifest_of, plan_change
+from infx.matrix.inputs import digests_at, manifest_of
+from infx.matrix.sources import load_runners, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
@@ -45,7 +46,7 @@ from infx.rerun.facts import (
     run_plan_files,
     run_results,
 )
-from infx.rerun.jobs import TriageFacts, TriageRequest, needs_results, own_sweep
+from infx.rerun.jobs import TriageFacts, TriageRequest, main_sweep, needs_results
 from infx.rerun.plan import (
     RerunPlanFacts,
     RerunPlanRequest,
@@ -56,6 +57,7 @@ from infx.rerun.plan import (
 from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
 from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
 from infx.results.ingest.files import load_floors
+from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors
 from infx.settings import load as load_settings
 from infx.settings import load_at
@@ -69,9 +71,13 @@ def client(repo: str | None) -> GitHub:
     return GitHub(repo_slug(repo))
 
 
-def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[int]]:
-    """The job timings of the newest `runs` sweeps of this repository's own workflow that
-    left them (their sweep-jobs artifacts), merged, and which runs they came from."""
+def recent_timings(
+    gh: GitHub, runs: int, workflow: str, main_branch: str = "main"
+) -> tuple[Timings, list[int]]:
+    """The job timings of the newest `runs` sweeps of main that left them (their sweep-jobs
+    artifacts: pushes to the main branch of this repository's own workflow), merged, and
+    which runs they came from. A pull request's run, a branch's rerun or a fork's run ran
+    its own workflow, whose collect job could say every job took a minute."""
 
     def fetch() -> tuple[Timings, list[int]]:
         merged, used, checked = Timings(), list[int](), set[int]()
@@ -81,7 +87,7 @@ def recent_timings(gh: GitHub, runs: int, workflow: str) -> tuple[Timings, list[
             if artifact.expired or artifact.run_id is None or artifact.run_id in checked:
                 continue
             checked.add(artifact.run_id)
-            if not own_sweep(gh.run(artifact.run_id), workflow, gh.slug):
+            if not main_sweep(gh.run(artifact.run_id), workflow, gh.slug, main_branch):
                 continue
             files = artifact_files(gh, artifact.run_id, JOBS_ARTIFACT) or {}
             if TIMINGS_FILE in files:
@@ -114,19 +120,19 @@ def triage_facts(request: TriageRequest) -> TriageFacts:
     earlier: list[dict[str, Any]] = []
     if previous is not None and (previous / TRIAGE_FILE).is_file():
         earlier = read_attempts(previous / TRIAGE_FILE)
-    docs: list[dict[str, Any]] = []
+    docs: list[Table] = []
     skipped: list[str] = []
     if needs_results(files):
         docs, skipped = _job_results(request.results_dirs)
     return TriageFacts(run_id, files, jobs, logs, earlier, docs, skipped)
 
 
-def _job_results(folders: tuple[Path, ...]) -> tuple[list[dict[str, Any]], list[str]]:
+def _job_results(folders: tuple[Path, ...]) -> tuple[list[Table], list[str]]:
     """The job result files below the folders (not tables: a rerun's table holds its
     source's points too), and the files skipped as no results."""
     from infx.results.ingest.files import job_files, load_results
 
-    docs: list[dict[str, Any]] = []
+    docs: list[Table] = []
     skipped: list[str] = []
     for path in job_files(list(folders)):
         try:
@@ -266,8 +272,6 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
             return replace(found, refused=changed)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
-    from infx.matrix.inputs import digests_at
-
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
     return replace(
         found,
@@ -283,6 +287,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
         files_now=files_now,
         recorded=_recorded(request.source_dir / JOBS_ARTIFACT / TIMINGS_FILE, request.source_id),
+        main_timings=parse_timings(request.durations.read_bytes(), str(request.durations))
+        if request.durations is not None and request.durations.is_file()
+        else None,
         repeat=repeat_points(read_verdict(request.source_dir))
         if request.scope == "repeat"
         else set(),

@@ -23,7 +23,6 @@ from infx.sweep.record import MAX_DEPTH, MAX_REPEATS, RunRecord
 
 # Where a run's compare leaves its verdict (artifact `results-verdict`), below the folder
 # the rerun's planning job downloads the source's results to.
-VERDICT_ARTIFACT = "results-verdict"
 VERDICT_FILE = "verdict.json"
 
 

@@ -36,6 +36,7 @@ from infx.matrix.rows import (
 )
 from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
+from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors, checks
 from infx.sweep.record import MAX_DEPTH, MAX_REPEATS, RECORD_FILE, SCOPES, RunRecord
 from infx.sweep.record import PINS_FILE as PINS_FILE
@@ -130,24 +131,24 @@ def expected(row: MatrixRow, is_eval: bool) -> list[str]:
     """The points a row's job measures, with its recipe."""
     from infx.results.ingest.process import eval_concurrency, expected_outputs, identity, recipe
 
-    plain = dict(row)  # results.process reads rows as plain mappings
-    how = recipe(plain)
+    how = recipe(row)
     if is_eval or row.get("run-eval"):
-        return [_point("accuracy", identity(plain, eval_concurrency(plain)), how)]
-    outputs = expected_outputs(plain)
-    return [_point("throughput", identity(plain, conc), how) for conc, _ in outputs]
+        return [_point("accuracy", identity(row, eval_concurrency(row)), how)]
+    outputs = expected_outputs(row)
+    return [_point("throughput", identity(row, conc), how) for conc, _ in outputs]
 
 
-def valid_points(docs: Iterable[Mapping[str, Any]], floors: Floors | None) -> set[str]:
+def valid_points(docs: Iterable[Table], floors: Floors | None) -> set[str]:
     """Every point, with its recipe, that a result row counts for: an accuracy row below a
     floor does not."""
     found: set[str] = set()
     for doc in docs:
         for result in doc.get("rows", []):
-            if result.get("kind") == "accuracy" and floors is not None:
-                single = {"rows": [result]}
-                if any(not check.passed for check in checks(single, floors)):
-                    continue
+            below = floors is not None and any(
+                not check.passed for check in checks([result], floors)
+            )
+            if result.get("kind") == "accuracy" and below:
+                continue
             found.add(_point(result["kind"], result["identity"], result.get("recipe")))
     return found
 

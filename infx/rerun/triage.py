@@ -40,7 +40,6 @@ ACCURACY = "accuracy-floor"
 RECIPE = "recipe-error"
 CANCELLED = "cancelled"
 UNREAD = "unread"
-CLASSES = (RUNNER_LOST, TIMEOUT, WORKSPACE, OOM, ACCURACY, UNREAD, RECIPE)
 INFRA = frozenset({RUNNER_LOST, WORKSPACE})
 FLOOR_STEP = "Check accuracy floors"
 

@@ -18,20 +18,20 @@ from infx import git
 from infx.context import repo_slug
 from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, set_outputs
-from infx.github.client import Comment, GitHub, Status
-from infx.reuse.facts import Roles, ack_facts, gate_facts, pull_facts, stage_facts
+from infx.github.client import GitHub, Status
+from infx.reuse.ack import ack
+from infx.reuse.facts import Roles, ack_reads, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, GateOutcome, Local, gate, gate_failed, needs_merging
 from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
 from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
-from infx.reuse.stage import StageFacts
+from infx.reuse.stage import StageFacts, stage
 from infx.reuse.status import PullStatus, asking_pulls, pull_status, standing
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 
 NOT_NEEDED = Merging(None, "not needed")
-SWEEP = "run-sweep.yml"
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Checkout:
         root = git.root()
         settings = load_settings(root)
         gh = GitHub(repo_slug(repo, root))
-        return cls(root, settings, gh, Roles(gh, settings.labels))
+        return cls(root, settings, gh, Roles(gh, settings.labels, settings.main_branch))
 
     def scope(self, workflow: str) -> Scope:
         reuse = self.settings.reuse
@@ -63,7 +63,9 @@ class Checkout:
         source run (and its lineage) ran, derived against the same main."""
         from infx.reuse.preview import merging_of_head
 
-        merging = merging_of_head(self.root, self.settings, remote, head_sha, workflow or SWEEP)
+        merging = merging_of_head(
+            self.root, self.settings, remote, head_sha, workflow or SWEEP_WORKFLOW
+        )
         if facts is None:
             return merging
         return self.derived(merging, (facts,), workflow, remote)
@@ -76,15 +78,15 @@ class Checkout:
         slug = self.gh.slug
         return with_derived(self.root, self.settings, merging, pulls, workflow, slug, remote)
 
-    def ack_facts(
-        self, received: CommentEvent, workflow: str, remote: str
-    ) -> tuple[Comment | None, PullFacts | None, Merging]:
-        """The comment as it is now, its PR, and what merging the PR now would sweep (read
-        only when the request's runs were)."""
-        current, facts = self.gh.decide(lambda: ack_facts(self.reader, received, workflow))
-        if facts is None or facts.source is None:
-            return current, facts, NOT_NEEDED
-        return current, facts, self.merging_of(remote, facts.pull.head_sha, facts, workflow)
+    def ack(self, received: CommentEvent, workflow: str, remote: str) -> CommentOutcome:
+        """`reuse ack`'s decision as one metered decision: it reads the API only as far as
+        it goes, and what merging the PR now would sweep only for a request it judges."""
+
+        def merging(facts: PullFacts) -> Merging:
+            return self.merging_of(remote, facts.pull.head_sha, facts, workflow)
+
+        reads = ack_reads(self.reader, received, workflow, merging)
+        return self.gh.decide(lambda: ack(received, reads, self.scope(workflow)))
 
     def gate_facts(self, asked: GateEvent, workflow: str) -> tuple[tuple[PullFacts, ...], Local]:
         """The PRs the gate looks at and what the run's checkout says (read only when some
@@ -118,15 +120,21 @@ class Checkout:
 
     def seal_merge(self, merge: MergeFacts, target: Path) -> str:
         """Write the merge receipt of a reusing push to `target`; the line saying so."""
-        from infx.sweep.outcome import json_bytes
+        from infx.matrix.manifest import canonical
         from infx.yamlio import atomic_write
 
+        # Canonical bytes: their sha256 is the receipt's digest, which the issuer's receipt
+        # of this run seals and the history can recompute from what it stores.
         target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, json_bytes(self.merge_receipt(merge)))
+        atomic_write(target, canonical(self.merge_receipt(merge)))
         return f"merge receipt: {target}"
 
     def stage_facts(self, received: CommentEvent, workflow: str) -> StageFacts | None:
         return self.gh.decide(lambda: stage_facts(self.reader, received, workflow))
+
+    def stage(self, received: CommentEvent, workflow: str) -> CommentOutcome:
+        """`stage-results`' decision on what its metered reads found."""
+        return stage(received, self.stage_facts(received, workflow), workflow, self.gh.slug)
 
 
 def gated(

@@ -16,13 +16,15 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, UsageError
 from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
-from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
+from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import FILE as MANIFEST_FILE
 from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
-from infx.reuse.ack import ack_ignores, stale
+from infx.reuse.ack import AckReads
 from infx.reuse.commands import stage_command
 from infx.reuse.gate import GateEvent, gate_needs_nothing
+from infx.reuse.issue_facts import Issued, read_issued
+from infx.reuse.measured import Merging
 from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,
     MAX_CANDIDATES,
@@ -70,6 +72,8 @@ class Reader(Protocol):
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
+    def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 # A manifest holds the selected configs as parsed: an entry selecting every InferenceX
@@ -81,13 +85,22 @@ class Roles:
     """A Reader whose PR labels and label events read as the roles infx knows, through the
     repository's `[labels]` renames, so every command applies one label policy."""
 
-    def __init__(self, reader: Reader, renamed: Mapping[str, str]) -> None:
+    def __init__(
+        self, reader: Reader, renamed: Mapping[str, str], main_branch: str = "main"
+    ) -> None:
         self._reader = reader
         self._renamed = dict(renamed)
+        self.main_branch = main_branch  # where the issuer of run receipts runs
 
     @property
     def slug(self) -> str:
         return self._reader.slug
+
+    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
+        return self._reader.artifacts_named(name, limit)
+
+    def on_branch(self, sha: str, branch: str) -> bool:
+        return self._reader.on_branch(sha, branch)
 
     def pull_commits(self, number: int) -> list[str]:
         return self._reader.pull_commits(number)
@@ -315,33 +328,19 @@ def source_facts(reader: Reader, pull: Pull, request: Request, workflow: str) ->
         chosen = full
     record, problem = read_manifest(reader, chosen.run, chosen.artifacts)
     lineage = read_lineage(reader, chosen) if chosen.run.event == "workflow_dispatch" else None
-    receipt, unread = read_receipt(reader, chosen.run, chosen.artifacts) if record else (None, "")
+    issued: dict[int, Issued] = {}
+    if record:
+        main = getattr(reader, "main_branch", "main")
+        runs = [chosen.run, *(lineage.members if lineage is not None else ())]
+        issued = {run.id: read_issued(reader, run, main) for run in runs}
     return replace(
         facts,
         candidates=candidates,
         manifest=record,
         manifest_problem=problem,
         lineage=lineage,
-        receipt=receipt,
-        receipt_problem=unread,
+        issued=issued,
     )
-
-
-def read_receipt(
-    reader: Reader, run: Run, artifacts: Iterable[Artifact]
-) -> tuple[dict[str, Any] | None, str]:
-    """The run's own receipt (what it published, the images its jobs pulled), or None and
-    why it cannot be read."""
-    from infx.reuse.receipt import RUN_ARTIFACT, RUN_FILE, parse
-
-    unknown = "which bytes it published and which images its jobs pulled are"
-    data, why = _own_member(reader, run, artifacts, (RUN_ARTIFACT, RUN_FILE), unknown)
-    if data is None:
-        return None, why
-    try:
-        return parse(data, f"run {run.id}'s {RUN_ARTIFACT}"), ""
-    except UsageError as exc:
-        return None, str(exc)
 
 
 def _rerun_record(reader: Reader, run: Run, artifacts: Iterable[Artifact]) -> Any:
@@ -434,27 +433,23 @@ def gate_facts(
     return tuple(found)
 
 
-def ack_facts(
-    reader: Reader, event: CommentEvent, workflow: str
-) -> tuple[Comment | None, PullFacts | None]:
-    """The comment as it is now and, unless the event is stale or unauthorized, its PR."""
-    if ack_ignores(event):
-        return None, None
-    current = reader.comment(event.comment_id)
-    if stale(event, current):
-        return current, None
-    pull = reader.pull(event.issue_number)
-    comments = tuple(reader.comments(event.issue_number))
-    allowed = permissions(reader, comments)
-    if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
-        allowed[current.author] = reader.permission(current.author)
-    request = newest_request(comments, allowed)
-    mine = request is not None and request.comment is not None and request.comment.id == current.id
-    if request is None or not mine or not authorized(current, allowed) or pull.state != "open":
-        return current, PullFacts(pull, comments, allowed)
-    return current, PullFacts(
-        pull, comments, allowed, source_facts(reader, pull, request, workflow)
-    )
+def ack_reads(
+    reader: Reader, event: CommentEvent, workflow: str, merging: Callable[[PullFacts], Merging]
+) -> AckReads:
+    """What `decide_ack` reads, through `reader`; `merging` says what merging a PR sweeps."""
+
+    def pull(current: Comment) -> PullFacts:
+        found = reader.pull(event.issue_number)
+        comments = tuple(reader.comments(event.issue_number))
+        allowed = permissions(reader, comments)
+        if current.association in PREFILTER_ASSOCIATIONS and current.author not in allowed:
+            allowed[current.author] = reader.permission(current.author)
+        return PullFacts(found, comments, allowed)
+
+    def source(facts: PullFacts, request: Request) -> PullFacts:
+        return replace(facts, source=source_facts(reader, facts.pull, request, workflow))
+
+    return AckReads(lambda: reader.comment(event.comment_id), pull, source, merging)
 
 
 def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFacts | None:

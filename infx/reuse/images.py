@@ -36,8 +36,6 @@ MOVING_WORDS = frozenset(
 _RELEASE = re.compile(r"^v?[0-9]+(\.[0-9]+)+")
 _WORDS = re.compile(r"[-._+]")
 _DIGEST = re.compile(r"@(sha256:[0-9a-f]{64})$")
-# What `[reuse] moving-tags` may say.
-POLICIES = ("record", "refuse")
 
 
 def parts(image: str) -> tuple[str, str | None, str | None]:

@@ -21,6 +21,7 @@ from infx.github.client import Pull, Run, Status
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import differences, evaluated, summarize
 from infx.reuse.images import digest_problem, moving_problem
+from infx.reuse.issuer import checkout_problem
 from infx.reuse.source import (
     EVALS_ARTIFACT,
     REPUBLISHED,
@@ -62,13 +63,17 @@ class Scope:
 
 @dataclass(frozen=True)
 class Derived:
-    """What git says a source run ran: the manifest of its commit merged into main as what
-    merges is (None: only its code was derived, or it could not be, `problem` says why),
-    and the digests of its code (the workflow that ran, what it calls, infx's own code)."""
+    """What git says a source run ran: the manifest of the commit it checked out (the merge
+    commit GitHub vouched for, else its commit merged into main as what merges is; None:
+    only its code was derived, or it could not be, `problem` says why), and the digests of
+    its code (the workflow that ran, what it calls, infx's own code). A dispatched rerun
+    runs the workflow files of the branch it was dispatched on, not of a merge: `own_code`
+    is the code at its own commit."""
 
     manifest: Mapping[str, Any] | None
     code: Mapping[str, str | None]
     problem: str = ""
+    own_code: Mapping[str, str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,21 +139,31 @@ def lineage_problem(
     return None
 
 
-def lineage_code_problem(run: Run, facts: SourceFacts, merging: Merging) -> str | None:
+def lineage_code_problem(
+    run: Run, facts: SourceFacts, merging: Merging, pull: Pull, main_branch: str = "main"
+) -> str | None:
     """Why a rerun's lineage carries results written by other code than what merges (None:
     every run of it ran the code that merges): its collect job merges its sources' tables,
-    so each one is derived from git, not only the rerun."""
+    so each one needs the issuer's receipt saying it ran for this PR against main, and is
+    derived from git, not only the rerun."""
     if run.event != "workflow_dispatch" or facts.lineage is None:
         return None
     for member in facts.lineage.members:
-        why = derived_problem(member, merging, full=False)
+        why = issued_problem(member, facts, pull, main_branch) or derived_problem(
+            member, merging, full=False
+        )
         if why:
             return f"run {run.id}'s lineage: {why}"
     return None
 
 
 def measured_problem(
-    chosen: Candidate, facts: SourceFacts, merging: Merging, policy: Policy | None = None
+    chosen: Candidate,
+    facts: SourceFacts,
+    merging: Merging,
+    pull: Pull,
+    policy: Policy | None = None,
+    main_branch: str = "main",
 ) -> str | None:
     """Why the chosen run's results cannot stand for what merges (None: they can): its own
     record must say it is a reusable sweep, its results must all be there, and what it
@@ -164,6 +179,8 @@ def measured_problem(
     if record is None:
         return facts.manifest_problem or f"run {run.id} has no {MANIFEST_ARTIFACT} artifact"
     sweep = record["sweep"]
+    if sweep.get("unrecorded"):
+        return f"run {run.id} recorded itself as not reusable: {sweep['unrecorded'][0]}"
     if not sweep["reusable"]:
         options = record["measured"]["options"]
         on = [name for name in ("evals-only", "agentx-fast") if options.get(name)]
@@ -181,30 +198,75 @@ def measured_problem(
     if found:
         return f"run {run.id} did not measure what merges: {summarize(found)}"
     return (
-        derived_problem(run, merging, full=True)
+        receipt_problem(chosen, facts, record, merging, policy or Policy(), pull, main_branch)
+        or derived_problem(run, merging, full=True)
         or cross_check(run, record, merging)
-        or receipt_problem(run, facts, record, merging, policy or Policy())
     )
 
 
-def receipt_problem(
-    run: Run, facts: SourceFacts, record: Mapping[str, Any], merging: Merging, policy: Policy
-) -> str | None:
-    """Why the run's receipt does not vouch for what it published (None: it does): it is
-    this run's, it seals this manifest, every job with results recorded the digest of the
-    image it pulled and jobs of one tag agree; with moving-tags "refuse", no selected config
-    uses a moving tag."""
-    sealed = facts.receipt
-    if sealed is None:
-        return facts.receipt_problem or f"run {run.id}'s receipt was not read"
-    own = sealed["run"]
-    if own["id"] != run.id or own["head_sha"] != run.head_sha:
+def issued_problem(run: Run, facts: SourceFacts, pull: Pull, main_branch: str) -> str | None:
+    """Why no receipt of the issuer vouches for `run` as a run of `pull` against the main
+    branch (None: one does): it is the issuer's (read and checked by `read_issued`), of
+    this run and attempt, and GitHub says the run ran for this PR's merge with main."""
+    issued = facts.issued.get(run.id)
+    if issued is None or issued.receipt is None:
+        return issued.problem if issued is not None else f"run {run.id}'s receipt was not read"
+    own = issued.receipt["run"]
+    if (own["id"], own["attempt"], own["head_sha"]) != (run.id, run.run_attempt, run.head_sha):
         return (
-            f"run {run.id}'s receipt is of run {own['id']} at {own['head_sha'][:12]}, not of "
-            f"run {run.id} at {run.head_sha[:12]}"
+            f"run {run.id}'s receipt is of run {own['id']} attempt {own['attempt']} at "
+            f"{own['head_sha'][:12]}, not of attempt {run.run_attempt} at {run.head_sha[:12]}"
         )
+    return checkout_problem(issued.receipt, run, pull, main_branch) or None
+
+
+def sealed_problem(chosen: Candidate, sealed: Mapping[str, Any]) -> str | None:
+    """Why what republish would copy is not what the issuer sealed (None: it is): every
+    artifact of the names republish copies is sealed, and its archive is the one GitHub
+    lists now (the listing's digest of the zip)."""
+    run = chosen.run
+    for name in REPUBLISHED:
+        found = unexpired(chosen.artifacts, name)
+        if found is None:
+            continue
+        sealed_zip = (sealed.get("archives") or {}).get(name)
+        if sealed_zip is None or name not in sealed["artifacts"]:
+            return (
+                f"run {run.id}'s {name} is not sealed by its receipt, so what it holds is unknown"
+            )
+        if found.digest != sealed_zip:
+            return (
+                f"run {run.id}'s {name} is not the archive its receipt sealed "
+                f"({found.digest or 'GitHub lists no digest'})"
+            )
+    return None
+
+
+def receipt_problem(
+    chosen: Candidate,
+    facts: SourceFacts,
+    record: Mapping[str, Any],
+    merging: Merging,
+    policy: Policy,
+    pull: Pull,
+    main_branch: str,
+) -> str | None:
+    """Why the issuer's receipt does not vouch for what the run published (None: it does):
+    it is this run's, for this PR against main, it seals this manifest and every artifact
+    republish copies as GitHub lists them now, every job with results recorded the digest of
+    the image it pulled and jobs of one tag agree; with moving-tags "refuse", no selected
+    config uses a moving tag."""
+    run = chosen.run
+    why = issued_problem(run, facts, pull, main_branch)
+    if why:
+        return why
+    sealed = facts.issued[run.id].receipt
+    assert sealed is not None
     if (sealed["manifest"] or {}).get("digest") != record["digest"]:
         return f"run {run.id}'s receipt seals another manifest than the one it uploaded"
+    why = sealed_problem(chosen, sealed)
+    if why:
+        return why
     configs = (merging.manifest or {}).get("measured", {}).get("configs", {})
     return moving_problem(configs, policy.moving_tags) or digest_problem(sealed["images"], run.id)
 
@@ -220,14 +282,20 @@ def derived_problem(run: Run, merging: Merging, *, full: bool) -> str | None:
         return f"run {run.id}: what its {at} ran was not derived from git"
     if derived.problem:
         return f"run {run.id}: what its {at} ran cannot be derived from git: {derived.problem}"
-    names = sorted(set(derived.code) | set(merging.code))
-    other = [name for name in names if derived.code.get(name) != merging.code.get(name)]
-    if other:
-        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
-        return (
-            f"run {run.id} ran other code than what merges: {shown} at its {at} "
-            "(the workflow that wrote its results is not the one that merges)"
-        )
+    for code, where in (
+        (derived.code, at),
+        (derived.own_code, f"branch commit {run.head_sha[:12]}"),
+    ):
+        if code is None:
+            continue
+        names = sorted(set(code) | set(merging.code))
+        other = [name for name in names if code.get(name) != merging.code.get(name)]
+        if other:
+            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            return (
+                f"run {run.id} ran other code than what merges: {shown} at its {where} "
+                "(the workflow that wrote its results is not the one that merges)"
+            )
     if not full:
         return None
     if derived.manifest is None or merging.manifest is None:
@@ -273,8 +341,8 @@ def verdict(
         return Verdict(False, why, pull=pull)
     problem = (
         lineage_problem(chosen.run, facts, pull, workflow, repo)
-        or measured_problem(chosen, facts, merging, policy)
-        or lineage_code_problem(chosen.run, facts, merging)
+        or measured_problem(chosen, facts, merging, pull, policy, main_branch)
+        or lineage_code_problem(chosen.run, facts, merging, pull, main_branch)
     )
     if problem:
         return Verdict(False, problem, pull=pull)

@@ -16,24 +16,25 @@ is fetched by id, else through the PR's head ref.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from infx import git
 from infx.changelog.merge import merge as merge_changelog
 from infx.errors import InfxError, UsageError
 from infx.github.client import Run
-from infx.matrix.inputs import SWEEP_WORKFLOW, code_of
+from infx.matrix.inputs import code_of, manifest_of
 from infx.matrix.manifest import SweepOptions
 from infx.matrix.options import PlanOptions
-from infx.matrix.sources import manifest_of, plan_change
+from infx.matrix.sources import plan_change
 from infx.rerun.plan import manifest_options
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local
 from infx.reuse.measured import Derived, Merging
 from infx.reuse.source import PullFacts, Request, newest_request, pick_run
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW_PATH, Settings
 from infx.sweep.labels import PUSH
 
 
@@ -47,7 +48,7 @@ def workflow_path(workflow: str) -> str:
 
 
 def merging_between(
-    root: Path, base: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW
+    root: Path, base: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """The manifest of what a push from `base` to `head` (a commit or a tree) sweeps with
     the sweep `workflow` and the code that would run it, or why it cannot be planned."""
@@ -88,7 +89,7 @@ def merge_preview(root: Path, main: str, head: str, changelog: str) -> str:
 
 
 def merging_of_pull(
-    root: Path, main: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW
+    root: Path, main: str, head: str, settings: Settings, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """What merging the PR head `head` into `main` now would sweep."""
     try:
@@ -107,7 +108,7 @@ def main_ref(root: Path, remote: str, branch: str) -> str:
 
 
 def merging_of_head(
-    root: Path, settings: Settings, remote: str, head_sha: str, workflow: str = SWEEP_WORKFLOW
+    root: Path, settings: Settings, remote: str, head_sha: str, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Merging:
     """What merging the PR head `head_sha` into `remote`'s main now would sweep, in a checkout
     of main with full history (which holds the PR's branch)."""
@@ -118,7 +119,7 @@ def merging_of_head(
 
 
 def local(
-    root: Path, settings: Settings, asked: GateEvent, workflow: str = SWEEP_WORKFLOW
+    root: Path, settings: Settings, asked: GateEvent, workflow: str = SWEEP_WORKFLOW_PATH
 ) -> Local:
     """What the checkout says about the asking run: the pushed commit's first parent and
     what merges (the push itself, or the PR's merge commit GitHub checked out)."""
@@ -151,6 +152,35 @@ def have_commit(root: Path, sha: str, remote: str, pr: int | None) -> str | None
     return f"its commit {sha[:12]} is not in this checkout and could not be fetched"
 
 
+def on_main(root: Path, sha: str, main: str) -> bool:
+    """Whether commit `sha` is one of main's (an ancestor of `main`, or main itself)."""
+    if not git.has_ref(f"{sha}^{{commit}}", root):
+        return False
+    return git.merge_base(sha, main, root) == git.rev_parse(sha, root)
+
+
+def vouched_merge(
+    root: Path, run: Run, checkout: Mapping[str, Any], main: str, remote: str, pr: int | None
+) -> tuple[str, str] | str:
+    """The merge commit a pull_request run checked out, as its attestation names it, and
+    that commit's first parent (the base it merged with); or why it cannot stand for a
+    merge of the run's head into main: it must merge exactly the run's head into a commit
+    of main."""
+    merge = str(checkout.get("sha") or "")
+    why = have_commit(root, merge, remote, pr) if merge else "no merge commit is named"
+    if why:
+        return f"its merge commit: {why}"
+    parents = git.git(["rev-list", "--parents", "-n", "1", merge], root).split()[1:]
+    if len(parents) != 2 or parents[1] != run.head_sha:
+        return f"its merge commit {merge[:12]} does not merge its head {run.head_sha[:12]}"
+    if not on_main(root, parents[0], main):
+        return (
+            f"it merged its head with {parents[0][:12]}, which is not a commit of main: it ran "
+            "for another base"
+        )
+    return merge, parents[0]
+
+
 def derive(
     root: Path,
     settings: Settings,
@@ -160,23 +190,34 @@ def derive(
     *,
     remote: str = "origin",
     pr: int | None = None,
+    checkout: Mapping[str, Any] | None = None,
 ) -> Derived:
-    """What git says `run` ran: its commit merged into `main`, the code that ran it, and
-    with `options` (the run's own record of its labels) the manifest that merge gives."""
+    """What git says `run` ran. A pull_request run whose attestation names its merge commit
+    (`checkout`, from the issuer's receipt): that commit, planned from its first parent.
+    Otherwise its commit merged into `main` (what merges, as far as git can say). A
+    dispatched rerun also ran the workflow files of its own commit (`own_code`). With
+    `options` (the run's own record of its labels), the manifest too."""
     why = have_commit(root, run.head_sha, remote, pr)
     if why:
         return Derived(None, {}, why)
-    workflow = run.path.split("@", 1)[0] or SWEEP_WORKFLOW
+    workflow = run.path.split("@", 1)[0] or SWEEP_WORKFLOW_PATH
     try:
-        tree = merge_preview(root, main, run.head_sha, settings.changelog)
-        code = code_of(root, tree, workflow)
+        base, head = main, merge_preview(root, main, run.head_sha, settings.changelog)
+        if run.event == "pull_request" and (checkout or {}).get("by") == "attestation":
+            vouched = vouched_merge(root, run, checkout or {}, main, remote, pr)
+            if isinstance(vouched, str):
+                return Derived(None, {}, vouched)
+            head, base = vouched
+        code = code_of(root, head, workflow)
+        own = code_of(root, run.head_sha, workflow) if run.event == "workflow_dispatch" else None
         if options is None:
-            return Derived(None, code)
+            return Derived(None, code, own_code=own)
         plan = PlanOptions(options.trim_conc, options.all_evals, options.evals_only)
         planned = plan_change(
-            root, main, tree, settings.changelog, settings.master_configs, settings.runners, plan
+            root, base, head, settings.changelog, settings.master_configs, settings.runners, plan
         )
-        return Derived(manifest_of(planned, options, settings.job_files, workflow), code)
+        manifest = manifest_of(planned, options, settings.job_files, workflow)
+        return Derived(manifest, code, own_code=own)
     except InfxError as exc:
         return Derived(None, {}, _first_line(exc))
 
@@ -216,12 +257,13 @@ def with_derived(
         record = facts.source.manifest
         number = facts.pull.number
         options = manifest_options(record) if record is not None else None
-        derived[chosen.id] = derive(
-            root, settings, merging.main, chosen, options, remote=remote, pr=number
-        )
-        for member in members:
-            if member.id not in derived:
-                derived[member.id] = derive(
-                    root, settings, merging.main, member, None, remote=remote, pr=number
-                )
+        for run, wanted in ((chosen, options), *((m, None) for m in members)):
+            if run.id in derived:
+                continue
+            issued = facts.source.issued.get(run.id)
+            checkout = (issued.receipt or {}).get("checkout") if issued is not None else None
+            derived[run.id] = derive(
+                root, settings, merging.main, run, wanted, remote=remote, pr=number,
+                checkout=checkout,
+            )  # fmt: skip
     return replace(merging, derived=derived)

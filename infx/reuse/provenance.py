@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from infx.errors import GitHubError, ResultsError, UsageError
 from infx.history.receipts import Stored, stored_point, stored_run
+from infx.matrix.manifest import digest
 from infx.reuse.receipt import mismatches, table_digest
 from infx.sweep.outcome import Outcome
 
@@ -25,37 +26,24 @@ MAX_ARTIFACT_BYTES = 512 << 20
 
 def chain(stored: Stored) -> dict[str, Any]:
     """The chain of one main run (and point): which run, which bytes, who approved, what
-    the verdict was, and every link that breaks."""
+    the verdict was, and every link that breaks. Nothing is read on trust: each receipt's
+    digest is recomputed from what is stored, the stored points are recomputed into the
+    digest the issuer sealed of the table, and each link names the digest of the next."""
     run, receipts = stored.run, stored.receipts
     sealed, merged = receipts.get("run"), receipts.get("merge")
-    problems: list[str] = []
+    problems = [
+        f"run {run['id']}: the stored {kind} receipt was rewritten (its digest is "
+        f"{digest(doc)}, it was stored as {stored.digests.get(kind)})"
+        for kind, doc in sorted(receipts.items())
+        if digest(doc) != stored.digests.get(kind)
+    ]
     measured_by = run["reused_from"] or run["id"]
     if sealed is None:
         problems.append(f"run {run['id']}: no run receipt is stored beside its rows")
-    elif sealed["run"]["id"] != measured_by:
-        problems.append(
-            f"run {run['id']}: its run receipt is run {sealed['run']['id']}'s, but its rows "
-            f"were measured by run {measured_by}"
-        )
+    else:
+        problems += _sealed_problems(run["id"], sealed, measured_by, stored.points)
     if run["reused_from"] is not None:
-        if merged is None:
-            problems.append(f"run {run['id']} reused run {measured_by}: no merge receipt is stored")
-        else:
-            source = merged["source"]
-            if source["run"] != measured_by:
-                problems.append(
-                    f"run {run['id']}: its merge receipt republished run {source['run']}, "
-                    f"its rows name run {measured_by}"
-                )
-            if merged["merge"]["commit"] != run["sha"]:
-                problems.append(
-                    f"run {run['id']}: its merge receipt is of commit "
-                    f"{merged['merge']['commit'][:12]}, the run of {run['sha'][:12]}"
-                )
-            if sealed is not None and source["receipt"] != stored.digests.get("run"):
-                problems.append(
-                    f"run {run['id']}: the run receipt stored is not the one the merge sealed"
-                )
+        problems += _merge_problems(run, merged, receipts.get("main"), sealed, measured_by)
     found: dict[str, Any] = {"point": stored.point, "run": run, "problems": problems}
     if sealed is not None:
         found["measured_by"] = {
@@ -65,9 +53,11 @@ def chain(stored: Stored) -> dict[str, Any]:
             "commit": sealed["run"]["head_sha"],
             "checked_out": sealed["run"]["sha"],
             "workflow": sealed["run"]["workflow"],
+            "issued_by": (sealed.get("issuer") or {}).get("run"),
+            "checkout_by": (sealed.get("checkout") or {}).get("by"),
         }
         found["bytes"] = {
-            "receipt": stored.digests.get("run"),
+            "receipt": digest(sealed),
             "table": table_digest(sealed),
             "artifacts": {name: len(m) for name, m in sealed["artifacts"].items()},
             "previous": {name: len(m) for name, m in sealed["previous"].items()},
@@ -86,6 +76,66 @@ def chain(stored: Stored) -> dict[str, Any]:
         found["verdict"] = merged["verdict"]
         found["merge"] = merged["merge"]
     return found
+
+
+def _sealed_problems(
+    run_id: int, sealed: Mapping[str, Any], measured_by: int, points: Iterable[Any]
+) -> list[str]:
+    """What breaks between the issuer's receipt of the measuring run and the stored rows."""
+    from infx.reuse.issuer import points_digest
+
+    if "issuer" not in sealed:
+        return [f"run {run_id}: its run receipt is a run's own claim, not the issuer's"]
+    if sealed["run"]["id"] != measured_by:
+        return [
+            f"run {run_id}: its run receipt is run {sealed['run']['id']}'s, but its rows "
+            f"were measured by run {measured_by}"
+        ]
+    table = sealed.get("table")
+    points = list(points)
+    if table is None:
+        return [f"run {run_id}: its run receipt seals no table, so its rows vouch for nothing"]
+    if points_digest(points) != table["points"]:
+        return [
+            f"run {run_id}: its stored points are not the ones the issuer sealed "
+            f"({len(points)} stored, {table['rows']} sealed, or other values)"
+        ]
+    return []
+
+
+def _merge_problems(
+    run: Mapping[str, Any],
+    merged: Mapping[str, Any] | None,
+    main: Mapping[str, Any] | None,
+    sealed: Mapping[str, Any] | None,
+    measured_by: int,
+) -> list[str]:
+    """What breaks between a reused merge's receipts: the merge receipt names the run
+    receipt's digest, the issuer's receipt of this main run seals the merge receipt."""
+    from infx.reuse.receipt import MERGE_ARTIFACT, MERGE_MEMBER
+
+    if merged is None:
+        return [f"run {run['id']} reused run {measured_by}: no merge receipt is stored"]
+    problems = []
+    source = merged["source"]
+    if source["run"] != measured_by:
+        problems.append(
+            f"run {run['id']}: its merge receipt republished run {source['run']}, "
+            f"its rows name run {measured_by}"
+        )
+    if merged["merge"]["commit"] != run["sha"]:
+        problems.append(
+            f"run {run['id']}: its merge receipt is of commit "
+            f"{merged['merge']['commit'][:12]}, the run of {run['sha'][:12]}"
+        )
+    if sealed is not None and source["receipt"] != digest(sealed):
+        problems.append(f"run {run['id']}: the run receipt stored is not the one the merge sealed")
+    own = ((main or {}).get("artifacts") or {}).get(MERGE_ARTIFACT) or {}
+    if main is None or "issuer" not in main or main["run"]["id"] != run["id"]:
+        problems.append(f"run {run['id']}: the issuer's receipt of this run is not stored")
+    elif own.get(MERGE_MEMBER) != digest(merged):
+        problems.append(f"run {run['id']}: its merge receipt is not the one its receipt sealed")
+    return problems
 
 
 def _images(sealed: Mapping[str, Any], point: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -112,9 +162,14 @@ def verify(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, str]]) ->
 
 def check_outcome(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, str]]) -> Outcome:
     """`infx receipt check`: the artifacts downloaded (`found`) against the receipt that
-    sealed them; an error naming the first five differences."""
+    sealed them; an error naming the first five differences. An artifact given that the
+    receipt does not seal is a difference: checking only what a receipt chose to seal would
+    let anything it left out through."""
     wanted = {k: v for k, v in sealed["artifacts"].items() if k in found}
-    problems = verify({**sealed, "artifacts": wanted}, found)
+    problems = [
+        f"{name}: not sealed by the receipt" for name in sorted(found) if name not in wanted
+    ]
+    problems += verify({**sealed, "artifacts": wanted}, found)
     if problems:
         more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
         return Outcome(error=ResultsError("; ".join(problems[:5]) + more))
@@ -149,10 +204,42 @@ def fetch_members(gh: Downloads, run_id: int, names: Iterable[str]) -> dict[str,
     return found
 
 
-def trace(url: str, target: str, conc: int | None, check: bool, repo: str | None) -> dict[str, Any]:
+def issuer_problems(gh: Any, stored: Stored, main_branch: str) -> list[str]:
+    """Each stored receipt of the issuer against what the issuer sealed, as GitHub serves it
+    now (its attestation, or its issuer run's artifact): a receipt rewritten in the history
+    has no attestation and no artifact of its digest."""
+    from dataclasses import replace
+
+    from infx.reuse.issue_facts import read_issued
+
+    problems = []
+    for kind in ("run", "main"):
+        doc = stored.receipts.get(kind)
+        if doc is None:
+            continue
+        own = doc["run"]
+        run = replace(gh.run(own["id"]), run_attempt=own["attempt"])
+        issued = read_issued(gh, run, main_branch)
+        if issued.receipt is None or issued.digest != digest(doc):
+            why = issued.problem or f"the issuer sealed {issued.digest}, it holds {digest(doc)}"
+            problems.append(
+                f"the stored {kind} receipt of run {own['id']} is not the issuer's: {why}"
+            )
+    return problems
+
+
+def trace(
+    url: str,
+    target: str,
+    conc: int | None,
+    check: bool,
+    repo: str | None,
+    main_branch: str = "main",
+) -> dict[str, Any]:
     """The chain of TARGET (a main run id, or a config key at concurrency `conc`) in the
-    history at `url`; with `check`, the measuring run's artifacts downloaded from `repo`
-    and checked against its receipt."""
+    history at `url`; with `check`, the stored receipts checked against the issuer as GitHub
+    serves them from `repo`, and the measuring run's artifacts downloaded and checked
+    against its receipt."""
     if conc is None:
         if not target.isdigit():
             raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
@@ -170,8 +257,9 @@ def trace(url: str, target: str, conc: int | None, check: bool, repo: str | None
         from infx.github.client import GitHub
 
         gh = GitHub(repo_slug(repo))
+        problems = issuer_problems(gh, stored, main_branch)
         fetched = fetch_members(gh, sealed["run"]["id"], sealed["artifacts"])
-        problems = verify(sealed, fetched)
+        problems += verify(sealed, fetched)
         found["verified"] = {"members": sum(len(m) for m in fetched.values()), "problems": problems}
     return found
 

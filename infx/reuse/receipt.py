@@ -29,7 +29,6 @@ FORMAT = "infx-receipt/1"
 RUN_ARTIFACT = "sweep-receipt"
 RUN_FILE = "receipt.json"
 MERGE_ARTIFACT = "reuse-receipt"
-MERGE_FILE = "reuse-receipt.json"
 RESULTS_CHECK = "infx/results"
 TABLE_ARTIFACT, TABLE_MEMBER = "results_bmk", "results.json"
 
@@ -203,42 +202,69 @@ def mismatches(expected: Mapping[str, str], found: Mapping[str, str], where: str
     return sorted(problems)
 
 
+MERGE_MEMBER = "reuse-receipt.json"
+
+
 def to_store(
     run_id: int, table: bytes, receipts: Sequence[Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
+) -> list[tuple[str, Mapping[str, Any]]]:
     """The receipts that vouch for main run `run_id`'s table (`table`: the results.json it
-    stores), checked to form one chain: one run receipt sealing exactly this table, and,
-    when another run measured it (a reused merge), the merge receipt of this run naming
-    that run and that run receipt. Anything else is a ResultsError naming the break."""
+    stores), by the role each plays, checked to form one chain. Every run receipt must be
+    the issuer's (a run's own claim vouches for nothing). A run measured on main: its one
+    run receipt, sealing exactly this table (`run`). A reused merge: the issuer's receipt
+    of the run that measured the table (`run`), the merge receipt naming that receipt's
+    digest (`merge`), and the issuer's receipt of this main run (`main`), which seals that
+    merge receipt's bytes and republished the same table. Anything else is a ResultsError
+    naming the break."""
     from infx.errors import ResultsError
 
     runs = [r for r in receipts if r["kind"] == "run"]
     merges = [r for r in receipts if r["kind"] == "merge"]
-    if len(runs) != 1 or len(merges) > 1:
+    claims = [r for r in runs if "issuer" not in r]
+    if claims:
         raise ResultsError(
-            f"run {run_id}: need one run receipt and at most one merge receipt, "
-            f"got {len(runs)} and {len(merges)}"
+            f"run {run_id}: the receipt of run {claims[0]['run']['id']} is that run's own "
+            "claim, not the issuer's: it vouches for nothing"
         )
-    (sealed,) = runs
+    by_run = {r["run"]["id"]: r for r in runs}
+    if len(by_run) != len(runs) or len(merges) > 1:
+        raise ResultsError(f"run {run_id}: two receipts of one run, or two merge receipts")
+    if not merges:
+        if len(runs) != 1 or run_id not in by_run:
+            raise ResultsError(f"run {run_id}: need the issuer's receipt of run {run_id} alone")
+        _seals_table(by_run[run_id], table, run_id)
+        return [("run", by_run[run_id])]
+    (merged,) = merges
+    if merged["merge"]["run"] not in (None, run_id):
+        raise ResultsError(f"run {run_id}: the merge receipt is run {merged['merge']['run']}'s")
+    source, own = by_run.get(merged["source"]["run"]), by_run.get(run_id)
+    if source is None or own is None or source is own:
+        raise ResultsError(
+            f"run {run_id}: a reused merge needs the issuer's receipts of run "
+            f"{merged['source']['run']} (which measured it) and of run {run_id}"
+        )
+    if merged["source"]["receipt"] != digest(source):
+        raise ResultsError(
+            f"run {run_id}: the merge receipt republished another receipt of run "
+            f"{merged['source']['run']} than the one given"
+        )
+    _seals_table(source, table, run_id)
+    sealed_merge = (own["artifacts"].get(MERGE_ARTIFACT) or {}).get(MERGE_MEMBER)
+    if sealed_merge != digest(merged):
+        raise ResultsError(f"run {run_id}: its receipt does not seal this merge receipt")
+    if own["artifacts"].get(TABLE_ARTIFACT) != source["artifacts"].get(TABLE_ARTIFACT):
+        raise ResultsError(
+            f"run {run_id}: it republished other {TABLE_ARTIFACT} bytes than run "
+            f"{merged['source']['run']} published"
+        )
+    return [("run", source), ("merge", merged), ("main", own)]
+
+
+def _seals_table(sealed: Mapping[str, Any], table: bytes, run_id: int) -> None:
+    from infx.errors import ResultsError
+
     if table_digest(sealed) != sha256(table):
         raise ResultsError(
             f"run {run_id}: the table stored is not the one run {sealed['run']['id']}'s "
             "receipt sealed"
         )
-    measured = sealed["run"]["id"]
-    if not merges:
-        if measured != run_id:
-            raise ResultsError(
-                f"run {run_id}: its table was measured by run {measured}, and no merge "
-                "receipt says who republished it"
-            )
-        return [sealed]
-    (merged,) = merges
-    if merged["merge"]["run"] not in (None, run_id):
-        raise ResultsError(f"run {run_id}: the merge receipt is run {merged['merge']['run']}'s")
-    if merged["source"]["run"] != measured or merged["source"]["receipt"] != digest(sealed):
-        raise ResultsError(
-            f"run {run_id}: the merge receipt republished run {merged['source']['run']}, not "
-            f"the run receipt given (run {measured})"
-        )
-    return [sealed, merged]

@@ -14,6 +14,7 @@ from infx import git
 from infx.errors import UsageError
 from infx.matrix.manifest import sha256
 from infx.reuse.receipt import RunFacts, parse
+from infx.settings import SWEEP_WORKFLOW_PATH
 
 # Written by benchmark-tmpl.yml into a job's result folder after its recipe pulled the
 # image: the image's repository digest (`docker image inspect`), or nothing.
@@ -95,7 +96,7 @@ def actions_run(environ: Mapping[str, str], payload: Mapping[str, Any]) -> RunFa
         id=int(environ["GITHUB_RUN_ID"]),
         attempt=int(environ.get("GITHUB_RUN_ATTEMPT") or 1),
         event=environ.get("GITHUB_EVENT_NAME", ""),
-        workflow=workflow or ".github/workflows/run-sweep.yml",
+        workflow=workflow or SWEEP_WORKFLOW_PATH,
         sha=sha,
         head_sha=str(head),
         ref=environ.get("GITHUB_REF", ""),
@@ -106,7 +107,7 @@ def checkout_code(root: Path, workflow: str) -> dict[str, str | None]:
     """The digests of the code that ran, at the job's checkout (HEAD)."""
     from infx.matrix.inputs import code_of
 
-    return code_of(root, git.resolve("HEAD", root), workflow)
+    return code_of(root, git.resolve("HEAD", root), workflow, strict=False)
 
 
 def artifact_folders(specs: Sequence[str]) -> dict[str, Path]:

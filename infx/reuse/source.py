@@ -8,21 +8,24 @@ usable one). Fail closed: every doubt ends in "no reuse" with a reason.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from infx.github.client import Artifact, Comment, Pull, Run
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.reuse.commands import ReuseCommand, reuse_command
-from infx.reuse.receipt import RUN_ARTIFACT as RECEIPT_ARTIFACT
+
+if TYPE_CHECKING:
+    from infx.reuse.issue_facts import Issued
 
 RESULTS_ARTIFACT = "results_bmk"
 EVALS_ARTIFACT = "eval_results_all"
 # Uploaded once per sweep run, so one listing of each finds every run with results.
 AGGREGATE_ARTIFACTS = (RESULTS_ARTIFACT, EVALS_ARTIFACT)
-# What republish downloads by name from the source run and uploads as this run's.
-REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT, RECEIPT_ARTIFACT)
+# What republish downloads by name from the source run and uploads as this run's. The
+# run's own receipt is not among them: it is the run's claim; the issuer's receipt vouches.
+REPUBLISHED = (*AGGREGATE_ARTIFACTS, "changelog-metadata", MANIFEST_ARTIFACT)
 # A zip archive holding no file at all is this many bytes (its end record alone).
 EMPTY_ARCHIVE = 22
 # Runs read per unpinned search: a PR with more failed runs carrying results pins one.
@@ -69,8 +72,14 @@ class SourceFacts:
     manifest: Mapping[str, Any] | None = None  # the chosen run's sweep manifest, when read
     manifest_problem: str = ""  # why it was not read
     lineage: Lineage | None = None  # read when the chosen run is a rerun (workflow_dispatch)
-    receipt: Mapping[str, Any] | None = None  # the chosen run's run receipt, when read
-    receipt_problem: str = ""  # why it was not read
+    # The issuer's receipts of the chosen run and of every run of its lineage, by run id.
+    issued: Mapping[int, Issued] = field(default_factory=dict)
+
+    @property
+    def receipt(self) -> Mapping[str, Any] | None:
+        """The chosen run's issued receipt, when read."""
+        chosen = next(iter(self.issued.values()), None)
+        return chosen.receipt if chosen is not None else None
 
 
 @dataclass(frozen=True)
@@ -179,6 +188,14 @@ def pick_run(
         why = check_run(found[0].run, facts.commits, workflow, True, repo)
         if why:
             return None, why
+        if found[0].run.conclusion != "success":
+            # Main's own sweep is stored only when no job failed (an eval below its accuracy
+            # floor fails its job): a pinned run that failed would publish what main's
+            # would never have.
+            return None, (
+                f"run {pinned} concluded {found[0].run.conclusion}: reuse publishes only a "
+                "sweep whose every job passed, as main's own results are stored"
+            )
         if not unexpired(found[0].artifacts, RESULTS_ARTIFACT):
             return None, f"run {pinned} has no unexpired {RESULTS_ARTIFACT} artifact"
         return found[0], ""

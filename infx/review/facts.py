@@ -4,6 +4,7 @@ Pareto coverage. The rules that decide on them are pure (`signoff`, `pareto`).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infx.errors import GitHubError, ReviewError
@@ -118,3 +119,25 @@ def _unmoved(before: PullScope, after: PullScope) -> None:
             f"{after.head_sha[:7]}, base {before.base_sha[:7]} -> {after.base_sha[:7]}): "
             "the event its move sends checks it again"
         )
+
+
+def upsert_comment(gh: GitHub, number: int, body: str, bot_login: str) -> None:
+    """Edit the bot's verdict comment (only when it says something new), else post one."""
+    from infx.review.signoff import MARKER
+
+    mine = [c for c in gh.comments(number) if c.author == bot_login and c.body.startswith(MARKER)]
+    if not mine:
+        gh.create_comment(number, body)
+    elif mine[0].body != body:
+        gh.edit_comment(mine[0].id, body)
+
+
+def planned_curves(plan: Path) -> list[dict[str, object]]:
+    """The throughput points a sweep's plan (sweep.json) planned, as result identities."""
+    from infx.matrix.rows import jobs_of, read_plan
+    from infx.results.ingest.process import identity
+
+    rows = jobs_of(read_plan(plan.read_bytes(), str(plan)))
+    return [
+        dict(identity(row, 0)) for row, is_eval in rows if not is_eval and not row.get("eval-only")
+    ]

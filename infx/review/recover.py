@@ -22,11 +22,12 @@ receipt is left as it is; one held without receipts gets them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infx.errors import ReviewError
+from infx.errors import ReviewError, UsageError
 from infx.github.values import Artifact, Job, Run
 from infx.review.success import hardware
 
@@ -101,6 +102,24 @@ def read_artifacts(gh: GitHub, run_id: int) -> Artifacts:
     return Artifacts(table, receipts)
 
 
+def issued_receipts(
+    gh: GitHub, run_id: int, found: Sequence[Mapping[str, Any]], main_branch: str
+) -> list[Mapping[str, Any]]:
+    """The receipts that vouch for the run: its merge receipt as it uploaded it, and the
+    issuer's receipt of it (and of the run a merge republished) in place of its own claim,
+    which vouches for nothing."""
+    from infx.reuse.issue_facts import read_issued
+
+    docs = [d for d in found if d["kind"] != "run"]
+    runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
+    for rid in sorted(runs):
+        issued = read_issued(gh, gh.run(rid), main_branch)
+        if issued.receipt is None:
+            raise ReviewError(issued.problem)
+        docs.append(issued.receipt)
+    return docs
+
+
 def recover(gh: GitHub, run_id: int, where: str | None, workflow: str) -> list[str]:
     """Store main run `run_id`'s results and receipts from its artifacts; the lines to say."""
     import json
@@ -130,14 +149,16 @@ def recover(gh: GitHub, run_id: int, where: str | None, workflow: str) -> list[s
             "takes a run whose every benchmark job passed; run them again first"
         )
     got = read_artifacts(gh, run_id)
-    receipts = to_store(run_id, got.table, got.receipts)
+    receipts = to_store(
+        run_id, got.table, issued_receipts(gh, run_id, got.receipts, found.main_branch)
+    )
     try:
         doc = json.loads(got.table)
     except (ValueError, UnicodeDecodeError):
         raise ReviewError(f"run {run_id}: its {TABLE[1]} is not JSON") from None
     if not isinstance(doc, dict):
         raise ReviewError(f"run {run_id}: its {TABLE[1]} is not a results table")
-    named, measured = (doc.get("run") or {}).get("id"), receipts[0]["run"]["id"]
+    named, measured = (doc.get("run") or {}).get("id"), receipts[0][1]["run"]["id"]
     if named != measured:
         raise ReviewError(
             f"run {run_id}: its table names run {named}, its run receipt run {measured}: "
@@ -150,3 +171,15 @@ def recover(gh: GitHub, run_id: int, where: str | None, workflow: str) -> list[s
             lines.append(f"{history.store(table).describe()} -> {shown(url)}")
     lines += store_receipts(url, run_id, receipts)
     return lines
+
+
+_RUN_URL = re.compile(r"https://[^/]+/[^/]+/[^/]+/actions/runs/(\d+)(?:/.*)?")
+
+
+def run_number(text: str) -> int:
+    """A run id, or the URL of a run (or of one of its jobs)."""
+    found = _RUN_URL.fullmatch(text.strip())
+    value = found.group(1) if found else text.strip()
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(f"not a workflow run id or URL: {text[:80]!r}")
+    return int(value)

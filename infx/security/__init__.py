@@ -10,8 +10,8 @@ client (the edge); `rules.findings` judges them and `rules.check` makes the comm
 outcome (pure); a setting the token may not read is reported as unread, never as fine.
 """
 
-from infx.security.facts import Facts, Unread, read_facts
+from infx.security.facts import Facts, Unread, read_facts, repository_facts
 from infx.security.rules import Finding, Outcome, check, findings, gpu_runners
 
 __all__ = ["Facts", "Finding", "Outcome", "Unread", "check", "findings", "gpu_runners"]
-__all__ += ["read_facts"]
+__all__ += ["read_facts", "repository_facts"]

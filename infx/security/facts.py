@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from infx.errors import GitHubError
@@ -72,3 +73,13 @@ def read_facts(gh: GitHub, environment: str = "gpu-budget") -> Facts:
         budget_environment=_readable(lambda: gh.environment(environment)),
         environment_name=environment,
     )
+
+
+def repository_facts(repo: str | None, environment: str, root: Path) -> Facts:
+    """The settings of the repository --repo names (by the settings at `root`), read as
+    one metered decision."""
+    from infx.context import repo_slug
+    from infx.github.client import GitHub
+
+    gh = GitHub(repo_slug(repo, root))
+    return gh.decide(lambda: read_facts(gh, environment))

@@ -9,12 +9,12 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from infx import git, schemas
 from infx.errors import GitError, UsageError
 from infx.results.ingest.files import load_results
 from infx.results.table.keys import family_key
+from infx.results.table.rows import Row, Table, run_of
 from infx.settings import Settings
 from infx.settings import load as load_settings
 from infx.site.build import SiteFacts, analyse, step_ranges
@@ -68,8 +68,8 @@ def stored_verdicts(url: str) -> tuple[VerdictRecord, ...] | None:
     return records or None
 
 
-def _pr_number(table: dict[str, Any], path: Path) -> int:
-    run = table.get("run") or {}
+def _pr_number(table: Table, path: Path) -> int:
+    run = run_of(table)
     pull = _PULL_REF.match(str(run.get("ref", "")))
     if pull:
         return int(pull.group(1))
@@ -84,7 +84,7 @@ def _pr_number(table: dict[str, Any], path: Path) -> int:
     )
 
 
-def _main_history(url: str, rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _main_history(url: str, rows: list[Row], limit: int) -> list[Table]:
     """Main's runs as `infx results compare --history` reads them: the newest `limit` runs
     holding the PR's configs or any config of their families."""
     from infx.history import open_history
@@ -100,9 +100,9 @@ def _main_history(url: str, rows: list[dict[str, Any]], limit: int) -> list[dict
 def load_pr_results(path: Path, url: str, limit: int) -> PrResults:
     table = load_results(path)
     rows = table.get("rows", [])
-    own = (table.get("run") or {}).get("id")
+    own = run_of(table).get("id")
     docs = _main_history(url, rows, limit) if rows else []
-    docs = [d for d in docs if d["run"].get("id") != own]
+    docs = [d for d in docs if run_of(d).get("id") != own]
     return PrResults(_pr_number(table, path), table, docs, path.name)
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from infx.results.table.rows import Table
+
 # Metrics the site shows, in the units results rows store them (seconds for latencies).
 # `intvty` is interactivity (tok/s/user): median, else mean, as `results compare` reads it.
 METRICS = ("tput_per_gpu", "intvty", "median_ttft", "p99_ttft", "median_tpot", "p99_tpot")
@@ -67,7 +69,7 @@ class ConfigHistory:
 class HistoryFacts:
     runs: tuple[Run, ...]
     configs: tuple[ConfigHistory, ...]
-    source: str  # where the history was read (no password)
+    source: str  # the kind of history read (never its path, host or user)
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,6 @@ class PrResults:
     """A PR's results table (`--pr-results`) and main's history for its configs."""
 
     number: int
-    table: dict[str, Any]
-    history: list[dict[str, Any]]
+    table: Table
+    history: list[Table]
     name: str  # the file it came from

@@ -9,11 +9,12 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from infx.errors import UsageError
-from infx.history.database import database_errors, engine, location, migrate, shown
+from infx.history.database import database_errors, engine, location, migrate
 from infx.results.table.keys import config_label
+from infx.results.table.rows import Identity
 from infx.settings import Settings
 from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run
 
@@ -100,7 +101,7 @@ def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
         config = by_config.get((config_id, kind))
         if config is None:
             key, identity = identities[config_id]
-            label = config_label({**identity, "conc": 0})
+            label = config_label(cast(Identity, identity))  # stored from a checked table
             config = by_config[(config_id, kind)] = ConfigHistory(
                 slug(kind, key),
                 key,
@@ -139,4 +140,15 @@ def read_history(url: str) -> HistoryFacts:
                 runs, configs = _read(conn)
     finally:
         made.dispose()
-    return HistoryFacts(tuple(runs), tuple(configs), shown(url))
+    return HistoryFacts(tuple(runs), tuple(configs), described(url))
+
+
+def described(url: str) -> str:
+    """What the published site says it was built from: the kind of database, never where it
+    lives (a path on the build machine, a PostgreSQL user, host, port or database name)."""
+    from sqlalchemy.engine import make_url
+
+    backend = make_url(url).get_backend_name()
+    return {"sqlite": "main's SQLite history", "postgresql": "main's PostgreSQL history"}.get(
+        backend, "main's history"
+    )

@@ -17,18 +17,9 @@ from infx import git
 from infx.errors import InfxError, UsageError
 from infx.github.actions import event
 from infx.matrix.rows import PlanDocument, read_plan
-from infx.matrix.sources import manifest_of, plan_change
-from infx.matrix.timings import parse_timings
-from infx.settings import Settings, load_at
+from infx.matrix.sources import plan_change
+from infx.settings import SETTINGS_FILES, Settings, committed
 from infx.settings import load as load_settings
-from infx.sweep.authority import (
-    LabelChange,
-    SupersedeFacts,
-    actors,
-    event_labels,
-    hold,
-    supersede_sender_checked,
-)
 from infx.sweep.labels import SWEEP_LABELS
 from infx.sweep.plan import (
     Authority,
@@ -42,6 +33,7 @@ from infx.sweep.record import PINS_FILE
 
 if TYPE_CHECKING:
     from infx.github.client import GitHub
+    from infx.sweep.authority import SupersedeFacts
 
 
 def read_event(root: Path, settings: Settings | None = None) -> EventFacts:
@@ -72,15 +64,19 @@ def read_plan_facts(
     base = start.base if start.base is not None else default_base(root)
     planned = plan_change(
         root, base, start.head, request.path, request.config_globs, request.runners_path,
-        start.decision.plan, request.strict,
+        start.decision.plan, request.strict, SETTINGS_FILES,
     )  # fmt: skip
     manifest = None
     if request.manifest is not None:
+        from infx.matrix.inputs import manifest_of  # digests every job input: only when asked
+
         options = start.decision.sweep_options(start.event_name)
         manifest = manifest_of(planned, options, settings.job_files)
-    budgets = load_at(root, base).budget
+    budgets = committed(planned.change.base_files, base).budget  # read with the changelog
     durations = None
     if request.durations is not None:
+        from infx.matrix.timings import parse_timings
+
         data = request.durations.read_bytes()
         durations = parse_timings(data, str(request.durations)).durations()
     authority = None
@@ -99,6 +95,7 @@ def read_authority(sweep_labels: list[str], payload: Mapping[str, Any]) -> Autho
     each; a failed read is a fact too (the plan then waits for approval)."""
     from infx.context import repo_slug
     from infx.github.client import GitHub
+    from infx.sweep.authority import LabelChange, actors, event_labels, hold
 
     number = (payload.get("pull_request") or {}).get("number")
     labels = event_labels(payload, sweep_labels)
@@ -125,6 +122,7 @@ def read_supersede(workflow: str, repo: str | None) -> tuple[GitHub, SupersedeFa
     workflow's runs on the PR's branch, through the client that may then cancel them."""
     from infx.context import repo_slug
     from infx.github.client import GitHub
+    from infx.sweep.authority import SupersedeFacts, supersede_sender_checked
 
     name, payload = event()
     pr = payload.get("pull_request") or {}

@@ -17,7 +17,9 @@ required reviewers: `approvals` says whether they approved, rejected, or have no
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import hashlib
 import io
 import itertools
 import json
@@ -36,6 +38,7 @@ from typing import Any
 
 from tests.actions.expressions import Status, condition, render
 from tests.conftest import load_yaml12
+from tests.github.sigstore import Fulcio
 from tests.step_files import read_step_file as _env_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +49,7 @@ HOSTED = ("ubuntu-latest",)
 MATRIX_LIMIT = 256
 INFX = Path(sys.executable).parent / "infx"
 NO_API = "http://127.0.0.1:9"
+FULCIO = Fulcio()  # GitHub's OIDC tokens and Sigstore, as the attest action meets them
 
 
 def load(name: str) -> dict[str, Any]:
@@ -152,6 +156,25 @@ class Run:
         return self.logs.get(job, "")
 
 
+def _gh_cli(home: Path) -> Path:
+    """GitHub's CLI as the hosted runner image has it, for what the workflows ask of it:
+    `gh attestation trusted-root` prints the trusted root of the Sigstore this harness
+    plays (FULCIO); anything else fails, as a command this harness does not know."""
+    folder = home / "gh-cli"
+    folder.mkdir(exist_ok=True)
+    (folder / "trusted-root.jsonl").write_bytes(FULCIO.trusted_root())
+    script = folder / "gh"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "attestation trusted-root" ]; then\n'
+        f'  exec cat "{folder / "trusted-root.jsonl"}"\n'
+        "fi\n"
+        'echo "gh: not simulated: $*" >&2\nexit 1\n'
+    )
+    script.chmod(0o755)
+    return folder
+
+
 def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
@@ -169,7 +192,12 @@ def _as_output(value: Any) -> str:
 
 
 def _context(
-    world: World, event_name: str, payload: dict[str, Any], head: str, run_id: int
+    world: World,
+    event_name: str,
+    payload: dict[str, Any],
+    head: str,
+    run_id: int,
+    workflow: str = "run-sweep.yml",
 ) -> dict[str, Any]:
     number = (payload.get("pull_request") or {}).get("number")
     if event_name == "pull_request":
@@ -188,6 +216,8 @@ def _context(
             "ref_name": ref.removeprefix("refs/heads/"),
             "run_id": run_id,
             "run_attempt": 1,
+            "workflow_ref": f"{world.repository}/.github/workflows/{workflow}@{ref}",
+            "workflow_sha": sha,
             "token": world.token,
             "server_url": "https://github.com",
             "api_url": world.api_url,
@@ -210,8 +240,10 @@ class _Simulator:
         gpu: GpuRunner | None = None,
         approvals: dict[str, bool | None] | None = None,
         run_id: int = 4242,
+        workflow_file: str = "run-sweep.yml",
     ) -> None:
         self.world = world
+        self.workflow_file = workflow_file
         self.event_name = event_name
         self.outcome = outcome
         self.cancel_after = cancel_after
@@ -231,11 +263,12 @@ class _Simulator:
             text=True,
             check=True,
         ).stdout.strip()
-        self.ctx = _context(world, event_name, payload, head, run_id)
+        self.ctx = _context(world, event_name, payload, head, run_id, workflow_file)
         venv = str(INFX.parent)
         self.system_path = os.pathsep.join(
-            p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv
-        )
+            [str(_gh_cli(self.home)), *(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                                        if p and p != venv)]
+        )  # fmt: skip
 
     # --- workflows and jobs ---------------------------------------------------------------
 
@@ -415,7 +448,7 @@ class _Simulator:
             **{k: str(v) for k, v in render(workflow.get("env", {}), ctx).items()},
             **{k: str(v) for k, v in render(job.get("env", {}), ctx).items()},
         }
-        job_state = _JobState(name, workspace, temp, env)
+        job_state = _JobState(name, workspace, temp, env, dict(job.get("permissions") or {}))
         before = len(self.world.api_requests or [])
         steps: dict[str, Any] = {}
         failed = False
@@ -487,6 +520,8 @@ class _Simulator:
             return True, {}
         if action == "actions/upload-artifact":
             return self._upload(given, job), {}
+        if action == "actions/attest-build-provenance":
+            return self._attest(given, job), {}
         if action == "actions/download-artifact":
             return self._download(given, job), {}
         return True, {}
@@ -526,6 +561,52 @@ class _Simulator:
             target.mkdir(parents=True)
             shutil.copy(source, target / source.name)
         self.run.artifacts[str(given["name"])] = target
+        self._register(str(given["name"]), target)
+        return True
+
+    def _register(self, name: str, folder: Path) -> None:
+        """An artifact is listed by the API as soon as it is uploaded, while the run goes
+        on: the fake API takes it for a run it knows (a test-only route)."""
+        if self.world.api_url == NO_API:
+            return
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as zf:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    zf.write(path, path.relative_to(folder).as_posix())
+        url = f"{self.world.api_url}/repos/{self.world.repository}/_uploads/{self.run_id}/{name}"
+        request = urllib.request.Request(url, data=buffer.getvalue(), method="POST")
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(request, timeout=30).close()
+
+    def _attest(self, given: dict[str, Any], job: _JobState) -> bool:
+        """actions/attest-build-provenance as GitHub runs it: without `id-token: write` and
+        `attestations: write` the job gets no OIDC token and the step fails; otherwise the
+        file's digest is signed with a certificate carrying this run's identity (ref,
+        commit, event, run) and stored through the attestations API."""
+        from tests.github.sigstore import identity
+
+        if (
+            job.permissions.get("id-token") != "write"
+            or job.permissions.get("attestations") != "write"
+        ):
+            job.log += "attest-build-provenance: no OIDC token (id-token and attestations: write)\n"
+            return False
+        source = job.workspace / str(given["subject-path"])
+        if not source.is_file() or self.world.api_url == NO_API:
+            job.log += f"attest-build-provenance: no subject at {source}\n"
+            return False
+        github = self.ctx["github"]
+        digest = "sha256:" + hashlib.sha256(source.read_bytes()).hexdigest()
+        fields = identity(self.world.repository, f".github/workflows/{self.workflow_file}",
+                          github["ref"], str(github["sha"]), self.event_name, self.run_id)  # fmt: skip
+        bundle = FULCIO.attest(digest, fields, source.name)
+        url = f"{self.world.api_url}/repos/{self.world.repository}/attestations"
+        body = json.dumps({"bundle": bundle}).encode()
+        request = urllib.request.Request(url, data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        urllib.request.urlopen(request, timeout=30).close()
+        job.log += f"attest-build-provenance: attested {digest}\n"
         return True
 
     def _download(self, given: dict[str, Any], job: _JobState) -> bool:
@@ -599,6 +680,8 @@ class _Simulator:
             "GITHUB_REF": github["ref"],
             "GITHUB_REF_NAME": github["ref_name"],
             "GITHUB_RUN_ID": str(github["run_id"]),
+            "GITHUB_WORKFLOW_REF": github["workflow_ref"],
+            "GITHUB_WORKFLOW_SHA": str(github["workflow_sha"]),
             "GITHUB_RUN_ATTEMPT": "1",
             "GITHUB_WORKSPACE": str(job.workspace),
             "GITHUB_API_URL": self.world.api_url,
@@ -635,6 +718,7 @@ class _JobState:
     workspace: Path
     temp: Path
     env: dict[str, str]
+    permissions: dict[str, str] = field(default_factory=dict)
     path: list[str] = field(default_factory=list)
     log: str = ""
     checked_out: bool = False
@@ -660,7 +744,7 @@ def simulate(
     `gpu` plays the GPU runners instead; `approvals` answers environments' required
     reviewers (True, False, None: not yet)."""
     simulator = _Simulator(
-        world, event_name, payload, outcome or {}, cancel_after, gpu, approvals, run_id
+        world, event_name, payload, outcome or {}, cancel_after, gpu, approvals, run_id, workflow
     )
     for name, folder in (artifacts or {}).items():
         target = simulator.home / "artifacts" / name

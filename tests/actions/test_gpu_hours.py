@@ -237,19 +237,31 @@ def _holds(timings: dict[str, Any], recorded: dict[str, Any]) -> bool:
                for sample in samples)  # fmt: skip
 
 
-def test_reruns_carry_what_their_source_recorded_through_the_lineage(
+def test_a_pr_s_rerun_is_estimated_from_main_s_timings_never_its_own(
     source_run: SourceRun, api: FakeGitHub, tmp_path: Path
 ) -> None:
-    """A rerun starts from the timings its source recorded (the source's sweep-jobs, with the
-    source's own jobs in it), not from what the source started from; after three reruns
-    the next sweep, which reads the newest three sweep-jobs artifacts, still has run A's."""
+    """Issue 31, case 4: the PR's collect job (its own workflow) claims every job took 61 s.
+    Its reruns start from main's recorded timings instead (a push sweep of main recorded
+    1200 s), carry those on, and main's next sweep reads main's run alone: the forged
+    samples never lower an estimate, however new they are."""
+    from infx.rerun.facts import zip_bytes
+
     world = world_for(source_run.repo, api, tmp_path)
     source_run.publish(api, world)
-    recorded = json.loads((source_run.run.artifacts["sweep-jobs"] / "timings.json").read_text())
-    assert len(recorded["jobs"]) == 37
+    honest = json.loads((source_run.run.artifacts["sweep-jobs"] / "timings.json").read_text())
+    forged = {"format": honest["format"],
+              "jobs": {key: [[61.0, A_ID]] for key in honest["jobs"]}}  # fmt: skip
+    (jobs,) = [a for a in api.state.artifacts[A_ID] if a["name"] == "sweep-jobs"]
+    api.state.blobs[jobs["id"]] = zip_bytes({"timings.json": json.dumps(forged).encode()})
+    main_run = 8000
+    api.state.add_run(main_run, head_sha=source_run.repo.base, minute=-60, event="push",
+                      branch="main", artifacts=["sweep-jobs"])  # fmt: skip
+    mains = {"format": honest["format"],
+             "jobs": {key: [[1200.0, main_run]] for key in honest["jobs"]}}  # fmt: skip
+    api.state.blobs[main_run * 100] = zip_bytes({"timings.json": json.dumps(mains).encode()})
     stubborn = {key: ("recipe", "mi355x-amds_01") for key in INFRA}  # still failing each time
     source = A_ID
-    for n, run_id in enumerate((B_ID, B_ID + 1, B_ID + 2)):
+    for n, run_id in enumerate((B_ID, B_ID + 1)):
         event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
                  "inputs": {"rerun-of": str(source), "scope": "missing", "pr-number": 17}}  # fmt: skip
         cluster = Cluster(api, run_id, POOLS, tmp_path / f"gpu{n}", failures=dict(stubborn))
@@ -258,17 +270,15 @@ def test_reruns_carry_what_their_source_recorded_through_the_lineage(
         assert rerun.ran("setup"), rerun.log("setup")
         assert len(rerun.dispatches) == 3
         carried = json.loads((rerun.artifacts["sweep-plan"] / "timings.json").read_text())
-        assert _holds(carried, recorded), f"rerun {n + 1}"
-        kept = json.loads((rerun.artifacts["sweep-jobs"] / "timings.json").read_text())
-        assert _holds(kept, recorded), f"rerun {n + 1}"
+        assert _holds(carried, mains) and not _holds(carried, forged), f"rerun {n + 1}"
         publish(api, world, rerun, run_id, head_sha=source_run.repo.head, conclusion="failure",
                 minute=120 + 60 * n)  # fmt: skip
         source = run_id
     env = {"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t", "GITHUB_REPOSITORY": "acme/bench"}
     out = tmp_path / "next-sweep-timings.json"
-    result = _infx(env, "sweep", "timings", "--out", str(out))
-    assert result.exit_code == 0 and f"from run(s) {B_ID + 2}, {B_ID + 1}, {B_ID}" in result.output
-    assert set(recorded["jobs"]) <= set(json.loads(out.read_text())["jobs"])
+    result = _infx(env, "sweep", "timings", "--out", str(out), cwd=source_run.repo.path)
+    assert result.exit_code == 0 and f"from run(s) {main_run} " in result.output, result.output
+    assert json.loads(out.read_text()) == mains
 
 
 def planned_whole(source_run: SourceRun) -> dict[str, Any]:
@@ -704,22 +714,27 @@ def test_a_dispatch_on_the_wrong_branch_starts_no_gpu_job(
 @pytest.mark.parametrize(
     "elsewhere",
     [
-        {"path": ".github/workflows/other.yml"},
+        {"path": ".github/workflows/other.yml", "event": "push", "branch": "main"},
         # A fork's run executes the fork's own workflow and can upload a sweep-jobs
         # artifact saying every identity takes a minute: the next estimate would pass any
         # budget.
-        {"head_repo": "mallory/bench"},
+        {"head_repo": "mallory/bench", "event": "push", "branch": "main"},
+        # So can a same-repository pull request's collect job (issue 31, case 4), and a
+        # branch's dispatched rerun: both run their branch's workflow files.
+        {"event": "pull_request", "branch": "feature"},
+        {"event": "workflow_dispatch", "branch": "feature"},
     ],
-    ids=["another workflow", "a fork's run"],
+    ids=["another workflow", "a fork's run", "a pull request's run", "a branch's rerun"],
 )
-def test_timings_come_from_this_repositorys_sweep_runs_only(
+def test_timings_come_from_main_s_own_sweep_runs_only(
     api: FakeGitHub, tmp_path: Path, elsewhere: dict[str, str]
 ) -> None:
-    from infx.rerun.facts import zip_bytes
+    from tests.github.scenario import zip_files as zip_bytes
 
     timings = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[900.0, 1]]}}
     forged = {"format": "infx-job-timings/1", "jobs": {"a" * 20: [[61.0, 3]]}}
-    api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"])
+    api.state.add_run(1, head_sha="1" * 40, minute=0, artifacts=["sweep-jobs"], event="push",
+                      branch="main")  # fmt: skip
     api.state.add_run(3, head_sha="3" * 40, minute=10, artifacts=["sweep-jobs"], **elsewhere)
     api.state.blobs[100] = zip_bytes({"timings.json": json.dumps(timings).encode()})
     api.state.blobs[300] = zip_bytes({"timings.json": json.dumps(forged).encode()})

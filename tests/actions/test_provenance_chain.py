@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.results.table.keys import config_key
 from tests.actions.harness import World, push_payload, simulate
+from tests.actions.issuer import issuer_run, stored_history
 from tests.github.scenario import RUN, Green, green_pr, seal
 from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, table
@@ -24,8 +25,9 @@ PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
 
 
 def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
-    """PR #7's run RUN measured real rows, sealed them, passed its verdict and was approved
-    over budget; the merge is pushed and run-sweep.yml runs for it as run 4242."""
+    """PR #7's run RUN measured real rows, passed its verdict and was approved over budget;
+    the issuer sealed it. The merge is pushed, run-sweep.yml runs for it as run 4242 and
+    republishes RUN's results; the issuer seals run 4242 and its ingest stores the rows."""
     pr = green_pr(api.state)
     rows = curve(1000)
     (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
@@ -34,7 +36,13 @@ def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
     )
     image = rows[0]["recipe"]["image"]
     jobs = [{"job": "results_bmk/bmk_0_0", "image": image, "digest": PULLED}]
-    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), pr.sha1, jobs)
+    seal(
+        api.state,
+        RUN,
+        json.dumps(pr.manifests[RUN]).encode(),
+        api.state.run_checkouts[RUN][1],
+        jobs,
+    )
     api.state.check_runs[pr.sha1] = [
         {"id": 1, "name": "infx/results", "status": "completed", "conclusion": "success"}
     ]
@@ -44,11 +52,13 @@ def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
                       status="in_progress", conclusion=None, artifacts=[])  # fmt: skip
     world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
     run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
-    assert run.ran("republish") and run.ran("ingest"), run.logs
-    assert f"merge receipt of run {RUN} stored for run 4242" in run.log("ingest"), run.log("ingest")
-    (stored,) = tmp_path.glob("run-*/job-*/workspace/.infx/history.sqlite")
+    assert run.ran("republish"), run.logs
+    issued = issuer_run(api, world, 4242)
+    assert issued.ran("issue") and issued.ran("ingest"), issued.logs
+    log = issued.log("ingest")
+    assert f"merge receipt of run {RUN} stored for run 4242" in log, log
     key = config_key({k: v for k, v in rows[0]["identity"].items() if k != "conc"})
-    return pr, stored, key
+    return pr, stored_history(world), key
 
 
 def provenance(api, stored: Path, *args: str) -> tuple[int, str]:
@@ -102,3 +112,28 @@ def test_a_number_nobody_stored_is_one_line(api, tmp_path) -> None:
     _, stored, key = reused_merge(api, tmp_path)
     code, output = provenance(api, stored, key, "1024")
     assert code == 2 and len(output.strip().splitlines()) == 1
+
+
+def test_a_receipt_rewritten_with_its_digest_is_caught_by_verify(api, tmp_path) -> None:
+    """Issue 31, case 9: someone with write access to the history rewrites the stored run
+    receipt and its digest column alike (and the merge receipt's link, so every digest
+    recomputed offline agrees). --verify compares it with what the issuer sealed, as GitHub
+    serves it."""
+    import sqlite3
+
+    from infx.matrix.manifest import canonical, digest
+
+    _, stored, key = reused_merge(api, tmp_path)
+    with sqlite3.connect(stored) as conn:
+        rows = dict(conn.execute("SELECT kind, data FROM receipts WHERE run_id = 4242"))
+        run, merge = json.loads(rows["run"]), json.loads(rows["merge"])
+        run["images"] = []
+        merge["source"]["receipt"] = digest(run)
+        for kind, doc in (("run", run), ("merge", merge)):
+            conn.execute("UPDATE receipts SET data = ?, digest = ? WHERE run_id = 4242 AND kind = ?",
+                         (canonical(doc).decode(), digest(doc), kind))  # fmt: skip
+    code, offline = provenance(api, stored, "4242")
+    assert "its merge receipt is not the one its receipt sealed" in offline  # the main receipt
+    code, output = provenance(api, stored, key, "8", "--verify")
+    assert code == 1
+    assert f"the stored run receipt of run {RUN} is not the issuer's" in output

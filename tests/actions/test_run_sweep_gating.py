@@ -404,18 +404,20 @@ def test_push_with_reuse_republishes_instead_of_sweeping(api, tmp_path) -> None:
     assert manifest == pr.manifests[RUN]
 
 
-def test_republish_fails_when_the_source_run_has_nothing_to_publish(api, tmp_path) -> None:
+def test_a_source_whose_results_changed_since_sealed_is_not_republished(api, tmp_path) -> None:
+    """The issuer sealed RUN's results_bmk; GitHub now lists another archive of that name
+    (here one holding no file at all). The gate compares the listing's digest with what
+    was sealed, so nothing is republished and the merge is swept instead."""
     pr = green_pr(api.state)
     merged = pr.merge()
     results = next(a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk")
     world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
-    # The gate saw results_bmk listed; what republish downloads holds no file at all.
     api.state.blobs[results["id"]] = b"PK\x05\x06" + b"\0" * 18  # an empty zip
     run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
-    assert run.outputs["reuse-gate"]["reuse-enabled"] == "true"
-    assert run.jobs["republish"] == "failure" and "results_bmk" not in run.artifacts
-    # The source run's receipt sealed other members than republish downloaded.
-    assert "results_bmk/results_bmk.json: sealed, not in the artifact" in run.logs["republish"]
+    gate = run.outputs["reuse-gate"]
+    assert gate["reuse-enabled"] == "false"
+    assert f"run {RUN}'s results_bmk is not the archive its receipt sealed" in gate["reuse-reason"]
+    assert run.jobs["republish"] == "skipped" and run.ran("setup")
 
 
 def test_synchronize_with_reuse_request_skips_the_pr_sweep(api, tmp_path) -> None:

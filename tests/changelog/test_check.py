@@ -296,6 +296,35 @@ def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
     assert "failed with 1 problem(s)" in text and "llama-fp8-mi355x-vllm" in text
 
 
+def test_the_summary_shows_a_hostile_config_key_as_plain_text(repo: GitRepo, tmp_path) -> None:
+    """A PR author writes the entry: in the step summary a pipe in a key stays inside its
+    cell, and a tag or a mention stays text."""
+    key = "'llama|<img src=x>@ops'"
+    append(repo, "\n" + entry(keys=[key]))
+    summary = tmp_path / "summary.md"
+    result = repo.infx(
+        "changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+        "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    text = summary.read_text()
+    assert "<img" not in text and "@ops" not in text
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(rows) == 3 and all(r.count("|") - r.count("\\|") == 4 for r in rows)
+
+
+def test_the_summary_shows_entry_text_never_renders_it(repo: GitRepo, tmp_path) -> None:
+    """Issue 31, case 11: a config key written as HTML reached the step summary raw."""
+    append(repo, "\n" + entry(keys=["nosuch-<b>x</b>"], description="<img src=x onerror=1>"))
+    summary = tmp_path / "summary.md"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert result.exit_code == 1
+    text = summary.read_text()
+    assert "nosuch-&lt;b&gt;x&lt;/b&gt;" in text
+    assert "<b>" not in text and "<img" not in text
+
+
 def test_json_verdict_lists_entries(repo: GitRepo) -> None:
     append(repo, "\n" + entry())
     payload = json.loads(run_check(repo, "--format", "json").stdout)

@@ -11,7 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from infx.changelog.numbers import PLAIN_DECIMAL, agreed_decimal, number_problem, yaml11_reading
+from infx.changelog.numbers import (
+    PLAIN_DECIMAL,
+    YAML11_FIRST_CHARS,
+    agreed_decimal,
+    number_problem,
+    yaml11_reading,
+)
 from tests.conftest import HISTORY, GitRepo, entry
 
 # Spellings some reader takes for a number, each with what PyYAML (YAML 1.1, the InferenceX
@@ -214,3 +220,11 @@ def test_a_number_longer_than_python_converts_is_a_one_line_error(
     assert result.exit_code == 1, result.output
     assert "more than 4,300 digits" in result.output and "Traceback" not in result.output
     assert yaml11_reading("1" * 5000) == "1" * 5000
+
+
+def test_the_gate_skips_pyyaml_only_for_values_it_reads_as_text() -> None:
+    """A text value whose first character no YAML 1.1 resolver starts with is text to PyYAML,
+    so the gate does not import it to ask; every character that starts one is listed."""
+    assert set(yaml.resolver.Resolver.yaml_implicit_resolvers) == YAML11_FIRST_CHARS
+    for first in {chr(c) for c in range(32, 0x250)} - YAML11_FIRST_CHARS:
+        assert yaml11_reading(first + "1:30") == first + "1:30"

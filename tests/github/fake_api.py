@@ -9,6 +9,8 @@ server through GITHUB_API_URL, as it would in Actions.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import subprocess
@@ -94,6 +96,12 @@ class State:
     files: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     reviews: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     contents: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    # Artifact attestations by subject digest (sha256:<hex>): the Sigstore bundles GitHub
+    # keeps for the repository (POST /attestations stores one, as the attest action does).
+    attestations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # What GitHub knows of each run and no step of it can change: the ref and commit it
+    # checked out (GITHUB_REF, GITHUB_SHA), from which its OIDC token's claims are made.
+    run_checkouts: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     # --- builders, GitHub-shaped -------------------------------------------------
 
@@ -447,6 +455,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlparse(self.path)
         path = url.path
         query = parse_qs(url.query)
+        if "/_uploads/" in path:  # the workflow harness's uploads: not a request infx made
+            return self._upload_artifact(path)
         s.requests.append((method, self.path))
         if self._fault():
             return
@@ -555,8 +565,10 @@ class Handler(BaseHTTPRequestHandler):
                     [
                         p
                         for p in s.pulls.values()
-                        if p["state"] == query.get("state", ["open"])[0]
+                        if query.get("state", ["open"])[0] in (p["state"], "all")
                         and p["base"]["ref"] == query.get("base", [p["base"]["ref"]])[0]
+                        and query.get("head", [f"acme:{p['head']['ref']}"])[0]
+                        == f"{p['head']['repo']['full_name'].split('/')[0]}:{p['head']['ref']}"
                     ],
                     query,
                 ),
@@ -579,8 +591,14 @@ class Handler(BaseHTTPRequestHandler):
             (
                 "GET",
                 r"/actions/runs/(\d+)/artifacts",
-                lambda m: self._page(s.artifacts.get(int(m[1]), []), query, wrap="artifacts"),
+                lambda m: self._page(
+                    [self.with_digest(a) for a in s.artifacts.get(int(m[1]), [])],
+                    query,
+                    wrap="artifacts",
+                ),
             ),
+            ("GET", r"/attestations/(sha256:[0-9a-f]{64})", lambda m: self._attestations(m[1])),
+            ("POST", r"/attestations", lambda m: self._attest()),
             (
                 "POST",
                 r"/dispatches",
@@ -618,6 +636,47 @@ class Handler(BaseHTTPRequestHandler):
                 return action(match)
         return self._send(404, {"message": f"no route for {method} {rest}"})
 
+    def _upload_artifact(self, path: str) -> None:
+        """An artifact a simulated job uploaded (tests/actions/harness.py), for a run this
+        state knows; one of the same name is replaced."""
+        found = re.fullmatch(rf"/repos/{REPO}/_uploads/(\d+)/([^/]+)", path)
+        run = next((r for r in self.state.runs if found and r["id"] == int(found[1])), None)
+        if found is None or run is None:
+            return self._send(404, {"message": "no such run"})
+        name = unquote(found[2])
+        length = int(self.headers.get("Content-Length") or 0)
+        held = self.state.artifacts.setdefault(run["id"], [])
+        held[:] = [a for a in held if a["name"] != name]
+        self.state.next_id += 1
+        artifact = self.state.artifact(run, run["id"] * 1000 + self.state.next_id, name)
+        held.append(artifact)
+        self.state.blobs[artifact["id"]] = self.rfile.read(length)
+        return self._send(201, artifact)
+
+    def with_digest(self, artifact: dict[str, Any]) -> dict[str, Any]:
+        """An artifact as the listings show it: with the sha256 of its zip, as GitHub gives
+        it for artifacts upload-artifact v4 made, once its bytes are there."""
+        blob = self.state.blobs.get(artifact["id"])
+        if blob is None:
+            return artifact
+        return {**artifact, "digest": "sha256:" + hashlib.sha256(blob).hexdigest()}
+
+    def _attestations(self, digest: str) -> None:
+        found = self.state.attestations.get(digest)
+        if not found:
+            return self._send(404, {"message": "Not Found"})
+        listed = [{"bundle": b, "repository_id": 1, "bundle_url": None} for b in found]
+        return self._send(200, {"attestations": listed})
+
+    def _attest(self) -> None:
+        bundle = self._body()["bundle"]
+        statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+        for subject in statement["subject"]:
+            digest = "sha256:" + subject["digest"]["sha256"]
+            self.state.attestations.setdefault(digest, []).append(bundle)
+        self.state.next_id += 1
+        return self._send(201, {"id": self.state.next_id})
+
     def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         if not self.state.git_remote:
             raise AssertionError("this request needs State.git_remote")
@@ -644,10 +703,18 @@ class Handler(BaseHTTPRequestHandler):
             }
             for shas in (line.split() for line in log.stdout.decode().splitlines())
         ]
+        if base == head:
+            status = "identical"
+        elif merge_base == head:
+            status = "behind"
+        elif merge_base == base:
+            status = "ahead"
+        else:
+            status = "diverged"
         self._send(
             200,
             {
-                "status": "identical" if base == head else "diverged",
+                "status": status,
                 "ahead_by": len(commits),
                 "total_commits": len(commits),
                 "base_commit": {"sha": base},
@@ -847,7 +914,7 @@ class ResultsHandler(Handler):
         created = datetime.strptime(run["created_at"], "%Y-%m-%dT%H:%M:%SZ")
         return [
             {
-                **artifact,
+                **self.with_digest(artifact),
                 "created_at": (created + timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "archive_download_url": f"{self.base}/repos/{REPO}/actions/artifacts/"
                 f"{artifact['id']}/zip",

@@ -22,6 +22,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from click.testing import CliRunner, Result
@@ -30,7 +31,8 @@ from infx.cli import cli
 from infx.matrix.manifest import evaluated
 from infx.reuse.preview import merge_preview
 from tests.conftest import HISTORY, LINK, GitRepo, entry, make_repo
-from tests.github.fake_api import REPO, FakeGitHub, State
+from tests.github.fake_api import REPO, T0, FakeGitHub, State
+from tests.github.sigstore import Fulcio, identity
 
 OTHER_SHA = "a2" * 20  # a commit that is not the PR's
 RUN = 1039
@@ -112,11 +114,17 @@ def seed_origin(tmp: Path, files: dict[str, str | bytes] | None = None) -> tuple
     return origin, PrBranch(origin)
 
 
-def zipped(name: str, data: str) -> bytes:
+def zip_files(files: dict[str, bytes]) -> bytes:
+    """An artifact archive of these files, as GitHub serves one."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        zf.writestr(name, data)
+        for name, data in files.items():
+            zf.writestr(name, data)
     return buffer.getvalue()
+
+
+def zipped(name: str, data: str) -> bytes:
+    return zip_files({name: data.encode()})
 
 
 def manifest_zip(manifest: dict) -> bytes:
@@ -130,9 +138,10 @@ def seal(
     checked_out: str,
     images: list[dict] | None = None,
 ) -> dict:
-    """The run's receipt, as its collect job writes it (schemas/receipt.schema.json): the
+    """The run's claim, as its collect job writes it (schemas/receipt.schema.json): the
     members of its other artifacts as the fake API serves them, its manifest, `images`; the
-    sweep-receipt artifact's blob becomes it (when the run has that artifact)."""
+    sweep-receipt artifact's blob becomes it (when the run has that artifact). Then the
+    issuer seals the run (`issue`), as sweep-receipt.yml does when the run completes."""
     from infx.reuse.receipt import RunFacts, run_receipt
     from infx.reuse.receipt_files import zip_members
 
@@ -151,6 +160,101 @@ def seal(
     for artifact in state.artifacts[run_id]:
         if artifact["name"] == "sweep-receipt":
             state.blobs[artifact["id"]] = zipped("receipt.json", json.dumps(receipt))
+    state.run_checkouts.setdefault(run_id, ("refs/pull/7/merge", checked_out))
+    issue(state, run_id, images)
+    return receipt
+
+
+FULCIO = Fulcio()
+ISSUER_RUNS = 10**6  # the issuer's run of sweep run N is ISSUER_RUNS + N
+
+
+def _main_tip(state: State) -> str:
+    if not state.git_remote:
+        return "e" * 40
+    done = subprocess.run(["git", "rev-parse", "refs/heads/main"], cwd=state.git_remote,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout.strip()
+
+
+def issue(
+    state: State,
+    run_id: int,
+    images: list[dict] | None = None,
+    *,
+    attest_claim: bool = True,
+    attest_receipt: bool = True,
+) -> dict:
+    """What sweep-receipt.yml does when run `run_id` completes, with the issuer's own code
+    (`issued_receipt`) over what the fake API serves: the run's claim attested by the run
+    itself (a pull_request run's certificate names the ref and commit GitHub checked out,
+    `State.run_checkouts`), the issuer's receipt uploaded by an issuer run of main's tip
+    and attested with the issuer's identity. `attest_claim` False: the run made no
+    attestation (the issuer then lists the pull requests of its branch)."""
+    from infx.github.reading import Json
+    from infx.github.reading import run as read_run
+    from infx.matrix.manifest import canonical, sha256
+    from infx.reuse.issue_facts import _table, _unzipped
+    from infx.reuse.issuer import (
+        CLAIM_ARTIFACT,
+        CLAIM_FILE,
+        ISSUED_FILE,
+        ISSUER_WORKFLOW,
+        SEALED,
+        Checkout,
+        IssueFacts,
+        Issuer,
+        issued_artifact,
+        issued_receipt,
+        pulls_facts,
+    )  # fmt: skip
+
+    found = next(r for r in state.runs if r["id"] == run_id)
+    run = read_run(Json(found))
+    files, archives = {}, {}
+    for artifact in state.artifacts[run_id]:
+        if artifact["name"] in SEALED and not artifact["expired"] and artifact["id"] in state.blobs:
+            archives[artifact["name"]] = sha256(state.blobs[artifact["id"]])
+            files[artifact["name"]] = _unzipped(state.blobs[artifact["id"]], artifact["name"])
+    claim_bytes = files.get(CLAIM_ARTIFACT, {}).get(CLAIM_FILE)
+    claim = sha256(claim_bytes) if claim_bytes is not None else None
+    ref, sha = state.run_checkouts.get(run_id, (f"refs/heads/{run.head_branch}", run.head_sha))
+    pulls = None
+    if run.event != "pull_request":
+        checkout = Checkout(f"refs/heads/{run.head_branch}", run.head_sha, "event")
+    elif attest_claim and claim is not None:
+        fields = identity(REPO, run.path, ref, sha, run.event, run.id, run.run_attempt)
+        state.attestations.setdefault(claim, []).append(FULCIO.attest(claim, fields))
+        checkout = Checkout(ref, sha, "attestation", "github-hosted")
+    else:
+        checkout = Checkout(None, None, "pulls")
+        from infx.github.reading import pull as read_pull
+
+        mine = [read_pull(Json(p)) for p in state.pulls.values()
+                if p["head"]["ref"] == run.head_branch]  # fmt: skip
+        changed = {p.number: [e for e in state.timeline.get(p.number, [])
+                              if e["event"] == "base_ref_changed"] for p in mine}  # fmt: skip
+        pulls = pulls_facts(mine, changed)
+    tip = _main_tip(state)
+    issuer_id = ISSUER_RUNS + run_id
+    facts = IssueFacts(
+        REPO, Issuer(ISSUER_WORKFLOW, "refs/heads/main", tip, issuer_id, 1), run, checkout,
+        pulls, claim, {n: {m: sha256(d) for m, d in f.items()} for n, f in files.items()},
+        archives, files.get("sweep-manifest", {}).get("sweep-manifest.json"), images or [],
+        {}, _table(files.get("results_bmk")),
+    )  # fmt: skip
+    receipt = issued_receipt(facts)
+    data = canonical(receipt)
+    state.runs[:] = [r for r in state.runs if r["id"] != issuer_id]
+    created = datetime.fromisoformat(found["created_at"].replace("Z", "+00:00"))
+    state.add_run(issuer_id, head_sha=tip, minute=(created - T0).total_seconds() / 60 + 40,
+                  branch="main", event="workflow_run", path=ISSUER_WORKFLOW,
+                  artifacts=[issued_artifact(run_id, run.run_attempt)])  # fmt: skip
+    state.runs.insert(0, state.runs.pop())  # the sweep runs stay last, as tests expect
+    state.blobs[state.artifacts[issuer_id][0]["id"]] = zipped(ISSUED_FILE, data.decode())
+    if attest_receipt:
+        fields = identity(REPO, ISSUER_WORKFLOW, "refs/heads/main", tip, "workflow_run", issuer_id)
+        state.attestations.setdefault(sha256(data), []).append(FULCIO.attest(sha256(data), fields))
     return receipt
 
 
@@ -228,6 +332,7 @@ class Green:
             if evaluated(manifest):
                 artifacts.append("eval_results_all")
         self.state.add_run(run_id, head_sha=sha, minute=minute, artifacts=artifacts, **run)
+        self.publish_merge(run_id, merge)
         for artifact in self.state.artifacts[run_id]:
             if artifact["name"] == "sweep-manifest":
                 self.state.blobs[artifact["id"]] = manifest_zip(manifest)
@@ -236,6 +341,13 @@ class Green:
         seal(self.state, run_id, out.read_bytes(), merge)
         self.manifests[run_id] = manifest
         return manifest
+
+    def publish_merge(self, run_id: int, merge: str) -> None:
+        """GitHub's test merge as origin keeps it (refs/pull/7/merge; fetchable by id later),
+        and the run's checkout as GitHub records it."""
+        self.runner.git("push", "-q", "-f", "origin", f"{merge}:refs/pull/7/merge",
+                        f"{merge}:refs/runs/{run_id}")  # fmt: skip
+        self.state.run_checkouts[run_id] = ("refs/pull/7/merge", merge)
 
     def merge(self, **files: str | bytes) -> str:
         """Squash-merge the PR into main (its merge with main, or `files` on top of it)."""
@@ -319,6 +431,9 @@ def open_pr(
         shutil.copytree(origin, target, ignore=shutil.ignore_patterns("hooks"))  # fewer files
         origin = target
     branch = PrBranch(origin)
+    # GitHub serves any commit of the repository by id (a merge commit of a PR included).
+    subprocess.run(["git", "config", "uploadpack.allowAnySHA1InWant", "true"], cwd=origin,
+                   check=True)  # fmt: skip
     state.git_remote = str(origin)
     state.add_pull(7, head_sha=sha1, labels=list(labels), commits=[sha0, sha1])
     state.label(7, "labeled", labels[0], 10)

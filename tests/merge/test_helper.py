@@ -145,9 +145,14 @@ def test_preflight_refuses_two_full_sweep_labels(project, api) -> None:
     assert branch(origin, "feature") == pr_head
 
 
+def sweep_run(api) -> dict:
+    """The PR's sweep run (the issuer's run of it is listed too)."""
+    return next(r for r in api.state.runs if r["path"].endswith("/run-sweep.yml"))
+
+
 def test_no_reusable_sweep_no_merge(project, api) -> None:
     repo, origin, pr_head = project
-    api.state.runs[0]["conclusion"] = "failure"
+    sweep_run(api)["conclusion"] = "failure"
     result = run_merge(repo)
     assert result.exit_code == 1 and "no reusable sweep" in result.output
     assert branch(origin, "feature") == pr_head and api.state.comments == []
@@ -162,7 +167,7 @@ def test_merge_refuses_a_pr_that_edits_history(project, api) -> None:
     repo.git("checkout", "-q", "main")
     api.state.pulls[7]["head"]["sha"] = head
     api.state.pull_commits[7] = [head]
-    api.state.runs[0]["head_sha"] = head
+    sweep_run(api)["head_sha"] = head
     result = run_merge(repo)
     assert "no reusable sweep" not in result.output
     assert result.exit_code == 1

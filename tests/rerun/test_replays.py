@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.errors import UsageError
 from infx.matrix.options import PlanOptions
-from infx.rerun.facts import zip_bytes
 from infx.rerun.rules import jobs_of
 from infx.results.ingest.collect import merge
 from infx.sweep.record import RunRecord
 from tests.conftest import make_repo
 from tests.github.fake_api import FakeGitHub, stamp
+from tests.github.scenario import zip_files as zip_bytes
 from tests.rerun.test_rules import measured, plan_of
 
 RUN = 4100

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -13,9 +14,10 @@ from infx.github.actions import CommentEvent
 from infx.github.client import Artifact, Comment, LabelEvent, Pull, Run
 from infx.matrix.manifest import SweepOptions, build, differences, file_digest, summarize
 from infx.matrix.plan import Plan
-from infx.reuse.ack import decide_ack
+from infx.reuse.ack import AckReads, decide_ack
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local, decide_gate
+from infx.reuse.issue_facts import Issued
 from infx.reuse.measured import STATUS_LENGTH, Derived, Merging, reuse_status, verdict
 from infx.reuse.source import (
     MAX_CANDIDATES,
@@ -78,7 +80,12 @@ def run(rid: int, sha: str = HEAD, minute: float = 60, **kw) -> Run:
 
 
 def artifact(name: str = "results_bmk", expired: bool = False) -> Artifact:
-    return Artifact(1, name, expired, at(90))
+    return Artifact(1, name, expired, at(90), digest=zip_of(name))
+
+
+def zip_of(name: str) -> str:
+    """The digest GitHub lists for an artifact of that name (what the issuer sealed)."""
+    return "sha256:" + hashlib.sha256(name.encode()).hexdigest()
 
 
 def candidate(rid: int, sha: str = HEAD, minute: float = 60, names=("results_bmk",), **kw):
@@ -146,20 +153,26 @@ def honest(manifest: dict) -> Merging:
 MERGING = honest(record(event="push", label=""))
 
 
-def sealed(of: Run, manifest: dict) -> dict:
-    """The receipt run `of`'s collect job writes: its manifest, no job images."""
-    from infx.reuse.receipt import RunFacts, run_receipt
+def sealed(of: Candidate, manifest: dict) -> Issued:
+    """The issuer's receipt of run `of`: its manifest, the archives of its artifacts as
+    GitHub lists them, no job images; GitHub's attestation says it ran for PR #7's merge."""
+    from infx.reuse.issuer import Checkout, IssueFacts, Issuer, issued_receipt
 
-    facts = RunFacts(REPO, of.id, 1, of.event, of.path, of.head_sha, of.head_sha, "")
-    return run_receipt(facts, {}, json.dumps(manifest).encode(), {}, {}, [])
+    checkout = Checkout("refs/pull/7/merge", "c" * 40, "attestation", "github-hosted")
+    arts = {a.name: {"x.json": zip_of(a.name)} for a in of.artifacts if not a.expired}
+    issuer = Issuer(".github/workflows/sweep-receipt.yml", "refs/heads/main", "e" * 40, 99, 1)
+    facts = IssueFacts(REPO, issuer, of.run, checkout, None, None, arts,
+                       {name: zip_of(name) for name in arts}, json.dumps(manifest).encode(),
+                       [], {}, None)  # fmt: skip
+    return Issued(issued_receipt(facts))
 
 
 def facts(*candidates: Candidate, exhausted: bool = False, **kw) -> SourceFacts:
-    """The PR's candidates; the receipt read is the newest candidate's (or `receipt`)."""
+    """The PR's candidates; the receipt read is the newest candidate's (or `issued`)."""
     kw.setdefault("manifest", record())
     if candidates and kw["manifest"] is not None:
         newest = max(candidates, key=lambda c: (c.run.created_at, c.run.id))
-        kw.setdefault("receipt", sealed(newest.run, kw["manifest"]))
+        kw.setdefault("issued", {newest.run.id: sealed(newest, kw["manifest"])})
     return SourceFacts(frozenset({HEAD, OLD}), candidates, exhausted, **kw)
 
 
@@ -220,10 +233,22 @@ def test_unpinned_takes_the_newest_successful_run_with_results() -> None:
     assert chosen is not None and chosen.run.id == 3 and why == ""
 
 
-def test_pinned_run_may_have_failed_but_must_exist_and_carry_results() -> None:
+@pytest.mark.parametrize("conclusion", ["failure", "cancelled"])
+def test_a_pinned_run_that_failed_is_never_published(conclusion) -> None:
+    """Issue 31, case 5: `/use <failed run>` published a config whose eval failed its
+    accuracy floor (the job failed; main's own sweep would never have been stored)."""
     pinned = Request(None, ReuseCommand(2))
-    failed = facts(candidate(2, conclusion="failure"))
-    assert pick_run(pinned, failed, "run-sweep.yml", 7, REPO)[0].run.id == 2
+    failed = facts(candidate(2, conclusion=conclusion))
+    chosen, why = pick_run(pinned, failed, "run-sweep.yml", 7, REPO)
+    assert chosen is None
+    assert (
+        f"run 2 concluded {conclusion}: reuse publishes only a sweep whose every job passed" in why
+    )
+
+
+def test_a_pinned_run_must_exist_and_carry_results() -> None:
+    pinned = Request(None, ReuseCommand(2))
+    assert pick_run(pinned, facts(candidate(2)), "run-sweep.yml", 7, REPO)[0].run.id == 2
     assert "does not exist in acme/bench" in pick_run(pinned, facts(), "run-sweep.yml", 7, REPO)[1]
     bare = facts(candidate(2, names=("bmk_agentic_x_0_0",)))
     assert (
@@ -425,25 +450,70 @@ def event(body: str, cid: int = 1, on_pr: bool = True, updated: str = "2026-11-3
     return CommentEvent(7, on_pr, cid, body, updated)
 
 
+def reads(
+    current: Comment | None,
+    facts: PullFacts | None,
+    merging: Merging = MERGING,
+    log: list[str] | None = None,
+) -> AckReads:
+    """The ack decision's reads, answered from values; `log` lists each read it asked for."""
+    asked = [] if log is None else log
+
+    def read(name: str, value):
+        asked.append(name)
+        assert value is not None, f"{name} was read"
+        return value
+
+    return AckReads(
+        lambda: read("comment", current),
+        lambda _: read("pull", facts and PullFacts(facts.pull, facts.comments, facts.permissions)),
+        lambda found, _: read("source", facts and PullFacts(found.pull, found.comments,
+                                                            found.permissions, facts.source)),
+        lambda _: read("merging", merging),
+    )  # fmt: skip
+
+
 def test_ack_cases() -> None:
     mine = comment(1, "m", "/reuse-sweep-run", 5)
     pr = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
-    ok = decide_ack(event(mine.body), mine, pr, MERGING, repo=REPO, workflow="run-sweep.yml")
+    ok = decide_ack(event(mine.body), reads(mine, pr), repo=REPO, workflow="run-sweep.yml")
     assert ok.reaction == "+1" and "run 1 of PR #7 measured exactly" in ok.reason
-    assert ok.verdict is not None and ok.verdict.ok
-    edited = decide_ack(event("/reuse-sweep-run 9"), mine, pr, MERGING, repo=REPO, workflow="w")
+    assert ok.verdict is not None and ok.verdict.ok and ok.pull == pr.pull
+    edited = decide_ack(event("/reuse-sweep-run 9"), reads(mine, pr), repo=REPO, workflow="w")
     assert edited.reaction is None and "changed since this event" in edited.reason
-    assert decide_ack(event("hi"), None, None, MERGING, repo=REPO, workflow="w").reaction is None
+    assert decide_ack(event("hi"), reads(None, None), repo=REPO, workflow="w").reaction is None
     reader = PullFacts(pull(), (mine,), {"m": "read"}, None)
-    refused = decide_ack(event(mine.body), mine, reader, MERGING, repo=REPO, workflow="w")
+    refused = decide_ack(event(mine.body), reads(mine, reader), repo=REPO, workflow="w")
     assert refused.reaction == "-1" and refused.verdict is None
     newer = comment(2, "o", "/reuse-sweep-run", 9, "OWNER")
     superseded = PullFacts(pull(), (mine, newer), {"m": "write", "o": "admin"}, None)
-    result = decide_ack(event(mine.body), mine, superseded, MERGING, repo=REPO, workflow="w")
+    result = decide_ack(event(mine.body), reads(mine, superseded), repo=REPO, workflow="w")
     assert result.reaction == "-1" and "newest: 2" in result.reason
     differs = honest(record(event="push", rows=5))
-    no = decide_ack(event(mine.body), mine, pr, differs, repo=REPO, workflow="run-sweep.yml")
+    no = decide_ack(event(mine.body), reads(mine, pr, differs), repo=REPO, workflow="run-sweep.yml")
     assert no.reaction == "-1" and "did not measure what merges" in no.reason
+
+
+def test_ack_reads_only_as_far_as_its_answer() -> None:
+    """Each early answer stops the reading there: an ignored event reads nothing, a stale
+    comment no PR, a refused or closed request no runs, and only a judged request what
+    merges."""
+    mine = comment(1, "m", "/reuse-sweep-run", 5)
+    pr = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
+    closed = PullFacts(pull(state="closed"), (mine,), {"m": "write"}, facts(candidate(1)))
+    reader = PullFacts(pull(), (mine,), {"m": "read"}, facts(candidate(1)))
+    cases = [
+        (event("hi"), pr, []),
+        (event("/reuse-sweep-run", on_pr=False), pr, []),
+        (event("/reuse-sweep-run 9"), pr, ["comment"]),
+        (event(mine.body), reader, ["comment", "pull"]),
+        (event(mine.body), closed, ["comment", "pull"]),
+        (event(mine.body), pr, ["comment", "pull", "source", "merging"]),
+    ]
+    for sent, found, expected in cases:
+        log: list[str] = []
+        decide_ack(sent, reads(mine, found, log=log), repo=REPO, workflow="run-sweep.yml")
+        assert log == expected, sent
 
 
 def staged(**kw) -> StageFacts:

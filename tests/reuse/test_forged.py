@@ -21,7 +21,7 @@ jobs:
   setup:
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
+      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683
       - run: infx sweep plan --from-event --manifest sweep-manifest.json
   single:
     needs: setup
@@ -62,8 +62,12 @@ def forged_run(pr: Green, run_id: int, sha: str, manifest: dict, **run: object) 
             "sweep-manifest": manifest_zip(manifest),
         }.get(artifact["name"], zipped(f"{artifact['name']}.json", "{}"))
         pr.state.blobs[artifact["id"]] = blob
-    # The forged workflow writes whatever receipt it likes: a consistent one.
-    seal(pr.state, run_id, json.dumps(manifest).encode(), sha)
+    # The forged workflow writes whatever claim it likes: a consistent one. It ran for the
+    # PR's merge with main (a pull_request run), as GitHub's record of it says.
+    merge = pr.merge_commit(sha)
+    if pr.state.runs[-1]["event"] == "pull_request":
+        pr.publish_merge(run_id, merge)
+    seal(pr.state, run_id, json.dumps(manifest).encode(), merge)
 
 
 def ask(pr: Green, body: str) -> None:
@@ -142,8 +146,8 @@ def test_a_forged_local_action_is_refused(api) -> None:
     """`uses: ./` installs from action.yml: its steps ran too."""
     pr = green_pr(api.state)
     with_action = HONEST.replace(
-        "      - uses: actions/checkout@v4\n",
-        "      - uses: actions/checkout@v4\n      - uses: ./\n",
+        "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n",
+        "      - uses: actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683\n      - uses: ./\n",
     )
     pr.branch.on_main(
         "action",

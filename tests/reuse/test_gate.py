@@ -100,14 +100,16 @@ def test_expired_artifacts(api) -> None:
     assert "with an unexpired results_bmk artifact" in out["reuse-reason"]
 
 
-def test_failed_run_pinned_versus_unpinned(api) -> None:
+def test_a_failed_run_is_published_neither_found_nor_pinned(api) -> None:
+    """Issue 31, case 5: main's own failing sweep is never stored; a pinned one was."""
     pr = green_pr(api.state)
     api.state.runs[-1]["conclusion"] = "failure"
     _, out = pr.gate()
     assert out["reuse-source-run-id"] == str(RUN - 1)  # unpinned: only successful runs
     api.state.add_comment(7, "owner", f"/reuse-sweep-run {RUN}", 150, "OWNER")
     _, out = pr.gate()
-    assert out["reuse-enabled"] == "true" and out["reuse-source-run-id"] == str(RUN)
+    assert out["reuse-enabled"] == "false"
+    assert f"run {RUN} concluded failure: reuse publishes only a sweep" in out["reuse-reason"]
 
 
 def test_pinned_run_of_another_workflow_or_event(api) -> None:
@@ -152,7 +154,9 @@ def test_a_change_to_the_recipe_the_rows_run_voids_reuse(api) -> None:
 def test_merges_of_main_and_link_fixes_keep_reuse(api) -> None:
     pr = green_pr(api.state)
     api.state.runs[-1]["head_sha"] = pr.sha0  # the sweep ran before the link was fixed
-    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), pr.sha0)
+    merge = pr.merge_commit(pr.sha0)
+    pr.publish_merge(RUN, merge)
+    seal(api.state, RUN, json.dumps(pr.manifests[RUN]).encode(), merge)
     pr.branch.on_main(
         **{
             "perf-changelog.yaml": changelog(MAIN_ENTRY),

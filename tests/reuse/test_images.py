@@ -143,12 +143,15 @@ def test_a_run_whose_jobs_do_not_say_what_they_pulled_is_not_reused(api, images,
     assert out["reuse-enabled"] == "false" and says in out["reuse-reason"], out["reuse-reason"]
 
 
-def test_a_run_without_a_receipt_is_not_reused(api) -> None:
+def test_a_run_the_issuer_never_sealed_is_not_reused(api) -> None:
+    """The run's own claim (its sweep-receipt) vouches for nothing: the issuer's does."""
+    from tests.github.scenario import ISSUER_RUNS
+
     pr = green_pr(api.state)
-    api.state.artifacts[RUN] = [a for a in api.state.artifacts[RUN] if a["name"] != "sweep-receipt"]
+    api.state.artifacts[ISSUER_RUNS + RUN] = []
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
-    assert f"run {RUN} has no unexpired sweep-receipt artifact" in out["reuse-reason"]
+    assert f"run {RUN} has no receipt from the issuer (run-receipt-{RUN}-1)" in out["reuse-reason"]
 
 
 @pytest.mark.parametrize(("policy", "reused"), [("record", "true"), ("refuse", "false")])

@@ -32,6 +32,7 @@ from tests.reuse.test_decisions import (
     event,
     facts,
     pull,
+    reads,
     staged,
 )
 
@@ -42,7 +43,7 @@ EVIL = "x<img src=x onerror=alert(1)>|*@team"
 def test_ack_outcome_reacts_sets_the_status_and_escapes_the_summary() -> None:
     mine = comment(1, "m", "/reuse-sweep-run", 5)
     ok = PullFacts(pull(), (mine,), {"m": "write"}, facts(candidate(1)))
-    found = ack(event(mine.body), mine, ok, MERGING, SCOPE)
+    found = ack(event(mine.body), reads(mine, ok), SCOPE)
     assert found.decision.reaction == "+1" and found.decision.dispatch is None
     assert found.decision.status is not None and found.decision.status.sha == HEAD
     assert found.decision.status.status.description == "ready: run 1 measured exactly this"
@@ -52,12 +53,12 @@ def test_ack_outcome_reacts_sets_the_status_and_escapes_the_summary() -> None:
     assert found.lines == ("accepted: run 1 of PR #7 measured exactly what merges",)
     # A reason quoting a branch name is data: inert in the summary, as is in the log.
     elsewhere = PullFacts(pull(base_ref=EVIL), (mine,), {"m": "write"}, facts(candidate(1)))
-    refused = ack(event(mine.body), mine, elsewhere, MERGING, SCOPE)
+    refused = ack(event(mine.body), reads(mine, elsewhere), SCOPE)
     assert refused.decision.reaction == "-1"
     assert "<img" not in refused.summary and "&lt;img" in refused.summary
     assert "\\|\\*@&#8203;team" in refused.summary
     assert refused.lines == (f"refused: PR #7 merges into {EVIL}, not main",)
-    ignored = ack(event("hello"), None, None, MERGING, SCOPE)
+    ignored = ack(event("hello"), reads(None, None), SCOPE)
     assert ignored.decision == Decision() and ignored.summary.startswith(
         "### /reuse-sweep-run ignored"
     )

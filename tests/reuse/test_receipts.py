@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from infx import schemas
 from infx.cli import cli
-from infx.reuse.receipt import RunFacts, digest, run_receipt, sha256
+from infx.reuse.receipt import digest, sha256
 from tests.conftest import GitRepo
 from tests.github.scenario import RUN, green_pr, inside
 from tests.history.tables import curve, table
@@ -153,12 +153,23 @@ def test_receipt_run_outside_actions_is_one_line(collected: Path) -> None:
 # --- storing beside the rows ----------------------------------------------------------------
 
 
-def sealed_table(run_id: int) -> tuple[bytes, dict]:
+def sealed_table(run_id: int, event: str = "push", extra: dict | None = None) -> tuple[bytes, dict]:
+    """A run's table and the issuer's receipt of the run (`extra`: more artifacts)."""
+    from datetime import UTC, datetime
+
+    from infx.github.client import Run
+    from infx.reuse.issue_facts import _table
+    from infx.reuse.issuer import Checkout, IssueFacts, Issuer, issued_receipt
+
     data = json.dumps(table(run_id, curve(1000))).encode()
-    facts = RunFacts("acme/bench", run_id, 1, "push", ".github/workflows/run-sweep.yml",
-                     "c3" * 20, "c3" * 20, "refs/heads/main")  # fmt: skip
-    members = {"results_bmk": {"results.json": sha256(data)}}
-    return data, run_receipt(facts, {}, None, members, {}, [])
+    run = Run(run_id, "c3" * 20, event, "completed", "success", ".github/workflows/run-sweep.yml",
+              1, "", datetime(2026, 1, 1, tzinfo=UTC), "main", "acme/bench")  # fmt: skip
+    members = {"results_bmk": {"results.json": sha256(data)}, **(extra or {})}
+    issuer = Issuer(".github/workflows/sweep-receipt.yml", "refs/heads/main", "e" * 40, 9, 1)
+    facts = IssueFacts("acme/bench", issuer, run, Checkout("refs/heads/main", "c3" * 20, "event"),
+                       None, None, members, {}, None, [], {},
+                       _table({"results.json": data}))  # fmt: skip
+    return data, issued_receipt(facts)
 
 
 def store(tmp: Path, run_id: int, table_bytes: bytes, *docs: dict) -> object:
@@ -196,9 +207,13 @@ def test_a_run_receipt_is_stored_beside_the_rows_it_sealed(tmp_path: Path) -> No
     ("case", "says"),
     [
         ("another table", "the table stored is not the one run 6000's receipt sealed"),
-        ("another run", "measured by run 6001, and no merge receipt says who republished it"),
+        ("another run", "need the issuer's receipt of run 6000 alone"),
         ("not stored", "run 6002 is not in the history: store its results first"),
-        ("two run receipts", "need one run receipt and at most one merge receipt"),
+        ("two run receipts", "two receipts of one run, or two merge receipts"),
+        (
+            "the run's own claim",
+            "is that run's own claim, not the issuer's: it vouches for nothing",
+        ),
     ],
 )
 def test_receipts_that_do_not_chain_with_the_table_are_refused(tmp_path: Path, case, says) -> None:
@@ -213,8 +228,14 @@ def test_receipts_that_do_not_chain_with_the_table_are_refused(tmp_path: Path, c
     elif case == "not stored":
         data2, receipt2 = sealed_table(6002)
         result = store(tmp_path, 6002, data2, receipt2)
-    else:
+    elif case == "two run receipts":
         result = store(tmp_path, 6000, data, receipt, receipt)
+    else:
+        claim = {k: v for k, v in receipt.items() if k not in ("issuer", "checkout", "table",
+                                                               "archives", "claim")}  # fmt: skip
+        claim["run"] = {k: v for k, v in claim["run"].items() if k in ("id", "attempt", "event",
+                        "workflow", "sha", "head_sha", "ref")}  # fmt: skip
+        result = store(tmp_path, 6000, data, claim)
     assert result.exit_code == 1, result.output
     assert says in result.output and "Traceback" not in result.output
 
@@ -276,3 +297,96 @@ def test_no_merge_receipt_means_no_reuse(api, tmp_path, monkeypatch) -> None:
     assert result.exit_code == 2 and not (tmp_path / "r.json").exists()
     outputs = read_step_file(tmp_path / "out")
     assert outputs["reuse-enabled"] == "false" and "approvals" in outputs["reuse-reason"]
+
+
+# --- issue 31, case 10: a receipt that leaves an artifact out --------------------------------
+
+
+def test_receipt_check_refuses_an_artifact_the_receipt_does_not_seal(collected: Path) -> None:
+    """A receipt sealing changelog-metadata alone let changed results through
+    ("N member(s) match"): every artifact given must be sealed."""
+    args = ["receipt", "run", "--out", "out/partial.json", "--manifest", "sweep-manifest.json",
+            "--artifact", "changelog-metadata=changelog-metadata.json"]  # fmt: skip
+    with inside(collected):
+        assert CliRunner().invoke(cli, args, env=actions_env(collected)).exit_code == 0
+        (collected / "results_bmk" / "results.json").write_text('{"rows": []}')
+        check = ["receipt", "check", "--receipt", "out/partial.json",
+                 "--artifact", "results_bmk=results_bmk",
+                 "--artifact", "changelog-metadata=changelog-metadata.json"]  # fmt: skip
+        result = CliRunner().invoke(cli, check)
+    assert result.exit_code == 1, result.output
+    assert "results_bmk: not sealed by the receipt" in result.output
+    assert "match" not in result.output
+
+
+# --- issue 31, case 9: provenance recomputes what the history holds -------------------------
+
+
+def stored_chain(tmp_path: Path) -> str:
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    assert store(tmp_path, 6000, data, receipt).exit_code == 0
+    return str(tmp_path / "history.sqlite")
+
+
+def provenance(history: str, target: str = "6000") -> object:
+    return CliRunner().invoke(cli, ["results", "provenance", target, "--history", history])
+
+
+def tamper(history: str, sql: str, *args: object) -> None:
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        conn.execute(sql, args)
+
+
+def test_an_untouched_chain_holds(tmp_path: Path) -> None:
+    result = provenance(stored_chain(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "broken" not in result.output
+
+
+def double_a_point(history: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(points)")]
+        chosen = ", ".join("'doubled'" if c == "variant" else c for c in columns)
+        conn.execute(
+            f"INSERT INTO points ({', '.join(columns)}) SELECT {chosen} FROM points LIMIT 1"
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda h: tamper(h, "UPDATE points SET data = replace(data, '1000', '2000') WHERE conc = 8"),
+         "(3 stored, 3 sealed, or other values)"),
+        (double_a_point, "(4 stored, 3 sealed, or other values)"),
+    ],
+    ids=["changed", "doubled"],
+)  # fmt: skip
+def test_a_stored_point_changed_or_doubled_breaks_the_chain(tmp_path: Path, change, says) -> None:
+    """Stored points used to be taken as they were; now they are recomputed into the
+    digest the issuer sealed of the table."""
+    history = stored_chain(tmp_path)
+    change(history)
+    result = provenance(history)
+    assert result.exit_code == 1
+    assert f"its stored points are not the ones the issuer sealed {says}" in result.output
+
+
+def test_a_rewritten_receipt_breaks_the_chain(tmp_path: Path) -> None:
+    """The stored receipt's entries rewritten (here to seal other points): its digest is
+    recomputed, never read."""
+    history = stored_chain(tmp_path)
+    import sqlite3
+
+    with sqlite3.connect(history) as conn:
+        (data,) = conn.execute("SELECT data FROM receipts WHERE kind = 'run'").fetchone()
+        doc = json.loads(data)
+        doc["table"]["points"] = "sha256:" + "0" * 64
+        conn.execute("UPDATE receipts SET data = ? WHERE kind = 'run'", (json.dumps(doc),))
+    result = provenance(history)
+    assert result.exit_code == 1
+    assert "the stored run receipt was rewritten" in result.output

@@ -162,3 +162,26 @@ def test_the_documented_synopsis_is_the_command() -> None:
     documented = set(re.findall(r"--[a-z][a-z-]*", block))
     options = {o for p in command.params for o in p.opts if o.startswith("--")}
     assert documented == options
+
+
+def test_the_site_names_neither_the_build_machine_s_paths_nor_the_database_s_address(
+    empty_history: str, tables: dict[str, Path], bench_repo: Repo, tmp_path: Path
+) -> None:
+    """Issue 31, case 11: the published files said where the history lived (an SQLite path
+    on the build machine; for PostgreSQL user@host:port/db)."""
+    from sqlalchemy.engine import make_url
+
+    ingest(empty_history, tables, MAIN_RUNS[:2])
+    out = tmp_path / "published"
+    code, output = build("--history", empty_history, "--out", str(out),
+                         "--repo-dir", str(bench_repo.path))  # fmt: skip
+    assert code == 0, output
+    url = make_url(empty_history)
+    secret = [str(tmp_path), str(bench_repo.path), url.database]
+    if url.host:
+        secret += [f"{url.host}:{url.port}", f"{url.username}@", f"/{url.database}"]
+    text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    for word in secret:
+        assert word not in text, word
+    kind = "PostgreSQL" if url.host else "SQLite"
+    assert f"main's {kind} history" in document(out / "data" / "index.js")["source"]

@@ -19,13 +19,14 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from infx.errors import GitHubError
 from infx.github.budget import Meter, Tab
 from infx.github.values import Artifact, Run
-from infx.results.ingest.process import TABLE_FILE, result_errors
+from infx.results.ingest.process import FORMAT, TABLE_FILE, result_errors
 from infx.results.table.keys import configs_of
+from infx.results.table.rows import Row, RunInfo, Table, run_of
 
 RESULTS_ARTIFACT = "results_bmk"
 ANY = "*"  # stands for every config: main's history whatever it holds
@@ -54,26 +55,22 @@ class Client(Protocol):
 @dataclass(frozen=True)
 class Baseline:
     run: Run
-    rows: list[dict[str, Any]]
-    meta: dict[str, Any] = field(default_factory=dict)  # the table's own `run`, if any
+    rows: list[Row]
+    meta: RunInfo = field(default_factory=RunInfo)  # the table's own `run`, if any
 
-    @property
-    def name(self) -> str:
-        return f"main run [{self.run.id}]({self.run.html_url}) (`{self.run.head_sha[:7]}`)"
-
-    def document(self) -> dict[str, Any]:
+    def document(self) -> Table:
         """The table as a history entry: its rows and the run that made them (the API's
         facts where the table does not say)."""
         run = self.run
-        meta = {
+        meta: RunInfo = {
             "id": run.id,
             "attempt": run.run_attempt,
             "sha": run.head_sha,
             "url": run.html_url,
             "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
-            **self.meta,
         }
-        return {"format": "infx-results/1", "run": meta, "rows": self.rows}
+        meta.update(self.meta)
+        return {"format": FORMAT, "run": meta, "rows": self.rows}
 
 
 @dataclass
@@ -115,7 +112,7 @@ class Search:
         return text
 
 
-def read_document(archive: Path, label: str) -> dict[str, Any]:
+def read_document(archive: Path, label: str) -> Table:
     """The results table inside an artifact zip; ValueError says why it cannot be used."""
     try:
         with zipfile.ZipFile(archive) as zf:
@@ -130,7 +127,7 @@ def read_document(archive: Path, label: str) -> dict[str, Any]:
         raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
     if not isinstance(doc, dict) or result_errors(doc):
         raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
-    return doc
+    return cast(Table, doc)  # the schema accepted it
 
 
 def main_results(
@@ -199,7 +196,7 @@ def _walk(
 
 def download(
     client: Client, search: Search, run: Run, artifact: Artifact, folder: Path
-) -> dict[str, Any] | None:
+) -> Table | None:
     """The run's results table (one request), or None with the reason in `search.skipped`."""
     label = f"run {run.id}"
     if artifact.expired:
@@ -220,7 +217,7 @@ def download(
 
 def find(
     client: Client,
-    rows: list[dict[str, Any]] | None,
+    rows: list[Row] | None,
     *,
     workflow: str,
     branch: str = "main",
@@ -263,7 +260,7 @@ def _find(
             if not covered:
                 search.skipped.append(f"run {run.id} (none of these configs)")
                 return
-            search.baselines.append(Baseline(run, table, dict(doc.get("run") or {})))
+            search.baselines.append(Baseline(run, table, run_of(doc)))
             wanted -= covered
 
         def more() -> bool:
@@ -292,7 +289,7 @@ def _find(
     return search
 
 
-def all_configs(client: Client, *, workflow: str, branch: str, runs: int) -> list[dict[str, Any]]:
+def all_configs(client: Client, *, workflow: str, branch: str, runs: int) -> list[Table]:
     """Main's newest `runs` results tables holding anything, oldest first, as history."""
     search = find(client, None, workflow=workflow, branch=branch, budget=runs + 6, runs=runs)
     return [b.document() for b in reversed(search.baselines)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from infx.context import repo_slug
 from infx.errors import GitHubError
@@ -22,6 +22,7 @@ from infx.results.compare.rules import (
     api_history,
 )
 from infx.results.render.comment import sticky
+from infx.results.table.rows import Row
 from infx.results.verdict.gate import (
     Acknowledgement,
     acknowledgement,
@@ -64,14 +65,14 @@ def client_of(repo: str | None) -> Callable[[], GitHub]:
 
     @cache
     def client() -> GitHub:
-        from infx.github.client import GitHub
+        from infx.github.client import GitHub  # PyGithub: start-up time
 
         return GitHub(repo_slug(repo))
 
     return client
 
 
-def main_history(client: Reader, rows: list[dict[str, Any]], source: HistorySource) -> MainHistory:
+def main_history(client: Reader, rows: list[Row], source: HistorySource) -> MainHistory:
     """Main's runs holding these rows' configs, through the API within the request budget."""
     runs = source.api_runs
     branch = source.branch or "main"

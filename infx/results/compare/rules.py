@@ -17,13 +17,20 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from infx.errors import UsageError
-from infx.markdown import link
+from infx.markdown import EMPTY, Md, code, link, text
 from infx.results.render.cells import SUMMARY_LIMIT
-from infx.results.render.comment import Context, check_output, comment
-from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_line
+from infx.results.render.comment import (
+    CHECK_LIMIT,
+    COMMENT_LIMIT,
+    Context,
+    check_output,
+    comments,
+)
+from infx.results.table.rows import RunInfo, Table, run_of
+from infx.results.verdict.gate import Acknowledgement, ack_note, verdict_digest, verdict_line
 from infx.results.verdict.report import Report
 from infx.results.verdict.words import NEW
-from infx.settings import Settings
+from infx.settings import SWEEP_WORKFLOW, Settings
 
 
 class _Dataclass(Protocol):
@@ -34,8 +41,8 @@ class _Dataclass(Protocol):
 
 T = TypeVar("T", bound=_Dataclass)
 CHECK_NAME = "infx/results"
-DEFAULT_WORKFLOW = "run-sweep.yml"
 DEFAULT_BOT = "github-actions[bot]"
+DEFAULT_WORKFLOW = SWEEP_WORKFLOW
 STATS = ("numpy",)
 
 
@@ -109,6 +116,21 @@ class CompareRequest:
         source, reporting = _filled(HistorySource, options), _filled(Reporting, options)
         return _filled(cls, {**options, "source": source, "reporting": reporting})
 
+    def checked(self, settings: Settings) -> CompareRequest:
+        """The request with the settings' defaults filled in (the history source, the
+        acknowledge label); a usage error when it names two sources."""
+        label = self.reporting.ack_label or settings.results.acknowledge_label
+        return replace(
+            self,
+            source=self.source.checked(settings),
+            reporting=replace(self.reporting, ack_label=label),
+        )
+
+    def acknowledging(self, report: Report) -> int | None:
+        """The pull request whose acknowledgements to read: only a failing gate on one is
+        worth reading them for."""
+        return self.reporting.pr if report.failing else None
+
 
 def _filled(kind: type[T], options: Mapping[str, object]) -> T:
     """A dataclass whose fields take the options of the same names (typed by click)."""
@@ -120,34 +142,29 @@ def _filled(kind: type[T], options: Mapping[str, object]) -> T:
 class MainHistory:
     """Main's runs as results documents (oldest first), and how they were found."""
 
-    docs: list[dict[str, Any]]
-    described: str  # for the comment: "3 run(s) from `history`" and the like
+    docs: list[Table]
+    described: Md  # for the comment: "3 run(s) from `history`" and the like
     search: str | None = None  # the API search's account, said on stderr
 
 
-def without_own_run(history: MainHistory, *tables: Mapping[str, Any]) -> MainHistory:
+def without_own_run(history: MainHistory, *tables: Table) -> MainHistory:
     """This run's own tables (and its repeats') inside a --history folder or database are
     never its baseline."""
-    own = {i for t in tables if isinstance(i := (t.get("run") or {}).get("id"), int)}
-    if not own or not any(d["run"].get("id") in own for d in history.docs):
+    own = {i for t in tables if isinstance(i := run_of(t).get("id"), int)}
+    if not own or not any(run_of(d).get("id") in own for d in history.docs):
         return history
-    docs = [d for d in history.docs if d["run"].get("id") not in own]
+    docs = [d for d in history.docs if run_of(d).get("id") not in own]
     left = ", ".join(str(i) for i in sorted(own))
-    return MainHistory(docs, f"{history.described}; this run's own table ({left}) left out")
+    said = Md(f"{history.described}; this run's own table ({text(left)}) left out")
+    return MainHistory(docs, said)
 
 
-def api_history(docs: list[dict[str, Any]], branch: str, account: str) -> MainHistory:
+def api_history(docs: list[Table], branch: str, account: str) -> MainHistory:
     """Main's runs the API search found (oldest first), and its account of the search."""
-    described = f"{len(docs)} successful {branch} run(s) read through the API"
+    described = Md(f"{len(docs)} successful {text(branch)} run(s) read through the API")
     if not docs:
-        described = f"none found ({account})"
+        described = Md(f"none found ({text(account)})")
     return MainHistory(docs, described, f"history search: {account}")
-
-
-def acknowledging_pr(request: CompareRequest, report: Report) -> int | None:
-    """The pull request whose acknowledgements to read: only a failing gate on one is
-    worth reading them for."""
-    return request.reporting.pr if report.failing else None
 
 
 @dataclass(frozen=True)
@@ -170,11 +187,10 @@ class Verdict:
 
 
 def verdict_record(
-    pr: int, run: Mapping[str, Any], report: Report, head: str, digest: str
+    pr: int, run: RunInfo, report: Report, head: str, digest: str, document: dict[str, Any]
 ) -> Verdict | None:
-    """The row the verdicts table keeps of this comparison, when the table names its run."""
-    from infx.results.verdict.document import to_json
-
+    """The row the verdicts table keeps of this comparison (`document`: its verdict JSON),
+    when the table names its run."""
     run_id, attempt = run.get("id"), run.get("attempt", 1)
     if not isinstance(run_id, int) or not isinstance(attempt, int):
         return None
@@ -188,7 +204,7 @@ def verdict_record(
         verdict=report.verdict,
         passed=report.passed,
         digest=digest,
-        document=to_json(report),
+        document=document,
         ack_by=ack.by if ack else None,
         ack_who=ack.who if ack else None,
         ack_at=at,
@@ -224,58 +240,103 @@ class CompareOutcome:
         return 1 if self.failure else 0
 
 
+@dataclass(frozen=True)
+class Judgement:
+    """A comparison judged: this run's table, its report (acknowledged, when it was), the
+    history it was judged against, the acknowledgement read, and the plots drawn (None:
+    none asked for; `plot_failures` the ones that could not be, said, never failing it)."""
+
+    table: Table
+    report: Report
+    history: MainHistory
+    acknowledgement: Acknowledgement | None = None
+    plots: int | None = None
+    plot_failures: tuple[str, ...] = ()
+
+
 def outcome(
     request: CompareRequest,
-    report: Report,
-    history: MainHistory,
+    judged: Judgement,
     *,
-    ack_label: str,
-    plots: int | None = None,
     run_id: int | None = None,
-    plot_failures: tuple[str, ...] = (),
-    acknowledgement: Acknowledgement | None = None,
     site_url: str | None = None,
+    record_to: str | None = None,
 ) -> CompareOutcome:
-    """The comment, summary, stdout, check run and exit of a judged comparison. `plots`:
-    how many Pareto plots were drawn (None: none asked for), `plot_failures` the ones that
-    could not be (said, never failing the comparison)."""
-    from infx.results.verdict.document import to_json
-
-    how = request.reporting
-    plot_note = None
-    if plots is not None:
-        plot_note = f"{plots} PNG(s) in the `{how.plots_artifact}` artifact"
-        if plot_failures:
-            plot_note += f"; {len(plot_failures)} could not be drawn (the job log says why)"
-    context = Context(
-        history=history.described, plots=plot_note, ack_label=ack_label, run_id=run_id
-    )
-    if site_url and how.pr is not None:
-        where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
-        context = replace(context, overlay=f"This run over main's curves: {where}.")
-    if acknowledgement is not None:
-        line = verdict_line(acknowledgement.digest, acknowledgement.since)
-        note = ack_note(acknowledgement, ack_label) if report.ack is None else ""
-        context = replace(context, verdict_line=line, ack_note=note)
-    body = comment(report, context)
+    """The comment, summary, stdout, check run, verdict record and exit of a judged
+    comparison (`request` checked), in one pass: the comment's sections and the verdict's
+    JSON are made once, for every place that shows them. `record_to`: the history
+    database that keeps the verdict of a pull request's run (None: none does)."""
+    how, report = request.reporting, judged.report
+    context = _context(request, judged, run_id, site_url)
+    limits = (COMMENT_LIMIT, SUMMARY_LIMIT) + ((CHECK_LIMIT,) if how.check_sha else ())
+    bodies = comments(report, context, *limits)
+    body = bodies[COMMENT_LIMIT]
     check = None
     if how.check_sha:
-        conclusion, title, summary = check_output(report, context)
+        conclusion, title, summary = check_output(report, bodies[CHECK_LIMIT])
         check = CheckRun(CHECK_NAME, how.check_sha, conclusion, title, summary)
+    shows_json = how.output_format == "json" or how.verdict_out is not None
+    document = _verdict_json(report) if shows_json or record_to is not None else {}
+    shown = json.dumps(document, indent=2) if shows_json else ""
+    record = None
+    if how.pr is not None and record_to is not None:
+        run = run_of(judged.table)
+        head = how.check_sha or str(run.get("sha") or "")
+        found = judged.acknowledgement
+        digest = found.digest if found is not None else verdict_digest(report, head)
+        record = verdict_record(how.pr, run, report, head, digest, document)
     failure = None
     if not report.passed:
         failure = f"infx: results gate fails: {report.verdict.replace('-', ' ')}"
-    warnings = tuple(f"infx: warning: plot not drawn: {why}" for why in plot_failures)
+    warnings = tuple(f"infx: warning: plot not drawn: {why}" for why in judged.plot_failures)
+    search = judged.history.search
     return CompareOutcome(
-        notes=((history.search,) if history.search else ()) + warnings,
+        notes=((search,) if search else ()) + warnings,
         report=report,
         comment=body,
-        summary=comment(report, context, SUMMARY_LIMIT) + "\n",
-        stdout=json.dumps(to_json(report), indent=2) if how.output_format == "json" else body,
-        verdict=json.dumps(to_json(report), indent=2) if how.verdict_out is not None else "",
+        summary=bodies[SUMMARY_LIMIT] + "\n",
+        stdout=shown if how.output_format == "json" else body,
+        verdict=shown if how.verdict_out is not None else "",
         check=check,
         failure=failure,
+        record=record,
+        record_to=record_to if record is not None else None,
     )
+
+
+def _context(
+    request: CompareRequest, judged: Judgement, run_id: int | None, site_url: str | None
+) -> Context:
+    """What the comment says about where the numbers came from and how to acknowledge."""
+    how, report = request.reporting, judged.report
+    plot_note = None
+    if judged.plots is not None:
+        failed = f"; {len(judged.plot_failures)} could not be drawn (the job log says why)"
+        plot_note = Md(
+            f"{judged.plots} PNG(s) in the {code(how.plots_artifact)} artifact"
+            + (failed if judged.plot_failures else "")
+        )
+    context = Context(
+        history=judged.history.described, plots=plot_note, ack_label=how.ack_label, run_id=run_id
+    )
+    if site_url and how.pr is not None:
+        where = link(f"#{how.pr} on the results site", overlay_url(site_url, how.pr))
+        context = replace(context, overlay=Md(f"This run over main's curves: {where}."))
+    found = judged.acknowledgement
+    if found is not None:
+        line = verdict_line(found.digest, found.since)
+        note = ack_note(found, how.ack_label) if report.ack is None else EMPTY
+        context = replace(context, verdict_line=line, ack_note=note)
+    return context
+
+
+def _verdict_json(report: Report) -> dict[str, Any]:
+    """The verdict as JSON (schemas/results-verdict.schema.json)."""
+    # NumPy loads with the verdict's JSON (the noise model's constants): imported here so
+    # that `require_stats` says a missing `compare` extra in one line first.
+    from infx.results.verdict.document import to_json
+
+    return to_json(report)
 
 
 def overlay_url(site_url: str, pr: int) -> str:
@@ -286,13 +347,10 @@ def overlay_url(site_url: str, pr: int) -> str:
 def nothing_to_compare(request: CompareRequest) -> CompareOutcome:
     """A table without a row measured nothing, and nothing measured is not a pass: exit 1,
     and in JSON a verdict document saying so (its gate not passed)."""
-    from infx.results.verdict.document import to_json
-    from infx.results.verdict.report import Report
-
     said = f"{request.current} holds no results: nothing was measured"
     stdout = ""
     if request.reporting.output_format == "json":
-        doc = to_json(Report((), NEW, request.threshold, 0, (said,)))
+        doc = _verdict_json(Report((), NEW, request.threshold, 0, (said,)))
         doc["gate"]["passed"] = False
         stdout = json.dumps(doc, indent=2)
     return CompareOutcome(

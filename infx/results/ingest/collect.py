@@ -8,12 +8,13 @@ import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from infx import schemas
 from infx.errors import ResultsError
 from infx.results.ingest.process import TABLE_FILE, document, encoded
+from infx.results.render.summary import summary
 from infx.results.table.keys import point_key
+from infx.results.table.rows import Accuracy, Row, RunInfo, Table, config_identity
 
 _WORKER_COLUMNS = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware")
 
@@ -24,17 +25,16 @@ def csv_columns() -> tuple[str, ...]:
     return tuple(schemas.load("results-csv")["properties"])
 
 
-def _sort_key(row: dict[str, Any]) -> tuple[str, str, int]:
-    ident = dict(row["identity"])
-    conc = ident.pop("conc")
-    return (row["kind"], json.dumps(ident, sort_keys=True), conc)
+def _sort_key(row: Row) -> tuple[str, str, int]:
+    ident = config_identity(row["identity"])
+    return (row["kind"], json.dumps(ident, sort_keys=True), row["identity"]["conc"])
 
 
 @dataclass
 class Merged:
     """One results table, each point once, and where its rows came from."""
 
-    table: dict[str, Any]
+    table: Table
     earlier: int = 0  # points kept from earlier runs
     fresh: int = 0  # points this run measured
     replaced: int = 0  # of those, points an earlier run had measured too
@@ -42,26 +42,26 @@ class Merged:
 
 
 def merge(
-    jobs: list[tuple[str, dict[str, Any]]],
-    run: dict[str, Any] | None = None,
-    previous: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    jobs: list[tuple[str, Table]],
+    run: RunInfo | None = None,
+    previous: list[Table] | None = None,
+) -> Table:
     """Rows of every job file, each point once, in a stable order (kind, config,
     concurrency); see `merge_runs`."""
     return merge_runs(jobs, run, previous).table
 
 
 def merge_runs(
-    jobs: list[tuple[str, dict[str, Any]]],
-    run: dict[str, Any] | None = None,
-    previous: list[dict[str, Any]] | None = None,
+    jobs: list[tuple[str, Table]],
+    run: RunInfo | None = None,
+    previous: list[Table] | None = None,
 ) -> Merged:
     """This run's job files over the tables of earlier runs (oldest first): a point this run
     measured replaces an earlier run's, a newer earlier table an older one; a job that left
     no result removes nothing. Two job files of this run with the same point keep the later
     one in file order (a re-run job of the same name overwrites its artifact, so this only
     happens when the plan itself held a point twice) and are reported."""
-    points: dict[str, dict[str, Any]] = {}
+    points: dict[str, Row] = {}
     for table in previous or []:
         for row in table["rows"]:
             points[point_key(row)] = row
@@ -84,7 +84,7 @@ def merge_runs(
     )
 
 
-def _label(row: dict[str, Any]) -> str:
+def _label(row: Row) -> str:
     ident = row["identity"]
     return (
         f"{row['kind']} {ident['model-prefix']} {ident['precision']} {ident['framework']} "
@@ -92,7 +92,7 @@ def _label(row: dict[str, Any]) -> str:
     )
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -104,11 +104,11 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _flat(row: dict[str, Any]) -> dict[str, Any]:
+def _flat(row: Row) -> dict[str, object]:
     ident = row["identity"]
-    flat: dict[str, Any] = {"kind": row["kind"], "client": row["client"]}
+    flat: dict[str, object] = {"kind": row["kind"], "client": row["client"]}
     for key, value in ident.items():
-        if key in ("prefill", "decode"):
+        if key in ("prefill", "decode") and isinstance(value, dict):
             for column in _WORKER_COLUMNS:
                 flat[f"{key}-{column}"] = value.get(column)
         else:
@@ -124,13 +124,14 @@ def _flat(row: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def csv_records(doc: dict[str, Any]) -> list[dict[str, str]]:
+def csv_records(doc: Table) -> list[dict[str, str]]:
     """One record per throughput row and one per accuracy score, every column present."""
     columns = csv_columns()
     records = []
     for row in doc["rows"]:
         base = _flat(row)
-        for score in row.get("accuracy") or [None]:
+        scores: list[Accuracy | None] = [*row.get("accuracy", [])] or [None]
+        for score in scores:
             values = dict(base)
             if score:
                 values.update(score)
@@ -138,7 +139,7 @@ def csv_records(doc: dict[str, Any]) -> list[dict[str, str]]:
     return records
 
 
-def csv_text(doc: dict[str, Any]) -> str:
+def csv_text(doc: Table) -> str:
     """results.csv: the header, then every record, each checked against its schema."""
     records = csv_records(doc)
     for record in records:
@@ -156,10 +157,10 @@ def csv_text(doc: dict[str, Any]) -> str:
 
 def run_metadata(
     run_id: str, sha: str, ref: str, attempt: str, repository: str | None, server: str
-) -> dict[str, Any]:
+) -> RunInfo:
     """The table's `run`, from the Actions environment: the id (and attempt, URL) only for
     a real run."""
-    run: dict[str, Any] = {}
+    run: RunInfo = {}
     if run_id.isdigit() and int(run_id) > 0:
         run["id"] = int(run_id)
         if attempt.isdigit() and int(attempt) > 0:
@@ -184,16 +185,15 @@ class Collected:
 
 
 def collect(
-    jobs: list[tuple[str, dict[str, Any]]],
-    earlier: list[dict[str, Any]],
-    run: dict[str, Any],
+    jobs: list[tuple[str, Table]],
+    earlier: list[Table],
+    run: RunInfo,
     *,
     roots: list[Path],
     out_dir: Path,
 ) -> Collected:
     """This run's job files over the earlier runs' tables: results.json, results.csv and
     summary.md, with a warning per point measured twice."""
-    from infx.results.render.summary import summary
 
     warnings = []
     if not jobs:

@@ -8,9 +8,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
+from infx import git
 from infx.errors import ResultsError, UsageError
+from infx.matrix.load import load_yaml, yaml_error
+from infx.matrix.rows import MatrixRow
 from infx.results.ingest.clients import AIPERF, LM_EVAL, read_aiperf, read_lm_eval, read_vllm
 from infx.results.ingest.process import (
+    FORMAT,
     RESULT_FILE,
     TABLE_FILE,
     accuracy_row,
@@ -24,7 +28,9 @@ from infx.results.ingest.process import (
     with_config_key,
 )
 from infx.results.table.keys import point_key
+from infx.results.table.rows import Row, RunInfo, Table
 from infx.results.verdict.floors import Floors, table_of
+from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
 
@@ -52,12 +58,12 @@ def lm_eval_file(folder: Path) -> Path:
 
 
 def process_job(
-    row: dict[str, Any],
+    row: MatrixRow,
     results_dir: Path,
     outputs: list[Path] | None = None,
     runner_name: str = "",
     config_key: str = "",
-) -> dict[str, Any]:
+) -> Table:
     """Read every client output the row needs and build the job's results document; each
     row names `config_key`, the master config the plan made the job from, when given."""
     recipe_key = checked_config_key(config_key)
@@ -89,12 +95,12 @@ def process_job(
     return document(rows)
 
 
-def write_json(path: Path, doc: Any) -> None:
+def write_json(path: Path, doc: object) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, encoded(doc))
 
 
-def load_results(path: Path) -> dict[str, Any]:
+def load_results(path: Path) -> Table:
     """A results document from a file, or from a folder: its results.json, else every job file."""
     if path.is_dir():
         table = path / TABLE_FILE
@@ -104,17 +110,17 @@ def load_results(path: Path) -> dict[str, Any]:
         if not files:
             raise UsageError(f"{path}: no {TABLE_FILE} and no {RESULT_FILE} below it")
         rows = [row for f in files for row in _checked(f)["rows"]]
-        return {"format": "infx-results/1", "rows": rows}
+        return {"format": FORMAT, "rows": rows}
     return _checked(path)
 
 
-def _checked(path: Path) -> dict[str, Any]:
+def _checked(path: Path) -> Table:
     doc = read_json(path)
     problems = result_errors(doc)
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
         raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
-    return cast(dict[str, Any], doc)  # the schema says it is an object
+    return cast(Table, doc)  # the schema accepted it
 
 
 def job_files(roots: list[Path]) -> list[Path]:
@@ -130,17 +136,17 @@ def job_files(roots: list[Path]) -> list[Path]:
     return found
 
 
-def read_job_files(files: list[Path]) -> list[tuple[str, dict[str, Any]]]:
+def read_job_files(files: list[Path]) -> list[tuple[str, Table]]:
     return [(str(f), _checked(f)) for f in files]
 
 
-def history_folder(path: Path) -> list[dict[str, Any]]:
+def history_folder(path: Path) -> list[Table]:
     """Main's history from a folder of results tables (any `*.json` below it that is one),
     oldest first by the run's `created_at`, then its id. A table without `run.id` cannot be
     placed in time and is refused."""
     if not path.is_dir():
         raise UsageError(f"{path}: --history needs a folder of results.json files")
-    by_run: dict[int, list[tuple[Path, dict[str, Any]]]] = {}
+    by_run: dict[int, list[tuple[Path, Table]]] = {}
     for file in sorted(path.rglob("*.json")):
         doc = _checked(file)
         run = doc.get("run") or {}
@@ -153,13 +159,13 @@ def history_folder(path: Path) -> list[dict[str, Any]]:
     return sorted(docs, key=lambda d: (str(d["run"].get("created_at", "")), d["run"]["id"]))
 
 
-def _one_run(tables: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+def _one_run(tables: list[tuple[Path, Table]]) -> Table:
     """One run's tables as one (a run counted twice would look like runs agreeing exactly):
     per point the newest attempt's row; two tables of one attempt must agree."""
     if len(tables) == 1:
         return tables[0][1]
-    by_attempt: dict[int, tuple[Path, dict[str, dict[str, Any]]]] = {}
-    newest: dict[str, Any] = {}
+    by_attempt: dict[int, tuple[Path, dict[str, Row]]] = {}
+    newest: RunInfo = {}
     for file, doc in tables:
         attempt = doc["run"].get("attempt", 1)
         rows = {point_key(row): row for row in doc["rows"]}
@@ -171,10 +177,10 @@ def _one_run(tables: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
         by_attempt[attempt] = (file, rows)
         if attempt >= newest.get("attempt", 1):
             newest = doc["run"]
-    points: dict[str, dict[str, Any]] = {}
+    points: dict[str, Row] = {}
     for attempt in sorted(by_attempt):
         points.update(by_attempt[attempt][1])
-    return {"format": "infx-results/1", "run": dict(newest), "rows": list(points.values())}
+    return {"format": FORMAT, "run": newest.copy(), "rows": list(points.values())}
 
 
 def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors | None:
@@ -194,8 +200,6 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
         except json.JSONDecodeError as exc:
             raise UsageError(f"{setting}: not JSON: {exc.msg}") from None
     else:
-        from infx.matrix.load import load_yaml, yaml_error
-
         try:
             value = load_yaml(data)
         except yaml_error() as exc:
@@ -207,8 +211,6 @@ def load_floors(setting: str | Mapping[str, Any] | None, root: Path) -> Floors |
 
 def repository_floors() -> Floors | None:
     """The accuracy floors of the repository the command runs in (None: no floor set)."""
-    from infx import git
-    from infx.settings import load as load_settings
 
     root = git.root()
     return load_floors(load_settings(root).accuracy_floors, root)

@@ -14,16 +14,30 @@ from collections import deque
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from infx import schemas
 from infx.errors import ResultsError, UsageError
 from infx.matrix.contract import row_gpus
 from infx.matrix.expand import row_concs
-from infx.matrix.rows import gpu_type
+from infx.matrix.rows import MatrixRow, gpu_type
+from infx.matrix.rows import Worker as MatrixWorker
 from infx.results.ingest.clients import AIPERF, LM_EVAL, VLLM, ClientRun, Score
+from infx.results.table.rows import (
+    Accuracy,
+    Gpus,
+    Identity,
+    Metrics,
+    Recipe,
+    Row,
+    RunInfo,
+    Table,
+    Worker,
+)
 
-if TYPE_CHECKING:  # jsonschema loads only to say why a document is rejected
+# jsonschema loads inside the functions that check a matrix row or say why a document is
+# rejected (start-up time: jsonschema-rs gives the verdict on a document).
+if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
@@ -68,9 +82,9 @@ def _row_fields() -> dict[str, bool]:
     return fields
 
 
-def row_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+def row_from_env(env: Mapping[str, str]) -> MatrixRow:
     """Undo `infx sweep row-env`: EXP_NAME=... -> {"exp-name": ...}, JSON values parsed."""
-    row: dict[str, Any] = {}
+    row: dict[str, object] = {}
     for key, text in _row_fields().items():
         name = key.upper().replace("-", "_")
         if name not in env:
@@ -90,20 +104,20 @@ def row_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     return check_row(row)
 
 
-def check_row(row: Any) -> dict[str, Any]:
+def check_row(row: object) -> MatrixRow:
     """The row must be one a sweep plan can emit; say which field is wrong otherwise."""
     if not isinstance(row, dict):
         raise UsageError("the matrix row is not a JSON object")
-    from jsonschema.exceptions import best_match
+    from jsonschema.exceptions import best_match  # start-up time
 
     best = best_match(_row_validator().iter_errors(row))
     if best is not None:
         where = ".".join(str(p) for p in best.absolute_path) or "row"
         raise UsageError(f"not a sweep matrix row: {where}: {best.message}")
-    return row
+    return cast(MatrixRow, row)  # the schema of a matrix row accepted it
 
 
-def job_row(row_json: str | None, env: Mapping[str, str]) -> dict[str, Any]:
+def job_row(row_json: str | None, env: Mapping[str, str]) -> MatrixRow:
     """The job's matrix row: --row's JSON, else the environment `infx sweep row-env` set."""
     if row_json is None:
         return row_from_env(env)
@@ -118,55 +132,76 @@ def result_file(env: Mapping[str, str]) -> Path:
     return Path(env.get("RESULTS_DIR", "results")) / RESULT_FILE
 
 
-def scenario(row: dict[str, Any]) -> str:
-    found: str = row.get("scenario-type", FIXED)  # the row was checked against its schema
-    return found
+def scenario(row: MatrixRow) -> str:
+    return row.get("scenario-type", FIXED)
 
 
-def is_eval(row: dict[str, Any]) -> bool:
+def is_eval(row: MatrixRow) -> bool:
     return bool(row.get("run-eval"))
 
 
-def eval_concurrency(row: dict[str, Any]) -> int:
+def eval_concurrency(row: MatrixRow) -> int:
     return row.get("eval-conc") or max(row_concs(row))
 
 
-def client_for(row: dict[str, Any]) -> str:
+def client_for(row: MatrixRow) -> str:
     if is_eval(row):
         return LM_EVAL
     return AIPERF if scenario(row) == AGENTIC else VLLM
 
 
-def expected_outputs(row: dict[str, Any]) -> list[tuple[int, str]]:
+def expected_outputs(row: MatrixRow) -> list[tuple[int, str]]:
     """(conc, path relative to the results directory) of each client output the row needs."""
     if is_eval(row):
         return [(eval_concurrency(row), LM_EVAL_DIR)]
     if scenario(row) == AGENTIC:
         return [(row_concs(row)[0], AIPERF_EXPORT)]
     name = row["exp-name"]
-    if isinstance(row["conc"], list):
-        return [(c, f"{name}_conc{c}.json") for c in row["conc"]]
-    return [(row["conc"], f"{name}.json")]
+    conc = row["conc"]
+    if isinstance(conc, list):
+        return [(c, f"{name}_conc{c}.json") for c in conc]
+    return [(conc, f"{name}.json")]
 
 
-def _worker(block: dict[str, Any]) -> dict[str, Any]:
-    out = {k: block[k] for k in _WORKER_KEYS}
+def _worker(block: MatrixWorker) -> Worker:
+    out: Worker = {
+        "num-worker": block["num-worker"],
+        "tp": block["tp"],
+        "pp": block["pp"],
+        "dcp-size": block["dcp-size"],
+        "pcp-size": block["pcp-size"],
+        "ep": block["ep"],
+        "dp-attn": block["dp-attn"],
+    }
     hardware = block.get("hardware")
     if hardware:
         out["hardware"] = hardware if isinstance(hardware, str) else json.dumps(hardware)
     return out
 
 
-def gpus(row: dict[str, Any]) -> dict[str, int]:
+def gpus(row: MatrixRow) -> Gpus:
     """The job's GPUs as the row contract counts them; a job without GPUs has no result."""
     counted = row_gpus(row)
     if counted["total"] <= 0 or counted.get("prefill", 1) <= 0:
         raise ResultsError("the row's prefill workers have no GPU")
-    return counted
+    found: Gpus = {"total": counted["total"]}
+    if "prefill" in counted:
+        found["prefill"], found["decode"] = counted["prefill"], counted["decode"]
+    return found
 
 
-def identity(row: dict[str, Any], conc: int, runner_name: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {
+# The parallelism of a single-node row, as its identity keeps it.
+_SIZES: tuple[Literal["tp", "pp", "dcp-size", "pcp-size", "ep"], ...] = (
+    "tp",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "ep",
+)
+
+
+def identity(row: MatrixRow, conc: int, runner_name: str = "") -> Identity:
+    out: Identity = {
         "scenario": scenario(row),
         "runner": row["runner"],
         "hardware": gpu_type(runner_name, row["runner"]),
@@ -183,34 +218,39 @@ def identity(row: dict[str, Any], conc: int, runner_name: str = "") -> dict[str,
     if "prefill" in row:
         out["prefill"], out["decode"] = _worker(row["prefill"]), _worker(row["decode"])
     else:
-        for key in ("tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn"):
+        for key in _SIZES:
             out[key] = row[key]
+        out["dp-attn"] = row["dp-attn"]
     if "kv-offloading" in row:
         out["kv-offloading"] = row["kv-offloading"]
-    for key in ("kv-offload-backend", "router"):
-        if key in row:
-            out[key] = row[key]["name"]
+    if "kv-offload-backend" in row:
+        out["kv-offload-backend"] = row["kv-offload-backend"]["name"]
+    if "router" in row:
+        out["router"] = row["router"]["name"]
     if "kv-p2p-transfer" in row:
         out["kv-p2p-transfer"] = row["kv-p2p-transfer"]
     out["conc"] = conc
     return out
 
 
-def recipe(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"image": row["image"], "exp-name": row["exp-name"]}
-    for key in (
-        "recipe-fingerprint",
-        "max-model-len",
-        "duration",
-        "total-cpu-dram-gb",
-        "router",
-        "kv-offload-backend",
-    ):
-        if key in row:
-            out[key] = row[key]
-    for role in ("prefill", "decode"):
-        if role in row and row[role].get("additional-settings"):
-            out[f"{role}-additional-settings"] = list(row[role]["additional-settings"])
+def recipe(row: MatrixRow) -> Recipe:
+    out: Recipe = {"image": row["image"], "exp-name": row["exp-name"]}
+    if "recipe-fingerprint" in row:
+        out["recipe-fingerprint"] = row["recipe-fingerprint"]
+    if "max-model-len" in row:
+        out["max-model-len"] = row["max-model-len"]
+    if "duration" in row:
+        out["duration"] = row["duration"]
+    if "total-cpu-dram-gb" in row:
+        out["total-cpu-dram-gb"] = row["total-cpu-dram-gb"]
+    if "router" in row:
+        out["router"] = row["router"]
+    if "kv-offload-backend" in row:
+        out["kv-offload-backend"] = row["kv-offload-backend"]
+    if "prefill" in row and row["prefill"].get("additional-settings"):
+        out["prefill-additional-settings"] = list(row["prefill"]["additional-settings"])
+    if "decode" in row and row["decode"].get("additional-settings"):
+        out["decode-additional-settings"] = list(row["decode"]["additional-settings"])
     return out
 
 
@@ -225,19 +265,20 @@ def checked_config_key(text: str) -> str:
     return text
 
 
-def with_config_key(recipe: dict[str, Any], key: str) -> dict[str, Any]:
+def with_config_key(recipe: Recipe, key: str) -> Recipe:
     """The recipe naming its master config (after image and exp-name), when one is known."""
     if not key:
         return recipe
-    head = {k: recipe[k] for k in ("image", "exp-name")}
-    return {**head, "config-key": key, **{k: v for k, v in recipe.items() if k not in head}}
+    head = {"image": recipe["image"], "exp-name": recipe["exp-name"], "config-key": key}
+    rest = {k: v for k, v in recipe.items() if k not in ("image", "exp-name")}
+    return cast(Recipe, head | rest)  # the recipe and its key, in the order the file shows
 
 
-def metrics(run: ClientRun, gpu: dict[str, int]) -> dict[str, Any]:
+def metrics(run: ClientRun, gpu: Gpus) -> Metrics:
     total, output = run.total_tput, run.output_tput
     out_gpus = gpu.get("decode") or gpu["total"]
     in_gpus = gpu.get("prefill") or gpu["total"]
-    out: dict[str, Any] = {
+    out: Metrics = {
         "tput_per_gpu": total / gpu["total"],
         "output_tput_per_gpu": output / out_gpus,
         "input_tput_per_gpu": (total - output) / in_gpus,
@@ -258,8 +299,8 @@ def metrics(run: ClientRun, gpu: dict[str, int]) -> dict[str, Any]:
 
 
 def throughput_row(
-    row: dict[str, Any], run: ClientRun, conc: int, source: str, runner_name: str = ""
-) -> dict[str, Any]:
+    row: MatrixRow, run: ClientRun, conc: int, source: str, runner_name: str = ""
+) -> Row:
     if run.concurrency is not None and run.concurrency != conc:
         raise ResultsError(
             f"{source}: the client ran at concurrency {run.concurrency}, the row asks for {conc}"
@@ -276,12 +317,10 @@ def throughput_row(
     }
 
 
-def accuracy_row(
-    row: dict[str, Any], scores: list[Score], source: str, runner_name: str = ""
-) -> dict[str, Any]:
+def accuracy_row(row: MatrixRow, scores: list[Score], source: str, runner_name: str = "") -> Row:
     accuracy = []
     for score in scores:
-        entry: dict[str, Any] = {
+        entry: Accuracy = {
             "task": score.task,
             "metric": score.metric,
             "filter": score.filter,
@@ -362,23 +401,22 @@ def _not_finite(value: Any, where: list[Any]) -> tuple[list[Any], float] | None:
     return None
 
 
-def written(target: Path, doc: dict[str, Any]) -> str:
+def written(target: Path, doc: Table) -> str:
     """`process`'s line: which points went where, measured by which client."""
     kinds = ", ".join(f"{r['kind']} conc {r['identity']['conc']}" for r in doc["rows"])
     return f"wrote {target}: {kinds} ({doc['rows'][0]['client']})"
 
 
-def encoded(doc: Any) -> bytes:
+def encoded(doc: object) -> bytes:
     """A results file's bytes: indented JSON and a final newline."""
     return (json.dumps(doc, indent=2, sort_keys=False) + "\n").encode()
 
 
-def document(rows: list[dict[str, Any]], run: dict[str, Any] | None = None) -> dict[str, Any]:
+def document(rows: list[Row], run: RunInfo | None = None) -> Table:
     """A results file; a document this module built and the schema rejects is a bug here."""
-    doc: dict[str, Any] = {"format": FORMAT}
-    if run:
-        doc["run"] = run
-    doc["rows"] = rows
+    doc: Table = (
+        {"format": FORMAT, "run": run, "rows": rows} if run else {"format": FORMAT, "rows": rows}
+    )
     problems = result_errors(doc)
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path)

@@ -8,18 +8,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from infx.results.table.keys import family_key, index
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import Identity, Indexed, Row, RunInfo, Table, run_of
 
 METRICS = (*(c.key for c in CHECKS), "intvty")
 GATING = len(CHECKS)  # the first GATING metrics are judged; interactivity is shown only
 # +1: higher is better (throughput, interactivity); -1: lower is (latencies)
 SIGNS = np.array([1.0 if c.higher_is_better else -1.0 for c in CHECKS] + [1.0])
-CURVE_METRICS = ("tput_per_gpu", "intvty")  # the series main's Pareto curve is drawn from
 _NAN = math.nan
 
 
@@ -27,15 +26,15 @@ _NAN = math.nan
 class History:
     """Main's runs indexed once: per run (oldest first), (kind|config) -> conc -> row."""
 
-    runs: list[dict[str, Any]]
-    points: list[dict[str, dict[int, dict[str, Any]]]]
+    runs: list[RunInfo]
+    points: list[Indexed]
     families: list[dict[str, list[str]]]
     held: dict[str, list[int]] = field(default_factory=dict)  # key -> runs holding it
 
     @classmethod
     def of(
         cls,
-        docs: Sequence[dict[str, Any]],
+        docs: Sequence[Table],
         notes: list[str] | None = None,
         names: dict[str, str] | None = None,
     ) -> History:
@@ -44,7 +43,7 @@ class History:
         held: dict[str, list[int]] = {}
         for i, doc in enumerate(docs):
             indexed = index(doc.get("rows", []), notes, "main", twice=False, names=names)
-            runs.append(dict(doc.get("run") or {}))
+            runs.append(run_of(doc))
             points.append(indexed)
             fam: dict[str, list[str]] = {}
             for key, by_conc in indexed.items():
@@ -60,7 +59,7 @@ class History:
         return found[-limit:] if limit else list(found)
 
 
-def metric_values(row: dict[str, Any]) -> list[Any]:
+def metric_values(row: Row) -> list[float]:
     """A row's METRICS (interactivity: median, else mean), NaN where absent; `arrays` makes
     those not > 0 NaN too (the schema has checked they are numbers)."""
     get = row.get("metrics", {}).get
@@ -77,7 +76,7 @@ def metric_values(row: dict[str, Any]) -> list[Any]:
 assert METRICS == ("tput_per_gpu", "median_ttft", "p99_ttft", "median_tpot", "p99_tpot", "intvty")
 
 
-def _logs(found: list[list[Any]]) -> np.ndarray:
+def _logs(found: list[list[float]]) -> np.ndarray:
     """Logs of the values > 0; NaN for the rest (and for null)."""
     values = np.array(found, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -85,15 +84,10 @@ def _logs(found: list[list[Any]]) -> np.ndarray:
     return out
 
 
-def measured(row: dict[str, Any], key: str) -> float | None:
+def measured(row: Row, key: str) -> float | None:
     """The PR's value as judged: 0 too (a throughput of 0 is a regression, not n/a)."""
     value = row.get("metrics", {}).get(key)
     return value if isinstance(value, int | float) and value >= 0 else None
-
-
-def positive(row: dict[str, Any], key: str) -> float | None:
-    value = row.get("metrics", {}).get(key)
-    return value if isinstance(value, int | float) and value > 0 else None
 
 
 @dataclass
@@ -101,8 +95,8 @@ class Pending:
     """A throughput config with history, judged with all others at once."""
 
     key: str
-    identity: dict[str, Any]
-    mine: dict[int, list[dict[str, Any]]]  # conc -> this PR's rows (one per run of it)
+    identity: Identity  # without conc
+    mine: dict[int, list[Row]]  # conc -> this PR's rows (one per run of it)
     runs: list[int]  # main's runs in its window, oldest first
     expected: set[int]  # concurrencies main's newest run of it measured
     concs: list[int] = field(default_factory=list)  # its concurrency axis in the arrays

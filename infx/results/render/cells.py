@@ -3,9 +3,8 @@ a score with its error, and GitHub's size limits. Data goes through `infx.markdo
 
 from __future__ import annotations
 
-from typing import Any
-
-from infx.markdown import Md, text
+from infx.markdown import Md, code, link, text
+from infx.results.table.rows import RunInfo
 from infx.results.verdict.words import (
     COVERAGE_LOST,
     IMPROVED,
@@ -48,18 +47,15 @@ def number(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def run_link(run: dict[str, Any] | None) -> str:
+def run_link(run: RunInfo | None) -> Md:
+    """A run as `[id](its page) (`sha`)`; the id alone where its URL is not an https one."""
     if not run:
-        return "none"
+        return Md("none")
     name = str(run.get("id", "?"))
     url = run.get("url")
-    link = (
-        f"[{text(name)}](<{url}>)"
-        if isinstance(url, str) and url.startswith("https://")
-        else text(name)
-    )
+    shown = link(name, url) if isinstance(url, str) and url.startswith("https://") else text(name)
     sha = run.get("sha")
-    return f"{link} (`{text(sha[:7])}`)" if isinstance(sha, str) and sha else link
+    return Md(f"{shown} ({code(sha[:7])})") if isinstance(sha, str) and sha else shown
 
 
 def verdict_text(verdict: str) -> Md:

@@ -3,9 +3,7 @@ summary, one section per suspect commit range, and the issue to open per range."
 
 from __future__ import annotations
 
-from typing import Any
-
-from infx.markdown import Align, Md, table, text
+from infx.markdown import Align, Md, code, link, table, text
 from infx.results.render.cells import number, run_link, verdict_text
 from infx.results.verdict.steps import ChangeIssue, Commits, Range, Step, marker
 from infx.results.verdict.words import REGRESSED
@@ -33,11 +31,6 @@ def plan_issues(
     return out
 
 
-def _sha(run: dict[str, Any]) -> str:
-    sha = run.get("sha")
-    return f"`{text(sha[:7])}`" if isinstance(sha, str) and sha else "?"
-
-
 def changes_report(
     groups: dict[Range, list[Step]],
     commits: Commits,
@@ -56,11 +49,12 @@ def changes_report(
         )
         good_sha, bad_sha = good.get("sha"), bad.get("sha")
         if server and repo and isinstance(good_sha, str) and isinstance(bad_sha, str):
-            lines.append(f"Commits: <{server}/{repo}/compare/{good_sha}...{bad_sha}>\n\n")
+            url = f"{server}/{repo}/compare/{good_sha}...{bad_sha}"
+            lines.append(f"Commits: {link(url, url)}\n\n")
         listed = commits.get(key)
         if listed:
             for sha, subject in listed[:50]:
-                lines.append(f"- `{sha[:7]}` {text(subject)}\n")
+                lines.append(f"- {code(sha[:7])} {text(subject)}\n")
             if len(listed) > 50:
                 lines.append(f"- … {len(listed) - 50} more\n")
             lines.append("\n")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from infx.markdown import Align, Md, table, text
+from infx.github.values import Comment
+from infx.markdown import EMPTY, Align, Md, code, table, text
+from infx.results.render import model as words
 from infx.results.render.cells import (
     MARK,
     WORD,
@@ -22,7 +23,11 @@ from infx.results.render.cells import (
     verdict_text,
     word_of,
 )
+from infx.results.render.model import curve_cell, method, sweep_line
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import metrics_of
+from infx.results.verdict.gate import shown_line
+from infx.results.verdict.report import Check, Config, Curve, Point, Report, Score
 from infx.results.verdict.words import (
     COMPARED,
     COVERAGE_LOST,
@@ -33,11 +38,6 @@ from infx.results.verdict.words import (
     REGRESSED,
     UNKNOWN,
 )
-
-if TYPE_CHECKING:  # the collect job's summary needs neither NumPy nor the noise model
-    from infx.github.client import Comment
-    from infx.results.verdict.report import Check, Config, Curve, Point, Report, Score
-
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.
@@ -80,7 +80,7 @@ def _point_row(point: Point) -> list[Md]:
     else:
         side = "main" if point.status == MISSING else "pr"
         row = point.main if side == "main" else point.pr
-        metrics = (row or {}).get("metrics", {})
+        metrics = metrics_of(row)
         cells = []
         for metric in shown:
             if metric is None:
@@ -118,7 +118,6 @@ def _score_row(s: Score) -> list[Md]:
 
 
 def _curve(curve: Curve | None) -> Md:
-    from infx.results.render.model import curve_cell
 
     mark = ""
     if curve is not None and curve.verdict in (IMPROVED, REGRESSED):
@@ -132,7 +131,6 @@ def _counts(config: Config) -> str:
 
 
 def config_section(config: Config, threshold: float = 2.0) -> str:
-    from infx.results.render import model as words
 
     lines = [f"### {text(config.label)}: {verdict_text(config.verdict)}\n\n"]
     if config.only_main:
@@ -171,13 +169,13 @@ def config_section(config: Config, threshold: float = 2.0) -> str:
 class Context:
     """What the comment says about where the numbers came from and how to acknowledge."""
 
-    history: str | None = None  # how main's history was found
-    plots: str | None = None
+    history: Md | None = None  # how main's history was found
+    plots: Md | None = None
     ack_label: str | None = None
     run_id: int | None = None  # this workflow run: the comment names it (acknowledgements)
-    verdict_line: str = ""  # hidden: the failing verdict's digest (infx.results.verdict.gate)
-    ack_note: str = ""  # Markdown: how to acknowledge this verdict, and what did not count
-    overlay: str = ""  # Markdown: the link to this PR's overlay on the results site
+    verdict_line: Md = EMPTY  # hidden: the failing verdict's digest (infx.results.verdict.gate)
+    ack_note: Md = EMPTY  # how to acknowledge this verdict, and what did not count
+    overlay: Md = EMPTY  # the link to this PR's overlay on the results site
 
 
 def headline(report: Report) -> str:
@@ -212,12 +210,12 @@ def gate_line(report: Report, context: Context) -> str:
         return "Gate: passes."
     if report.ack is not None:
         who = text(report.ack.who)
-        label = f"label `{text(context.ack_label)}` added" if context.ack_label else "label"
-        how = f"{label} by {who}" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}"
+        label = f"label {code(context.ack_label)} added" if context.ack_label else "label"
+        how = Md(f"{label} by {who}" if report.ack.by == "label" else f"`{ACK_COMMAND}` by {who}")
         return f"Gate: passes, acknowledged ({how})."
     if context.ack_note:
         return f"Gate: **fails**. {context.ack_note}"
-    how = f"add the label `{text(context.ack_label)}` or " if context.ack_label else ""
+    how = Md(f"add the label {code(context.ack_label)} or ") if context.ack_label else EMPTY
     return (
         f"Gate: **fails**. To merge anyway, {how}comment `{ACK_COMMAND}` "
         "(write access), then re-run this job."
@@ -225,7 +223,6 @@ def gate_line(report: Report, context: Context) -> str:
 
 
 def _method(report: Report) -> str:
-    from infx.results.render.model import method
 
     return method(report)
 
@@ -246,10 +243,21 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
     Configs come worst first; detail sections that would pass `limit` are left out and
     counted, so the body always fits.
     """
+    return comments(report, context, limit)[limit]
+
+
+def comments(report: Report, context: Context, *limits: int) -> dict[int, str]:
+    """The comment at each of `limits` (the PR's, the job summary's, the check run's), its
+    parts and every config's section rendered once for all of them."""
+    head, tail = _head(report, context), _tail(report, context)
+    sections = [config_section(config, report.threshold) for config in report.configs]
+    return {limit: _fitted(head, sections, tail, limit) for limit in limits}
+
+
+def _head(report: Report, context: Context) -> str:
+    """Marker, hidden lines, headline, gate, where main's history came from, the summary."""
     head = [MARKER]
     if context.run_id is not None:
-        from infx.results.verdict.gate import shown_line
-
         ack = report.ack.comment_id if report.ack is not None else None
         head.append("\n" + shown_line(context.run_id, ack))
     if context.verdict_line:
@@ -267,11 +275,15 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         head.append(f"Main's history: {context.history}.\n\n")
     if context.overlay:
         head.append(f"{context.overlay}\n\n")
-    from infx.results.render.model import sweep_line
 
     head.append(sweep_line(report))
     if report.configs:
         head.append(_summary_table(report) + "\n")
+    return "".join(head)
+
+
+def _tail(report: Report, context: Context) -> str:
+    """How the verdict was reached, the plots, the notes."""
     tail = [_method(report) + "\n"]
     if context.plots:
         tail.append(
@@ -279,11 +291,15 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         )
     for note in report.notes:
         tail.append(f"\nNote: {text(note)}\n")
-    body = "".join(head)
-    budget = limit - len(body) - len("".join(tail)) - 200
+    return "".join(tail)
+
+
+def _fitted(head: str, sections: list[str], tail: str, limit: int) -> str:
+    """Head, the config sections that fit in `limit` (the others counted), tail."""
+    body = head
+    budget = limit - len(body) - len(tail) - 200
     left_out = 0
-    for config in report.configs:
-        section = config_section(config, report.threshold)
+    for section in sections:
         if left_out or len(section) > budget:
             left_out += 1
             continue
@@ -291,15 +307,15 @@ def comment(report: Report, context: Context, limit: int = COMMENT_LIMIT) -> str
         budget -= len(section)
     if left_out:
         body += f"_{left_out} more config(s) not detailed here; the job summary lists them._\n\n"
-    if len(body) + len("".join(tail)) > limit:  # the one-line table alone is too long
-        body = body[: limit - len("".join(tail)) - 80] + "\n\n_Cut to fit a comment._\n\n"
-    return body + "".join(tail)
+    if len(body) + len(tail) > limit:  # the one-line table alone is too long
+        body = body[: limit - len(tail) - 80] + "\n\n_Cut to fit a comment._\n\n"
+    return body + tail
 
 
-def check_output(report: Report, context: Context) -> tuple[str, str, str]:
-    """(conclusion, title, summary) of the `infx/results` check run."""
+def check_output(report: Report, body: str) -> tuple[str, str, str]:
+    """(conclusion, title, summary) of the `infx/results` check run; `body` is the comment
+    at CHECK_LIMIT."""
     title = headline(report).strip().replace("**", "")
     title = re.sub(r"^\S+ ", "", title) if title[:1] in "🔴🟠🟢⚪🆕" else title
     conclusion = "success" if report.passed else "failure"
-    summary = comment(report, context, CHECK_LIMIT).replace(MARKER + "\n", "", 1)
-    return conclusion, title[:200], summary
+    return conclusion, title[:200], body.replace(MARKER + "\n", "", 1)

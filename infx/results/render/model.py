@@ -7,13 +7,9 @@ Numbers only come from the report; data strings go through `infx.markdown.text`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from infx.markdown import Md, text
+from infx.results.verdict.report import MAIN_MOVED, Config, Curve, Report
 from infx.results.verdict.words import IMPROVED, NOISE, REGRESSED
-
-if TYPE_CHECKING:
-    from infx.results.verdict.report import Config, Curve, Report
 
 NOT_MEANINGFUL = "not meaningful here"
 _RUNS = {1: "one run", 2: "two runs", 3: "three runs"}
@@ -72,7 +68,6 @@ def power_sentence(config: Config) -> str:
 
 def repeats_sentence(config: Config, threshold: float) -> str:
     """For an unconfirmed config: why, and the runs that would settle it, priced."""
-    from infx.results.verdict.report import MAIN_MOVED
 
     if config.why == MAIN_MOVED:
         return (
@@ -102,13 +97,15 @@ def sweep_line(report: Report) -> str:
     """The sweep-wide shift, when this PR's sweep held enough configs to estimate it."""
     if not report.sweep:
         return ""
-    shifts = ", ".join(
-        f"{text(s.metric.label)} {s.change_pct:+.1f}%"
-        + (f" (band ±{s.band_pct:.1f})" if s.band_pct is not None else "")
-        for s in report.sweep
+    shifts = Md(
+        ", ".join(
+            f"{text(s.metric.label)} {s.change_pct:+.1f}%"
+            + (f" (band ±{s.band_pct:.1f})" if s.band_pct is not None else "")
+            for s in report.sweep
+        )
     )
     word = {REGRESSED: "regressed", IMPROVED: "improved", NOISE: "within noise"}
-    verdict = word.get(report.sweep_verdict, report.sweep_verdict)
+    verdict = text(word.get(report.sweep_verdict, report.sweep_verdict))
     return f"Sweep-wide shift (every config alike): {shifts}: **{verdict}**.\n\n"
 
 

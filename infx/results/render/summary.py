@@ -3,27 +3,26 @@ table as Markdown, one section per config. Needs neither NumPy nor the noise mod
 
 from __future__ import annotations
 
-from typing import Any
-
-from infx.markdown import Md, table, text
+from infx.markdown import Md, link, table, text
 from infx.results.render.cells import SUMMARY_LIMIT, number, score_cell
 from infx.results.table.keys import config_key, config_label
+from infx.results.table.rows import Row, Table
 
 
-def _summary_cell(row: dict[str, Any], key: str, scale: float = 1.0) -> Md:
+def _summary_cell(row: Row, key: str, scale: float = 1.0) -> Md:
     value = row["metrics"].get(key)
     return Md(number(None if value is None else value * scale))
 
 
-def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
+def summary(doc: Table, limit: int = SUMMARY_LIMIT) -> str:
     """The run's results table as Markdown, one section per config."""
     rows = doc["rows"]
     lines = ["## Benchmark results\n\n"]
     run = doc.get("run") or {}
     if isinstance(run.get("url"), str) and run["url"].startswith("https://"):
-        lines.append(f"Run: <{run['url']}>\n\n")
+        lines.append(f"Run: {link(run['url'], run['url'])}\n\n")
     lines.append(f"{len(rows)} row(s).\n\n")
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Row]] = {}
     for row in rows:
         groups.setdefault(config_key(row["identity"]), []).append(row)
     out = "".join(lines)
@@ -39,7 +38,7 @@ def summary(doc: dict[str, Any], limit: int = SUMMARY_LIMIT) -> str:
     return out
 
 
-def _summary_section(rows_of: list[dict[str, Any]]) -> str:
+def _summary_section(rows_of: list[Row]) -> str:
     out = [f"### {text(config_label(rows_of[0]['identity']))}\n\n"]
     throughput = [r for r in rows_of if r["kind"] == "throughput"]
     if throughput:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Literal, cast
+
+from infx.results.table.rows import Identity, Indexed, Row, Worker
 
 # Identity keys that vary within one master config (its search space); the rest name the
 # config family whose curves a sweep is expected to cover.
@@ -19,7 +21,7 @@ _SEARCH_SPACE: tuple[str, ...] = ("conc", "isl", "osl", "tp", "pp", "dcp-size", 
 _SEARCH_SPACE += ("dp-attn", "prefill", "decode")
 
 
-def config_key(identity: dict[str, Any]) -> str:
+def config_key(identity: Mapping[str, object]) -> str:
     """The identity without its concurrency, as canonical JSON (computed once per config:
     a history of 30 runs x 2,000 rows asks 60,000 times). Looked up first by the
     identity's keys and values as they come (two tuples, no sorting: equal exactly when its
@@ -34,10 +36,10 @@ def config_key(identity: dict[str, Any]) -> str:
     return found
 
 
-def _sorted_key(identity: dict[str, Any]) -> str:
+def _sorted_key(identity: Mapping[str, object]) -> str:
     parts = tuple(
         (k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
-        for k, v in sorted(identity.items())
+        for k, v in sorted(identity.items(), key=lambda item: item[0])
         if k != "conc"
     )
     found = _KEYS.get(parts)
@@ -48,13 +50,13 @@ def _sorted_key(identity: dict[str, Any]) -> str:
     return found
 
 
-_ITEMS: dict[tuple[Any, ...], str] = {}
+_ITEMS: dict[tuple[object, ...], str] = {}
 
 
-_KEYS: dict[tuple[Any, ...], str] = {}
+_KEYS: dict[tuple[object, ...], str] = {}
 
 
-def _folded(value: Any) -> Any:
+def _folded(value: object) -> object:
     """A name as it is meant: case and spacing are not part of it."""
     if isinstance(value, str):
         return " ".join(value.split()).casefold()
@@ -63,7 +65,7 @@ def _folded(value: Any) -> Any:
     return value
 
 
-def family_key(kind: str, identity: dict[str, Any]) -> str:
+def family_key(kind: str, identity: Mapping[str, object]) -> str:
     """Model, hardware, framework, precision, scenario...: the configs one changelog entry
     sweeps together (its parallelisms, sequence lengths and concurrencies vary). Names
     that differ only by case or spacing are one family."""
@@ -78,22 +80,23 @@ def family_key(kind: str, identity: dict[str, Any]) -> str:
     return found
 
 
-_FAMILIES: dict[tuple[Any, ...], str] = {}
+_FAMILIES: dict[tuple[object, ...], str] = {}
 
 
 _FOLD: dict[str, str] = {}  # key -> folded key
 
 
-def folded_key(kind: str, identity: dict[str, Any]) -> str:
+def folded_key(kind: str, identity: Mapping[str, object]) -> str:
     """The config's key with names folded (case and spacing)."""
     key = f"{kind}|{config_key(identity)}"
     found = _FOLD.get(key)
     if found is None:
-        found = _FOLD[key] = f"{kind}|{config_key(_folded(identity))}"
+        folded = {k: _folded(v) for k, v in identity.items()}
+        found = _FOLD[key] = f"{kind}|{config_key(folded)}"
     return found
 
 
-def variant(row: dict[str, Any]) -> str:
+def variant(row: Row) -> str:
     """Which master config measured the row: its `recipe.config-key`, else (a table from
     before infx carried it) its image."""
     recipe = row.get("recipe") or {}
@@ -113,7 +116,7 @@ class Names(dict[str, str]):
         self.unsure: dict[str, list[str]] = {}  # folded key -> variants matched by a guess
 
 
-def point_names(tables: Iterable[Iterable[dict[str, Any]]]) -> Names:
+def point_names(tables: Iterable[Iterable[Row]]) -> Names:
     """The matching of configs across `tables` (this run's rows, main's runs'): configs
     are matched by identity, so an image bump or a renamed master config still meets its
     history; only an identity that two variants (master configs, else images) measured in
@@ -163,24 +166,10 @@ def _canonical(images: dict[str, set[str]], raw: str) -> str:
     return keys[0] if len(keys) == 1 else raw
 
 
-def match_key(
-    kind: str, identity: dict[str, Any], names: dict[str, str], row: dict[str, Any] | None = None
-) -> str:
-    """The key a config is matched under in one comparison: configs whose names differ only
-    by case or spacing are one config there (the first key seen, kept in `names` by folded
-    key, stands for all), so a respelled name is neither new nor lost. With `names` from
-    `point_names`, a split identity's key ends with the row's variant."""
-    folded = folded_key(kind, identity)
-    key = names.setdefault(folded, f"{kind}|{config_key(identity)}")
-    if row is None or not isinstance(names, Names) or folded not in names.split:
-        return key
-    return f"{key} {names.split[folded][variant(row)]}"
-
-
-def key_identity(key: str) -> dict[str, Any]:
+def key_identity(key: str) -> Identity:
     """The identity (without conc) a matching key names."""
     found, _ = json.JSONDecoder().raw_decode(key.split("|", 1)[1])
-    return dict(found)
+    return cast(Identity, found)  # the key was written from an identity
 
 
 def variant_label(label: str, key: str) -> str:
@@ -192,7 +181,7 @@ def variant_label(label: str, key: str) -> str:
     return f"{label} · {shown.removeprefix('image:')}" if shown else label
 
 
-def _worker_label(role: str, worker: dict[str, Any]) -> str:
+def _worker_label(role: str, worker: Worker) -> str:
     text = f"{role}{worker['num-worker']}x tp{worker['tp']}"
     if worker["ep"] != 1:
         text += f" ep{worker['ep']}"
@@ -201,7 +190,16 @@ def _worker_label(role: str, worker: dict[str, Any]) -> str:
     return text
 
 
-def config_label(identity: dict[str, Any]) -> str:
+_PARALLELISMS: tuple[tuple[Literal["pp", "ep", "dcp-size", "pcp-size"], str], ...] = (
+    ("pp", "pp"),
+    ("ep", "ep"),
+    ("dcp-size", "dcp"),
+    ("pcp-size", "pcp"),
+)
+_NAMED: tuple[Literal["router", "kv-p2p-transfer"], ...] = ("router", "kv-p2p-transfer")
+
+
+def config_label(identity: Identity) -> str:
     """`dsv41flash fp4 vllm · mi355x · tp8 · mtp · kv none · agentic` and the like."""
     parts = [
         f"{identity['model-prefix']} {identity['precision']} {identity['framework']}",
@@ -214,7 +212,7 @@ def config_label(identity: dict[str, Any]) -> str:
         parts.append(_worker_label("D", identity["decode"]))
     else:
         par = f"tp{identity['tp']}"
-        for key, short in (("pp", "pp"), ("ep", "ep"), ("dcp-size", "dcp"), ("pcp-size", "pcp")):
+        for key, short in _PARALLELISMS:
             if identity[key] != 1:
                 par += f" {short}{identity[key]}"
         if identity["dp-attn"]:
@@ -228,9 +226,9 @@ def config_label(identity: dict[str, Any]) -> str:
             kv += f" ({identity['kv-offload-backend']})"
         parts.append(f"kv {kv}")
         parts.append("agentic")
-    for key in ("router", "kv-p2p-transfer"):
-        if key in identity:
-            parts.append(f"{key} {identity[key]}")
+    for named in _NAMED:
+        if named in identity:
+            parts.append(f"{named} {identity[named]}")
     if identity["disagg"]:
         parts.append("disagg")
     if identity["runner"] not in (identity["hardware"],):
@@ -239,17 +237,18 @@ def config_label(identity: dict[str, Any]) -> str:
 
 
 def index(
-    rows: Iterable[dict[str, Any]],
+    rows: Iterable[Row],
     notes: list[str] | None = None,
     side: str = "",
     twice: bool = True,
     names: dict[str, str] | None = None,
-) -> dict[str, dict[int, dict[str, Any]]]:
+) -> Indexed:
     """(kind|config) -> conc -> row; a point measured twice keeps its first row. Configs
     whose names differ only by case or spacing share one key (said in `notes`); tables
-    indexed for one comparison share its `names` (see match_key)."""
+    indexed for one comparison share its `names` (the first key seen stands for its folded
+    key; with `names` from `point_names`, a split identity's key ends with the row's variant)."""
     names = {} if names is None else names
-    out: dict[str, dict[int, dict[str, Any]]] = {}
+    out: Indexed = {}
     for row in rows:
         own, folded = _row_keys(row["kind"], row["identity"])
         key = names.setdefault(folded, own)
@@ -282,7 +281,7 @@ def index(
     return out
 
 
-def _row_keys(kind: str, identity: dict[str, Any]) -> tuple[str, str]:
+def _row_keys(kind: str, identity: Identity) -> tuple[str, str]:
     """(own key, folded key) of a row: one lookup per row in the common case (a history of
     20 runs x 2,000 rows indexes 40,000 rows per comparison)."""
     try:
@@ -297,15 +296,15 @@ def _row_keys(kind: str, identity: dict[str, Any]) -> tuple[str, str]:
         return f"{kind}|{config_key(identity)}", folded_key(kind, identity)
 
 
-_ROWS: dict[tuple[Any, ...], tuple[str, str]] = {}
+_ROWS: dict[tuple[object, ...], tuple[str, str]] = {}
 
 
-def configs_of(rows: Iterable[dict[str, Any]]) -> set[str]:
+def configs_of(rows: Iterable[Row]) -> set[str]:
     """Configs as matched across runs (names folded: case and spacing aside)."""
     return {_row_keys(row["kind"], row["identity"])[1] for row in rows}
 
 
-def point_key(row: dict[str, Any]) -> str:
+def point_key(row: Row) -> str:
     """A point as one job measures it: what it measures (kind and identity) and how (its
     recipe, less the master config it names). Two attempts of one row share it; two
     configs that measure the same point with different images or settings do not, and

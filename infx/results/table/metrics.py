@@ -4,7 +4,8 @@ display scale and direction) and a point's interactivity, the x axis of its Pare
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from infx.results.table.rows import Metrics
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ INTERACTIVITY = ("median_intvty", "mean_intvty")
 INTERACTIVITY_METRIC = Metric("median_intvty", "Interactivity", "tok/s/user", True)
 
 
-def interactivity(metrics: dict[str, Any]) -> float | None:
+def interactivity(metrics: Metrics) -> float | None:
     for key in INTERACTIVITY:
         if metrics.get(key) is not None:
             found: float = metrics[key]  # a number: the schema checked the row

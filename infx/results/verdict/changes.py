@@ -10,13 +10,13 @@ more than `threshold` percent.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from infx.results.noise import single as noise
 from infx.results.table.keys import config_label, index, point_names
 from infx.results.table.metrics import CHECKS, Metric
+from infx.results.table.rows import Table, metrics_of, run_of
 from infx.results.verdict.steps import Step
 from infx.results.verdict.words import IMPROVED, REGRESSED
 
@@ -47,9 +47,9 @@ def _significant(x: np.ndarray, cuts: set[int], previous: int, last: int, alpha:
     return jump > noise.critical(df, alpha) * spread
 
 
-def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.0) -> list[Step]:
+def detect(history: list[Table], recent: int = 3, threshold: float = 2.0) -> list[Step]:
     """Steps whose first bad run is among the newest `recent` runs of their series' config."""
-    runs = [dict(d.get("run") or {}) for d in history]
+    runs = [run_of(d) for d in history]
     names = point_names(d.get("rows", []) for d in history)
     indexed = [index(d.get("rows", []), names=names) for d in history]
     keys = sorted({k for p in indexed for k in p if k.startswith("throughput|")})
@@ -67,7 +67,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
                 values, at = [], []
                 for pos, i in enumerate(held):
                     row = indexed[i][key].get(conc)
-                    value = (row or {}).get("metrics", {}).get(metric.key)
+                    value = metrics_of(row).get(metric.key)
                     if isinstance(value, int | float) and value > 0:
                         values.append(math.log(value))
                         at.append(pos)
@@ -122,7 +122,7 @@ def detect(history: list[dict[str, Any]], recent: int = 3, threshold: float = 2.
                 )
             )
     # A shared step seen in one series only is noise that happened to line up.
-    count: dict[tuple[str, Any], int] = {}
+    count: dict[tuple[str, int | None], int] = {}
     for step in out:
         count[(step.key, step.bad.get("id"))] = count.get((step.key, step.bad.get("id")), 0) + 1
     return [s for s in out if s.strict or count[(s.key, s.bad.get("id"))] >= SHARED_MIN]

@@ -35,7 +35,7 @@ import numpy as np
 from infx.results.noise import effects as fx
 from infx.results.noise.fit import Fit
 from infx.results.noise.series import GATING, SIGNS
-from infx.results.noise.tdist import t_cdf
+from infx.results.noise.tdist import t_cdf, t_ppf
 
 Q = 0.05  # unchanged PR sweeps failing the gate: at most this fraction, whatever their size
 MIN_SHARE = 0.5  # least share of a point's variance left once the sweep's effect is out
@@ -311,7 +311,6 @@ def _sweep_p(
 
 def sweep(base: Base, fit: Fit, fx_: fx.Effects, threshold: float) -> Sweep:
     """The sweep-wide shift against how far main's runs move together (at Q / 2)."""
-    from infx.results.noise.tdist import t_ppf
 
     k = np.where(fit.k > 0, fit.k, np.nan)
     active = base.sweeping

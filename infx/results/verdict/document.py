@@ -7,6 +7,7 @@ from typing import Any
 
 from infx.results.noise import cuts, fit
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import Metrics, Row, metrics_of
 from infx.results.verdict import decide, power
 from infx.results.verdict.report import FORMAT, SEVERITY, Check, Config, Curve, Repeats, Report
 from infx.results.verdict.words import (
@@ -39,11 +40,12 @@ def _check_json(check: Check) -> dict[str, Any]:
     }
 
 
-def _metrics(row: dict[str, Any] | None) -> dict[str, Any] | None:
+def _metrics(row: Row | None) -> Metrics | None:
     if row is None:
         return None
+    metrics = metrics_of(row)
     keys = [c.key for c in CHECKS] + ["median_intvty", "mean_intvty"]
-    return {k: row["metrics"][k] for k in keys if k in row.get("metrics", {})}
+    return {k: metrics[k] for k in keys if k in metrics}
 
 
 def _curve_json(curve: Curve | None) -> dict[str, Any] | None:

@@ -9,11 +9,13 @@ same table inline.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from infx.errors import UsageError
+from infx.markdown import text
+from infx.results.table.rows import Row, Table
 
 METRIC = "exact_match"
 
@@ -54,10 +56,10 @@ class Check:
         )
 
 
-def checks(doc: Mapping[str, Any], floors: Floors) -> list[Check]:
-    """Every exact_match score of a results document's accuracy rows that has a floor."""
+def checks(rows: Iterable[Row], floors: Floors) -> list[Check]:
+    """Every exact_match score of these results rows' accuracy rows that has a floor."""
     found = []
-    for row in doc.get("rows", []):
+    for row in rows:
         if row.get("kind") != "accuracy":
             continue
         prefix = row["identity"]["model-prefix"]
@@ -100,13 +102,13 @@ class Verdict:
     failure: str | None = None
 
 
-def verdict(doc: Mapping[str, Any], floors: Floors | None) -> Verdict:
-    found = checks(doc, floors) if floors is not None else []
+def verdict(doc: Table, floors: Floors | None) -> Verdict:
+    found = checks(doc["rows"], floors) if floors is not None else []
     lines = [check.text() for check in found]
     failed = [c for c in found if not c.passed]
     if not found:
         lines.append("no accuracy floor applies to these results")
     if not failed:
         return Verdict(lines)
-    summary = "### Accuracy below its floor\n\n" + "\n".join(f"- {c.text()}" for c in failed)
+    summary = "### Accuracy below its floor\n\n" + "\n".join(f"- {text(c.text())}" for c in failed)
     return Verdict(lines, summary + "\n", "; ".join(c.text() for c in failed))

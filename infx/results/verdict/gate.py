@@ -14,13 +14,12 @@ nobody has acknowledged yet: the comment says so.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from infx.digest import hexdigest
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
 from infx.github.values import Comment, LabelEvent
 from infx.markdown import Md, code, text
@@ -66,8 +65,7 @@ def verdict_digest(report: Report, head: str) -> str:
         for name, change in moved:
             worst[name] = max(worst.get(name, 0), _step(change))
         failing.append([config.key, config.verdict, sorted(worst.items())])
-    text = json.dumps([head, failing], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hexdigest([head, failing])[:16]
 
 
 def _time(text: str) -> datetime | None:
@@ -88,11 +86,11 @@ def shown_since(sticky: Comment | None, digest: str) -> datetime | None:
     return carried if carried is not None else sticky.updated_at
 
 
-def verdict_line(digest: str, since: datetime | None) -> str:
+def verdict_line(digest: str, since: datetime | None) -> Md:
     """The sticky comment's hidden line: the verdict it shows, and since when (None: since
     the edit that writes it, which GitHub's `updated_at` records)."""
     when = f" since {since.isoformat().replace('+00:00', 'Z')}" if since is not None else ""
-    return f"<!-- infx:verdict {digest}{when} -->"
+    return Md(f"<!-- infx:verdict {digest}{when} -->")
 
 
 def same_comment(old: str, new: str) -> bool:

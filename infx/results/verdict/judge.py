@@ -29,24 +29,27 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from infx.results.noise.effects import effects
 from infx.results.noise.fit import fit
 from infx.results.noise.series import GATING, History, Pending, arrays
-from infx.results.table.keys import index, point_names, variant_label
+from infx.results.table.keys import config_label, index, point_names, variant_label
 from infx.results.table.metrics import CHECKS
+from infx.results.table.rows import Identity, Row, Table, config_identity
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import Q, decide, sweep
 from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
 from infx.results.verdict.power import power
-from infx.results.verdict.report import SEVERITY, Config, Report, Shift, worst
+from infx.results.verdict.report import SEVERITY, Config, Point, Report, Shift, worst
 from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
 
 
 def pooled(
-    tables: Sequence[Sequence[dict[str, Any]]], notes: list[str], names: dict[str, str]
-) -> dict[str, dict[int, list[dict[str, Any]]]]:
+    tables: Sequence[Sequence[Row]], notes: list[str], names: dict[str, str]
+) -> dict[str, dict[int, list[Row]]]:
     """(kind|config) -> conc -> this PR's rows of it, one per table that measured it."""
-    out: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    out: dict[str, dict[int, list[Row]]] = {}
     for n, rows in enumerate(tables):
         side = "this run" if len(tables) == 1 else f"this run ({n + 1} of {len(tables)})"
         for key, points in index(rows, notes, side, names=names).items():
@@ -56,13 +59,13 @@ def pooled(
 
 
 def compare(
-    rows: Sequence[dict[str, Any]],
-    history: Sequence[dict[str, Any]],
+    rows: Sequence[Row],
+    history: Sequence[Table],
     threshold: float = DEFAULT_THRESHOLD,
     *,
     trimmed: bool = False,
     history_runs: int | None = None,
-    repeats: Sequence[Sequence[dict[str, Any]]] = (),
+    repeats: Sequence[Sequence[Row]] = (),
 ) -> Report:
     """Judge `rows` (this run; with `repeats`, more runs of the same head) against `history`
     (main's runs, oldest first). A `trimmed` run measured each curve at its lowest
@@ -77,7 +80,7 @@ def compare(
     for key, points in mine.items():
         kind = key.split("|", 1)[0]
         first = next(iter(points.values()))[0]
-        ident = {k: v for k, v in first["identity"].items() if k != "conc"}
+        ident = config_identity(first["identity"])
         runs = hist.holding(key, history_runs)
         if kind == "accuracy":
             configs.append(accuracy_config(key, ident, points, hist, runs))
@@ -140,7 +143,6 @@ def _judge(
 
 def _tests_per_config(data: Any) -> Any:
     """Tests a config's family will hold before the curve's: two per judged metric."""
-    import numpy as np
 
     have = np.isfinite(data.pr[:, :, :GATING]).any(axis=1)
     return have.sum(axis=1) * 2
@@ -155,14 +157,12 @@ def _shift_verdict(wide: Any, m: int) -> str:
     return NOISE
 
 
-def _new(key: str, ident: dict[str, Any], points: dict[int, list[dict[str, Any]]]) -> Config:
-    from infx.results.table.keys import config_label
-    from infx.results.verdict.report import Point
+def _new(key: str, ident: Identity, points: dict[int, list[Row]]) -> Config:
 
     return Config(
         key=key,
         kind="throughput",
-        label=config_label({**ident, "conc": 0}),
+        label=config_label(ident),
         identity=ident,
         verdict=NEW,
         points=tuple(Point(c, NEW, NEW, pr=rows[0]) for c, rows in sorted(points.items())),

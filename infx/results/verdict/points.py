@@ -15,6 +15,7 @@ from infx.results.noise.fit import MIN_LEVEL, Fit
 from infx.results.noise.series import GATING, History, Pending, measured
 from infx.results.table.keys import config_label, family_key
 from infx.results.table.metrics import CHECKS, INTERACTIVITY_METRIC
+from infx.results.table.rows import Accuracy, ByConc, Identity, Row, config_identity, metrics_of
 from infx.results.verdict import repeats as priced
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import Decision
@@ -45,15 +46,6 @@ from infx.results.verdict.words import (
     judge_score,
 )
 
-_EDGE = 1e-9  # percent: a change on the band's edge (give or take float error) is noise
-
-
-def direction(change_pct: float, band_pct: float, higher_is_better: bool) -> str:
-    """Within the band (its edge included, give or take float error) is noise."""
-    if abs(change_pct) <= band_pct + _EDGE:
-        return NOISE
-    return IMPROVED if (change_pct > 0) == higher_is_better else REGRESSED
-
 
 @dataclass(frozen=True)
 class Judged:
@@ -72,14 +64,14 @@ def _num(value: Any) -> float | None:
     return float(value) if value is not None and np.isfinite(value) else None
 
 
-def _after(rows: list[dict[str, Any]], key: str, mean_log: float) -> float | None:
+def _after(rows: list[Row], key: str, mean_log: float) -> float | None:
     """This PR's value: the one run's (0 included), else the runs' geometric mean."""
     if len(rows) == 1:
         return measured(rows[0], key)
     return math.exp(mean_log) if np.isfinite(mean_log) else None
 
 
-def _check(j: Judged, c: int, i: int, m: int, rows: list[dict[str, Any]], moved: bool) -> Check:
+def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> Check:
     metric = CHECKS[m]
     fit, dec, pw = j.fit, j.decision, j.power
     center = fit.center[c, i, m]
@@ -122,7 +114,7 @@ def _check(j: Judged, c: int, i: int, m: int, rows: list[dict[str, Any]], moved:
     )
 
 
-def _shown(j: Judged, c: int, i: int, rows: list[dict[str, Any]]) -> Check:
+def _shown(j: Judged, c: int, i: int, rows: list[Row]) -> Check:
     """Interactivity: TPOT p50 again, shown, never counted."""
     center = j.fit.center[c, i, len(CHECKS)]
     before = math.exp(center) if np.isfinite(center) else None
@@ -255,7 +247,7 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
     return Config(
         key=job.key,
         kind="throughput",
-        label=config_label({**job.identity, "conc": 0}),
+        label=config_label(job.identity),
         identity=job.identity,
         verdict=verdict,
         points=tuple(points),
@@ -277,16 +269,17 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
     )
 
 
-def _shown_row(rows: list[dict[str, Any]], j: Judged, c: int, i: int) -> dict[str, Any]:
+def _shown_row(rows: list[Row], j: Judged, c: int, i: int) -> Row:
     """The PR's row as shown: the run's own, or the runs' geometric means."""
     if len(rows) == 1:
         return rows[0]
-    out = dict(rows[0])
-    metrics = dict(out.get("metrics", {}))
+    out = rows[0].copy()
+    metrics = dict(metrics_of(out))
     for key in metrics:
-        values = [r.get("metrics", {}).get(key) for r in rows]
-        if all(isinstance(v, int | float) and v > 0 for v in values):
-            metrics[key] = math.exp(sum(math.log(v) for v in values) / len(values))
+        values = [metrics_of(r).get(key) for r in rows]
+        positive = [v for v in values if isinstance(v, int | float) and v > 0]
+        if len(positive) == len(values):
+            metrics[key] = math.exp(sum(math.log(v) for v in positive) / len(positive))
     out["metrics"] = metrics
     return out
 
@@ -305,7 +298,7 @@ def _power(j: Judged, c: int, job: Pending) -> tuple[MetricPower, ...]:
     return tuple(out)
 
 
-def _lost_score(conc: int, s: dict[str, Any]) -> Score:
+def _lost_score(conc: int, s: Accuracy) -> Score:
     """An accuracy score main measured and this run did not."""
     value, stderr = s["value"], s.get("stderr")
     return Score(
@@ -324,7 +317,7 @@ def _repeats(job: Pending, j: Judged) -> Repeats:
     return Repeats(need, count, priced.identity_rows(rows), hours, source)
 
 
-def _stderr(score: dict[str, Any]) -> tuple[float | None, str]:
+def _stderr(score: Accuracy) -> tuple[float | None, str]:
     """The score's standard error and the rule it came from: its own; without one (lm-eval's
     "N/A"), the binomial error of a rate over its samples; without those either, None
     (the change alone is judged against ACCURACY_TOLERANCE)."""
@@ -344,20 +337,17 @@ def _stderr(score: dict[str, Any]) -> tuple[float | None, str]:
 
 def accuracy_config(
     key: str,
-    ident: dict[str, Any],
-    points: dict[int, list[dict[str, Any]]],
+    ident: Identity,
+    points: dict[int, list[Row]],
     hist: History,
     runs: list[int],
 ) -> Config:
-    newest = hist.points[runs[-1]][key] if runs else {}
+    newest: ByConc = hist.points[runs[-1]][key] if runs else {}
     scores = []
     for conc in sorted(set(points) | set(newest)):
-        mine = points.get(conc) or [{}]
-        a = {(s["task"], s["metric"], s["filter"]): s for s in mine[0].get("accuracy", [])}
-        b = {
-            (s["task"], s["metric"], s["filter"]): s
-            for s in newest.get(conc, {}).get("accuracy", [])
-        }
+        mine = points.get(conc)
+        a = {(s["task"], s["metric"], s["filter"]): s for s in _scores(mine[0] if mine else None)}
+        b = {(s["task"], s["metric"], s["filter"]): s for s in _scores(newest.get(conc))}
         for k in sorted(set(a) | set(b)):
             sa, sb = a.get(k), b.get(k)
             status = COMPARED if sa and sb else (NEW if sa else MISSING)
@@ -388,7 +378,7 @@ def accuracy_config(
     return Config(
         key=key,
         kind="accuracy",
-        label=config_label({**ident, "conc": 0}),
+        label=config_label(ident),
         identity=ident,
         verdict=worst(parts) if runs else NEW,
         scores=tuple(scores),
@@ -397,13 +387,16 @@ def accuracy_config(
     )
 
 
-def lost_configs(mine: dict[str, dict[int, Any]], hist: History) -> list[Config]:
+def _scores(row: Row | None) -> list[Accuracy]:
+    return row.get("accuracy", []) if row is not None else []
+
+
+def lost_configs(mine: dict[str, dict[int, list[Row]]], hist: History) -> list[Config]:
     """Configs of a family this run measured that main's newest run of that family has
     and this run lacks: publishing this run would drop their curves."""
     families: dict[str, set[str]] = {}
     for key, points in mine.items():
-        first = next(iter(points.values()))
-        row = first[0] if isinstance(first, list) else first
+        row = next(iter(points.values()))[0]
         families.setdefault(family_key(row["kind"], row["identity"]), set()).add(key)
     out = []
     for family, keys in families.items():
@@ -417,7 +410,7 @@ def lost_configs(mine: dict[str, dict[int, Any]], hist: History) -> list[Config]
                 continue
             by_conc = hist.points[newest][key]
             row = next(iter(by_conc.values()))
-            ident = {k: v for k, v in row["identity"].items() if k != "conc"}
+            ident = config_identity(row["identity"])
             if row["kind"] == "accuracy":
                 scores = tuple(
                     _lost_score(c, s)

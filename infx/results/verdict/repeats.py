@@ -9,14 +9,15 @@ measure different code and are refused.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
 from infx.matrix.rows import MatrixRow
+from infx.results.table.rows import PointRecipe, Row, Table
 
 
-def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
+def same_head(tables: Sequence[Table], names: Sequence[str]) -> None:
     """Refuse tables of different head commits (a table without one counts as unknown,
     and is refused next to tables that name one)."""
     heads = {str((t.get("run") or {}).get("sha") or "") for t in tables}
@@ -28,16 +29,16 @@ def same_head(tables: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
         raise UsageError(f"these tables measured different commits, not repeats: {named}")
 
 
-def matrix_row(row: dict[str, Any]) -> MatrixRow:
+def matrix_row(row: Row) -> MatrixRow:
     """A result row as the matrix row that would measure it again (for its cost; the
     fields a row lacks make job_cost raise, and the row is left out of the price)."""
-    out = {**row.get("identity", {}), **row.get("recipe", {})}
+    out: dict[str, object] = {**row.get("identity", {}), **row.get("recipe", {})}
     out["scenario-type"] = out.pop("scenario", "fixed-seq-len")
     out["run-eval"] = row.get("kind") == "accuracy"
     return cast(MatrixRow, out)
 
 
-def price(rows: Sequence[dict[str, Any]], count: int) -> tuple[float, str]:
+def price(rows: Sequence[Row], count: int) -> tuple[float, str]:
     """GPU-hours of `count` more runs of these rows (infx.matrix.cost, no recorded
     timings: its assumption per point), and how the minutes were estimated."""
     costs = []
@@ -51,8 +52,6 @@ def price(rows: Sequence[dict[str, Any]], count: int) -> tuple[float, str]:
     return hours, "; ".join(sources) if sources else "no estimate"
 
 
-def identity_rows(rows: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+def identity_rows(rows: Sequence[Row]) -> tuple[PointRecipe, ...]:
     """What a workflow needs to dispatch the runs: each point's identity and recipe."""
-    return tuple(
-        {"identity": row.get("identity", {}), "recipe": row.get("recipe", {})} for row in rows
-    )
+    return tuple(PointRecipe(identity=row["identity"], recipe=row["recipe"]) for row in rows)

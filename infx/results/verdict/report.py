@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from infx.results.table.metrics import Metric
+from infx.results.table.rows import Identity, PointRecipe, Row, RunInfo
 from infx.results.verdict.words import (
     COMPARED,
     COVERAGE_LOST,
@@ -54,9 +54,9 @@ class Point:
     status: str  # compared | new | missing
     verdict: str
     checks: tuple[Check, ...] = ()
-    main: dict[str, Any] | None = None  # main's newest row (missing points: its numbers)
+    main: Row | None = None  # main's newest row (missing points: its numbers)
     # checks: CHECKS, then interactivity, shown only (it is TPOT p50 again, never counted)
-    pr: dict[str, Any] | None = None
+    pr: Row | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class Repeats:
 
     runs: int  # this PR's runs in all that would do (0: more than infx asks for)
     count: int  # runs to add
-    rows: tuple[dict[str, Any], ...]  # what reruns: each point's identity and recipe
+    rows: tuple[PointRecipe, ...]  # what reruns: each point's identity and recipe
     gpu_hours: float  # of all `count` runs of them
     source: str  # how the job minutes were estimated
 
@@ -125,14 +125,14 @@ class Config:
     key: str
     kind: str
     label: str
-    identity: dict[str, Any]
+    identity: Identity  # without conc
     verdict: str
     points: tuple[Point, ...] = ()
     scores: tuple[Score, ...] = ()
     curve: Curve | None = None  # throughput per GPU at matched interactivity
     level: Curve | None = None  # throughput per GPU at equal concurrency, over the points
     runs: int = 0  # main runs in the window that measured this config
-    baseline: dict[str, Any] | None = None  # the newest of them: doc["run"]
+    baseline: RunInfo | None = None  # the newest of them: doc["run"]
     only_main: bool = False  # main measured it; the PR did not
     p_value: float | None = None  # regression: Bonferroni over its tests (None: untested)
     p_improved: float | None = None

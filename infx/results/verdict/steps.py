@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.results.table.metrics import Metric
+from infx.results.table.rows import RunInfo
 
 MARKER = "<!-- infx:results-change"
 
@@ -28,8 +29,8 @@ class Step:
     before: float  # mean level of the segment before the step
     after: float  # mean level from the step on
     change_pct: float
-    good: dict[str, Any]  # doc["run"] of the last run before the step
-    bad: dict[str, Any]  # doc["run"] of the first run after it
+    good: RunInfo  # doc["run"] of the last run before the step
+    bad: RunInfo  # doc["run"] of the first run after it
     verdict: str  # improved | regressed
     strict: bool = True  # significant on its own, not only as part of its config's step
 
@@ -42,7 +43,7 @@ def ranges(steps: list[Step]) -> dict[Range, list[Step]]:
     return out
 
 
-def marker(bad: dict[str, Any]) -> str:
+def marker(bad: RunInfo) -> str:
     return f"{MARKER} run={bad.get('id')} -->"
 
 

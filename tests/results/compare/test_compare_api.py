@@ -84,7 +84,7 @@ def test_newest_main_run_with_these_configs_is_the_baseline(api, tmp_path: Path)
     outcome = compare(tmp_path, faster)
     assert outcome.exit_code == 0, outcome.output
     (sticky,) = bot_comments(api.state)
-    link = f"newest [{ids[2]}](<https://github.com/acme/bench/actions/runs/{ids[2]}>)"
+    link = f"newest [{ids[2]}](https://github.com/acme/bench/actions/runs/{ids[2]})"
     assert link in sticky["body"]
     assert "1,000 → 1,100 (+10.0% ±7.6) 🟢" in sticky["body"]
     # runs, artifacts named results_bmk, 2 downloads; then the comment (list + create).
@@ -145,7 +145,7 @@ def test_expired_and_unreadable_results_are_skipped(api, tmp_path: Path) -> None
     assert outcome.exit_code == 0, outcome.output
     assert "skipped run 5000 (results expired), run 5001: unreadable results.json" in outcome.output
     assert (
-        "newest [5002](<https://github.com/acme/bench/actions/runs/5002>)"
+        "newest [5002](https://github.com/acme/bench/actions/runs/5002)"
         in (bot_comments(api.state)[0]["body"])
     )
 
@@ -235,6 +235,24 @@ def test_a_regression_fails_the_check_run_and_the_job(api, tmp_path: Path) -> No
     assert check["output"]["title"].startswith("regressed: 8 of 16 point(s) regressed")
     assert "Gate: **fails**" in check["output"]["summary"]
     assert "/ack-regression" in bot_comments(api.state)[0]["body"]
+
+
+def test_every_place_a_verdict_is_shown_says_the_same(api, tmp_path: Path) -> None:
+    """The comment, --out, the check run and the job summary show one rendering; stdout's
+    JSON and --verdict-out one document."""
+    api.state.add_pull(PR, head_sha=HEAD)
+    out, verdict = tmp_path / "comment.md", tmp_path / "verdict.json"
+    outcome = verdict_run(
+        api, tmp_path, "--out", str(out), "--verdict-out", str(verdict), "--format", "json"
+    )
+    assert outcome.exit_code == 1, outcome.output
+    (sticky,) = bot_comments(api.state)
+    (check,) = check_runs(api)
+    assert out.read_text() == sticky["body"]
+    assert check["output"]["summary"] == sticky["body"].replace(MARKER + "\n", "", 1)
+    assert (tmp_path / "summary.md").read_text() == sticky["body"] + "\n"
+    shown = json.loads(outcome.stdout)
+    assert shown == json.loads(verdict.read_text()) and shown["gate"]["passed"] is False
 
 
 def test_a_quiet_run_passes_the_check(api, tmp_path: Path) -> None:

@@ -102,3 +102,21 @@ def test_bad_floors_are_one_line(evaluated, text: str, message: str) -> None:
     outcome = repo.infx("results", "floors", str(result))
     assert outcome.exit_code == 2 and message in outcome.stderr
     assert "Traceback" not in outcome.output
+
+
+def test_the_summary_shows_a_hostile_model_name_as_plain_text(evaluated, tmp_path) -> None:
+    """The model prefix comes from the job's matrix row: in the step summary a mention, a tag
+    or a table pipe in it stays text."""
+    repo, result = evaluated
+    doc = json.loads(result.read_text())
+    for row in doc["rows"]:
+        row["identity"]["model-prefix"] = "llama @ops <b>x</b> | **y**"
+    result.write_text(json.dumps(doc))
+    repo.write("infx.toml", "[accuracy-floors.default]\ngsm8k = 0.95\n")
+    summary = tmp_path / "summary.md"
+    outcome = repo.infx("results", "floors", str(result), env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert outcome.exit_code == 1
+    written = summary.read_text()
+    assert "is below its floor 0.95" in written
+    assert "@ops" not in written and "<b>" not in written and "**y**" not in written
+    assert "\\|" in written

@@ -1,0 +1,106 @@
+"""What each command loads: a command imports a heavy library only when it uses it.
+
+PyGithub costs about 0.3 s to import, jsonschema 0.05 s, NumPy 0.1 s, SQLAlchemy 0.15 s:
+more than the gate's whole run. Each command runs here as a user runs it, in its own
+process, in a repository laid out as InferenceX is, and must succeed; then the libraries
+it left loaded are compared with the ones it is allowed (what it uses). The speed itself
+is measured in `benchmarks/bench_cli.py`, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SHARED, GitRepo, entry, make_repo, real_repo
+
+# The libraries a local command has no use for, by the name they import as.
+HEAVY = {
+    "github": "PyGithub",
+    "jsonschema": "jsonschema",
+    "numpy": "NumPy",
+    "sqlalchemy": "SQLAlchemy",
+    "matplotlib": "matplotlib",
+    "requests": "requests",
+    "yaml": "PyYAML",
+}
+# Runs infx's console entry point, then writes the top-level modules loaded to argv[1].
+PROBE = """\
+import atexit, sys
+out = sys.argv.pop(1)
+atexit.register(lambda: open(out, "w").write(" ".join(m for m in sys.modules if "." not in m)))
+sys.argv[0] = "infx"
+from infx.cli import main
+main()
+"""
+KEY = "dsv4-fp4-mi355x-vllm" if (SHARED / "configs").is_dir() else "llama-fp8-mi355x-vllm"
+# The heavy libraries a command may load because it uses them: master configs are read
+# with PyYAML (as InferenceX reads them: the plan, validate, and the gate wherever a
+# config's text may tell which InferenceX format the repository is on, `infx.matrix.era`),
+# and a whole history has values only PyYAML's YAML 1.1 resolver can say how it reads.
+NONE: frozenset[str] = frozenset()
+YAML = frozenset({"yaml"})
+# What a user runs, the exit code it must end with, and what it may load.
+COMMANDS: list[tuple[str, int, frozenset[str]]] = [
+    ("--help", 0, NONE),
+    ("changelog check --help", 0, NONE),
+    ("changelog check --base base --pr 7 --repo acme/bench", 0, YAML),
+    ("changelog check --base base --pr 7 --repo acme/bench --format github", 0, YAML),
+    ("changelog check --base base --repo acme/bench", 1, YAML),  # a placeholder on main
+    ("changelog lint", 0, YAML),
+    ("changelog fix --base base --check", 0, YAML),
+    ("changelog canonicalize --base base --pr 7 --repo acme/bench --check", 1, NONE),
+    ("sweep plan --base base", 0, YAML),
+    ("sweep plan --base base --format summary", 0, YAML),
+    ("sweep validate", 0, YAML),
+    ("sweep canary", 0, NONE),  # the plan on stdin
+    ("sweep outputs plan.json", 0, NONE),
+    ("sweep chunk plan.json --bucket single --index 0", 0, NONE),
+    ("sweep row-env", 0, NONE),  # $ROW: the plan's first row
+    ("sweep mode", 0, NONE),  # a push to main
+    ("workflows check", 0, NONE),
+]
+
+
+@pytest.fixture(scope="module")
+def layout(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    """InferenceX's layout (a small one without ../shared) with one appended entry, its
+    plan and a push event beside it."""
+    path = tmp_path_factory.mktemp("imports") / "repo"
+    repo = real_repo(path) if (SHARED / "configs").is_dir() else make_repo(path)
+    history = repo.read().decode()
+    repo.commit("entry", **{"perf-changelog.yaml": history + "\n" + entry([KEY])})
+    planned = repo.infx("sweep", "plan", "--base", "base", "--output", "plan.json")
+    assert planned.exit_code == 0, planned.output
+    (repo.path / "event.json").write_text(json.dumps({"ref": "refs/heads/main"}))
+    return repo
+
+
+@pytest.mark.parametrize(("command", "code", "allowed"), COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_a_command_loads_no_heavy_library_it_does_not_use(
+    layout: GitRepo, tmp_path: Path, command: str, code: int, allowed: frozenset[str]
+) -> None:
+    plan = (layout.path / "plan.json").read_text()
+    env = {
+        **os.environ,
+        "ROW": json.dumps(next(iter(json.loads(plan)["single_node"].values()))[0]),
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_EVENT_PATH": str(layout.path / "event.json"),
+    }
+    out = tmp_path / "modules"
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *command.split()],
+        cwd=layout.path,
+        input=plan,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == code, done.stdout[-2000:] + done.stderr[-2000:]
+    loaded = set(out.read_text().split()) & set(HEAVY)
+    assert {HEAVY[m] for m in loaded - allowed} == set(), f"infx {command}"
