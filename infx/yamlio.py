@@ -30,13 +30,23 @@ def yaml_error_text(exc: Exception) -> str:
     return first[0] if first else type(exc).__name__
 
 
+def _umask() -> int:
+    """The process's umask; reading it means setting it, so it is set back at once."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write via a temp file in the same directory, then rename, so readers never see half a
-    file. The file keeps its mode, or takes `mode` when given (a new file is otherwise 0600)."""
+    file. The file keeps its mode, or takes `mode` when given; a new file gets what the
+    umask leaves of 0666, as `open` would give it (the temp file alone is 0600)."""
     path = Path(path)
     if mode is None:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             mode = path.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
     import tempfile  # only commands that write pay for it
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

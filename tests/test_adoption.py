@@ -161,5 +161,5 @@ def test_the_readme_adoption_works_end_to_end(
     done = run("infx", "changelog", "canonicalize", "--pr", "3058")
     assert f"pr-link: https://github.com/{repository}/pull/3058\n".encode() in repo.read()
     assert "rewrote pr-link 'XXX'" in done.stdout
-    planned = run("infx", "sweep", "plan", "--format", "summary")
+    planned = run("infx", "sweep", "plan", "--format", "text")
     assert f"| {key} |" in planned.stdout

@@ -268,3 +268,18 @@ def test_a_shadowing_infx_package_is_named_and_not_run(
     # Every command runs this infx, not the other.
     ran = subprocess.run([command, "sweep", "--help"], capture_output=True, text=True, env=env)
     assert ran.returncode == 0 and "Plan and check benchmark sweeps." in ran.stdout
+
+
+def test_one_format_vocabulary_across_commands() -> None:
+    """`--format` meant text/json/github in one command and json/summary in another: each
+    command now speaks the same words (text for people, json for programs, github for
+    Actions annotations); `summary` is only sweep plan's old name for text."""
+    seen = set()
+    for path, command in every_command():
+        for param in command.params:
+            if "--format" in getattr(param, "opts", []):
+                choices = set(param.type.choices)  # type: ignore[attr-defined]
+                old = {"summary"} if path == ("sweep", "plan") else set()
+                assert {"text", "json"} <= choices <= {"text", "json", "github"} | old, path
+                seen.add(" ".join(path))
+    assert {"changelog check", "sweep plan", "results provenance"} <= seen, seen

@@ -56,7 +56,7 @@ COMMANDS: list[tuple[str, int, frozenset[str]]] = [
     ("changelog fix --base base --check", 0, YAML),
     ("changelog canonicalize --base base --pr 7 --repo acme/bench --check", 1, NONE),
     ("sweep plan --base base", 0, YAML),
-    ("sweep plan --base base --format summary", 0, YAML),
+    ("sweep plan --base base --format text", 0, YAML),
     ("sweep validate", 0, YAML),
     ("sweep canary", 0, NONE),  # the plan on stdin
     ("sweep outputs plan.json", 0, NONE),

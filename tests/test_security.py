@@ -274,3 +274,26 @@ def test_an_answer_of_the_wrong_shape_is_one_line(api: FakeGitHub, repo: GitRepo
         )
     )
     assert "Traceback" not in result.output
+
+
+def test_without_a_token_it_says_so_at_once(
+    api: FakeGitHub, repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No token: GitHub hides every setting, so asking is pointless; one line, no request."""
+    monkeypatch.delenv("GITHUB_TOKEN")
+    done = check(repo, "--repo", REPO)
+    assert done.exit_code == 2, done.output
+    assert done.stderr.count("\n") == 1 and "set GH_TOKEN" in done.stderr
+    assert api.state.requests == []
+
+
+def test_an_api_nobody_answers_is_one_short_line(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused connection used to print urllib3's whole chain of wrappers."""
+    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
+    monkeypatch.setenv("GITHUB_API_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    done = check(repo, "--repo", REPO)
+    assert done.exit_code == 2, done.output
+    (line,) = done.stderr.splitlines()
+    assert line.endswith("GitHub API unreachable while reading acme/bench: connection refused")

@@ -19,3 +19,4 @@ MatrixPlan.agentic_evals  # likewise
 MatrixPlan.multinode_evals  # likewise
 MatrixPlan.multinode_agentic_evals  # likewise
 MatrixPlan.changelog_metadata  # likewise
+Issued.issuer_run  # a dataclass field: the issuer run that uploaded the receipt, kept for reports and tests

@@ -25,10 +25,15 @@ def _changes(lines: list[str], data: bytes, check_only: bool, nothing: str) -> O
     return Outcome(lines, write=data)
 
 
-def lint(path: str, data: bytes) -> Outcome:
+def lint(path: str, data: bytes, merging: bool = False) -> Outcome:
+    """Every problem of the file; a file git left conflict markers in gets one problem per
+    conflict, with the advice that fits (`merging`: a merge or rebase is stopped on it),
+    since what YAML makes of the marker lines says nothing more."""
     from infx.changelog.parse import read_document
 
-    _, problems = read_document(data)
+    problems = unresolved_conflicts(data, path, merging)
+    if not problems:
+        _, problems = read_document(data)
     lines = [f"{location(path, v)}: {v.rule}: {v.text()}" for v in problems]
     if problems:
         return Outcome([*lines, f"{path}: {len(problems)} problem(s) found"], exit_code=1)

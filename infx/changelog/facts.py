@@ -149,6 +149,17 @@ def driver_main_side(
     return main_side(root, given, merging_in(os.environ), sides, path or CHANGELOG_FILE)
 
 
+def merge_stopped_here(file: Path) -> bool:
+    """Whether `file` is in a repository where a merge or rebase is stopped (outside any
+    repository: no)."""
+    from infx.errors import GitError
+
+    try:
+        return stopped_operation(file.resolve().parent) is not None
+    except GitError:
+        return False
+
+
 def stopped_operation(root: Path) -> str | None:
     """The git operation stopped in this repository (merge, rebase, cherry-pick, revert), whose
     `--abort` gets back to the branch; None when none is."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from infx.changelog.check import check
+from infx.changelog.gate import unresolved_conflicts
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import parse_chunk, split_entries
 from infx.changelog.rules import Rule
@@ -100,6 +101,8 @@ def _inserted(base: bytes, head: bytes, gate: list[Violation]) -> Landed:
 
 def added_entries(base: bytes | None, head: bytes | None) -> Landed:
     """The entries added from `base` to `head`; layout problems as warnings."""
+    if head is not None and (markers := unresolved_conflicts(head, "the changelog", False)):
+        raise _refuse(markers, "the changelog holds committed conflict markers")
     result = check(base, head, None, None)
     kind = result.diff.kind
     if head is None:

@@ -108,7 +108,9 @@ def check(base: Given, head: Given, pr: int | None, repo: Given, path: str, conf
 @changelog_file
 def lint(path: str) -> None:
     """Check a whole changelog file on its own (no diff): bytes, layout, schema of every entry."""
-    _finish(lint_file(path, facts.read_file(Path(path), path)))
+    data = facts.read_file(Path(path), path)
+    stopped = b"<<<<<<<" in data and facts.merge_stopped_here(Path(path))
+    _finish(lint_file(path, data, merging=stopped))
 
 
 @changelog.command()

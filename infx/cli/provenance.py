@@ -116,11 +116,9 @@ def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool,
 
     docs = read_receipts(receipts)
     if fetch:
-        from infx.reuse.issue_facts import fetch_issued
+        from infx.reuse.issue_facts import with_issued
 
-        runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
-        docs = [d for d in docs if d["kind"] != "run"]
-        docs += [dict(fetch_issued(None, rid).receipt or {}) for rid in sorted(runs)]
+        docs = with_issued(docs, run_id)
     chain = to_store(run_id, table.read_bytes(), docs)
     if check_only:
         roles = ", ".join(f"{role} (run {doc['run']['id'] if doc['kind'] == 'run' else doc['source']['run']})" for role, doc in chain)  # fmt: skip
@@ -135,9 +133,10 @@ def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool,
 @click.argument("conc", required=False, type=click.IntRange(min=1))
 @history_option
 @click.option("--verify", is_flag=True, help="Download the measuring run's artifacts and check every member against its receipt.")  # fmt: skip
-@click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="text: the chain for people; json: as JSON.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, hidden=True, help="--format json's old spelling.")  # fmt: skip
 @api_repo_option
-def provenance(target: str, conc: int | None, history_url: str | None, verify: bool, as_json: bool, repo: str | None) -> None:  # fmt: skip
+def provenance(target: str, conc: int | None, history_url: str | None, verify: bool, fmt: str, as_json: bool, repo: str | None) -> None:  # fmt: skip
     """The chain behind a number of main's history: which run measured it, which bytes it
     published, who approved, what the verdict was. TARGET is a main run id, or a config key
     followed by a concurrency (as `results compare` names points). Exits 1 when a link breaks."""
@@ -147,6 +146,7 @@ def provenance(target: str, conc: int | None, history_url: str | None, verify: b
 
     main = settings.load(Path.cwd()).main_branch
     found = trace(history_location(history_url), target, conc, verify, repo, main)
+    as_json = as_json or fmt == "json"
     click.echo(json.dumps(found, indent=2, sort_keys=True) if as_json else "\n".join(lines(found)))
     if (error := broken(target, found)) is not None:
         raise error

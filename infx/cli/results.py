@@ -34,7 +34,7 @@ _MAIN = "Default: main-branch in infx.toml, else main."
 _READ = "File name of the sweep workflow whose main runs to read."
 # The options' help, by flag (and by command where two commands say it differently).
 HELP = {
-    "row": "The matrix row as JSON; default: the environment `infx sweep row-env` exported.",
+    "row": "The matrix row: JSON text, or a file holding it; default: the environment `infx sweep row-env` exported.",
     "results-dir": "Where the recipe left the client output (RESULTS_DIR).",
     "client-output": "Client output file(s) to read instead of the default place (one per concurrency).",
     "process out": "Result file to write; default: RESULTS_DIR/infx-result.json.",
@@ -99,10 +99,10 @@ def results() -> None:
 def process(row_json: str | None, results_dir: Path, outputs: tuple[Path, ...], out: Path | None,
             runner_name: str, config_key: str) -> None:  # fmt: skip
     """Read the client output of one benchmark job and write its normalized result rows."""
-    from infx.results.ingest.files import process_job, write_json
+    from infx.results.ingest.files import process_job, row_text, write_json
     from infx.results.ingest.process import RESULT_FILE, job_row, written
 
-    row = job_row(row_json, os.environ)
+    row = job_row(row_text(row_json), os.environ)
     doc = process_job(row, results_dir, list(outputs) or None, runner_name, config_key)
     target = out or results_dir / RESULT_FILE
     write_json(target, doc)

@@ -34,7 +34,7 @@ from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 # The help of the options whose text runs long, by flag.
 HELP = {
     "--from-event": "Inside Actions: take the refs and the label decision (trim, evals, canary) from the event (GITHUB_EVENT_PATH), as `sweep mode` decides; with a canary, --output holds the canary split.",
-    "--format": "Print the plan as JSON or as a Markdown summary table.",
+    "--format": "json: the plan as JSON; text: a Markdown summary table for people (`summary`, its old name, still works).",
     "--output": "Write the JSON plan to this file and print the summary table instead.",
     "--manifest": "Also write the sweep's manifest (what its jobs measure: options, plan digest, configs as parsed, runner labels, recipe and template bytes) to this file.",
     "--durations": "A job-timings file (`infx sweep timings`): estimate each job from the recorded durations of earlier jobs of the same identity.",
@@ -43,7 +43,7 @@ HELP = {
     "--rerun-record": "Write what a later rerun of this run needs (rerun.json: the labels' flags, the run, the PR).",
     "--strict": "Treat warnings (unknown runner labels) as errors.",
 }
-FORMATS = click.Choice(["json", "summary"])
+FORMATS = click.Choice(["json", "text", "summary"])  # the vocabulary of every --format
 strict_option = click.option("--strict", is_flag=True, help=HELP["--strict"])
 
 

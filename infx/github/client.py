@@ -81,6 +81,9 @@ class GitHub(SettingsReads, ReviewReads, TrustReads):
         retry = MeteredRetry(
             self.meter,
             total=retries,
+            # A host that does not resolve or refuses the connection is rarely back in
+            # seconds: two tries (2 s) rather than the half minute of server errors.
+            connect=min(retries, 2),
             # Waits of 0, 2, 4, 8 and 16 s: five retries span half a minute, longer than
             # GitHub's usual transient 5xx and a quarter of a decision's time cap.
             backoff_factor=backoff,

@@ -68,9 +68,36 @@ def doing(what: str) -> Iterator[None]:
             f"GitHub API error while {what}: {exc.status} {detail or ''}".rstrip(), exc.status
         ) from None
     except (requests.RequestException, OSError) as exc:
-        raise GitHubError(f"GitHub API unreachable while {what}: {exc}") from None
+        raise GitHubError(f"GitHub API unreachable while {what}: {_reason(exc)}") from None
     finally:
         _DOING.reset(token)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, in a few words: the innermost cause urllib3 wrapped (a name
+    that did not resolve, a refused connection, a timeout), not its whole chain."""
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "reason", None)
+        if isinstance(inner, BaseException):
+            exc = inner
+            continue
+        args = [a for a in getattr(exc, "args", ()) if isinstance(a, BaseException)]
+        if args:
+            exc = args[0]
+            continue
+        break
+    text = str(exc)
+    for known, said in (
+        ("Name or service not known", "the host name does not resolve"),
+        ("Temporary failure in name resolution", "the host name does not resolve"),
+        ("Connection refused", "connection refused"),
+        ("timed out", "timed out"),
+    ):
+        if known in text:
+            return said
+    return " ".join(text.split())[:160] or type(exc).__name__
 
 
 class MeteredRetry(GithubRetry):

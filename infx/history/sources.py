@@ -47,7 +47,7 @@ def stored_history(where: str, rows: list[Row] | None, limit: int) -> MainHistor
     (`infx results ingest` fills it): for each of `rows`' configs (and the other configs of
     their families) the newest `limit` runs holding it."""
     if Path(where).is_dir():
-        docs = history_folder(Path(where))
+        docs = history_folder(Path(where), repository_settings().main_branch)
         if rows is not None:
             docs = per_config(docs, families_of(rows), limit)
         return MainHistory(docs, Md(f"{len(docs)} run(s) from {code(Path(where).name)}"))

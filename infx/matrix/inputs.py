@@ -296,11 +296,6 @@ def workflow_calls(snapshot: Snapshot, workflow: str) -> Calls:
     return Calls(tuple(files), tuple(dict.fromkeys(remote)), tuple(dict.fromkeys(unrecorded)))
 
 
-def workflow_files(snapshot: Snapshot, workflow: str) -> list[str]:
-    """The workflow file and everything it runs from the repository (`workflow_calls`)."""
-    return list(workflow_calls(snapshot, workflow).files)
-
-
 def unrecorded_error(calls: Calls) -> ConfigError | None:
     """The one-line error for what a workflow runs that no record holds (None: nothing)."""
     if not calls.unrecorded:

@@ -23,7 +23,8 @@ from infx.matrix.manifest import FORMAT as MANIFEST_FORMAT
 from infx.reuse.ack import AckReads
 from infx.reuse.commands import stage_command
 from infx.reuse.gate import GateEvent, gate_needs_nothing
-from infx.reuse.issue_facts import Issued, read_issued
+from infx.reuse.issue_facts import read_issued
+from infx.reuse.issuer import Issued
 from infx.reuse.measured import Merging
 from infx.reuse.source import (
     AGGREGATE_ARTIFACTS,

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import tempfile
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +31,7 @@ from infx.reuse.issuer import (
     ISSUED_FILE,
     SEALED,
     Checkout,
+    Issued,
     IssueFacts,
     Issuer,
     issued_artifact,
@@ -93,15 +92,6 @@ def _published(gh: GitHub, run: Run) -> dict[str, Artifact]:
             raise UsageError(f"run {run.id} has two {artifact.name} artifacts: which one it published is unknown")  # fmt: skip
         found[artifact.name] = artifact
     return found
-
-
-def _unzipped(data: bytes, where: str) -> dict[str, bytes]:
-    """Every member of a small archive (a receipt's, in tests' fixtures)."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return {i.filename: archive.read(i) for i in archive.infolist() if not i.is_dir()}
-    except zipfile.BadZipFile:
-        raise UsageError(f"{where}: not a zip archive") from None
 
 
 KEPT = (CLAIM_FILE, MANIFEST_FILE, TABLE_MEMBER)  # the members read, not only hashed
@@ -264,22 +254,6 @@ class IssuedReader(Protocol):
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
-@dataclass(frozen=True)
-class Issued:
-    """A run's issued receipt as reuse reads it: the receipt, its bytes, and the issuer run
-    that uploaded it (GitHub's record: the issuer's workflow file, run by workflow_run or
-    dispatched on main, of a commit GitHub says is on main)."""
-
-    receipt: Mapping[str, Any] | None
-    data: bytes = b""
-    issuer_run: Run | None = None
-    problem: str = ""
-
-    @property
-    def digest(self) -> str:
-        return sha256(self.data)
-
-
 MAX_RECEIPT_BYTES = 32 << 20
 
 
@@ -340,3 +314,11 @@ def fetch_issued(repo: str | None, run_id: int) -> Issued:
     if issued.receipt is None:
         raise ResultsError(issued.problem)
     return issued
+
+
+def with_issued(docs: list[dict[str, Any]], run_id: int) -> list[dict[str, Any]]:
+    """`docs` with their run receipts replaced by the issuer's, fetched from GitHub, of main
+    run `run_id` and of the run a merge receipt among them republished."""
+    runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
+    kept = [d for d in docs if d["kind"] != "run"]
+    return kept + [dict(fetch_issued(None, rid).receipt or {}) for rid in sorted(runs)]

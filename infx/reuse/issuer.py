@@ -256,3 +256,21 @@ def checkout_problem(receipt: Mapping[str, Any], run: Run, pull: Pull, main_bran
             "base it merged with is unknown; no attestation says which"
         )
     return ""
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A run's issued receipt as reuse reads it: the receipt, its bytes, and the issuer run
+    that uploaded it (GitHub's record: the issuer's workflow file, run by workflow_run or
+    dispatched on main, of a commit GitHub says is on main)."""
+
+    receipt: Mapping[str, Any] | None
+    data: bytes = b""
+    issuer_run: Run | None = None
+    problem: str = ""
+
+    @property
+    def digest(self) -> str:
+        from infx.matrix.manifest import sha256
+
+        return sha256(self.data)

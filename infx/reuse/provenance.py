@@ -272,6 +272,16 @@ def broken(target: str, found: Mapping[str, Any]) -> ResultsError | None:
     return None
 
 
+def _short(value: object) -> object:
+    """A commit as people quote it: its first 12 characters."""
+    return value[:12] if isinstance(value, str) else value
+
+
+def _said(value: object, absent: str = "not recorded") -> str:
+    """A value of the chain as text; one the history does not hold says so, never `None`."""
+    return absent if value is None or value == "" else str(value)
+
+
 def lines(found: Mapping[str, Any]) -> list[str]:
     """The chain as text, one link a line."""
     run = found["run"]
@@ -280,34 +290,43 @@ def lines(found: Mapping[str, Any]) -> list[str]:
     if point is not None:
         out.append(f"point: {point['key']} {point['kind']} at concurrency {point['conc']}")
     reused = f", republishing run {run['reused_from']}" if run["reused_from"] else ""
-    out.append(f"main run: {run['id']} attempt {run['attempt']} of {run['sha'][:12]}{reused}")
+    out.append(
+        f"main run: {run['id']} attempt {_said(run['attempt'])} of "
+        f"{_said(_short(run['sha']), 'an unrecorded commit')}{reused}"
+    )
     measured = found.get("measured_by")
     if measured:
         out.append(
-            f"measured by: run {measured['run']} attempt {measured['attempt']} "
-            f"({measured['event']}) of commit {measured['commit'][:12]}, "
-            f"checked out as {measured['checked_out'][:12]}, workflow {measured['workflow']}"
+            f"measured by: run {measured['run']} attempt {_said(measured['attempt'])} "
+            f"({_said(measured['event'], 'event not recorded')}) of commit "
+            f"{_said(_short(measured['commit']))}, checked out as "
+            f"{_said(_short(measured['checked_out']))}, workflow {_said(measured['workflow'])}"
         )
     sealed = found.get("bytes")
     if sealed:
         members = sum(sealed["artifacts"].values())
         out.append(
-            f"bytes: receipt {sealed['receipt']}; table {sealed['table']}; {members} member(s) "
-            f"of {', '.join(sorted(sealed['artifacts'])) or 'no artifact'}; manifest "
-            f"{sealed['manifest']}; {len(sealed['code'])} code file(s)"
+            f"bytes: receipt {_said(sealed['receipt'])}; table {_said(sealed['table'])}; "
+            f"{members} member(s) of {', '.join(sorted(sealed['artifacts'])) or 'no artifact'}; "
+            f"manifest {_said(sealed['manifest'], 'none')}; {len(sealed['code'])} code file(s)"
         )
-        out += [f"  code {name}: {value}" for name, value in sorted(sealed["code"].items())]
+        out += [
+            f"  code {name}: {_said(value, 'absent at that commit')}"
+            for name, value in sorted(sealed["code"].items())
+        ]
         out += [
             f"  image {i['image']}: {i['digest'] or 'no digest recorded'}" for i in sealed["images"]
         ]
     approved = found.get("approved")
     if approved:
         out.append(
-            f"approved: {approved['command']} by {approved['requested_by']} "
-            f"({approved['permission']}) in comment {approved['comment']}"
+            f"approved: {_said(approved['command'])} by {_said(approved['requested_by'])} "
+            f"({_said(approved['permission'], 'permission not recorded')}) in comment "
+            f"{_said(approved['comment'])}"
         )
         out += [
-            f"  budget: {a['environment']} {a['state']} by {a['user']}" for a in approved["budget"]
+            f"  budget: {_said(a['environment'])} {_said(a['state'])} by {_said(a['user'])}"
+            for a in approved["budget"]
         ]
         if not approved["budget"]:
             out.append("  budget: no approval needed or recorded")
@@ -316,12 +335,12 @@ def lines(found: Mapping[str, Any]) -> list[str]:
         out.append(
             "verdict: none recorded"
             if verdict is None
-            else f"verdict: {verdict['check']} {verdict['conclusion'] or verdict['status']} "
-            f"on {verdict['sha'][:12]}"
+            else f"verdict: {_said(verdict['check'])} "
+            f"{_said(verdict['conclusion'] or verdict['status'])} on {_said(_short(verdict['sha']))}"
         )
     if found.get("merge"):
         merge = found["merge"]
-        out.append(f"merged: PR #{merge['pr']} as {merge['commit'][:12]}")
+        out.append(f"merged: PR #{_said(merge['pr'], '?')} as {_said(_short(merge['commit']))}")
     checked = found.get("verified")
     if checked is not None:
         out.append(

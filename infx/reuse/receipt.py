@@ -26,8 +26,6 @@ from infx.matrix.manifest import digest, sha256
 from infx.sweep.outcome import Outcome, json_bytes
 
 FORMAT = "infx-receipt/1"
-RUN_ARTIFACT = "sweep-receipt"
-RUN_FILE = "receipt.json"
 MERGE_ARTIFACT = "reuse-receipt"
 RESULTS_CHECK = "infx/results"
 TABLE_ARTIFACT, TABLE_MEMBER = "results_bmk", "results.json"

@@ -17,7 +17,7 @@ from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.reuse.commands import ReuseCommand, reuse_command
 
 if TYPE_CHECKING:
-    from infx.reuse.issue_facts import Issued
+    from infx.reuse.issuer import Issued
 
 RESULTS_ARTIFACT = "results_bmk"
 EVALS_ARTIFACT = "eval_results_all"

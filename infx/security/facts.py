@@ -78,8 +78,17 @@ def read_facts(gh: GitHub, environment: str = "gpu-budget") -> Facts:
 def repository_facts(repo: str | None, environment: str, root: Path) -> Facts:
     """The settings of the repository --repo names (by the settings at `root`), read as
     one metered decision."""
+    import os
+
     from infx.context import repo_slug
+    from infx.errors import UsageError
     from infx.github.client import GitHub
 
-    gh = GitHub(repo_slug(repo, root))
+    slug = repo_slug(repo, root)
+    if not (os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN")):
+        raise UsageError(
+            f"security check reads {slug}'s settings, which GitHub shows only to a token: "
+            "set GH_TOKEN (a repository admin's, to read them all)"
+        )
+    gh = GitHub(slug)
     return gh.decide(lambda: read_facts(gh, environment))

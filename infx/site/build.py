@@ -12,7 +12,7 @@ from typing import Any
 from infx.site.coverage import coverage_doc
 from infx.site.history_view import config_doc, step_range
 from infx.site.model import HistoryFacts, PrResults, Range, Run, VerdictRecord
-from infx.site.overlay import overlay_doc
+from infx.site.overlay import newest_per_pr, overlay_doc, record_overlay
 from infx.site.pareto import pages
 from infx.site.shape import data_file
 from infx.site.steps import ConfigSteps, config_steps
@@ -113,6 +113,25 @@ def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> di
     }
 
 
+def _overlays(facts: SiteFacts) -> list[dict[str, Any]]:
+    """One overlay per PR: a results table given to the build, else the PR's newest recorded
+    verdict (the history's verdicts table, or `--verdicts`), so every PR whose comment links
+    its overlay has one, in every build."""
+    known = {c.slug for c in facts.history.configs}
+    given = [overlay_doc(pr, known, facts.threshold) for pr in facts.prs]
+    have = {doc["pr"] for doc in given}
+    recorded = [
+        record_overlay(record, known)
+        for record in newest_per_pr(facts.verdicts or ())
+        if record.pr not in have
+    ]
+    repo = repo_url(facts.history.runs)
+    for doc in recorded:
+        if repo and "id" in doc["run"]:
+            doc["run"]["url"] = f"{repo}/actions/runs/{doc['run']['id']}"
+    return sorted(given + recorded, key=lambda doc: -int(doc["pr"]))
+
+
 def build_site(facts: SiteFacts) -> Site:
     history = facts.history
     files: dict[str, bytes] = {}
@@ -129,8 +148,7 @@ def build_site(facts: SiteFacts) -> Site:
         files["data/verdicts.js"] = data_file(
             "verdicts", verdicts_doc(facts.verdicts, history.runs)
         )
-    known = {c.slug for c in history.configs}
-    overlays = [overlay_doc(pr, known, facts.threshold) for pr in facts.prs]
+    overlays = _overlays(facts)
     for doc in overlays:
         files[f"data/pr/{doc['pr']}.js"] = data_file(f"pr/{doc['pr']}", doc)
     files[INDEX] = data_file("index", _index(facts, pareto, overlays))

@@ -62,7 +62,14 @@ def stored_verdicts(url: str) -> tuple[VerdictRecord, ...] | None:
     with open_history(url) as history:
         found = read(history)
     records = tuple(
-        VerdictRecord(v.pr, v.run_id, f"pr-{v.pr}-run-{v.run_id}-attempt-{v.attempt}", v.document)
+        VerdictRecord(
+            v.pr,
+            v.run_id,
+            f"pr-{v.pr}-run-{v.run_id}-attempt-{v.attempt}",
+            v.document,
+            v.attempt,
+            v.head_sha,
+        )
         for v in found
     )
     return records or None

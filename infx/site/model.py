@@ -113,6 +113,8 @@ class VerdictRecord:
     run_id: int | None
     name: str  # the file it came from
     doc: dict[str, Any]
+    attempt: int = 0  # the run attempt judged (0: not known)
+    head_sha: str = ""  # the PR head it judged ("" : not known)
 
 
 @dataclass(frozen=True)

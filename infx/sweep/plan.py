@@ -31,7 +31,7 @@ from infx.matrix.plan import canary
 from infx.matrix.rows import PlanDocument, jobs_of
 from infx.matrix.sources import Planned
 from infx.matrix.summary import summary_table
-from infx.sweep.labels import Decision, decide_event
+from infx.sweep.labels import PRIMARY, Decision, decide_event
 from infx.sweep.outcome import Outcome, json_bytes
 from infx.sweep.record import RunRecord
 
@@ -62,6 +62,11 @@ class PlanRequest:
         flags = (self.trim_conc, self.all_evals, self.evals_only)
         if self.from_event and (self.base or self.head or any(flags) or self.category):
             raise UsageError("--from-event takes the refs and flags from the event; drop them")
+        known = ("push", *PRIMARY)
+        if self.category is not None and self.category not in known:
+            raise UsageError(
+                f"--budget {self.category!r} is no budget category: one of {', '.join(known)}"
+            )
 
 
 @dataclass(frozen=True)

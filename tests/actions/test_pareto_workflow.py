@@ -9,10 +9,10 @@ import json
 import pytest
 
 from infx.matrix.rows import empty_plan
-from infx.rerun.facts import zip_bytes
 from infx.results.ingest.process import document
 from tests.actions.harness import World, load, simulate, triggered
 from tests.github.fake_api import FakeGitHub
+from tests.github.scenario import zip_files as zip_bytes
 from tests.history.artifacts import zipped_table
 from tests.results.formats import fixed_row
 from tests.review.test_pareto import curve

@@ -69,7 +69,7 @@ def provenance(api, stored: Path, *args: str) -> tuple[int, str]:
 
 def test_a_reused_row_walks_back_to_the_run_its_bytes_and_who_approved(api, tmp_path) -> None:
     pr, stored, key = reused_merge(api, tmp_path)
-    code, output = provenance(api, stored, key, "8", "--verify", "--json")
+    code, output = provenance(api, stored, key, "8", "--verify", "--format", "json")
     assert code == 0, output
     chain = json.loads(output)
     # the row

@@ -25,31 +25,51 @@ PINS = {
 }
 
 
-def test_it_runs_after_main_sweeps_and_by_hand() -> None:
+def test_it_runs_after_sweeps_are_sealed_or_judged_and_by_hand() -> None:
     on = SITE["on"]
     assert set(on) == {"workflow_run", "workflow_dispatch"}
     assert on["workflow_run"] == {
-        "workflows": ["run-sweep"], "types": ["completed"], "branches": ["main"]}  # fmt: skip
+        "workflows": ["sweep-receipt", "run-sweep"], "types": ["completed"]}  # fmt: skip
     assert load("run-sweep.yml")["name"] == "run-sweep"
+    assert load("sweep-receipt.yml")["name"] == "sweep-receipt"
+
+
+def _sealed(event: str, conclusion: str, branch: str = "main") -> dict:
+    return {"name": "sweep-receipt", "display_title": f"seal run 4100 ({event})",
+            "conclusion": conclusion, "head_branch": branch, "event": "workflow_run"}  # fmt: skip
+
+
+def _judged(conclusion: str, repo: str = "acme/bench", event: str = "pull_request") -> dict:
+    return {"name": "run-sweep", "event": event, "conclusion": conclusion,
+            "head_branch": "feature", "head_repository": {"full_name": repo}}  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("event", "run", "builds"),
     [
-        ("workflow_run", {"event": "push", "conclusion": "success"}, True),
-        ("workflow_run", {"event": "push", "conclusion": "failure"}, False),
-        ("workflow_run", {"event": "push", "conclusion": "cancelled"}, False),
-        # a fork's pull request may call its branch main: its run never deploys
-        ("workflow_run", {"event": "pull_request", "conclusion": "success"}, False),
-        ("workflow_run", {"event": "workflow_dispatch", "conclusion": "success"}, False),
+        ("workflow_run", _sealed("push", "success"), True),
+        ("workflow_run", _sealed("push", "failure"), False),
+        ("workflow_run", _sealed("push", "cancelled"), False),
+        # the issuer sealed a pull request's sweep: nothing of main was stored
+        ("workflow_run", _sealed("pull_request", "success"), False),
+        ("workflow_run", _sealed("push", "success", branch="evil"), False),
+        # a pull request's sweep judged in this repository: its verdict was recorded,
+        # passed (success) or not (failure)
+        ("workflow_run", _judged("success"), True),
+        ("workflow_run", _judged("failure"), True),
+        ("workflow_run", _judged("cancelled"), False),
+        # a fork's pull request is never judged, whatever it calls its branch
+        ("workflow_run", _judged("success", repo="fork/bench"), False),
+        # run-sweep's own pushes build after the issuer sealed them, not before
+        ("workflow_run", _judged("success", event="push"), False),
         ("workflow_dispatch", None, True),
     ],
 )
-def test_only_main_pushes_that_stored_their_results_build(
+def test_only_sealed_main_pushes_and_judged_pull_requests_build(
     event: str, run: dict | None, builds: bool
 ) -> None:
-    payload = {"workflow_run": run} if run else {}
-    ctx = {"github": {"event_name": event, "event": payload}}
+    payload = {"workflow_run": run, "repository": {"default_branch": "main"}} if run else {}
+    ctx = {"github": {"event_name": event, "event": payload, "repository": "acme/bench"}}
     assert condition(BUILD["if"], ctx, Status()) is builds
 
 
@@ -86,8 +106,8 @@ def test_actions_are_pinned_and_scripts_interpolate_nothing() -> None:
 
 
 def workflow_run_payload() -> dict:
-    return {"action": "completed", "workflow_run": {"name": "run-sweep", "event": "push",
-            "conclusion": "success", "head_branch": "main", "id": 4100}}  # fmt: skip
+    return {"action": "completed", "workflow_run": _sealed("push", "success") | {"id": 4100},
+            "repository": {"default_branch": "main"}}  # fmt: skip
 
 
 def test_without_a_history_nothing_is_published(world: World) -> None:

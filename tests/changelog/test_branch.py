@@ -189,7 +189,7 @@ def test_every_command_defaults_to_where_the_branch_left_main(inferencex: GitRep
     fixed = inferencex.infx("changelog", "fix")
     assert fixed.exit_code == 0 and "pr-link 'TBD' -> XXX" in fixed.output
     assert inferencex.infx("changelog", "check").exit_code == 0
-    planned = inferencex.infx("sweep", "plan", "--format", "summary")
+    planned = inferencex.infx("sweep", "plan", "--format", "text")
     assert planned.exit_code == 0, planned.output
     assert f"| {REAL_KEY} |" in planned.stdout and "dsv4-fp4-mi355x-sglang |" not in planned.stdout
     done = inferencex.infx("changelog", "canonicalize", "--pr", "3058")

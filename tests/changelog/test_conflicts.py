@@ -61,6 +61,34 @@ def test_markers_committed_outside_a_merge_are_named_with_their_lines(repo: GitR
     assert "invalid YAML" not in result.output and "entry-start" not in result.output
 
 
+def test_lint_and_plan_say_what_check_says_of_committed_diff3_markers(repo: GitRepo) -> None:
+    """`lint` and `sweep plan` used to send a committed conflict to `resolve-conflict`
+    (which needs a stopped merge) and read the `|||||||` line as broken YAML."""
+    conflicted = (
+        "<<<<<<< HEAD\n" + PR_ENTRY + "||||||| base\n=======\n" + MAIN_ENTRY + ">>>>>>> main\n"
+    )
+    repo.commit("markers", **{"perf-changelog.yaml": HISTORY + "\n" + conflicted})
+    first = HISTORY.count("\n") + 2
+    linted = repo.infx("changelog", "lint")
+    planned = repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    for result in (linted, planned):
+        assert result.exit_code == 1, result.output
+        assert "unresolved merge conflict" in result.output
+        assert all(f"at line {n}" in result.output for n in _marker_lines(repo.read().decode()))
+        assert "delete the marker lines" in result.output
+        for noise in ("resolve-conflict", "invalid YAML", "entry-start", "history was edited"):
+            assert noise not in result.output
+    assert linted.output.startswith(f"perf-changelog.yaml:{first}: conflict-marker: ")
+    assert "1 problem(s) found" in linted.output
+
+
+def test_lint_mid_merge_sends_to_resolve_conflict(repo: GitRepo) -> None:
+    _stopped_merge(repo, HISTORY + "\n" + PR_ENTRY, "-c", "merge.conflictStyle=diff3")
+    result = repo.infx("changelog", "lint")
+    assert result.exit_code == 1 and "infx changelog resolve-conflict" in result.output
+    assert "invalid YAML" not in result.output and "1 problem(s) found" in result.output
+
+
 def test_resolve_conflict_advises_what_works_mid_merge_and_it_does(repo: GitRepo) -> None:
     """The PR side was saved with CRLF: `fix` repairs that on the branch, not mid-merge, so
     the refusal says to abort first; doing what it says ends in a clean resolution."""

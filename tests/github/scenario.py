@@ -114,6 +114,15 @@ def seed_origin(tmp: Path, files: dict[str, str | bytes] | None = None) -> tuple
     return origin, PrBranch(origin)
 
 
+def unzipped(data: bytes) -> dict[str, bytes]:
+    """Every member of a small archive the fake API serves."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {i.filename: archive.read(i) for i in archive.infolist() if not i.is_dir()}
+
+
 def zip_files(files: dict[str, bytes]) -> bytes:
     """An artifact archive of these files, as GitHub serves one."""
     buffer = io.BytesIO()
@@ -194,7 +203,7 @@ def issue(
     from infx.github.reading import Json
     from infx.github.reading import run as read_run
     from infx.matrix.manifest import canonical, sha256
-    from infx.reuse.issue_facts import _table, _unzipped
+    from infx.reuse.issue_facts import _table
     from infx.reuse.issuer import (
         CLAIM_ARTIFACT,
         CLAIM_FILE,
@@ -215,7 +224,7 @@ def issue(
     for artifact in state.artifacts[run_id]:
         if artifact["name"] in SEALED and not artifact["expired"] and artifact["id"] in state.blobs:
             archives[artifact["name"]] = sha256(state.blobs[artifact["id"]])
-            files[artifact["name"]] = _unzipped(state.blobs[artifact["id"]], artifact["name"])
+            files[artifact["name"]] = unzipped(state.blobs[artifact["id"]])
     claim_bytes = files.get(CLAIM_ARTIFACT, {}).get(CLAIM_FILE)
     claim = sha256(claim_bytes) if claim_bytes is not None else None
     ref, sha = state.run_checkouts.get(run_id, (f"refs/heads/{run.head_branch}", run.head_sha))

@@ -334,3 +334,51 @@ def test_the_approval_table_counts_whole_nodes_and_says_what_the_servers_use(
     tp4 = [job for job in doc["jobs"] if job["gpus"] == 4]
     assert tp4 and {(job["gpus-held"], job["nodes"]) for job in tp4} == {(8, 1)}
     assert f"about {doc['gpu-hours']:.0f} GPU-hours held as whole nodes" in result.output
+
+
+def test_a_budget_category_nobody_has_is_refused(bench: GitRepo) -> None:
+    """`--budget nonsense` used to plan as if no budget applied: a typo in the workflow
+    would lift the limit silently."""
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--budget", "nonsense")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "'nonsense' is no budget category" in result.stderr
+    assert "push" in result.stderr and "full-sweep-enabled" in result.stderr
+    for known in ("push", "full-sweep-enabled"):
+        fine = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD", "--budget", known)
+        assert fine.exit_code == 0, fine.output
+
+
+def test_a_plan_file_is_readable_as_the_umask_says(bench: GitRepo, tmp_path) -> None:
+    """Plans, receipts and results were written 0600 whatever the umask: a later job run
+    as another user could not read them."""
+    import os
+
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    for umask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+        target = tmp_path / f"plan-{umask:o}.json"
+        old = os.umask(umask)
+        try:
+            result = bench.infx(
+                "sweep", "plan", "--base", "base", "--head", "HEAD", "--output", str(target)
+            )
+        finally:
+            os.umask(old)
+        assert result.exit_code == 0, result.output
+        assert target.stat().st_mode & 0o777 == mode
+    target.chmod(0o640)  # a file that exists keeps its mode
+    assert (
+        bench.infx(
+            "sweep", "plan", "--base", "base", "--head", "HEAD", "--output", str(target)
+        ).exit_code
+        == 0
+    )
+    assert target.stat().st_mode & 0o777 == 0o640
+
+
+def test_text_is_the_summary_and_summary_still_works(bench: GitRepo) -> None:
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    args = ("sweep", "plan", "--base", "base", "--head", "HEAD", "--format")
+    text, summary = bench.infx(*args, "text"), bench.infx(*args, "summary")
+    assert text.exit_code == summary.exit_code == 0, text.output
+    assert text.stdout == summary.stdout and text.stdout.startswith("|")

@@ -17,7 +17,7 @@ from infx.matrix.plan import Plan
 from infx.reuse.ack import AckReads, decide_ack
 from infx.reuse.commands import ReuseCommand
 from infx.reuse.gate import GateEvent, Local, decide_gate
-from infx.reuse.issue_facts import Issued
+from infx.reuse.issuer import Issued
 from infx.reuse.measured import STATUS_LENGTH, Derived, Merging, reuse_status, verdict
 from infx.reuse.source import (
     MAX_CANDIDATES,

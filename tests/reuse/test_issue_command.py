@@ -98,9 +98,9 @@ def test_an_attestation_no_trusted_authority_issued_is_not_believed(api, tmp_pat
     api.state.attestations.clear()
     (claim,) = [a for a in api.state.artifacts[RUN] if a["name"] == "sweep-receipt"]
     from infx.matrix.manifest import sha256 as digest_of
-    from infx.reuse.issue_facts import _unzipped
+    from tests.github.scenario import unzipped
 
-    digest = digest_of(_unzipped(api.state.blobs[claim["id"]], "claim")["receipt.json"])
+    digest = digest_of(unzipped(api.state.blobs[claim["id"]])["receipt.json"])
     ref, merge = api.state.run_checkouts[RUN]
     fields = identity("acme/bench", ".github/workflows/run-sweep.yml", ref, merge,
                       "pull_request", RUN)  # fmt: skip

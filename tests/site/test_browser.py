@@ -33,6 +33,7 @@ from tests.site.conftest import (
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "docs" / "site-pareto.png"
+WIDE, PHONE = ROOT / "docs" / "site-1280.png", ROOT / "docs" / "site-390.png"
 UPDATE = os.environ.get("INFX_UPDATE_README") == "1"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -70,15 +71,34 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+def playwright() -> Iterator[Any]:
+    with sync_api.sync_playwright() as running:
+        yield running
+
+
+def _context(playwright: Any, profile: Path, **options: Any) -> Any:
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS, **options
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A desktop: 1280 x 900."""
     profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS,
-            viewport={"width": 1200, "height": 900},
-        )  # fmt: skip
-        yield Browser(context)
-        context.close()
+    context = _context(playwright, profile, viewport={"width": 1280, "height": 900})
+    yield Browser(context)
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def phone(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """The same chromium as a phone: 390 x 844 CSS pixels, touch, the viewport meta obeyed."""
+    profile = tmp_path_factory.mktemp("chromium-phone")
+    context = _context(playwright, profile, viewport={"width": 390, "height": 844},
+                       has_touch=True, is_mobile=True, device_scale_factor=2)  # fmt: skip
+    yield Browser(context)
+    context.close()
 
 
 def _build(*args: str) -> None:
@@ -109,10 +129,10 @@ def site(
     tables: dict[str, Path],
     verdict: dict[str, Any],
 ) -> Path:
-    """The site of the changed history (steps explained from the repository's changelog),
-    with PR 41's run (the first changed run, judged against the main runs) drawn over
-    main's curves, and two verdicts: PR 41's, acknowledged and reused by main's newest
-    run, and PR 40's, which changed nothing."""
+    """The site of the changed history (steps explained from the repository's changelog)
+    and two verdicts, each drawn over main's curves: PR 41's (the first changed run judged
+    against the main runs), acknowledged and reused by main's newest run, and PR 40's,
+    which changed nothing."""
     folder = tmp_path_factory.mktemp("site-inputs")
     verdicts = folder / "verdicts"
     verdicts.mkdir()
@@ -122,25 +142,12 @@ def site(
     (verdicts / f"pr-{PR}-run-{REUSED_RUN}.json").write_text(json.dumps(acknowledged))
     quiet = _verdict(tables[MAIN_RUNS[-1]], main_history)
     (verdicts / "pr-40.json").write_text(json.dumps(quiet))
-    pr = folder / f"pr-{PR}.json"
-    shutil.copy(tables[CHANGE_RUNS[0]], pr)
     built = folder / "built"
-    # The overlay judges against the history's newest main runs; PR 41 against runs that
-    # are all unchanged: the main-only history.
-    _build("--history", str(main_history), "--out", str(built / "overlay"), "--pr-results",
-           str(pr), "--repo-dir", str(bench_repo.path))  # fmt: skip
-    _build("--history", str(changed_history), "--out", str(built / "main"), "--repo-dir",
+    _build("--history", str(changed_history), "--out", str(built), "--repo-dir",
            str(bench_repo.path), "--verdicts", str(verdicts))  # fmt: skip
-    # One site folder, as a deploy would have it; opened from a fresh temporary folder.
+    # Opened from a fresh temporary folder, as a deploy would have it.
     served = tmp_path_factory.mktemp("served") / "site"
-    shutil.copytree(built / "main", served)
-    shutil.copytree(built / "overlay" / "data" / "pr", served / "data" / "pr")
-    index = (served / "data" / "index.js").read_text()
-    overlay = (built / "overlay" / "data" / "index.js").read_text()
-    prs = json.loads(overlay.split("]=", 1)[1].rstrip(";\n"))["prs"]
-    head, doc = index.split("]=", 1)
-    merged = json.loads(doc.rstrip(";\n")) | {"prs": prs}
-    (served / "data" / "index.js").write_text(f"{head}]={json.dumps(merged)};\n")
+    shutil.copytree(built, served)
     return served
 
 
@@ -293,3 +300,166 @@ def test_no_request_leaves_the_site(browser: Browser, site: Path) -> None:
     assert browser.requests
     outside = [url for url in browser.requests if not url.startswith(prefix)]
     assert outside == []
+
+
+SITE_URL = "https://acme.github.io/bench/"
+
+
+def test_the_overlay_link_a_comment_writes_opens_the_overlay(
+    api: Any,
+    browser: Browser,
+    main_history: Path,
+    tables: dict[str, Path],
+    bench_repo: Repo,
+    tmp_path: Path,
+) -> None:
+    """Issue 33: the comment's "#N on the results site" link showed "no data file": the
+    workflow's build drew no PR pages. `results compare --pr` records the verdict in the
+    history; `site build` with default options draws every recorded PR, in every build."""
+    import re
+
+    pr, head = 43, "c" * 40
+    api.state.add_pull(pr, head_sha=head)
+    history = tmp_path / "history.sqlite"
+    shutil.copy(main_history, history)
+    repo = tmp_path / "repo"
+    shutil.copytree(bench_repo.path, repo)
+    (repo / "infx.toml").write_text(
+        f'repository = "acme/bench"\n\n[results]\nsite-url = "{SITE_URL}"\n'
+    )
+    table = json.loads(tables[CHANGE_RUNS[0]].read_text())
+    table["run"] |= {"id": 9043, "ref": f"refs/pull/{pr}/merge", "sha": head}
+    mine = tmp_path / "results.json"
+    mine.write_text(json.dumps(table))
+    old = Path.cwd()
+    os.chdir(repo)
+    try:
+        judged = CliRunner().invoke(cli, ["results", "compare", str(mine), "--history",
+                                          str(history), "--pr", str(pr), "--check-sha", head])  # fmt: skip
+    finally:
+        os.chdir(old)
+    assert judged.exit_code == 1, judged.output  # the changed run regressed
+    (comment,) = [c["body"] for c in api.state.comments if c["issue_url"].endswith(f"/{pr}")]
+    (link,) = re.findall(r"\]\((https://[^)\s]*#/pr/\d+)\)", comment)
+    assert link.startswith(SITE_URL) and f"#{pr} on the results site" in comment
+    route = link.removeprefix(SITE_URL)
+    from infx.site.facts import stored_verdicts
+
+    (record,) = stored_verdicts(f"sqlite:///{history}") or ()  # what the comment says
+    regressed = sum(1 for c in record.doc["configs"] for p in c["points"]
+                    if p["verdict"] == "regressed" and p["pr"] is not None)  # fmt: skip
+    assert regressed and record.run_id == 9043
+    site = tmp_path / "site"
+    for build in range(2):  # a later build (a newer main run stored) keeps the overlay
+        if build:
+            _ok_ingest(tables[CHANGE_RUNS[1]], history)
+        _build("--history", str(history), "--out", str(site), "--repo-dir", str(repo))
+        page = browser.open(site, route)
+        assert page.locator("#view").get_attribute("data-ready") == "pr"
+        assert f"PR #{pr}" in page.locator("h1").inner_text()
+        marks = page.locator("svg.chart .pr-pt[data-verdict='regressed']")
+        assert marks.count() == regressed
+        assert page.get_by_role("link", name=f"run {record.run_id}").count() == 1
+        page.close()
+    assert browser.errors == []
+
+
+def _ok_ingest(table: Path, history: Path) -> None:
+    outcome = CliRunner().invoke(cli, ["results", "ingest", str(table), "--history", str(history)])
+    assert outcome.exit_code == 0, outcome.output
+
+
+def _routes(page: Any) -> list[str]:
+    return ["", "#/pareto/l1b/512x128", f"#/config/{slug_of(page, 'l1b')}", f"#/pr/{PR}",
+            "#/verdicts", "#/coverage"]  # fmt: skip
+
+
+LAYOUT = """() => {
+  const charts = [...document.querySelectorAll("svg.chart")].filter((s) => s.getClientRects().length);
+  return {
+    page: document.documentElement.scrollWidth,
+    charts: charts.map((svg) => {
+      const box = svg.parentElement.getBoundingClientRect().width;
+      const ticks = [...svg.querySelectorAll(".grid text:not(.label)")];
+      const yTicks = [...svg.querySelectorAll(".grid text.ytick")];
+      const yLabel = [...svg.querySelectorAll(".grid text.label")].pop();
+      return [svg.getBoundingClientRect().width / box,
+              Math.min(...ticks.map((t) => t.getBoundingClientRect().height)),
+              Math.min(...yTicks.map((t) => t.getBoundingClientRect().left))
+                - yLabel.getBoundingClientRect().right];
+    }),
+    tables: [...document.querySelectorAll("table.data")].filter((t) => t.getClientRects().length)
+      .map((t) => [t.parentElement.getBoundingClientRect().right, t.scrollWidth]),
+  };
+}"""
+
+
+def test_a_phone_reads_every_view(phone: Browser, site: Path, tmp_path: Path) -> None:
+    """Issue 33: at 390 x 844 the charts shrank to 45 % (5 px ticks) and the tables widened
+    the page to 760 px."""
+    page = phone.open(site, "")
+    routes = _routes(page)
+    page.close()
+    wide_tables = 0
+    for route in routes:
+        page = phone.open(site, route)
+        assert page.locator("#view").get_attribute("data-ready") != "error", route
+        layout = page.evaluate(LAYOUT)
+        assert layout["page"] <= 390, (route, layout["page"])  # nothing scrolls sideways
+        for share, tick, gap in layout["charts"]:
+            assert share > 0.97, (route, share)  # the chart fills its box
+            assert tick >= 11, (route, tick)  # tick labels as tall as the page's text
+            assert gap > 0, (route, gap)  # the y axis' title clears its ticks
+        for right, width in layout["tables"]:
+            assert right <= 390, route  # the table's box stays inside the page
+            wide_tables += width > 390  # and scrolls what does not fit
+        if route == "#/pareto/l1b/512x128":
+            page.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+        page.close()
+    assert wide_tables, "no table wider than a phone: the scrolling boxes went untested"
+    if UPDATE:
+        PHONE.write_bytes((tmp_path / "phone.png").read_bytes())
+    assert PHONE.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
+    assert phone.errors == []
+
+
+def test_a_tap_shows_the_numbers_and_a_second_tap_opens_the_config(
+    phone: Browser, site: Path
+) -> None:
+    page = phone.open(site, "#/pareto/l1b/512x128")
+    point = page.locator("svg.chart .pt").first
+    config = point.get_attribute("data-config")
+    point.tap()
+    tip = page.locator("#tip")
+    assert tip.is_visible() and "conc" in tip.inner_text()
+    assert page.evaluate("location.hash") == "#/pareto/l1b/512x128"  # still here
+    box = tip.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    page.locator("h1").tap()  # a tap elsewhere puts it away
+    assert not tip.is_visible()
+    point.tap()
+    point.tap()  # the numbers were shown: now it opens
+    page.wait_for_function(
+        "document.getElementById('view').getAttribute('data-ready') === 'config'"
+    )
+    assert page.evaluate("location.hash") == f"#/config/{config}"
+    page.close()
+    assert phone.errors == []
+
+
+def test_a_desktop_reads_every_view_at_1280(browser: Browser, site: Path, tmp_path: Path) -> None:
+    page = browser.open(site, "")
+    routes = _routes(page)
+    page.close()
+    for route in routes:
+        page = browser.open(site, route)
+        layout = page.evaluate(LAYOUT)
+        assert layout["page"] <= 1280, route
+        assert all(tick >= 11 and gap > 0 for _, tick, gap in layout["charts"]), route
+        if route == "#/pareto/l1b/512x128":
+            page.screenshot(path=str(tmp_path / "wide.png"), full_page=True)
+        page.close()
+    if UPDATE:
+        WIDE.write_bytes((tmp_path / "wide.png").read_bytes())
+    assert WIDE.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
+    assert browser.errors == []

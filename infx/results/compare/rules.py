@@ -265,9 +265,11 @@ def outcome(
     """The comment, summary, stdout, check run, verdict record and exit of a judged
     comparison (`request` checked), in one pass: the comment's sections and the verdict's
     JSON are made once, for every place that shows them. `record_to`: the history
-    database that keeps the verdict of a pull request's run (None: none does)."""
+    database that keeps the verdict of a pull request's run (None: none does, and the
+    comment links no overlay: the site builds a PR's overlay from its recorded verdict)."""
     how, report = request.reporting, judged.report
-    context = _context(request, judged, run_id, site_url)
+    # The overlay is built from the recorded verdict: no record, no page to link.
+    context = _context(request, judged, run_id, site_url if record_to is not None else None)
     limits = (COMMENT_LIMIT, SUMMARY_LIMIT) + ((CHECK_LIMIT,) if how.check_sha else ())
     bodies = comments(report, context, *limits)
     body = bodies[COMMENT_LIMIT]

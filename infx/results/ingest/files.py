@@ -140,10 +140,11 @@ def read_job_files(files: list[Path]) -> list[tuple[str, Table]]:
     return [(str(f), _checked(f)) for f in files]
 
 
-def history_folder(path: Path) -> list[Table]:
+def history_folder(path: Path, branch: str = "main") -> list[Table]:
     """Main's history from a folder of results tables (any `*.json` below it that is one),
     oldest first by the run's `created_at`, then its id. A table without `run.id` cannot be
-    placed in time and is refused."""
+    placed in time and is refused; one of another ref than `branch` (a PR's table saved
+    beside main's) is refused as the ingest refuses it, or it would count as main."""
     if not path.is_dir():
         raise UsageError(f"{path}: --history needs a folder of results.json files")
     by_run: dict[int, list[tuple[Path, Table]]] = {}
@@ -152,6 +153,12 @@ def history_folder(path: Path) -> list[Table]:
         run = doc.get("run") or {}
         if not isinstance(run.get("id"), int):
             raise ResultsError(f"{file}: a history table needs run.id (written by collect)")
+        ref = run.get("ref")
+        if ref is not None and ref != f"refs/heads/{branch}":
+            raise ResultsError(
+                f"{file}: run {run['id']} ran on {ref}, not refs/heads/{branch}: a history "
+                "folder holds main's runs only (move the PR's table out of it)"
+            )
         by_run.setdefault(run["id"], []).append((file, doc))
     if not by_run:
         raise UsageError(f"{path}: no results tables below it")
@@ -214,3 +221,16 @@ def repository_floors() -> Floors | None:
 
     root = git.root()
     return load_floors(load_settings(root).accuracy_floors, root)
+
+
+def row_text(value: str | None) -> str | None:
+    """--row as given: JSON text as it is, anything else the file that holds the row."""
+    if value is None or value.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise UsageError(
+            f"--row {value}: {why.lower()} (give the row as JSON text or a file)"
+        ) from None

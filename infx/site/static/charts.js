@@ -50,6 +50,14 @@
     return Number(value.toPrecision(d)).toLocaleString("en-US", { maximumFractionDigits: 6 });
   }
 
+  /** A tick for a narrow chart: 60k, 1.5M (the axis keeps its unit). */
+  function short(value) {
+    const abs = Math.abs(value);
+    if (abs >= 1e6) return fmt(value / 1e6) + "M";
+    if (abs >= 1e4) return fmt(value / 1e3) + "k";
+    return fmt(value);
+  }
+
   function pct(value) {
     if (value === null || value === undefined || !isFinite(value)) return "–";
     return (value > 0 ? "+" : value < 0 ? "−" : "±") + fmt(Math.abs(value), 3) + "%";
@@ -112,10 +120,16 @@
 
   // --- the tooltip: one for the page, filled with text --------------------------------
   let tip = null;
+  let shownFor = null; // the mark whose numbers the tooltip shows
   function tooltip() {
     if (!tip) {
       tip = el("div", { id: "tip", role: "tooltip", hidden: true });
       document.body.appendChild(tip);
+      // A tap away from every mark puts the tooltip away (a phone has no mouseleave).
+      document.addEventListener("pointerdown", (event) => {
+        const target = event.target;
+        if (!(target instanceof Element) || !target.closest("[data-tip]")) hideTip();
+      });
     }
     return tip;
   }
@@ -124,26 +138,55 @@
     const box = tooltip();
     box.replaceChildren(...lines.map((line, i) => el(i ? "div" : "strong", {}, line)));
     box.hidden = false;
+    shownFor = target;
     const rect = target.getBoundingClientRect();
-    const left = Math.min(window.scrollX + rect.right + 10,
-      window.scrollX + document.documentElement.clientWidth - box.offsetWidth - 8);
-    box.style.left = Math.max(4, left) + "px";
-    box.style.top = window.scrollY + rect.top - 4 + "px";
+    const width = document.documentElement.clientWidth;
+    let left = window.scrollX + rect.right + 10;
+    let top = window.scrollY + rect.top - 4;
+    if (rect.right + 10 + box.offsetWidth > width - 8) {
+      // No room beside the mark (a phone): below it, inside the viewport.
+      left = window.scrollX + Math.min(rect.left, width - box.offsetWidth - 8);
+      top = window.scrollY + rect.bottom + 8;
+    }
+    box.style.left = Math.max(window.scrollX + 4, left) + "px";
+    box.style.top = top + "px";
   }
 
   function hideTip() {
     if (tip) tip.hidden = true;
+    shownFor = null;
   }
 
-  /** Make an SVG mark focusable, labelled, and show `lines` on hover and focus. */
+  /** Make an SVG mark focusable, labelled, and show `lines` on hover and focus. A tap
+   * (touch or pen) shows them first: what a click opens, a second tap on the same mark
+   * opens, so a phone reads the numbers before it navigates away. */
   function hover(node, lines) {
-    setAttrs(node, { tabindex: 0, role: "img", "aria-label": lines.join("; ") });
+    setAttrs(node, { tabindex: 0, role: "img", "aria-label": lines.join("; "), "data-tip": true });
     node.appendChild(sv("title", {}, lines.join("\n")));
     node.addEventListener("mouseenter", () => showTip(node, lines));
     node.addEventListener("focus", () => showTip(node, lines));
     node.addEventListener("mouseleave", hideTip);
-    node.addEventListener("blur", hideTip);
+    node.addEventListener("blur", () => { if (shownFor === node) hideTip(); });
+    let tapped = false; // this tap began with another mark's numbers (or none) shown
+    node.addEventListener("pointerdown", (event) => {
+      tapped = event.pointerType !== "mouse" && !(shownFor === node && tip && !tip.hidden);
+    });
+    node.addEventListener("click", (event) => {
+      if (!tapped) return;
+      tapped = false;
+      event.stopImmediatePropagation();
+      event.preventDefault();
+      showTip(node, lines);
+    }, { capture: true });
     return node;
+  }
+
+  /** The width a chart is drawn at: the room the page gives it (a phone's 390 px draws
+   * at about 310, not a 760-wide drawing shrunk to 40 %, its labels 5 px high). */
+  function roomFor() {
+    const view = document.getElementById("view");
+    const room = view ? view.clientWidth - 60 : 760;
+    return Math.max(280, Math.min(760, room));
   }
 
   /**
@@ -152,11 +195,12 @@
    * [[value, text]]), width, height}. Returns {svg, x, y, plot, width, height}.
    */
   function frame(opts) {
-    const width = opts.width || 760;
-    const height = opts.height || 400;
-    const m = { left: 74, right: 18, top: 16, bottom: 52 };
-    const xs = ticks(opts.xMax, 6);
-    const ys = ticks(opts.yMax, 5);
+    const width = opts.width || roomFor();
+    const narrow = width < 520;
+    const height = opts.height || (narrow ? Math.round(width * 0.9) : 400);
+    const m = narrow ? { left: 58, right: 12, top: 14, bottom: 48 } : { left: 74, right: 18, top: 16, bottom: 52 };
+    const xs = ticks(opts.xMax, narrow ? 4 : 6);
+    const ys = ticks(opts.yMax, narrow ? 4 : 5);
     const x = (v) => m.left + (v / xs.end) * (width - m.left - m.right);
     const y = (v) => height - m.bottom - (v / ys.end) * (height - m.top - m.bottom);
     const titleId = "t" + Math.random().toString(36).slice(2, 10);
@@ -167,7 +211,8 @@
     const grid = sv("g", { class: "grid", "aria-hidden": "true" });
     for (const v of ys.ticks) {
       grid.appendChild(sv("line", { x1: m.left, x2: width - m.right, y1: y(v), y2: y(v) }));
-      grid.appendChild(sv("text", { x: m.left - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(v)));
+      grid.appendChild(sv("text", { class: "ytick", x: m.left - 6, y: y(v) + 4, "text-anchor": "end" },
+        narrow ? short(v) : fmt(v)));
     }
     const xTicks = opts.xTicks || xs.ticks.map((v) => [v, fmt(v)]);
     for (const [v, text] of xTicks) {
@@ -192,12 +237,13 @@
 
   /** A table of rows; `columns` [{label, num: bool}], each row an array of cells (text or node). */
   function table(caption, columns, rows, attrs) {
-    return el("table", Object.assign({ class: "data" }, attrs || {}),
+    // In a box of its own that scrolls sideways: a wide table never widens the page.
+    return el("div", { class: "table-scroll" }, el("table", Object.assign({ class: "data" }, attrs || {}),
       el("caption", {}, caption),
       el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col",
         class: c.num ? "num" : null }, c.label)))),
       el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) =>
-        el("td", { class: columns[i] && columns[i].num ? "num" : null }, cell))))));
+        el("td", { class: columns[i] && columns[i].num ? "num" : null }, cell)))))));
   }
 
   /** A chart with its data table, which a button swaps in for the chart. */
@@ -228,5 +274,5 @@
   }
 
   window.InfxCharts = { el, sv, fmt, pct, ticks, frame, marker, swatch, hover, table, figure,
-    legend, COLOURS, SHAPES, hideTip };
+    legend, COLOURS, SHAPES, hideTip, roomFor };
 })();

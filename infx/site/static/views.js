@@ -155,7 +155,7 @@
         "at its latest main run, joined along its frontier. Bars and the shaded band: ±1 σ, the ",
         "run-to-run scatter of the point's throughput over main's history (infx's noise model; ",
         "assumed 2 % where the history is too short). Hover or focus a point for its numbers; ",
-        "click it for its config's history."),
+        "click it for its config's history (on a touch screen: tap for the numbers, tap again to open)."),
       C.figure(`Throughput per GPU against interactivity (${doc.title})`, f.svg, legend, dataTable),
       el("h2", {}, "Configs on this page"),
       el("ul", {}, curves.map((c) => el("li", {}, c.label, ": ",

@@ -360,6 +360,28 @@ def test_history_folder_needs_run_ids(tmp_path: Path) -> None:
     assert "Traceback" not in outcome.output
 
 
+def test_a_prs_table_in_the_history_folder_is_refused(tmp_path: Path) -> None:
+    """A PR's results.json saved beside main's used to count as one more main run (the
+    ingest refuses it): its own numbers made main's level."""
+    folder = tmp_path / "h"
+    folder.mkdir()
+    for i in range(1, 4):
+        table = doc(curve(), i)
+        table["run"]["ref"] = "refs/heads/main"
+        (folder / f"main-{i}.json").write_text(json.dumps(table))
+    pr = doc(curve(0.8), 9)
+    pr["run"]["ref"] = "refs/pull/7/merge"
+    (folder / "pr-7.json").write_text(json.dumps(pr))
+    args = ["results", "compare", str(folder / "pr-7.json"), "--history", str(folder)]
+    outcome = CliRunner().invoke(cli, args)
+    assert outcome.exit_code == 1 and "Traceback" not in outcome.output
+    assert "pr-7.json: run 9 ran on refs/pull/7/merge, not refs/heads/main" in outcome.output
+    (folder / "pr-7.json").rename(tmp_path / "pr-7.json")
+    args = ["results", "compare", str(tmp_path / "pr-7.json"), "--history", str(folder)]
+    judged = CliRunner().invoke(cli, args)
+    assert judged.exit_code == 1 and "regressed" in judged.output, judged.output  # 20 % below
+
+
 def test_verdict_json_matches_its_schema() -> None:
     main = [doc(curve() + curve(isl=8192) + [accuracy(16, 0.97, 0.004)], i) for i in range(6)]
     pr = [*curve(0.9, concs=(4, 8, 64)), accuracy(16, 0.9, 0.004)]
@@ -459,18 +481,30 @@ def test_the_database_history_shows_a_sibling_config_main_had_and_the_pr_dropped
 
 
 def test_the_comment_links_the_prs_overlay_when_the_site_is_set(api, tmp_path: Path) -> None:
+    """The site draws a PR's overlay from its recorded verdict: the comment links it only
+    when a site is set and the history database recorded the verdict."""
     from tests.conftest import make_repo
 
     api.state.add_pull(7, head_sha="a" * 40)
     repo = make_repo(tmp_path / "repo")
+    database = tmp_path / "history.sqlite"
+    for i in range(3):
+        table = doc(curve(), i + 1)
+        table["run"] |= {"created_at": f"2026-11-0{i + 1}T00:00:00Z", "ref": "refs/heads/main"}
+        (tmp_path / f"main{i}.json").write_text(json.dumps(table))
+        assert repo.infx("results", "ingest", str(tmp_path / f"main{i}.json"),
+                         "--history", str(database)).exit_code == 0  # fmt: skip
     base = save(tmp_path / "main.json", curve())
-    mine = save(tmp_path / "pr.json", curve(0.99))
+    mine = save(tmp_path / "pr.json", curve(0.99), run_id=900)
     out = tmp_path / "comment.md"
-    args = ["results", "compare", str(mine), "--baseline", str(base), "--out", str(out)]
-    repo.infx(*args, "--pr", "7")
+    args = ["results", "compare", str(mine), "--out", str(out)]
+    recorded = [*args, "--history", str(database)]
+    repo.infx(*recorded, "--pr", "7")
     assert "results site" not in out.read_text()  # no site-url, no link
     repo.write("infx.toml", '[results]\nsite-url = "https://org.github.io/bench/"\n')
-    repo.infx(*args, "--pr", "7")
+    repo.infx(*recorded, "--pr", "7")
     assert "on the results site](https://org.github.io/bench/#/pr/7)" in out.read_text()
-    repo.infx(*args)
+    repo.infx(*recorded)
     assert "results site" not in out.read_text()  # no PR, nothing to overlay
+    repo.infx(*args, "--baseline", str(base), "--pr", "7")
+    assert "results site" not in out.read_text()  # nothing recorded the verdict: no overlay

@@ -247,7 +247,8 @@ def test_aiperf_row_reads_the_aiperf_export(tmp_path: Path) -> None:
     ("row", "message"),
     [
         ('{"tp": 8}', "not a sweep matrix row"),
-        ("nope", "--row is not JSON"),
+        ("nope", "--row nope: no such file"),
+        ("{nope", "--row is not JSON"),
         (json.dumps({**fixed_row(), "tp": 0}), "tp"),
     ],
 )
@@ -335,3 +336,23 @@ def test_the_rows_master_config_goes_into_its_recipe(tmp_path: Path) -> None:
     assert "config-key" not in point["identity"]
     bad = run("--row", json.dumps(row), "--results-dir", str(tmp_path), "--config-key", "a b")
     assert bad.exit_code == 2 and "not a master config key" in bad.output
+
+
+def test_the_row_may_be_a_file_as_the_provenance_notes_say(tmp_path: Path) -> None:
+    """`--row row.json` used to be read as JSON text and refused."""
+    row = fixed_row(tp=4, pp=2)
+    write(
+        tmp_path / "llama70b_1k1k.json",
+        vllm_result(
+            conc=16, total=8000, output=3000, ttft_ms=250, tpot_ms=20, itl_ms=19, e2el_ms=900
+        ),
+    )
+    (tmp_path / "row.json").write_text(json.dumps(row))
+    from_file = run("--row", str(tmp_path / "row.json"), "--results-dir", str(tmp_path))
+    assert from_file.exit_code == 0, from_file.output
+    by_file = (tmp_path / "infx-result.json").read_bytes()
+    as_text = run("--row", json.dumps(row), "--results-dir", str(tmp_path))
+    assert as_text.exit_code == 0 and (tmp_path / "infx-result.json").read_bytes() == by_file
+    missing = run("--row", str(tmp_path / "nope.json"), "--results-dir", str(tmp_path))
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    assert "--row" in missing.output and "no such file" in missing.output
