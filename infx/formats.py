@@ -132,6 +132,26 @@ _PR3058_SHAPES = replace(
     ),
 )
 
+_RECIPE = ("srt-recipe", "eval-srt-recipe")
+
+_E2E_SHAPES = replace(
+    _PR3058_SHAPES,
+    single_fixed=_inserted(
+        _inserted(_PR3058_SHAPES.single_fixed, "osl", "require-power"), "image", *_RECIPE
+    ),
+    multi_fixed=(*_RECIPE, *_inserted(_PR3058_SHAPES.multi_fixed, "osl", "require-power")),
+    single_agentic=_inserted(_PR3058_SHAPES.single_agentic, "image", *_RECIPE),
+    multi_agentic=(*_RECIPE, *_PR3058_SHAPES.multi_agentic),
+    defaults=MappingProxyType(
+        {
+            "single_fixed": {"eval-only": False, "require-power": False},
+            "multi_fixed": {"eval-only": False, "eval-all-concs": False, "require-power": False},
+            "single_agentic": {},
+            "multi_agentic": {},
+        }
+    ),
+)
+
 _PR2707_ENTRY = (
     "config-keys",
     "description",
@@ -161,6 +181,14 @@ class Format:
     concurrency) or per deployment `shape` (the same, and multi-node rows of one topology
     collapse to the one with the lowest concurrency). `vendor_evals` maps a model prefix to
     the (framework, suite) that evaluates every agentic point of it.
+
+    `fixed_keys` are the keys a fixed-seq-len scenario may hold (`require-power` among them
+    where the era knows it). `recipe` is where a row names its srt-slurm recipe: a worker's
+    `CONFIG_FILE=` setting, or the search space's own `srt-recipe` (and `eval-srt-recipe`),
+    printed on the row, with the old settings refused. `recipe_nodes` is how such a recipe
+    counts the nodes a job takes (`infx.matrix.nodes`): its `resources`, or its schema-2
+    `roles` and services. `runners` is the runners.yaml section holding each label's node
+    facts (GPUs per node, CPU DRAM): `hardware`, or `clusters` keyed by `cluster:<id>`.
     """
 
     name: str
@@ -178,10 +206,18 @@ class Format:
     vendor_evals: Mapping[str, tuple[str, str]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    fixed_keys: frozenset[str] = frozenset({"isl", "osl", "search-space"})
+    recipe: Literal["setting", "field"] = "setting"
+    recipe_nodes: Literal["resources", "roles"] = "resources"
+    runners: Literal["hardware", "clusters"] = "hardware"
 
     @property
     def entry_keys(self) -> frozenset[str]:
         return frozenset(self.entry_fields)
+
+    @property
+    def require_power(self) -> bool:
+        return "require-power" in self.fixed_keys
 
     def __str__(self) -> str:
         return f"{self.name} ({self.title})"
@@ -237,8 +273,27 @@ PR3058 = replace(
     ),
 )
 
+E2E = replace(
+    PR3058,
+    name="e2e",
+    title="InferenceX with its files under inferencex-e2e/, later than PR #3058",
+    master_schema="master-config-e2e",
+    shapes=_E2E_SHAPES,
+    space_keys=PR3058.space_keys | set(_RECIPE),
+    fixed_keys=PR3058.fixed_keys | {"require-power"},
+    recipe="field",
+    recipe_nodes="roles",
+    runners="clusters",
+    vendor_evals=MappingProxyType(
+        {
+            "kimik3": ("kimi-vendor", "kimi_tool_call_schema_full"),
+            "minimaxm3": ("minimax-vendor", "minimax_m3_full"),
+        }
+    ),
+)
+
 # Oldest first.
-FORMATS: tuple[Format, ...] = (PR2707, PR3058)
+FORMATS: tuple[Format, ...] = (PR2707, PR3058, E2E)
 NAMES = tuple(f.name for f in FORMATS)
 
 
@@ -248,3 +303,14 @@ def by_name(name: str) -> Format:
         if known.name == name:
             return known
     raise KeyError(f"unknown format {name!r}; known formats: {', '.join(NAMES)}")
+
+
+E2E_FOLDER = "inferencex-e2e"
+
+
+def layout_twin(path: str) -> str:
+    """Where `path` is in InferenceX's other layout: under `inferencex-e2e/` when it is at
+    the root, at the root when it is under that folder. Later InferenceX looks a file up at a
+    ref in both places, so a diff across the move compares one file with itself."""
+    inside = path.removeprefix(f"{E2E_FOLDER}/")
+    return inside if inside != path else f"{E2E_FOLDER}/{path}"

@@ -6,16 +6,20 @@ format prints, so a format change is an edit of the registry and its schema file
 from __future__ import annotations
 
 from infx import schemas
-from infx.formats import FORMATS, NAMES, PR2707, PR3058, by_name
+from infx.formats import E2E, FORMATS, NAMES, PR2707, PR3058, by_name
 
 
 def test_settings_name_the_known_formats() -> None:
     assert schemas.load("settings")["properties"]["format"]["enum"] == list(NAMES)
-    assert FORMATS[-1] is PR3058 and by_name("pr2707") is PR2707
+    assert FORMATS == (PR2707, PR3058, E2E) and by_name("pr2707") is PR2707
 
 
 def test_each_format_has_its_master_config_schema() -> None:
-    assert {f.master_schema for f in FORMATS} == {"master-config", "master-config-pr3058"}
+    assert {f.master_schema for f in FORMATS} == {
+        "master-config",
+        "master-config-pr3058",
+        "master-config-e2e",
+    }
     for fmt in FORMATS:
         assert "worker" in schemas.known_keys(fmt.master_schema) or fmt.aggregate != "worker"
 
@@ -55,3 +59,19 @@ def test_pr3058_is_pr2707_plus_what_changed() -> None:
     }
     assert PR3058.entry_keys - PR2707.entry_keys == {"no-evals"}
     assert PR3058.space_keys - PR2707.space_keys == {"worker", "num-nodes"}
+
+
+def test_e2e_is_pr3058_plus_what_changed() -> None:
+    """The later era adds the recipe fields and require-power, and drops nothing."""
+    for kind in ("single_fixed", "multi_fixed", "single_agentic", "multi_agentic"):
+        old, new = getattr(PR3058.shapes, kind), getattr(E2E.shapes, kind)
+        assert [f for f in new if f in old] == list(old)
+        added = set(new) - set(old)
+        assert added == {"srt-recipe", "eval-srt-recipe"} | (
+            {"require-power"} if kind.endswith("fixed") else set()
+        ), kind
+    assert E2E.entry_keys == PR3058.entry_keys
+    assert E2E.space_keys - PR3058.space_keys == {"srt-recipe", "eval-srt-recipe"}
+    assert E2E.fixed_keys - PR3058.fixed_keys == {"require-power"}
+    assert "require-power" not in schemas.known_keys(PR3058.master_schema)
+    assert "srt-recipe" in schemas.known_keys(E2E.master_schema)

@@ -18,6 +18,7 @@ from infx.changelog import CHANGELOG_FILE
 from infx.changelog.gate import BranchCommit, GateFacts, MergeFiles
 from infx.changelog.links import LinkPolicy, Links
 from infx.errors import UsageError
+from infx.formats import layout_twin
 from infx.settings import SETTINGS_FILE
 from infx.settings import load as load_settings
 
@@ -217,18 +218,24 @@ def merge_files(root: Path, path: str, merging: MergeInProgress) -> MergeFiles |
 def branch_commits(root: Path, base: str, head: str | None, path: str) -> list[BranchCommit]:
     """The commits between `base` and `head` (HEAD when None) that changed `path`, merges
     left out, oldest first. A commit whose parent is not here (a shallow clone) is left out
-    too: what it changed cannot be told."""
+    too: what it changed cannot be told. A side without `path` reads it in InferenceX's
+    other layout (`layout_twin`), so the commit that moved the changelog appended nothing."""
     ends = [git.commits([ref], root).get(ref) for ref in (base, head or "HEAD")]
     if ends[0] is None or ends[1] is None or ends[0] == ends[1]:
         return []
     span = f"{ends[0]}..{ends[1]}"
-    listing = git.git(
-        ["rev-list", "--reverse", "--no-merges", "--full-history", "--parents", span, "--", path],
-        root,
-    )
+    twin = layout_twin(path)
+    args = ["rev-list", "--reverse", "--no-merges", "--full-history", "--parents", span]
+    listing = git.git([*args, "--", path, twin], root)
     pairs = [ids for line in listing.splitlines() if len(ids := line.split()) == 2]
-    files = git.read_many([(commit, path) for pair in pairs for commit in pair], root)
-    return [BranchCommit(c, files[(parent, path)], files[(c, path)]) for c, parent in pairs]
+    wanted = [(commit, name) for pair in pairs for commit in pair for name in (path, twin)]
+    files = git.read_many(wanted, root)
+
+    def at(commit: str) -> bytes | None:
+        found = files[(commit, path)]
+        return found if found is not None else files[(commit, twin)]
+
+    return [BranchCommit(c, at(parent), at(c)) for c, parent in pairs]
 
 
 def gate_facts(

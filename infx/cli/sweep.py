@@ -104,8 +104,11 @@ def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> 
 
     root = git.root()
     masters = load_masters(root, None, config_globs)
-    choice = choose(masters, None, load_settings(root).format)
-    emit(jobs.validate_outcome(masters, load_runners(root, None, runners_path), strict, choice))
+    runners = load_runners(root, None, runners_path)
+    pinned = load_settings(root).format
+    choice = choose(masters, None, pinned, runners=runners.data, runners_path=runners_path)
+    found = runners.in_format(choice.format, runners_path)
+    emit(jobs.validate_outcome(masters, found, strict, choice))
 
 
 @sweep.command()

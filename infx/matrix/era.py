@@ -1,14 +1,17 @@
 """Which InferenceX format (`infx.formats`) a repository is on.
 
 `format` in infx.toml names it. Without it, infx takes the newest known format that accepts
-every master config and the changelog: formats only ever refuse what a newer or an older
-era wrote differently, so the repository's own data says which eras it can be on. What
-tells them apart is data too: a search-space key or a changelog key one format knows and
-another does not (`worker`, `num-nodes`, `no-evals`), and how a multi-node config that is
-not disaggregated names its serving role (a prefill/decode pair, or one `worker`). When
-nothing tells them apart the newest wins, since that is what InferenceX's own planner of
-today makes of such data; when the data holds things no single format accepts, nothing is
-guessed.
+every master config, the changelog and runners.yaml: formats only ever refuse what a newer
+or an older era wrote differently, so the repository's own data says which eras it can be
+on. What tells them apart is data too: a search-space key, a fixed-seq-len scenario key or
+a changelog key one format knows and another does not (`worker`, `num-nodes`, `srt-recipe`,
+`require-power`, `no-evals`); how a multi-node config that is not disaggregated names its
+serving role (a prefill/decode pair, or one `worker`); whether workers name their recipe in
+a `CONFIG_FILE=` setting, which formats with an `srt-recipe` field refuse; and which section
+of runners.yaml holds the node facts (`hardware`, or `clusters`, which its formats require).
+When nothing tells them apart the newest wins, since that is what InferenceX's own planner
+of today makes of such data; when the data holds things no single format accepts, nothing
+is guessed.
 
 The evidence is found without parsing every config: a byte scan finds the configs that
 may hold it, and only those are parsed, until each format's first refusal is found.
@@ -71,6 +74,32 @@ def _spaces(config: Any) -> Iterator[dict[str, Any]]:
                     yield space
 
 
+def _fixed_items(config: Any) -> Iterator[dict[str, Any]]:
+    scenarios = config.get("scenarios") if isinstance(config, dict) else None
+    items = scenarios.get("fixed-seq-len") if isinstance(scenarios, dict) else None
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict):
+            yield item
+
+
+def _settings(config: Any) -> Iterator[str]:
+    """Every worker's additional settings in a config."""
+    for space in _spaces(config):
+        for role in ("worker", "prefill", "decode"):
+            worker = space.get(role)
+            found = worker.get("additional-settings") if isinstance(worker, dict) else None
+            for setting in found if isinstance(found, list) else ():
+                yield str(setting)
+
+
+_SELECTOR_NAMES = ("CONFIG_FILE", "EVAL_CONFIG_FILE", "SRT_RECIPE", "EVAL_SRT_RECIPE")
+_SELECTOR = re.compile(b"|".join(name.encode() for name in _SELECTOR_NAMES))
+
+
+def _names_recipe(setting: str) -> bool:
+    return setting.partition("=")[0] in _SELECTOR_NAMES
+
+
 def _paired_aggregate(config: Any) -> bool:
     """A multi-node config that is not disaggregated, written with prefill and decode."""
     if not isinstance(config, dict) or not config.get("multinode") or config.get("disagg"):
@@ -88,6 +117,13 @@ def _config_evidence(masters: MasterConfigs, refused: Collection[str]) -> Iterat
         name: frozenset(f.name for f in FORMATS if name not in f.space_keys) for name in differing
     }
     by_pair = frozenset(f.name for f in FORMATS if f.aggregate != "prefill-decode")
+    fixed_differing = _differing([f.fixed_keys for f in FORMATS])
+    fixed_keys = _keys_pattern(fixed_differing) if fixed_differing else None
+    by_fixed = {
+        name: frozenset(f.name for f in FORMATS if name not in f.fixed_keys)
+        for name in fixed_differing
+    }
+    by_setting = frozenset(f.name for f in FORMATS if f.recipe == "field")
     for key in masters.sources:
         text, line = masters.text_of(key)
         where = f"{masters.sources[key]}:{line}: {key}"
@@ -105,6 +141,17 @@ def _config_evidence(masters: MasterConfigs, refused: Collection[str]) -> Iterat
             and _paired_aggregate(masters.config(key))
         ):
             yield Evidence(where, "an aggregate (disagg: false) prefill/decode pair", by_pair)
+        if fixed_keys is not None and fixed_keys.search(text):
+            wanted = {name for name, against in by_fixed.items() if not against <= set(refused)}
+            used = {k for item in _fixed_items(masters.config(key)) for k in item if k in wanted}
+            for name in sorted(used):
+                yield Evidence(where, f"fixed-seq-len key {name!r}", by_fixed[name])
+        if (
+            not by_setting <= set(refused)
+            and _SELECTOR.search(text)
+            and any(_names_recipe(s) for s in _settings(masters.config(key)))
+        ):
+            yield Evidence(where, "a recipe named in a worker's additional-settings", by_setting)
 
 
 def _changelog_evidence(changelog: bytes | None, path: str) -> Iterator[Evidence]:
@@ -127,15 +174,39 @@ def _changelog_evidence(changelog: bytes | None, path: str) -> Iterator[Evidence
         yield Evidence(f"{path}:{line}", f"changelog key {name!r}", refused)
 
 
+_SECTION = re.compile(rb"^(clusters|hardware)[ \t]*:", re.M)
+
+
+def _runners_evidence(runners: bytes | None, path: str) -> Iterator[Evidence]:
+    """The runners.yaml sections a format does not read node facts from, and a file without
+    `clusters:` (or none at all), which formats of clusters cannot plan without."""
+    if runners is None:
+        refused = frozenset(f.name for f in FORMATS if f.runners == "clusters")
+        yield Evidence(path, "no `clusters:` section (no such file)", refused)
+        return
+    seen = set()
+    for found in _SECTION.finditer(runners):
+        section = found.group(1).decode()
+        seen.add(section)
+        line = runners.count(b"\n", 0, found.start()) + 1
+        refused = frozenset(f.name for f in FORMATS if f.runners != section)
+        yield Evidence(f"{path}:{line}", f"a `{section}:` section", refused)
+    if "clusters" not in seen:
+        refused = frozenset(f.name for f in FORMATS if f.runners == "clusters")
+        yield Evidence(path, "no `clusters:` section", refused)
+
+
 def choose(
     masters: MasterConfigs,
     changelog: bytes | None = None,
     pinned: str | None = None,
     changelog_path: str = "perf-changelog.yaml",
+    runners: bytes | None = None,
+    runners_path: str = "configs/runners.yaml",
 ) -> Choice:
     """The format in force: `pinned` (infx.toml's `format`), else the newest format nothing
-    in the configs or the changelog refuses. Data no single format accepts is a ConfigError
-    naming one refusal of each."""
+    in the configs, the changelog or runners.yaml refuses. Data no single format accepts is
+    a ConfigError naming one refusal of each."""
     if pinned is not None:
         try:
             return Choice(by_name(pinned), "set by `format` in the settings")
@@ -143,7 +214,9 @@ def choose(
             raise ConfigError(str(exc.args[0])) from None
     refusal: dict[str, Evidence] = {}
     evidence = itertools.chain(
-        _changelog_evidence(changelog, changelog_path), _config_evidence(masters, refusal)
+        _changelog_evidence(changelog, changelog_path),
+        _config_evidence(masters, refusal),
+        _runners_evidence(runners, runners_path),
     )
     for found in evidence:
         for name in found.refused_by:
@@ -152,19 +225,23 @@ def choose(
             break
     accepting = [f for f in FORMATS if f.name not in refusal]
     if not accepting:
-        shown = "; ".join(
-            f"{ev.where} has {ev.what}, which {name} refuses" for name, ev in refusal.items()
-        )
+        shown = "; ".join(_refused(name, ev) for name, ev in refusal.items())
         raise ConfigError(
             f"no known InferenceX format accepts this repository ({shown}); write it in one "
             f"format, or name one with `format` in infx.toml"
         )
     chosen = accepting[-1]
-    newer = [f for f in FORMATS if FORMATS.index(f) > FORMATS.index(chosen)]
-    if newer:
-        ev = refusal[newer[0].name]
-        return Choice(chosen, f"{ev.where} has {ev.what}, which {newer[0].name} refuses")
-    if refusal:
-        name, ev = next(iter(refusal.items()))
-        return Choice(chosen, f"the newest known; {ev.where} has {ev.what}, which {name} refuses")
-    return Choice(chosen, "the newest known; nothing in the configs or changelog needs another")
+    at = FORMATS.index(chosen)
+    # Why not the next newer format, and why not the nearest older one it beat.
+    newer = [f.name for f in FORMATS[at + 1 : at + 2]]
+    older = [f.name for f in reversed(FORMATS[:at]) if f.name in refusal][:1]
+    said = [_refused(name, refusal[name]) for name in (*newer, *older)]
+    if not newer:
+        said.insert(0, "the newest known")
+    if not refusal:
+        said.append("nothing in the configs, changelog or runners.yaml needs another")
+    return Choice(chosen, "; ".join(said))
+
+
+def _refused(name: str, ev: Evidence) -> str:
+    return f"{ev.where} has {ev.what}, which {name} refuses"

@@ -188,12 +188,16 @@ def widen(rows: list[RawRow], fmt: Format = PR2707) -> list[RawRow]:
 
 
 def eval_rows(rows: list[RawRow], all_evals: bool, fmt: Format = PR2707) -> list[RawRow]:
-    """The eval rows of one planning pass, marked `eval-only`."""
+    """The eval rows of one planning pass, marked `eval-only`; an eval never has to measure
+    power, so `require-power` is left off them."""
     rows = [dict(r) for r in rows]
     mark(rows, fmt)
     if all_evals:
         rows = widen(rows, fmt)
-    return [{**r, "eval-only": True} for r in rows if r.get("run-eval")]
+    chosen = [{**r, "eval-only": True} for r in rows if r.get("run-eval")]
+    for row in chosen:
+        row.pop("require-power", None)
+    return chosen
 
 
 def drop_below_prefill_ep(rows: list[RawRow], minimum: int | None) -> list[RawRow]:

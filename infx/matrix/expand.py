@@ -16,7 +16,8 @@ from typing import Any
 from infx.digest import hexdigest
 from infx.errors import ConfigError
 from infx.formats import PR2707, Format
-from infx.matrix.nodes import RecipeReader, node_count
+from infx.matrix.nodes import node_count
+from infx.matrix.recipes import RecipeReader, fingerprinted
 
 FIXED = "fixed-seq-len"
 AGENTIC = "agentic-coding"
@@ -28,6 +29,12 @@ DRAM_CAP_MIB = 2_861_022
 SEQ_LEN_NAMES = {(1024, 1024): "1k1k", (8192, 1024): "8k1k"}
 # Fields that name a point on a curve rather than the recipe that produced it.
 POINT_FIELDS = frozenset({"conc", "exp-name", "recipe-fingerprint"})
+# Where formats with `recipe = "field"` name a row's srt-slurm recipes, and the worker
+# settings that named them before (read as those fields when comparing with old rows).
+RECIPE_FIELDS = ("srt-recipe", "eval-srt-recipe")
+RECIPE_SETTINGS = {"CONFIG_FILE": "srt-recipe", "EVAL_CONFIG_FILE": "eval-srt-recipe"}
+# The one sequence a `require-power` scenario may have.
+POWER_SEQ = (8192, 1024)
 
 # A row as the generator makes it, before `infx.matrix.contract.printed` fixes its shape.
 RawRow = dict[str, Any]
@@ -35,14 +42,15 @@ RawRow = dict[str, Any]
 
 @dataclass(frozen=True)
 class Hardware:
-    available_cpu_dram_mib: int
+    available_cpu_dram_mib: int | None
     gpus_per_node: int
 
 
 def hardware_table(entries: Mapping[str, Mapping[str, int]]) -> dict[str, Hardware]:
-    """runners.yaml `hardware:` section -> label -> Hardware."""
+    """Node facts per label (runners.yaml `hardware:`, or its `clusters:` under their
+    `cluster:<id>` labels) -> label -> Hardware."""
     return {
-        label: Hardware(hw["available-cpu-dram-mib"], hw["gpus-per-node"])
+        label: Hardware(hw.get("available-cpu-dram-mib"), hw["gpus-per-node"])
         for label, hw in entries.items()
     }
 
@@ -70,15 +78,51 @@ def total_cpu_dram_gb(hardware: Hardware, utilization: float, gpus: int) -> int:
     Decimal arithmetic in the reference's order of operations, so the truncated
     result matches it exactly.
     """
+    assert hardware.available_cpu_dram_mib is not None
     mib = min(hardware.available_cpu_dram_mib, DRAM_CAP_MIB)
     budget = Decimal(mib) * 2**20 * Decimal(str(utilization)) * gpus / hardware.gpus_per_node
     return int(budget / 1_000_000_000)
 
 
-def fingerprint(row: RawRow) -> str:
-    """sha256 of the raw row's canonical JSON without the point fields."""
-    recipe = {k: v for k, v in row.items() if k not in POINT_FIELDS}
-    return hexdigest(recipe, ascii=True)  # as InferenceX's own recipe-fingerprint
+def recipe_identity(row: RawRow, fmt: Format = PR2707) -> RawRow:
+    """The raw row without its point fields: what its fingerprint hashes and what tells its
+    curve apart. In formats that name recipes in `srt-recipe` fields, a worker's old
+    `CONFIG_FILE=` / `EVAL_CONFIG_FILE=` setting (a row of an older revision) reads as that
+    field, so a recipe keeps its identity across the change of spelling."""
+    found = {k: v for k, v in row.items() if k not in POINT_FIELDS}
+    if fmt.recipe != "field":
+        return found
+    for role in ("prefill", "decode"):
+        worker = found.get(role)
+        settings = worker.get("additional-settings") if isinstance(worker, dict) else None
+        if not settings:
+            continue
+        kept = []
+        for setting in settings:
+            name, _, value = str(setting).partition("=")
+            field = RECIPE_SETTINGS.get(name)
+            if field is None:
+                kept.append(setting)
+            elif found.get(field, value) != value:
+                raise ConfigError(f"{row.get('exp-name')}: conflicting {field} selectors")
+            else:
+                found[field] = value
+        assert isinstance(worker, dict)
+        found[role] = {k: v for k, v in worker.items() if k != "additional-settings"}
+        if kept:
+            found[role]["additional-settings"] = kept
+    return found
+
+
+def fingerprint(row: RawRow, fmt: Format = PR2707, recipes: RecipeReader | None = None) -> str:
+    """sha256 of the canonical JSON of the row's recipe identity (`recipe_identity`); in
+    formats whose rows name an `srt-recipe`, of that identity beside the recipe variant the
+    row names (`infx.matrix.recipes.fingerprinted`), so editing the recipe is a new curve."""
+    found: Any = recipe_identity(row, fmt)
+    named = row.get("srt-recipe")
+    if fmt.recipe == "field" and named and recipes is not None:
+        found = {"row": found, "recipe": [fingerprinted(str(named), recipes)]}
+    return hexdigest(found, ascii=True)  # as InferenceX's own recipe-fingerprint
 
 
 def is_agentic(row: Mapping[str, Any]) -> bool:
@@ -140,6 +184,27 @@ def _workers(space: Mapping[str, Any], fmt: Format) -> tuple[RawRow, RawRow]:
     return prefill, decode
 
 
+def _recipes(space: Mapping[str, Any], fmt: Format) -> RawRow:
+    """`srt-recipe` and `eval-srt-recipe` as the search space names them, in formats whose
+    rows carry them."""
+    if fmt.recipe != "field":
+        return {}
+    return {k: space[k] for k in RECIPE_FIELDS if space.get(k) is not None}
+
+
+def _power(key: str, seq: Mapping[str, Any], fmt: Format) -> RawRow:
+    """`require-power: true` on the rows of a fixed-seq-len scenario that asks for it, in
+    formats that know it; the power rollout measures 8k1k only."""
+    if not (fmt.require_power and seq.get("require-power")):
+        return {}
+    if (seq["isl"], seq["osl"]) != POWER_SEQ:
+        raise ConfigError(
+            f"{key}: require-power is for isl {POWER_SEQ[0]} / osl {POWER_SEQ[1]} only "
+            f"(this scenario is {seq['isl']} / {seq['osl']})"
+        )
+    return {"require-power": True}
+
+
 def _components(space: Mapping[str, Any], config: Mapping[str, Any]) -> RawRow:
     """router and kv-p2p-transfer, from the search-space entry or else the config."""
     found = {}
@@ -199,7 +264,9 @@ class _Build:
         if self.fmt.node_count:
             gpus = {label: hw.gpus_per_node for label, hw in self.hardware.items()}
             try:
-                row["node-count"] = node_count(row, space.get("num-nodes"), gpus, self.recipes)
+                row["node-count"] = node_count(
+                    row, space.get("num-nodes"), gpus, self.recipes, self.fmt.recipe_nodes
+                )
             except ConfigError as exc:
                 raise ConfigError(f"{self.key}: {exc}") from None
         return row
@@ -235,6 +302,11 @@ def _dram_gb(where: _Agentic, space: Mapping[str, Any]) -> int:
             "in configs/runners.yaml"
         )
     node = hardware[runner]
+    if node.available_cpu_dram_mib is None:
+        raise ConfigError(
+            f"{key}: kv-offloading dram needs available-cpu-dram-mib for runner {runner!r} "
+            "in configs/runners.yaml"
+        )
     role = "worker" if "worker" in space else "prefill" if "prefill" in space else None
     if role is not None:
         gpus = _replica_gpus(key, space[role], node.gpus_per_node)
@@ -269,7 +341,7 @@ def expand(
                 if multinode:
                     rows.extend(_fixed_multi(build, seq, space))
                 else:
-                    rows.extend(_fixed_single(config, seq, space))
+                    rows.extend(_fixed_single(build, seq, space))
     if AGENTIC in scenarios:
         for scenario in found.get(AGENTIC) or []:
             where = _Agentic(build, scenario)
@@ -280,20 +352,24 @@ def expand(
 
 
 def _fixed_single(
-    config: Mapping[str, Any], seq: Mapping[str, Any], space: Mapping[str, Any]
+    build: _Build, seq: Mapping[str, Any], space: Mapping[str, Any]
 ) -> Iterator[RawRow]:
+    config = build.config
     isl, osl = seq["isl"], seq["osl"]
+    power = _power(build.key, seq, build.fmt)
     for conc in concurrencies(space):
         yield {
             **_head(config),
             "isl": isl,
             "osl": osl,
+            **power,
             **_parallelism(space),
             "conc": conc,
             "max-model-len": isl + osl + MAX_LEN_PAD,
             "ep": _optional(space, "ep", 1),
             "dp-attn": _optional(space, "dp-attn", False),
             "spec-decoding": space.get("spec-decoding", "none"),
+            **_recipes(space, build.fmt),
             "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
             "disagg": config.get("disagg", False),
             "run-eval": False,
@@ -311,11 +387,13 @@ def _fixed_multi(
         **_head(config),
         "isl": isl,
         "osl": osl,
+        **_power(build.key, seq, build.fmt),
         "spec-decoding": space.get("spec-decoding", "none"),
         "prefill": prefill,
         "decode": decode,
         "conc": concurrencies(space),
         "max-model-len": isl + osl + MAX_LEN_PAD,
+        **_recipes(space, build.fmt),
         "exp-name": f"{config['model-prefix']}_{seq_len_name(isl, osl)}",
         "disagg": config.get("disagg", False),
         "run-eval": False,
@@ -341,6 +419,7 @@ def _agentic_single(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRo
             "dp-attn": _optional(space, "dp-attn", False),
             "spec-decoding": spec,
             "conc": conc,
+            **_recipes(space, where.build.fmt),
             "kv-offloading": mode,
             "total-cpu-dram-gb": dram,
             "duration": AGENTIC_DURATION,
@@ -366,6 +445,7 @@ def _agentic_multi(where: _Agentic, space: Mapping[str, Any]) -> Iterator[RawRow
             "prefill": prefill,
             "decode": decode,
             "conc": [conc],
+            **_recipes(space, where.build.fmt),
             "kv-offloading": mode,
             "total-cpu-dram-gb": dram,
             "duration": AGENTIC_DURATION,

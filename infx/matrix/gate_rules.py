@@ -13,11 +13,11 @@ from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Entry, Violation
 from infx.changelog.rules import Rule
 from infx.context import branch_base
-from infx.formats import FORMATS, Format
+from infx.formats import FORMATS, Format, by_name
 from infx.matrix.era import choose
 from infx.matrix.load import MasterConfigs, check_syntax
 from infx.matrix.selection import nothing_selected
-from infx.matrix.sources import masters_from, read_change, read_masters
+from infx.matrix.sources import masters_from, read_change, read_inside, read_masters
 from infx.settings import load as load_settings
 
 
@@ -29,12 +29,14 @@ def format_violations(entry: Entry, fmt: Format) -> list[Violation]:
         knowing = [f.name for f in FORMATS if key in f.entry_keys]
         if key in fmt.entry_keys or not knowing:
             continue
+        newer = [name for name in knowing if FORMATS.index(by_name(name)) > FORMATS.index(fmt)]
+        suggested = (newer or knowing)[0]
         found.append(
             Violation(
                 entry.line_of(str(key)),
                 Rule.FORMAT,
                 f"{key}: not a key of InferenceX format {fmt}",
-                f"remove it, or set format = {knowing[-1]!r} in infx.toml if the repository "
+                f"remove it, or set format = {suggested!r} in infx.toml if the repository "
                 "is on that format",
             )
         )
@@ -61,12 +63,14 @@ def at_tree(
     tree: str | None,
     changelog: bytes | None = None,
     pinned: str | None = None,
+    runners: tuple[bytes | None, str] = (None, "configs/runners.yaml"),
 ) -> ConfigRules:
     """The rules of master files already read at `tree` (None: the working tree), in the
-    format the configs, the `changelog` and the `pinned` setting say; none at all is a
-    usage error naming the globs."""
+    format the configs, the `changelog`, the `runners` file (bytes, path) and the `pinned`
+    setting say; none at all is a usage error naming the globs."""
     masters = masters_from(dict(files), globs, tree)
-    return of_masters(masters, globs, choose(masters, changelog, pinned).format)
+    choice = choose(masters, changelog, pinned, runners=runners[0], runners_path=runners[1])
+    return of_masters(masters, globs, choice.format)
 
 
 def in_work_tree(
@@ -77,7 +81,9 @@ def in_work_tree(
     files = read_masters(root, None, globs)
     if optional and not files:
         return None
-    return at_tree(files, globs, None, changelog, load_settings(root).format)
+    settings = load_settings(root)
+    runners = (read_inside(root, None, settings.runners), settings.runners)
+    return at_tree(files, globs, None, changelog, settings.format, runners)
 
 
 def gate_inputs(
@@ -96,7 +102,8 @@ def gate_inputs(
     target = facts.target(root, path, in_work_tree=head is None)
     merging = facts.merge_in_progress(root, target) if base is None and head is None else None
     base_ref = merging.main if merging else branch_base(root) if base is None else base
-    change = read_change(root, base_ref, head, target, globs)
+    settings = load_settings(root)
+    change = read_change(root, base_ref, head, target, globs, settings.runners)
     files = (change.changelog_base, change.changelog_head)
     policy = said(facts.links(*link_to, root, base is None, files[0]))
     inputs = facts.gate_facts(root, (target, path), (base_ref, head), files, policy, merging)
@@ -106,5 +113,7 @@ def gate_inputs(
         for name, data in change.masters.items():
             check_syntax(name, data)
         return inputs, None
-    pinned = load_settings(root).format
-    return inputs, at_tree(change.masters, globs, change.head_tree, files[1], pinned)
+    runners = (change.runners, settings.runners)
+    return inputs, at_tree(
+        change.masters, globs, change.head_tree, files[1], settings.format, runners
+    )

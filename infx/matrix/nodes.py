@@ -1,31 +1,46 @@
 """How many nodes a multi-node row asks the scheduler for (`node-count`, formats that print
 it), as InferenceX's planner of that era counts them.
 
-In order: an aggregate config's `num-nodes`; else the srt-slurm recipe a worker names with
-`CONFIG_FILE=` in its additional settings, when the repository holds it (its
-`resources`: `agg_nodes`, or `prefill_nodes` + `decode_nodes`); else per role, a
-`PREFILL_NODES=`/`DECODE_NODES=` setting, or the role's GPUs (num-worker x tp x pp x
-pcp-size) over the GPUs of one node of its hardware, rounded up. A node's GPUs come from the
-runners file's hardware entry for the worker's `hardware` label (else the config's runner);
-a label without an entry takes the one GPU count its GPU family (the label's first word,
-without `cluster:`) agrees on.
+In order: an aggregate config's `num-nodes`; else the srt-slurm recipe the row names, when
+the repository holds it; else per role, a `PREFILL_NODES=`/`DECODE_NODES=` setting, or the
+role's GPUs (num-worker x tp x pp x pcp-size) over the GPUs of one node of its hardware,
+rounded up. A node's GPUs come from the runners file's node facts for the worker's
+`hardware` label (else the config's runner); a label without them takes the one GPU count
+its GPU family (the label's first word, without `cluster:`) agrees on.
+
+Where the recipe is named and how it counts depends on the format (`Format.recipe`,
+`Format.recipe_nodes`):
+
+- `resources` (pr3058): a worker's `CONFIG_FILE=` setting names it; its `resources` say
+  `agg_nodes`, or `prefill_nodes` + `decode_nodes`.
+- `roles` (e2e): the row's `srt-recipe` (`path[:variant]`) names it. The recipe declares
+  `schema: 2`; a file of variants (`base` plus `override_<name>` blocks) is read as the
+  variant named (`base`, or an override merged over base: mappings merge, a null deletes,
+  anything else replaces); a zip group or a file of another schema counts nothing, so the
+  topology estimates. The count is the nodes of its `roles` (a role on `colocate` takes
+  none) plus its enabled services' node pools and, when any of the discovery services
+  (etcd/nats, or `infra.etcd_nats_dedicated_node`), the frontend or the benchmark client
+  wants a node of its own, one more per such role, or one in all when the client shares
+  the frontend's node (`benchmark.colocate_with_frontend`, the default).
 """
 
 from __future__ import annotations
 
 import math
-import posixpath
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from infx.errors import ConfigError
+from infx.matrix.recipes import (
+    RecipeReader,
+    mapping,
+    read_recipe,
+    recipe_path,
+    variant,
+)
 
-RECIPES_ROOT = "benchmarks/multi_node/srt-slurm-recipes"
 _CONFIG_FILE = "CONFIG_FILE="
-
-# Reads a file of the repository at the planned revision (None: not there).
-RecipeReader = Callable[[str], bytes | None]
 
 
 def _family(label: str) -> str:
@@ -78,24 +93,10 @@ def _recipe_nodes(
         return None
     if len(files) != 1:
         raise ConfigError(f"conflicting CONFIG_FILE settings: {sorted(files)}")
-    name = files.pop()
-    path = posixpath.normpath(
-        name
-        if name.startswith(f"{RECIPES_ROOT}/")
-        else f"{RECIPES_ROOT}/{name.removeprefix('recipes/')}"
-    )
-    if not path.startswith(f"{RECIPES_ROOT}/"):
-        raise ConfigError(f"CONFIG_FILE={name} points outside {RECIPES_ROOT}/")
-    data = read(path)
-    if data is None:
-        # Some recipes live only in the runtime image: the topology is the estimate then.
+    path = recipe_path(files.pop(), "CONFIG_FILE=")
+    doc = read_recipe(path, read)
+    if doc is None:
         return None
-    from infx.matrix.load import load_yaml, yaml_error, yaml_problem
-
-    try:
-        doc = load_yaml(data)
-    except yaml_error() as exc:
-        raise yaml_problem(path, exc) from None
     resources = doc.get("resources") if isinstance(doc, dict) else None
     if not isinstance(resources, dict):
         raise ConfigError(f"{path}: the recipe has no `resources` mapping")
@@ -107,6 +108,58 @@ def _recipe_nodes(
     except (TypeError, ValueError):
         raise ConfigError(f"{path}: the recipe's node counts are not whole numbers") from None
     raise ConfigError(f"{path}: the recipe's resources name no node count")
+
+
+def _extra_nodes(recipe: Mapping[str, Any], path: str) -> int:
+    """Nodes a schema-2 recipe takes besides its roles: service pools and dedicated nodes."""
+    services = [
+        s for s in recipe.get("services") or [] if isinstance(s, Mapping) and s.get("enabled", True)
+    ]
+    pools = sum(int(s.get("nodes") or 0) for s in services)
+    dedicated = bool(mapping(recipe.get("infra")).get("etcd_nats_dedicated_node", False))
+    discovery = {
+        mapping(s.get("placement")).get("node") == "dedicated"
+        for s in services
+        if s.get("type") in ("etcd", "nats")
+    }
+    if len(discovery) > 1:
+        raise ConfigError(f"{path}: the recipe's etcd and nats disagree on a dedicated node")
+    if discovery:
+        dedicated = discovery.pop()
+    roles = int(dedicated)
+    for section, legacy in (("frontend", "dedicated_node"), ("benchmark", "client_dedicated_node")):
+        settings = mapping(recipe.get(section))
+        own = mapping(settings.get("placement")).get("node") == "dedicated"
+        roles += int(own or bool(settings.get(legacy, False)))
+    if roles and mapping(recipe.get("benchmark")).get("colocate_with_frontend", True):
+        roles = 1
+    return pools + roles
+
+
+def _role_recipe_nodes(name: str, read: RecipeReader) -> int | None:
+    """Nodes of the schema-2 srt-slurm recipe `name` (`path[:variant]`), None when it cannot
+    tell (not in the repository, a zip group, a variant of another schema)."""
+    found = variant(name, read)
+    recipe, path = found.recipe, found.path
+    if recipe is None or (found.picked and recipe.get("schema") != 2):
+        return None
+    if recipe.get("schema") != 2:
+        raise ConfigError(f"{path}: srt-slurm recipes must declare schema: 2")
+    roles = mapping(recipe.get("roles"))
+    if not roles:
+        raise ConfigError(f"{path}: the recipe has no worker roles")
+    total = 0
+    for role, spec in roles.items():
+        nodes = mapping(spec).get("nodes")
+        if nodes is None:
+            raise ConfigError(f"{path}: recipe role {role!r} must say its nodes")
+        if nodes == "colocate":
+            continue
+        try:
+            total += int(nodes)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{path}: role {role!r} nodes {nodes!r} is not a count") from None
+    return total + _extra_nodes(recipe, path)
 
 
 def _role_nodes(worker: Mapping[str, Any], role: str, runner: str, gpus: Mapping[str, int]) -> int:
@@ -124,14 +177,20 @@ def node_count(
     num_nodes: int | None,
     gpus: Mapping[str, int],
     read: RecipeReader | None,
+    counting: Literal["resources", "roles"] = "resources",
 ) -> int:
-    """The scheduling node count of a multi-node row (its prefill and decode blocks built)."""
+    """The scheduling node count of a multi-node row (its prefill and decode blocks built),
+    its recipe counted the format's way (`counting`)."""
     if not row.get("disagg") and num_nodes is not None:
         return num_nodes
     if num_nodes is not None:
         raise ConfigError("num-nodes is not valid for a disaggregated config")
     prefill, decode = row["prefill"], row["decode"]
-    from_recipe = _recipe_nodes(prefill, decode, read)
+    if counting == "roles":
+        named = row.get("srt-recipe")
+        from_recipe = _role_recipe_nodes(str(named), read) if named and read else None
+    else:
+        from_recipe = _recipe_nodes(prefill, decode, read)
     if from_recipe is not None:
         return from_recipe
     runner = str(row["runner"])

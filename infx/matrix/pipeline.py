@@ -16,7 +16,13 @@ from infx.errors import ChangelogError, ConfigError, InternalError
 from infx.matrix.era import Choice, choose
 from infx.matrix.options import PlanOptions
 from infx.matrix.plan import Plan, Revision, build_plan, entry_configs
-from infx.matrix.validate import ConfigProblem, Runners, runner_label_problems, validate_configs
+from infx.matrix.validate import (
+    ConfigProblem,
+    Runners,
+    runner_label_problems,
+    runners_section_problems,
+    validate_configs,
+)
 
 
 @dataclass
@@ -32,6 +38,9 @@ class SweepInputs:
     # infx.toml's `format` (None: chosen from the configs and the changelog).
     format_setting: str | None = None
     changelog_path: str = "perf-changelog.yaml"
+    # runners.yaml's bytes (None: not read or missing) and path, for the format's choice.
+    runners_data: bytes | None = None
+    runners_path: str = "configs/runners.yaml"
 
 
 @dataclass
@@ -48,8 +57,20 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
     landed = added_entries(inputs.changelog_base, inputs.changelog_head)
     warnings = [f"line {v.line or 1}: {v.text()}" for v in landed.warnings]
     masters = inputs.head.masters
-    choice = choose(masters, inputs.changelog_head, inputs.format_setting, inputs.changelog_path)
+    choice = choose(
+        masters,
+        inputs.changelog_head,
+        inputs.format_setting,
+        inputs.changelog_path,
+        inputs.runners_data,
+        inputs.runners_path,
+    )
     fmt = choice.format
+    refused = runners_section_problems(
+        inputs.runners, fmt, inputs.runners_path, inputs.runners_data
+    )
+    if refused:
+        raise ConfigError("; ".join(p.text() for p in refused))
     head = replace(inputs.head, fmt=fmt)
     read_base = inputs.base
     base = None if read_base is None else (lambda: replace(read_base(), fmt=fmt))

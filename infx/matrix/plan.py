@@ -32,7 +32,6 @@ from infx.formats import PR2707, Format
 from infx.matrix.contract import printed, printed_entry
 from infx.matrix.evals import drop_below_prefill_ep, eval_rows
 from infx.matrix.expand import (
-    POINT_FIELDS,
     SCENARIOS,
     Hardware,
     RawRow,
@@ -40,12 +39,13 @@ from infx.matrix.expand import (
     fingerprint,
     is_agentic,
     is_multinode,
+    recipe_identity,
     row_concs,
     seq_len_name,
 )
 from infx.matrix.load import MasterConfigs
-from infx.matrix.nodes import RecipeReader
 from infx.matrix.options import PlanOptions
+from infx.matrix.recipes import RecipeReader
 from infx.matrix.rows import EvalBucket, MatrixPlan, MatrixRow, empty_plan
 
 STANDARD_SEQ = ("1k1k", "8k1k")
@@ -94,8 +94,8 @@ def _frozen(value: Any) -> Any:
     return value
 
 
-def _curve(row: RawRow) -> Any:
-    return _frozen({k: v for k, v in row.items() if k not in POINT_FIELDS})
+def _curve(row: RawRow, fmt: Format) -> Any:
+    return _frozen(recipe_identity(row, fmt))
 
 
 def trim_conc(rows: list[RawRow]) -> list[RawRow]:
@@ -181,14 +181,16 @@ def _series(row: RawRow) -> tuple[Any, ...]:
     )
 
 
-def only_new_points(base_rows: list[RawRow], head_rows: list[RawRow]) -> list[RawRow]:
+def only_new_points(
+    base_rows: list[RawRow], head_rows: list[RawRow], fmt: Format = PR2707
+) -> list[RawRow]:
     """Rows (and concurrencies) absent from the base; every base point must survive unchanged."""
     before: dict[Any, set[int]] = defaultdict(set)
     after: dict[Any, set[int]] = defaultdict(set)
     for row in base_rows:
-        before[_curve(row)].update(row_concs(row))
+        before[_curve(row, fmt)].update(row_concs(row))
     for row in head_rows:
-        after[_curve(row)].update(row_concs(row))
+        after[_curve(row, fmt)].update(row_concs(row))
     if not before:
         raise ConfigError("append-only needs an existing curve in the base revision")
     if before.keys() - after.keys():
@@ -204,7 +206,7 @@ def only_new_points(base_rows: list[RawRow], head_rows: list[RawRow]) -> list[Ra
     fresh: list[RawRow] = []
     emitted: dict[Any, set[int]] = defaultdict(set)
     for row in head_rows:
-        curve = _curve(row)
+        curve = _curve(row, fmt)
         new = []
         for conc in row_concs(row):
             if conc not in before.get(curve, set()) and conc not in emitted[curve]:
@@ -367,7 +369,7 @@ def build_plan(
                 rows = _generate(members, head, group)
                 if entry.get("append-only"):
                     assert base_revision is not None
-                    rows = only_new_points(_generate(members, base_revision, group), rows)
+                    rows = only_new_points(_generate(members, base_revision, group), rows, fmt)
                 throughput.extend(rows)
         if entry.get("append-only") or entry.get("no-evals"):
             continue
@@ -381,7 +383,7 @@ def build_plan(
 
     buckets = empty_plan()
     for row in throughput:
-        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row)}, fmt)
+        _bucket(buckets, {**row, "recipe-fingerprint": fingerprint(row, fmt, head.recipes)}, fmt)
     for row in evals:
         buckets[_eval_bucket(row)].append(printed(row, fmt))
     buckets["changelog_metadata"] = {

@@ -81,6 +81,9 @@ MatrixRow = TypedDict(
         "duration": int,
         "scenario-type": Literal["agentic-coding"],
         "recipe-fingerprint": str,
+        "srt-recipe": str,
+        "eval-srt-recipe": str,
+        "require-power": bool,
     },
     total=False,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,13 +19,15 @@ from typing import TYPE_CHECKING
 
 from infx import git
 from infx.errors import ConfigError, UsageError
+from infx.formats import layout_twin
 from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error, yaml_problem
 
 if TYPE_CHECKING:
+    from infx.formats import Format
     from infx.matrix.expand import Hardware
-    from infx.matrix.nodes import RecipeReader
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
+    from infx.matrix.recipes import RecipeReader
     from infx.matrix.validate import ConfigProblem, Runners
 
 _WILD = frozenset("*?[")
@@ -129,6 +132,15 @@ def read_inside(root: Path, tree: str | None, path: str) -> bytes | None:
 class RunnerInfo:
     runners: Runners | None
     problems: list[ConfigProblem] = field(default_factory=list)
+    # The file's bytes (None: missing), which tell the format (`infx.matrix.era`).
+    data: bytes | None = None
+
+    def in_format(self, fmt: Format, path: str) -> RunnerInfo:
+        """This file with what `fmt` refuses in it (a section it does not read) as problems."""
+        from infx.matrix.validate import runners_section_problems
+
+        found = runners_section_problems(self.runners, fmt, path, self.data)
+        return RunnerInfo(self.runners, [*self.problems, *found], self.data)
 
     @property
     def hardware(self) -> dict[str, Hardware]:
@@ -160,13 +172,14 @@ def runners_from(data: bytes | None, path: str) -> RunnerInfo:
     runners, problems = validate_runners(doc, path, data)
     if problems:
         raise ConfigError("; ".join(p.text() for p in problems))
-    return RunnerInfo(runners)
+    return RunnerInfo(runners, data=data)
 
 
 @dataclass
 class Change:
     """What the gate and the planner read for one diff: the changelog on both sides, and
-    the master configs (and runners file) on the head side."""
+    the master configs (and runners file) on the head side. `moved` is the changelog's path
+    at base and at head when the diff moved it (`layout_twin`)."""
 
     base_tree: str
     head_tree: str | None
@@ -175,6 +188,22 @@ class Change:
     masters: dict[str, bytes]
     runners: bytes | None = None
     base_files: dict[str, bytes | None] = field(default_factory=dict)  # `also_at_base`
+    moved: tuple[str, str] | None = None
+
+    def at_base(self, path: str) -> str:
+        """Where a file of the head's layout was at base: moved with the changelog's folder
+        when the diff moved the changelog (`inferencex-e2e/configs/runners.yaml` at base is
+        `configs/runners.yaml` when `inferencex-e2e/perf-changelog.yaml` was
+        `perf-changelog.yaml`), else where it is."""
+        if self.moved is None:
+            return path
+        old, new = (posixpath.dirname(p) for p in self.moved)
+        if old == new:
+            return path
+        inside = path if not new else path.removeprefix(f"{new}/")
+        if new and inside == path:
+            return path
+        return posixpath.join(old, inside) if old else inside
 
 
 def read_change(
@@ -188,7 +217,8 @@ def read_change(
 ) -> Change:
     """Everything at once: one `git rev-parse` for both refs and one `git cat-file` for every
     file at a tree (the working tree is read from disk when `head` is None), `also_at_base`
-    among them."""
+    among them. A changelog found on one side only is looked for on the other in
+    InferenceX's other layout (`layout_twin`): the diff moved it."""
     trees = git.resolve_all([base, head] if head else [base], root)
     base_tree, head_tree = trees[0], (trees[1] if head else None)
     names = find_files(root, head_tree, patterns)
@@ -202,14 +232,23 @@ def read_change(
     else:
         files = {name: blobs[(head_tree, name)] for name in at_head}
     masters = {name: data for name in names if (data := files[name]) is not None}
+    before, after = blobs[(base_tree, changelog)], files[changelog]
+    moved = None
+    if (before is None) != (after is None):
+        twin = layout_twin(changelog)
+        if before is None and (before := read_inside(root, base_tree, twin)) is not None:
+            moved = (twin, changelog)
+        elif after is None and (after := read_inside(root, head_tree, twin)) is not None:
+            moved = (changelog, twin)
     return Change(
         base_tree,
         head_tree,
-        blobs[(base_tree, changelog)],
-        files[changelog],
+        before,
+        after,
         masters,
         files[runners] if runners else None,
         {name: blobs[(base_tree, name)] for name in also_at_base},
+        moved,
     )
 
 
@@ -241,24 +280,40 @@ def plan_change(
     from infx.settings import load as load_settings
 
     def revision(tree: str | None) -> Revision:
-        info = load_runners(root, tree, runners)
-        return Revision(load_masters(root, tree, patterns), info.hardware, recipes=reader(tree))
+        """The base revision, in the head's layout moved back when the diff moved it."""
+        globs = [change.at_base(pattern) for pattern in patterns]
+        info = load_runners(root, tree, change.at_base(runners))
+        found = load_masters(root, tree, globs)
+        return Revision(found, info.hardware, recipes=reader(tree, change.at_base(project)))
 
-    def reader(tree: str | None) -> RecipeReader:
-        return lambda path: read_inside(root, tree, path)
+    def reader(tree: str | None, folder: str) -> RecipeReader:
+        return lambda path: read_inside(root, tree, posixpath.join(folder, path))
 
+    project = project_root(runners)
     change = read_change(root, base, head, changelog, patterns, runners, also_at_base)
     info = runners_from(change.runners, runners)
     head_masters = masters_from(change.masters, patterns, change.head_tree)
     inputs = SweepInputs(
         changelog_base=change.changelog_base,
         changelog_head=change.changelog_head,
-        head=Revision(head_masters, info.hardware, recipes=reader(change.head_tree)),
+        head=Revision(head_masters, info.hardware, recipes=reader(change.head_tree, project)),
         runners=info.runners,
         base=lambda: revision(change.base_tree),
         refs=(base, head or "WORKTREE"),
         notes=info.problems,
         format_setting=load_settings(root).format,
         changelog_path=changelog,
+        runners_data=change.runners,
+        runners_path=runners,
     )
     return Planned(root, change, info, inputs, plan_sweep(inputs, options, strict))
+
+
+def project_root(runners: str) -> str:
+    """The folder InferenceX's files hang from, which recipe paths are relative to: the one
+    holding the runners file's `configs/` folder (`inferencex-e2e` for
+    `inferencex-e2e/configs/runners.yaml`), else the repository's root."""
+    folder = posixpath.dirname(posixpath.normpath(runners))
+    if posixpath.basename(folder) != "configs":
+        return ""
+    return posixpath.dirname(folder)

@@ -13,6 +13,7 @@ from typing import Any
 
 from infx import schemas
 from infx.formats import PR2707, Format
+from infx.matrix.expand import POWER_SEQ
 from infx.matrix.load import MasterConfigs
 
 
@@ -106,7 +107,17 @@ def _spaces(config: dict[str, Any]) -> Iterator[tuple[list[Any], dict[str, Any]]
                     yield ["scenarios", scenario, i, "search-space", j], space
 
 
-def _rule_problems(config: dict[str, Any]) -> Iterator[tuple[list[Any], str]]:
+def _rule_problems(config: dict[str, Any], fmt: Format) -> Iterator[tuple[list[Any], str]]:
+    scenarios = config.get("scenarios") if isinstance(config, dict) else None
+    fixed = scenarios.get("fixed-seq-len") if isinstance(scenarios, dict) else None
+    for i, item in enumerate(fixed if fmt.require_power and isinstance(fixed, list) else []):
+        asks = isinstance(item, dict) and item.get("require-power") is True
+        if asks and (item.get("isl"), item.get("osl")) != POWER_SEQ:
+            yield (
+                ["scenarios", "fixed-seq-len", i, "require-power"],
+                f"require-power is for isl {POWER_SEQ[0]} / osl {POWER_SEQ[1]} only "
+                "(the power rollout measures 8k1k)",
+            )
     for path, space in _spaces(config):
         start, end = space.get("conc-start"), space.get("conc-end")
         if isinstance(start, int) and isinstance(end, int) and start > end:
@@ -139,8 +150,12 @@ def validate_configs(
             line = locate_in_config(masters, key, odd[0])
             problems.append(ConfigProblem(source, line, key, f"{where}: {odd[1]}".lstrip(": ")))
             continue
-        for error in schemas.errors(schema, {key: config}):
-            message = schemas.describe(error, known)
+        errors = list(schemas.errors(schema, {key: config}))
+        explained = [e for e in errors if schemas.describe(e, known) is not None]
+        for error in explained or errors:
+            # A key valid elsewhere in the schema (a search space's `srt-recipe` written at
+            # the config's top) is named when no sibling rule's error explains it.
+            message = schemas.describe(error, known if explained else frozenset())
             if message is None:
                 continue
             path = list(error.absolute_path)[1:]
@@ -156,7 +171,7 @@ def validate_configs(
                     message.removeprefix(f"{key}.").removeprefix(f"{key}: "),
                 )
             )
-        for path, message in _rule_problems(config):
+        for path, message in _rule_problems(config, fmt):
             dotted = ".".join(map(str, path))
             problems.append(
                 ConfigProblem(
@@ -166,10 +181,60 @@ def validate_configs(
     return sorted(problems)
 
 
+CLUSTER = "cluster:"
+_FACTS = ("available-cpu-dram-mib", "gpus-per-node")
+
+
 @dataclass
 class Runners:
+    """runners.yaml as the planner reads it: the labels, each label's node facts (from
+    `hardware`, or from `clusters` under `cluster:<id>`), and which of those two sections the
+    file holds (the format in force must accept them: `runners_section_problems`)."""
+
     labels: dict[str, list[str]]
     hardware: dict[str, dict[str, int]]
+    sections: tuple[str, ...] = ()
+
+
+def _cluster_problems(doc: dict[str, Any], name: str, data: bytes) -> list[ConfigProblem]:
+    """The ties between `clusters` and the labels: every cluster has its `cluster:<id>`
+    label and every such label a cluster, and every runner sits in exactly one cluster."""
+    labels: dict[str, list[str]] = doc["labels"]
+    clusters: dict[str, Any] = doc["clusters"]
+    own = {
+        label.removeprefix(CLUSTER): runners
+        for label, runners in labels.items()
+        if label.startswith(CLUSTER)
+    }
+    found = []
+
+    def problem(path: list[Any], message: str) -> None:
+        found.append(ConfigProblem(name, locate(data, path), "runners", message))
+
+    for cid in clusters:
+        if cid not in own:
+            problem(["clusters", cid], f"clusters.{cid}: no label {CLUSTER}{cid} lists its runners")
+    for cid in own:
+        if cid not in clusters:
+            problem(
+                ["labels", f"{CLUSTER}{cid}"], f"labels.{CLUSTER}{cid}: no clusters.{cid} record"
+            )
+    homes: dict[str, list[str]] = {}
+    for cid, runners in own.items():
+        for runner in runners:
+            homes.setdefault(runner, []).append(cid)
+    for label, runners in labels.items():
+        for runner in runners:
+            where = homes.get(runner, [])
+            if len(where) != 1:
+                said = f"several: {', '.join(where)}" if where else "none"
+                problem(
+                    ["labels", label],
+                    f"labels.{label}: runner {runner!r} must be in exactly one cluster label "
+                    f"({said})",
+                )
+                homes[runner] = ["reported"]
+    return found
 
 
 def validate_runners(
@@ -187,9 +252,47 @@ def validate_runners(
             problems.append(
                 ConfigProblem(name, locate(data, list(error.absolute_path)), "runners", message)
             )
+    if not problems and "clusters" in doc:
+        problems = _cluster_problems(doc, name, data)
     if problems:
         return None, problems
-    return Runners(dict(doc["labels"]), dict(doc.get("hardware") or {})), []
+    hardware = dict(doc.get("hardware") or {})
+    for cid, record in (doc.get("clusters") or {}).items():
+        hardware[f"{CLUSTER}{cid}"] = {k: record[k] for k in _FACTS if k in record}
+    sections = tuple(key for key in ("hardware", "clusters") if key in doc)
+    return Runners(dict(doc["labels"]), hardware, sections), []
+
+
+def runners_section_problems(
+    runners: Runners | None, fmt: Format, name: str, data: bytes | None = None
+) -> list[ConfigProblem]:
+    """What the format in force refuses in runners.yaml (`data`, for the lines), one line
+    each: the section it does not read node facts from (`hardware` or `clusters`), and, in
+    a format of clusters, a file without that section."""
+    if runners is None:
+        return []
+    found = [
+        ConfigProblem(
+            name,
+            locate(data, [section]) if data else None,
+            "runners",
+            f"{section}: not a section of runners.yaml in InferenceX format {fmt}, which "
+            f"reads node facts from `{fmt.runners}:`",
+        )
+        for section in runners.sections
+        if section != fmt.runners
+    ]
+    if fmt.runners == "clusters" and "clusters" not in runners.sections:
+        found.append(
+            ConfigProblem(
+                name,
+                None,
+                "runners",
+                f"no `clusters:` section, which InferenceX format {fmt} requires (each "
+                "cluster's record, its runners under the label cluster:<id>)",
+            )
+        )
+    return found
 
 
 def runner_label_problems(

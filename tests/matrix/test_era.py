@@ -77,20 +77,34 @@ NO_EVALS = (
 )
 
 
+CLUSTERS = b"labels:\n  cluster:mi355x-amds: [mi355x-amds_0]\nclusters:\n  mi355x-amds: {gpus-per-node: 8}\n"
+
+
 def _masters(*configs: str):  # type: ignore[no-untyped-def]
     return parse_masters({"configs/amd-master.yaml": "\n".join(configs).encode()})
 
 
 def test_nothing_tells_them_apart_the_newest() -> None:
+    choice = choose(_masters(SINGLE, DISAGG), runners=CLUSTERS)
+    assert choice.format.name == "e2e"
+    assert choice.reason == (
+        "the newest known; configs/runners.yaml:3 has a `clusters:` section, which pr3058 refuses"
+    )
+    # Without `clusters:` in runners.yaml the newest that can plan it is pr3058.
     choice = choose(_masters(SINGLE, DISAGG))
     assert choice.format.name == "pr3058"
-    assert "nothing in the configs or changelog needs another" in choice.reason
+    assert choice.reason == (
+        "configs/runners.yaml has no `clusters:` section (no such file), which e2e refuses"
+    )
 
 
 def test_a_worker_config_means_pr3058() -> None:
-    choice = choose(_masters(SINGLE, WORKER))
+    choice = choose(_masters(SINGLE, WORKER), runners=b"labels: {}\nhardware: {}\n")
     assert choice.format.name == "pr3058"
-    assert choice.reason.startswith("the newest known; configs/amd-master.yaml:13: glm-agg has")
+    assert choice.reason.startswith(
+        "configs/runners.yaml:2 has a `hardware:` section, which e2e refuses; "
+        "configs/amd-master.yaml:13: glm-agg has"
+    )
     assert "which pr2707 refuses" in choice.reason
 
 
