@@ -27,7 +27,7 @@ from infx.cli.options import (
 )
 from infx.cli.options import api_repo_option as repo_option
 from infx.matrix.rows import BUCKETS
-from infx.matrix.sources import load_masters, load_runners
+from infx.matrix.sources import working_tree
 from infx.sweep import facts, jobs
 from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 
@@ -99,15 +99,7 @@ def canary_cmd() -> None:
 @strict_option
 def validate(config_globs: tuple[str, ...], runners_path: str, strict: bool) -> None:
     """Validate every master config and runners.yaml in the working tree."""
-    from infx.matrix.era import choose
-    from infx.settings import load as load_settings
-
-    root = git.root()
-    masters = load_masters(root, None, config_globs)
-    runners = load_runners(root, None, runners_path)
-    pinned = load_settings(root).format
-    choice = choose(masters, None, pinned, runners=runners.data, runners_path=runners_path)
-    found = runners.in_format(choice.format, runners_path)
+    masters, found, choice = working_tree(git.root(), config_globs, runners_path)
     emit(jobs.validate_outcome(masters, found, strict, choice))
 
 

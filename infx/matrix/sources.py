@@ -24,6 +24,7 @@ from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error
 
 if TYPE_CHECKING:
     from infx.formats import Format
+    from infx.matrix.era import Choice
     from infx.matrix.expand import Hardware
     from infx.matrix.options import PlanOptions
     from infx.matrix.pipeline import SweepInputs, SweepPlan
@@ -154,6 +155,21 @@ class RunnerInfo:
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
     """runners.yaml at a tree."""
     return runners_from(git.read_at(tree, path, root), path)
+
+
+def working_tree(
+    root: Path, config_globs: Sequence[str], runners_path: str
+) -> tuple[MasterConfigs, RunnerInfo, Choice]:
+    """The working tree's master configs and runners.yaml, read in the format in force
+    (`infx sweep validate`)."""
+    from infx.matrix.era import choose
+    from infx.settings import load as load_settings
+
+    masters = load_masters(root, None, config_globs)
+    runners = load_runners(root, None, runners_path)
+    pinned = load_settings(root).format
+    choice = choose(masters, None, pinned, runners=runners.data, runners_path=runners_path)
+    return masters, runners.in_format(choice.format, runners_path), choice
 
 
 def runners_from(data: bytes | None, path: str) -> RunnerInfo:
