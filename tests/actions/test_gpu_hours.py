@@ -244,7 +244,7 @@ def test_a_pr_s_rerun_is_estimated_from_main_s_timings_never_its_own(
     Its reruns start from main's recorded timings instead (a push sweep of main recorded
     1200 s), carry those on, and main's next sweep reads main's run alone: the forged
     samples never lower an estimate, however new they are."""
-    from infx.rerun.facts import zip_bytes
+    from tests.github.scenario import zip_files as zip_bytes
 
     world = world_for(source_run.repo, api, tmp_path)
     source_run.publish(api, world)

@@ -226,7 +226,7 @@ def test_a_five_percent_slower_config_is_flagged(tmp_path: Path) -> None:
     assert verdict["verdict"] == REGRESSED and verdict["gate"]["passed"] is False
     regressed = [c for c in verdict["configs"] if c["verdict"] == REGRESSED]
     (slow,) = [c for c in regressed if c["identity"]["tp"] == 5 and '"m0"' in c["key"]]
-    assert slow["history_runs"] == 10  # the newest `history-runs` (10) main runs holding it
+    assert slow["history_runs"] == 20  # the newest `history-runs` (20) main runs holding it
     # the other 29 configs did not change: at most the noise model's false-alarm rate
     assert len(regressed) - 1 <= 2, [c["label"] for c in regressed]
     assert slow["curve"]["verdict"] == REGRESSED and slow["curve"]["change_pct"] < -4

@@ -73,7 +73,7 @@ def test_halved_token_latency_is_reported_as_an_improvement(api, tmp_path: Path)
     assert done.exit_code == 0, done.output
     assert done.check == "success"
     body = done.body
-    assert "newest [5150](<https://github.com/acme/bench/actions/runs/5150>)" in body
+    assert "newest [5150](https://github.com/acme/bench/actions/runs/5150)" in body
     assert body.splitlines()[3].startswith("**🟢 improved**")
     assert "Points: 2 improved · 0 regressed · 0 within noise · 0 new · 0 missing." in body
     for conc, main_tpot, pr_tpot in zip((1, 4), *(exported(s, "inter_token_latency", "p50")
