@@ -413,9 +413,16 @@ class Handler(BaseHTTPRequestHandler):
         payload = {"total_count": len(items), wrap: chunk} if wrap else chunk
         self._send(200, payload, headers)
 
+    def _raw(self) -> bytes:
+        """The request's body, read once and before any answer: an answer sent while the
+        client is still writing closes the socket under it (a broken pipe when busy)."""
+        if not hasattr(self, "_raw_body"):
+            length = int(self.headers.get("Content-Length") or 0)
+            self._raw_body = self.rfile.read(length) if length else b""
+        return self._raw_body
+
     def _body(self) -> dict[str, Any]:
-        length = int(self.headers.get("Content-Length") or 0)
-        return json.loads(self.rfile.read(length) or b"{}") if length else {}
+        return json.loads(self._raw() or b"{}")
 
     def _fault(self) -> bool:
         for fault in self.state.faults:
@@ -451,6 +458,7 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("PATCH")
 
     def _handle(self, method: str) -> None:
+        self._raw()
         s = self.state
         url = urlparse(self.path)
         path = url.path
@@ -639,18 +647,18 @@ class Handler(BaseHTTPRequestHandler):
     def _upload_artifact(self, path: str) -> None:
         """An artifact a simulated job uploaded (tests/actions/harness.py), for a run this
         state knows; one of the same name is replaced."""
+        blob = self._raw()
         found = re.fullmatch(rf"/repos/{REPO}/_uploads/(\d+)/([^/]+)", path)
         run = next((r for r in self.state.runs if found and r["id"] == int(found[1])), None)
         if found is None or run is None:
             return self._send(404, {"message": "no such run"})
         name = unquote(found[2])
-        length = int(self.headers.get("Content-Length") or 0)
         held = self.state.artifacts.setdefault(run["id"], [])
         held[:] = [a for a in held if a["name"] != name]
         self.state.next_id += 1
         artifact = self.state.artifact(run, run["id"] * 1000 + self.state.next_id, name)
         held.append(artifact)
-        self.state.blobs[artifact["id"]] = self.rfile.read(length)
+        self.state.blobs[artifact["id"]] = blob
         return self._send(201, artifact)
 
     def with_digest(self, artifact: dict[str, Any]) -> dict[str, Any]:
