@@ -10,8 +10,6 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from tests.actions import test_gpu_hours as forty
 from tests.actions.gpu import Cluster, point, publish
 from tests.actions.harness import load, simulate
@@ -46,12 +44,6 @@ def test_a_sweep_leaves_its_verdict_and_pool_for_a_repeat(source_run: SourceRun)
     assert run.ran("repeat") and "no repeat: confirm-repeats is off" in run.log("repeat")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 32): the repeat's pooled table carries the lineage's points, "
-    "which the verdict's duplicate-repeat refusal now rejects; pooling must take the "
-    "repeat's own rows",
-)
 def test_a_repeat_measures_the_unconfirmed_rows_again_and_pools_them(
     source_run: SourceRun, api: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -55,8 +55,9 @@ def _point(row: Row) -> str:
 
 
 def distinct(tables: Sequence[Table], names: Sequence[str]) -> None:
-    """Refuse a run given twice: two tables of one run id, or any point measured with the
-    very same numbers in two tables (no two runs measure a throughput to every digit)."""
+    """Refuse a run given twice: two tables of one run id, or any throughput point measured
+    with the very same numbers in two tables (no two runs measure a throughput to every
+    digit; a greedy eval may well score the same twice, so accuracy rows are not evidence)."""
     if len(tables) < 2:
         return
     ids: dict[int, str] = {}
@@ -70,7 +71,7 @@ def distinct(tables: Sequence[Table], names: Sequence[str]) -> None:
                     "is another run of the same head"
                 )
             ids[run_id] = name
-        mine = {_point(row) for row in table.get("rows", [])}
+        mine = {_point(row) for row in table.get("rows", []) if row.get("kind") == "throughput"}
         for point in sorted(mine):
             if point in seen:
                 raise UsageError(
