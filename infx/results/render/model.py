@@ -115,9 +115,16 @@ def calibration_line(report: Report) -> str:
     if report.calibration is None or not report.calibration[0]:
         return ""
     runs, failed = report.calibration
+    rate = report.q if report.q_held is None else report.q_held
+    if rate >= report.q:
+        return (
+            f"Calibration: of main's last {runs} run(s) judged as PRs against the others, "
+            f"{failed} would have failed (the rate named: {report.q:.0%}).\n\n"
+        )
     return (
-        f"Calibration: of main's last {runs} run(s) judged as PRs against the others, "
-        f"{failed} would have failed (the rate named: {report.q:.0%}).\n\n"
+        f"Calibration: at the rate named ({report.q:.0%}) more of main's own runs judged as "
+        f"PRs would have failed than chance allows, so this verdict ran at {rate:.2%}: of "
+        f"main's last {runs} run(s), {failed} would have failed at it.\n\n"
     )
 
 

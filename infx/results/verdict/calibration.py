@@ -12,6 +12,8 @@ judged as PRs, k would have failed"), next to the rate the settings name.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +25,8 @@ from infx.results.noise.tdist import t_cdf
 from infx.results.verdict.decide import EDGE, SHARE, bh
 
 MIN_RUNS = 3  # runs of a config's level before its runs are judged one against the others
+SIGNIFICANT = 0.05  # how unlikely main's failures must be at the named rate to tighten it
+FLOOR = 16  # the rate is never tightened below the named one divided by this
 
 
 @dataclass(frozen=True)
@@ -111,3 +115,25 @@ def calibrate(
         sweeps += 1
         fails += int(flagged.any())
     return Calibration(judged.sum(axis=1), failed.sum(axis=1), sweeps, fails)
+
+
+def beyond_chance(failed: int, judged: int, q: float) -> float:
+    """P(at least `failed` of `judged` unchanged runs fail) when each fails at rate `q`."""
+    return sum(
+        math.comb(judged, i) * q**i * (1 - q) ** (judged - i) for i in range(failed, judged + 1)
+    )
+
+
+def held(q: float, at: Callable[[float], Calibration]) -> tuple[float, Calibration]:
+    """The rate the gate runs at: the named `q`, unless main's own runs, each judged as a PR
+    against the others, fail significantly more often than it (one-sided binomial test);
+    then halved while they still do and halving fails fewer of them (down to q / FLOOR).
+    Runs that fail at any rate are bad runs of main (a flaky node), which no stricter rate
+    excuses: tightening for them would only blind the gate."""
+    rate, cal = q, at(q)
+    while beyond_chance(cal.sweeps_failed, cal.runs, q) < SIGNIFICANT and rate > q / FLOOR:
+        tighter = at(rate / 2)
+        if tighter.sweeps_failed >= cal.sweeps_failed:
+            break
+        rate, cal = rate / 2, tighter
+    return rate, cal

@@ -173,6 +173,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "checks": [c.key for c in CHECKS if c.gates],
             "advisory": [c.key for c in CHECKS if not c.gates],
             "q_configs": report.q if report.q_configs is None else report.q_configs,
+            "alpha_held": report.q if report.q_held is None else report.q_held,
             "suggest": min(1.0, decide.SUGGEST * report.q),
             "power": power.POWER,
             "pr_runs": report.pr_runs,

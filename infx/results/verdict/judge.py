@@ -38,7 +38,7 @@ from infx.results.table.frame import Frame, of_documents
 from infx.results.table.keys import config_label, index, matched, measured, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.table.rows import Identity, Row, Table, config_identity
-from infx.results.verdict.calibration import calibrate
+from infx.results.verdict.calibration import calibrate, held
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import SHARE, Q, decide
 from infx.results.verdict.paired import paired
@@ -109,10 +109,11 @@ def compare(
     shifts: tuple[Shift, ...] = ()
     sweep_verdict = NEW
     calibration = None
+    rate = q
     if pending:
         with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
             warnings.simplefilter("ignore", RuntimeWarning)
-            shifts, sweep_verdict, calibration = _judge(
+            shifts, sweep_verdict, calibration, rate = _judge(
                 pending, hist, threshold, trimmed, configs, q, partners
             )
     if beside:
@@ -135,7 +136,8 @@ def compare(
         sweep_verdict=sweep_verdict,
         pr_runs=len(tables),
         q=q,
-        q_configs=q / 2 if shifts else q,
+        q_configs=rate / 2 if shifts else rate,
+        q_held=rate,
         calibration=calibration,
     )
 
@@ -144,9 +146,9 @@ def _judge(
     pending: list[Pending], hist: History, threshold: float, trimmed: bool,
     configs: list[Config], q: float,
     partners: tuple[Mine, dict[str, dict[int, list[int]]]] | None = None,
-) -> tuple[tuple[Shift, ...], str, tuple[int, int]]:  # fmt: skip
-    """Every pending config judged at once (appended to `configs`); main's own runs judged
-    as PRs (leave one out)."""
+) -> tuple[tuple[Shift, ...], str, tuple[int, int], float]:  # fmt: skip
+    """Every pending config judged at once (appended to `configs`) at the rate main's own
+    runs, judged as PRs (leave one out), hold to `q`; that calibration and the rate."""
     tables = 1 + max((i for job in pending for t in job.tables.values() for i in t), default=0)
     data = arrays(pending, hist, tables)
     model = fit(data.values, data.window, GATED)
@@ -171,14 +173,14 @@ def _judge(
         theirs = pool(model, arrays(beside, hist, count).pr, GATED)
         model, mine = paired(model, mine, theirs)
         run_of = np.full(run_of.shape, -1)  # no sweep-wide effect: the session cancels
+    rate, cal = held(q, lambda r: calibrate(fitted, data.values, data.run_of, threshold, r))
     measured = Measured(pending, data, model, mine)
     have = np.isfinite(mine.value[:, :, GATED]).any(axis=1).sum(axis=1)
-    alpha = q / max(len(pending), 1) * SHARE / (have + 1)
+    alpha = rate / max(len(pending), 1) * SHARE / (have + 1)
     curve_tests = measured.tests(model, alpha)
-    dec = decide(model, mine, threshold, curve_tests, run_of, q)
+    dec = decide(model, mine, threshold, curve_tests, run_of, rate)
     pw = power(dec, model, threshold)
     judged = Judged(model, dec, pw, measured, mine.value, threshold)
-    cal = calibrate(fitted, data.values, data.run_of, threshold, q)
     configs += [
         replace(
             throughput_config(job, judged, hist, trimmed),
@@ -195,7 +197,7 @@ def _judge(
     verdict = NEW
     if wide.active.any():
         verdict = REGRESSED if wide.flagged[0] else IMPROVED if wide.flagged[1] else NOISE
-    return shifts, verdict, (cal.runs, cal.sweeps_failed)
+    return shifts, verdict, (cal.runs, cal.sweeps_failed), rate
 
 
 def _shift_verdict(wide: Any, m: int) -> str:

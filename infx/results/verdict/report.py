@@ -178,6 +178,7 @@ class Report:
     pr_runs: int = 1  # this PR's tables pooled
     q: float = 0.05  # the false-fail rate named ([results] false-fail)
     q_configs: float | None = None  # the rate the configs were judged at (None: q)
+    q_held: float | None = None  # q, or tighter when main's own runs fail too often at q
     # main's runs judged as PRs against the others (leave one out): (judged, would have
     # failed the gate); None: no history to judge
     calibration: tuple[int, int] | None = None
