@@ -12,6 +12,7 @@ the whole file.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -78,6 +79,16 @@ def _unique_mapping(
             )
         seen.add(key)
     return SafeConstructor.construct_mapping(loader, node, deep=deep)
+
+
+@cache
+def _ruamel_yaml11() -> Any:
+    """ruamel.yaml's safe C loader reading YAML 1.1 (yes/no, 0-prefixed octal), as PyYAML."""
+    from ruamel.yaml import YAML
+
+    reader = YAML(typ="safe", pure=False)
+    reader.version = (1, 1)
+    return reader
 
 
 def load_yaml(data: bytes | str) -> Any:
@@ -177,6 +188,28 @@ class MasterConfigs:
         if key not in self._parsed:
             self._parsed[key] = self._parse_block(key)
         return self._parsed[key]
+
+    def peek(self, key: str) -> Any:
+        """The config as `config` reads it, for a glance at its keys (format evidence). When
+        ruamel.yaml is loaded and PyYAML is not (the gate, which read its changelog with
+        ruamel), ruamel's C loader at YAML 1.1 reads the config's block instead: the same
+        data (tests/matrix/test_load.py holds it to `config` on every real config), without
+        PyYAML's 30 ms start-up for the few configs a format is told by. Anything else
+        (an error, an alias) goes to `config`, which says what is wrong as always."""
+        block = self._blocks.get(key)
+        if key in self._parsed or block is None or "yaml" in sys.modules:
+            return self.config(key)
+        if "ruamel.yaml" not in sys.modules:
+            return self.config(key)
+        from ruamel.yaml.error import YAMLError
+
+        try:
+            doc = _ruamel_yaml11().load(self.texts[block.file][block.start : block.end])
+        except YAMLError:
+            doc = None
+        if isinstance(doc, dict) and list(doc) == [key]:
+            return doc[key]
+        return self.config(key)
 
     def text_of(self, key: str) -> tuple[bytes, int]:
         """The bytes that define `key` and the file line they start on: the config's own

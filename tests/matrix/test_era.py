@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from infx.errors import ConfigError
 from infx.matrix.era import choose
 from infx.matrix.load import parse_masters
+from tests.conftest import SHARED
+
+SEEDERA = SHARED.parent / "inferencex-seedera"
 
 SINGLE = """\
 llama:
@@ -130,3 +137,44 @@ def test_the_setting_wins_and_an_unknown_one_is_named() -> None:
     assert choose(_masters(WORKER), pinned="pr2707").format.name == "pr2707"
     with pytest.raises(ConfigError, match="unknown format 'pr9999'; known formats: pr2707, pr3058"):
         choose(_masters(SINGLE), pinned="pr9999")
+
+
+PEEK = """\
+import sys
+from pathlib import Path
+import ruamel.yaml  # as the gate has it loaded: its changelog is read with ruamel
+from infx.matrix.load import parse_masters
+masters = parse_masters({str(p): p.read_bytes() for p in sorted(Path(sys.argv[1]).glob("*-master.yaml"))})
+peeked = {key: masters.peek(key) for key in masters.sources}
+assert "yaml" not in sys.modules, "peek loaded PyYAML"
+read = {key: masters.config(key) for key in masters.sources}
+different = [key for key in read if read[key] != peeked[key]]
+print(len(read), different)
+"""
+
+
+@pytest.mark.parametrize("data", [SHARED, SEEDERA], ids=["pr2707", "seed-era"])
+def test_the_gates_glance_at_a_config_reads_what_the_plan_reads(data: Path) -> None:
+    """The gate tells the format from a few configs through ruamel at YAML 1.1, sparing
+    PyYAML's start-up; every real config must read the same as PyYAML reads it."""
+    if not (data / "configs").is_dir():
+        pytest.skip(f"{data} is absent")
+    done = subprocess.run(
+        [sys.executable, "-c", PEEK, str(data / "configs")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    count, different = done.stdout.split(" ", 1)
+    assert int(count) > 90 and different.strip() == "[]"
+
+
+def test_yaml_1_1_words_read_alike_through_either_loader() -> None:
+    text = "k:\n  a: yes\n  b: off\n  c: 017\n  d: 1:20\n  e: 0o17\n  f: ~\n"
+    done = subprocess.run(
+        [sys.executable, "-c", "import ruamel.yaml, sys; from infx.matrix.load import "
+         "parse_masters; m = parse_masters({'c.yaml': sys.stdin.buffer.read()}); "
+         "print(repr(m.peek('k')), 'yaml' in sys.modules)"],
+        input=text, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = "{'a': True, 'b': False, 'c': 15, 'd': 80, 'e': '0o17', 'f': None} False"
+    assert done.stdout.strip() == expected
