@@ -50,9 +50,14 @@ class Choice:
         return f"InferenceX format {self.format}: {self.reason}"
 
 
-def _keys_pattern(keys: frozenset[str]) -> re.Pattern[bytes]:
-    names = "|".join(re.escape(k) for k in sorted(keys))
-    return re.compile(rb"(?<![\w-])(" + names.encode() + rb")[ \t]*:", re.M)
+def _keys_pattern(keys: Collection[str]) -> re.Pattern[bytes]:
+    """A mapping key among `keys`, not the tail of a longer one (`num-worker` is not
+    `worker`). Each name's own look-behind follows it, so the engine can skip to a name's
+    first letter; a leading look-behind made it try every byte (3x slower on real configs)."""
+    names = b"|".join(
+        re.escape(k).encode() + rb"(?<![\w-]" + re.escape(k).encode() + rb")" for k in sorted(keys)
+    )
+    return re.compile(rb"(" + names + rb")[ \t]*:", re.M)
 
 
 def _differing(sets: list[frozenset[str]]) -> frozenset[str]:
@@ -61,7 +66,7 @@ def _differing(sets: list[frozenset[str]]) -> frozenset[str]:
 
 _MULTINODE = re.compile(rb"^[ \t]+multinode:[ \t]*true\b", re.M)
 _DISAGG = re.compile(rb"^[ \t]+disagg:[ \t]*true\b", re.M)
-_PAIR = re.compile(rb"(?<![\w-])(prefill|decode)[ \t]*:", re.M)
+_PAIR = _keys_pattern(("prefill", "decode"))
 
 
 def _spaces(config: Any) -> Iterator[dict[str, Any]]:

@@ -178,3 +178,13 @@ def test_yaml_1_1_words_read_alike_through_either_loader() -> None:
     assert done.returncode == 0, done.stderr
     expected = "{'a': True, 'b': False, 'c': 15, 'd': 80, 'e': '0o17', 'f': None} False"
     assert done.stdout.strip() == expected
+
+
+def test_a_key_is_found_whole_never_as_the_tail_of_a_longer_one() -> None:
+    from infx.matrix.era import _keys_pattern
+
+    pattern = _keys_pattern({"worker", "srt-recipe", "eval-srt-recipe"})
+    text = b"a:\n  num-worker: 2\n  eval-srt-recipe: x\n  - {worker: 1}\n  my_worker: 3\nworker :\n"
+    assert [m.group(1) for m in pattern.finditer(text)] == [
+        b"eval-srt-recipe", b"worker", b"worker"
+    ]  # fmt: skip
