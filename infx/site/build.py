@@ -11,7 +11,7 @@ from typing import Any
 
 from infx.site.coverage import coverage_doc
 from infx.site.history_view import config_doc, step_range
-from infx.site.model import HistoryFacts, PrResults, Range, Run, VerdictRecord
+from infx.site.model import ConfigHistory, HistoryFacts, PrResults, Range, Run, VerdictRecord
 from infx.site.overlay import newest_per_pr, overlay_doc, record_overlay
 from infx.site.pareto import pages
 from infx.site.shape import data_file
@@ -19,6 +19,10 @@ from infx.site.steps import HISTORY_RUNS, ConfigSteps, analyse_all
 from infx.site.verdicts import verdicts_doc
 
 INDEX = "data/index.js"
+# A config none of the newest STALE_AFTER main runs measured is stale: the site marks it (the
+# index, its page, its points on a Pareto page) rather than draw it as current.
+STALE_AFTER = 10
+FACETS = ("hardware", "framework", "precision")  # the overview's filters
 _RUN_PATH = re.compile(r"/actions/runs/\d+/?$")
 
 
@@ -54,6 +58,7 @@ class SiteFacts:
     verdicts: tuple[VerdictRecord, ...] | None = None  # None: no verdict documents given
     notes: tuple[str, ...] = ()
     threshold: float = 2.0
+    stale_after: int = STALE_AFTER
 
 
 @dataclass(frozen=True)
@@ -82,8 +87,37 @@ def repo_url(runs: Sequence[Run]) -> str | None:
     return None
 
 
+def facet(identity: Mapping[str, Any], name: str) -> str:
+    """A config's hardware, framework or precision (hardware: its runner when unnamed)."""
+    value = identity.get(name) or (identity.get("runner") if name == "hardware" else None)
+    return str(value or "?")
+
+
+def _config_row(
+    config: ConfigHistory, facts: SiteFacts, facets: dict[str, list[str]]
+) -> dict[str, Any]:
+    last = max(config.runs) if config.points else None
+    values = []
+    for name in FACETS:
+        value = facet(config.identity, name)
+        if value not in facets[name]:
+            facets[name].append(value)
+        values.append(facets[name].index(value))
+    return {
+        "slug": config.slug,
+        "label": config.label,
+        "kind": config.kind,
+        "last": last,
+        "behind": None if last is None else len(facts.history.runs) - 1 - last,
+        "f": values,  # index into the index's facets, in FACETS order
+        "steps": len(facts.steps[config.slug].steps) if config.slug in facts.steps else 0,
+    }
+
+
 def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> dict[str, Any]:
     history = facts.history
+    facets: dict[str, list[str]] = {name: [] for name in FACETS}
+    configs = [_config_row(c, facts, facets) for c in history.configs]
     return {
         "generated_at": facts.generated_at,
         "source": history.source,
@@ -101,16 +135,9 @@ def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> di
             }
             for p in pareto
         ],
-        "configs": [
-            {
-                "slug": c.slug,
-                "label": c.label,
-                "kind": c.kind,
-                "last": max(c.runs) if c.points else None,
-                "steps": len(facts.steps[c.slug].steps) if c.slug in facts.steps else 0,
-            }
-            for c in history.configs
-        ],
+        "configs": configs,
+        "facets": facets,
+        "stale_after": facts.stale_after,
         "prs": [{"pr": p["pr"], "verdict": p["verdict"], "run": p["run"]} for p in prs],
         "verdicts": None if facts.verdicts is None else len(facts.verdicts),
         "notes": list(facts.notes),

@@ -123,8 +123,12 @@
       [el("dt", {}, k), el("dd", {}, typeof v === "object" ? JSON.stringify(v) : String(v))]);
     const noise = Object.entries(doc.noise).map(([conc, n]) => [conc, `±${fmt(n.sigma)}`,
       `±${fmt(n.band)}`, n.assumed ? "yes" : "no"]);
+    const stale = V.staleText(runs[runs.length - 1]);
     return el("section", {},
       el("h1", { tabindex: -1 }, doc.label),
+      stale ? el("p", { class: "stale", id: "stale" }, el("strong", {}, "Stale"),
+        ` (${stale.replace(/^stale: /, "")}): none of the newest ${V.index().stale_after} main runs `,
+        "measured this config, so its numbers are not main's current ones.") : null,
       el("p", {}, `${runs.length} main run(s) measured it, from `, V.runLink(runs[0]), " to ",
         V.runLink(runs[runs.length - 1]), ". ",
         doc.kind === "throughput" ? V.pageLink(doc.page[0], doc.page[1], "Its Pareto page") : ""),

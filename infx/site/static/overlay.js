@@ -11,6 +11,7 @@
   const LOOK = {
     regressed: ["down", "#B00020"],
     improved: ["triangle", "#00734A"],
+    unconfirmed: ["cross", "#9A5B00"],
     "within-noise": ["circle", "#0072B2"],
     new: ["diamond", "#6A3D9A"],
     missing: ["square", "#000000"],
@@ -82,6 +83,7 @@
       { shape: "circle", colour: MAIN, hollow: true, label: "main's level (bar: verdict band)" },
       { shape: "down", colour: LOOK.regressed[1], label: "regressed" },
       { shape: "triangle", colour: LOOK.improved[1], label: "improved" },
+      { shape: "cross", colour: LOOK.unconfirmed[1], label: "unconfirmed (suggestive: more runs would settle it)" },
       { shape: "circle", colour: LOOK["within-noise"][1], label: "within noise" },
       { shape: "diamond", colour: LOOK.new[1], label: "new (main never measured it)" },
       { shape: "square", colour: "#000", hollow: true, label: "missing (main measured it, this run did not)" }]);
