@@ -133,3 +133,36 @@ def test_every_table_has_a_csv_link_with_its_shown_rows(browser: Browser, site: 
     assert lines[1].split(",")[-1].isdigit()
     page.close()
     assert browser.errors == []
+
+
+@pytest.mark.parametrize("who", ["browser", "phone"])
+def test_the_history_charts_zoom_to_the_newest_runs_and_back(
+    who: str, request: pytest.FixtureRequest, site: Path
+) -> None:
+    reader: Browser = request.getfixturevalue(who)
+    page = reader.open(site, "")
+    slug = page.evaluate("window.INFX_DATA.index.configs[0].slug")
+    page.evaluate(f"location.hash = '#/config/{slug}'")
+    page.wait_for_function(
+        "document.getElementById('view').getAttribute('data-ready') === 'config'"
+    )
+    first = "#metric-charts figure:first-of-type table.data tbody tr"
+    every = page.locator(first).count()
+    assert every > 20  # the changed history's runs
+    assert page.locator("button.zoom[data-runs='50']").count() == 0  # longer than the history
+    dates = page.evaluate(
+        "[...document.querySelectorAll('#metric-charts svg.chart text')].map((t) => t.textContent)"
+    )
+    assert any(len(d) == 10 and d[4] == "-" for d in dates)  # the time axis shows run dates
+    page.click("button.zoom[data-runs='20']")
+    assert page.locator(first).count() == 20
+    assert page.get_attribute("button.zoom[data-runs='20']", "aria-pressed") == "true"
+    newest = page.evaluate(
+        "Math.min(...[...document.querySelectorAll('#metric-charts .hpt')]"
+        ".map((m) => Number(m.getAttribute('data-run'))))"
+    )
+    assert newest >= page.evaluate("window.INFX_DATA.index.runs.length") - 20
+    page.click("button.zoom[data-runs='all']")
+    assert page.locator(first).count() == every
+    page.close()
+    assert reader.errors == []
