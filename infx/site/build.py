@@ -23,6 +23,7 @@ INDEX = "data/index.js"
 # index, its page, its points on a Pareto page) rather than draw it as current.
 STALE_AFTER = 10
 FACETS = ("hardware", "framework", "precision")  # the overview's filters
+LANDED_RUNS = 60  # the newest runs whose changelog a config page lists
 _RUN_PATH = re.compile(r"/actions/runs/\d+/?$")
 
 
@@ -40,12 +41,15 @@ def analyse(
 
 
 def step_ranges(history: HistoryFacts, steps: Mapping[str, ConfigSteps]) -> set[tuple[str, str]]:
-    """The commit ranges whose changelog entries could explain a step."""
+    """The commit ranges whose changelog entries could explain a step, and what landed with
+    each of the newest LANDED_RUNS runs (a config page's per-run changelog; older runs are
+    left out to keep the build's git reads bounded)."""
+    newest = range(max(1, len(history.runs) - LANDED_RUNS), len(history.runs))
     return {
         step_range(history.runs, step.before, step.run)
         for found in steps.values()
         for step in found.steps
-    }
+    } | {step_range(history.runs, run - 1, run) for run in newest}
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> di
         "configs": configs,
         "facets": facets,
         "stale_after": facts.stale_after,
+        "landed_runs": LANDED_RUNS,
         "prs": [{"pr": p["pr"], "verdict": p["verdict"], "run": p["run"]} for p in prs],
         "verdicts": None if facts.verdicts is None else len(facts.verdicts),
         "notes": list(facts.notes),

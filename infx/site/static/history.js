@@ -93,8 +93,11 @@
         if (values[j] === null || !place.has(r) || (j % every && j !== s.runs.length - 1)) return;
         const mark = C.marker(shape, x(r), f.y(values[j]), 3.6, { class: "hpt", fill: colour,
           stroke: colour, "data-run": r });
+        const landed = (doc.landed || {})[r];
         C.hover(mark, [`conc ${conc}: ${fmt(values[j])} ${metric.unit}`, V.runText(r),
-          `Image ${doc.images[s.images[j]]}`]);
+          `Image ${doc.images[s.images[j]]}`].concat(landed && landed.entries.length
+          ? [`${landed.entries.length} changelog entry(ies) landed with this run: click for them`] : []));
+        mark.addEventListener("click", () => { if (pickRun) pickRun(r); });
         g.appendChild(mark);
       });
       f.plot.appendChild(g);
@@ -140,6 +143,41 @@
       "Show: ", buttons) : null, charts];
   }
 
+  let pickRun = null;  // the open config page's run picker, which a click on a point sets
+
+  /** A run picker and a panel with the changelog entries naming this config that landed
+   * with the picked run (added between the main run before it and its commit). */
+  function changelogPanel(doc, runs) {
+    const landed = doc.landed || {};
+    const panel = el("div", { id: "landed", "aria-live": "polite" });
+    const count = (r) => (landed[r] ? landed[r].entries.length : 0);
+    const select = el("select", { id: "run-pick" }, runs.slice().reverse().map((r) =>
+      el("option", { value: String(r) }, V.runText(r) + (count(r) ? ` · ${count(r)} changelog entry(ies)` : ""))));
+    function show(r) {
+      select.value = String(r);
+      const found = landed[r];
+      const head = el("p", {}, "With ", V.runLink(r), ": ");
+      if (found && found.entries.length) {
+        panel.replaceChildren(head, el("ul", { class: "landed" }, found.entries.map((e) => el("li", {},
+          e.pr_link ? V.extLink(e.pr_link, e.pr_link.replace(/^https?:\/\/[^/]+\//, "")) : "an entry without pr-link",
+          ` (${e.keys.join(", ")}): `, e.description.join(" ")))));
+      } else if (found) {
+        panel.replaceChildren(head, `unknown: ${found.note}`);
+      } else {
+        head.append(r === runs[0] ? "its first run." : "no changelog entry naming this config landed with it.");
+        panel.replaceChildren(head);
+      }
+    }
+    select.addEventListener("change", () => show(Number(select.value)));
+    pickRun = (r) => { show(r); panel.scrollIntoView({ block: "nearest" }); };
+    const newest = Object.keys(landed).map(Number).filter((r) => count(r)).pop();
+    show(newest === undefined ? runs[runs.length - 1] : newest);
+    return [el("h2", {}, "Changelog per run"),
+      el("p", {}, "Pick a run, or click a point on a chart, for the changelog entries naming this ",
+        `config that landed with it (the newest ${V.index().landed_runs || 60} main runs).`),
+      el("label", {}, "Run ", select), panel];
+  }
+
   function configView(doc) {
     const runs = [...new Set(Object.values(doc.series).flatMap((s) => s.runs))].sort((a, b) => a - b);
     const identity = Object.entries(doc.identity).map(([k, v]) =>
@@ -161,6 +199,7 @@
         "config's other series), each with the changelog entries added between the two runs' commits ",
         "that name this config's model, runner, framework and precision."),
       stepsList(doc),
+      changelogPanel(doc, runs),
       doc.metrics.length ? [el("h2", {}, "Metrics over main's runs"), zoom(doc, runs)] : null,
       noise.length ? [el("h2", {}, "Noise"), C.table("Throughput scatter per concurrency (newest segment)",
         [{ label: "Conc", num: true }, { label: "σ (%)", num: true }, { label: "Verdict band (%)", num: true },
