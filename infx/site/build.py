@@ -112,7 +112,6 @@ def _config_row(
         "label": config.label,
         "kind": config.kind,
         "last": last,
-        "behind": None if last is None else len(facts.history.runs) - 1 - last,
         "f": values,  # index into the index's facets, in FACETS order
         "steps": len(facts.steps[config.slug].steps) if config.slug in facts.steps else 0,
     }
