@@ -105,10 +105,6 @@ def _after(rows: list[Row], key: str, mean_log: float) -> float | None:
     return math.exp(mean_log) if math.isfinite(mean_log) else None
 
 
-def _value(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
 def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> Check:
     metric = CHECKS[m]
     at = j.lists
@@ -144,13 +140,13 @@ def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> C
         before,
         after,
         change,
-        _value(at.band[c][i][m]),
+        _finite(at.band[c][i][m]),
         float(math.expm1(sd) * 100),
         n,
         bool(at.assumed[c][m]),
         verdict,
-        p_value=_value(p),
-        detectable_pct=_value(at.detectable[c][i][m]),
+        p_value=_finite(p),
+        detectable_pct=_finite(at.detectable[c][i][m]),
         moved_pct=float(math.expm1(shift) * 100) if provisional else None,
         moved_runs=int(at.k_moved[c]) if provisional else 0,
         runs=len(rows),
