@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infx.results.noise.median import nanmedian
 from infx.results.noise.model import Model, deviations
 from infx.results.noise.segments import quiet
 
@@ -33,7 +34,7 @@ def huber(values: np.ndarray, scale: np.ndarray) -> np.ndarray:
     `scale` (values.shape[:-1]); NaN where no value."""
     seen = np.isfinite(values)
     with quiet():
-        mu = np.nanmedian(values, axis=-1)
+        mu = nanmedian(values, axis=-1)
     s = np.maximum(np.nan_to_num(scale, nan=1.0), _TINY)[..., None]
     v = np.where(seen, values, 0.0)
     for _ in range(_STEPS):

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from infx.results.noise.median import nanmedian
+
 _MADN = 1.4826  # MAD -> standard deviation for normal data
 
 
@@ -86,8 +88,8 @@ def diff_scale(values: np.ndarray, robust_diffs: int) -> np.ndarray:
     d = np.diff(packed, axis=1)  # NaN beyond each row's n - 1 differences
     with quiet():
         rms = np.sqrt(np.nanmean(d * d, axis=1) / 2)
-        mid = np.nanmedian(d, axis=1)
-        mad = _MADN * np.nanmedian(np.abs(d - mid[:, None]), axis=1) / math.sqrt(2)
+        mid = nanmedian(d, axis=1)
+        mad = _MADN * nanmedian(np.abs(d - mid[:, None]), axis=1) / math.sqrt(2)
     out = np.where(n - 1 >= robust_diffs, mad, rms)
     result: np.ndarray = np.where(n >= 3, np.nan_to_num(out), 0.0)
     return result

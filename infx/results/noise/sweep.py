@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infx.results.noise.median import nanmedian
 from infx.results.noise.model import Model
 from infx.results.noise.segments import quiet
 
@@ -41,7 +42,7 @@ class Sweep:
 
 def _median(z: np.ndarray, axis: int) -> np.ndarray:
     with quiet():
-        out: np.ndarray = np.nanmedian(z, axis=axis)
+        out: np.ndarray = nanmedian(z, axis=axis)
     return out
 
 

@@ -74,29 +74,63 @@ def _t_cdf_int(t: np.ndarray, nu: np.ndarray) -> np.ndarray:
     return out
 
 
+def _t_cdf_one(t: float, nu: float) -> float:
+    """`_t_cdf_int` for one value, in plain floats: the same operations in the same order,
+    so the same bits (libm's atan, sin and cos are what NumPy calls for float64)."""
+    theta = math.atan(t / math.sqrt(nu))
+    s, c = math.sin(theta), math.cos(theta)
+    c2 = c * c
+    odd = nu % 2 == 1
+    total, term = 0.0, 1.0
+    for k in range(int((nu - 1) / 2 if odd else nu / 2)):
+        total += term
+        term = term * ((2 * k + 2) / (2 * k + 3) if odd else (2 * k + 1) / (2 * k + 2)) * c2
+    area = (2 / math.pi) * (theta + s * c * total) if odd else s * total
+    return min(max(0.5 + 0.5 * area, 0.0), 1.0)
+
+
+# (p, df) -> quantile: a comparison asks for the same few levels at the same few degrees
+# of freedom many times over.
+_QUANTILES: dict[tuple[float, float], float] = {}
+
+
+def _quantile(p: float, nu: float) -> float:
+    """Bisection on the angle arctan(t / sqrt(df)), 60 halvings, so even p = 1e-12 at one
+    degree of freedom is found; the normal's quantile above NORMAL_DF."""
+    if not math.isfinite(nu) or math.floor(nu) > NORMAL_DF:
+        return _NORMAL.inv_cdf(min(max(p, 1e-300), 1 - 1e-16))
+    n = max(math.floor(nu), 1.0)
+    root = math.sqrt(n)
+    lo, hi = -math.pi / 2, math.pi / 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if _t_cdf_one(root * math.tan(mid), n) < p:
+            lo = mid
+        else:
+            hi = mid
+    return root * math.tan((lo + hi) / 2)
+
+
 def t_ppf(p: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
-    """The quantile of Student's t: the t with P(T <= t) = p, elementwise (bisection on
-    the angle arctan(t / sqrt(df)), so even p = 1e-12 at one degree of freedom is found)."""
+    """The quantile of Student's t: the t with P(T <= t) = p, elementwise. The model asks
+    for a few distinct (p, df) pairs over thousands of elements: each pair is solved once,
+    in plain floats, where a vectorised bisection spent its time on NumPy's overhead per call."""
     p = np.asarray(p, dtype=float)
-    nu = _as(df, p)
-    pairs = np.stack([p.ravel(), nu.ravel()], axis=1)
-    unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
-    up, unu = unique[:, 0], unique[:, 1]
-    normal = ~np.isfinite(unu) | (np.floor(unu) > NORMAL_DF)
+    whole = np.floor(_as(df, p))
+    # the degrees of freedom as the quantile reads them: whole, at least 1; the normal's
+    # (infinite) when not finite or above NORMAL_DF
+    nu = np.where(np.isfinite(whole) & (whole <= NORMAL_DF), np.maximum(whole, 1.0), np.inf)
+    # complex numbers sort by (real, imaginary): one 1-D unique over the pairs (set part by
+    # part: 1j * inf would make the real part NaN)
+    pairs = p.astype(complex).ravel()
+    pairs.imag = nu.ravel()
+    unique, inverse = np.unique(pairs, return_inverse=True, equal_nan=False)
     found = np.empty(len(unique))
-    for i in np.nonzero(normal)[0]:
-        found[i] = _NORMAL.inv_cdf(min(max(float(up[i]), 1e-300), 1 - 1e-16))
-    rest = np.nonzero(~normal)[0]
-    if len(rest):
-        n = np.maximum(np.floor(unu[rest]), 1.0)
-        lo = np.full(len(rest), -math.pi / 2)
-        hi = np.full(len(rest), math.pi / 2)
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            below = _t_cdf_int(np.sqrt(n) * np.tan(mid), n) < up[rest]
-            lo = np.where(below, mid, lo)
-            hi = np.where(below, hi, mid)
-        found[rest] = np.sqrt(n) * np.tan((lo + hi) / 2)
+    for i, pair in enumerate(unique.tolist()):
+        key = (pair.real, pair.imag)
+        if key not in _QUANTILES:
+            _QUANTILES[key] = _quantile(*key)
+        found[i] = _QUANTILES[key]
     out: np.ndarray = found[inverse.ravel()].reshape(p.shape)
     return out
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infx.results.noise.median import nanmedian
 from infx.results.noise.model import Model
 from infx.results.noise.pool import Pooled
 from infx.results.noise.series import GATED, SIGNS
@@ -265,8 +266,8 @@ def shift(base: Base, model: Model, threshold: float, q: float) -> Shift:
     if not n:
         return Shift(np.zeros(len(SIGNS)), active, (np.nan, np.nan), (False, False), nothing)
     with np.errstate(invalid="ignore"):
-        k = float(np.nanmedian(base.k[np.isfinite(base.k)])) if np.isfinite(base.k).any() else 1
-        raw = np.nanmedian(
+        k = float(nanmedian(base.k[np.isfinite(base.k)])) if np.isfinite(base.k).any() else 1
+        raw = nanmedian(
             np.where(base.count > 0, base.mean + model.run_sd * wide.effect, np.nan), axis=0
         )
     se = wide.scatter * np.sqrt(1 / k + 1 / np.maximum(wide.runs, 1))
@@ -278,7 +279,7 @@ def shift(base: Base, model: Model, threshold: float, q: float) -> Shift:
     p = (min(1.0, n * float(np.nanmin(worse))), min(1.0, n * float(np.nanmin(better))))
     half = q / 2
     crit = t_ppf(np.where(active, 1 - half / n, 0.5), df)
-    unit = np.nanmedian(np.where(base.count > 0, model.run_sd, np.nan), axis=0)
+    unit = nanmedian(np.where(base.count > 0, model.run_sd, np.nan), axis=0)
     band = np.where(active, np.maximum(threshold, np.expm1(crit * se * unit) * 100), np.nan)
     change = np.where(active, np.expm1(raw) * 100, 0.0)
     return Shift(change, active, p, (p[0] <= half, p[1] <= half), band)

@@ -38,3 +38,19 @@ def test_gamma_functions_and_chi_square_match_scipy() -> None:
     for k in (1, 3, 10, 60):
         # Wilson-Hilferty: "within a few percent for k >= 1", as its docstring says.
         assert tdist.chi2_isf(0.05, k) == pytest.approx(stats.chi2.isf(0.05, k), rel=0.03)
+
+
+def test_t_ppf_solves_each_pair_of_an_array_as_if_alone() -> None:
+    """Pairs are solved once each and handed back in place: no pair takes another's value,
+    df is read whole (3.7 is 3), and a df that is not finite or above NORMAL_DF is the
+    normal's quantile."""
+    rng = np.random.default_rng(3)
+    p = rng.choice([0.001, 0.5, 0.8, 0.975], size=(40, 3))
+    df = rng.choice([1.0, 2.5, 3.0, 3.7, 19.0, np.inf, np.nan, 401.0], size=(40, 3))
+    got = tdist.t_ppf(p, df)
+    alone = np.vectorize(tdist.t_quantile)(p, df)
+    assert np.array_equal(got, alone)
+    assert tdist.t_quantile(0.975, 3.7) == tdist.t_quantile(0.975, 3.0)
+    normal = tdist.t_quantile(0.975, np.inf)
+    assert tdist.t_quantile(0.975, np.nan) == tdist.t_quantile(0.975, 1e6) == normal
+    assert normal == pytest.approx(1.959964, abs=1e-6)
