@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from infx.github.values import Comment
 from infx.markdown import EMPTY, Align, Md, code, table, text
 from infx.results.render import model as words
 from infx.results.render.cells import (
@@ -39,6 +39,9 @@ from infx.results.verdict.words import (
     REGRESSED,
     UNKNOWN,
 )
+
+if TYPE_CHECKING:
+    from infx.github.values import Comment
 
 MARKER = "<!-- infx:results-compare -->"
 # GitHub refuses comment bodies over 65,536 characters and step summaries over 1 MiB.

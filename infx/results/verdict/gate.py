@@ -18,13 +18,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from infx.digest import hexdigest
 from infx.github.permissions import PREFILTER_ASSOCIATIONS, WRITE_PERMISSIONS, authorized
-from infx.github.values import Comment, LabelEvent
 from infx.markdown import Md, code, text
 from infx.results.verdict.report import Ack, Report
 from infx.results.verdict.words import COVERAGE_LOST, REGRESSED
+
+if TYPE_CHECKING:
+    from infx.github.values import Comment, LabelEvent
 
 ACK_COMMAND = "/ack-regression"
 _VERDICT = re.compile(r"^<!-- infx:verdict ([0-9a-f]{16})(?: since (\S+))? -->$", re.MULTILINE)
