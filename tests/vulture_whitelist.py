@@ -20,3 +20,4 @@ MatrixPlan.multinode_evals  # likewise
 MatrixPlan.multinode_agentic_evals  # likewise
 MatrixPlan.changelog_metadata  # likewise
 Issued.issuer_run  # a dataclass field: the issuer run that uploaded the receipt, kept for reports and tests
+Resolver11.processing_version  # ruamel.yaml's resolver reads it for every scalar it resolves (infx/matrix/load.py)
