@@ -1,0 +1,141 @@
+"""Paired repeats (issue #32 item 3): a repeat that settles measures main's image beside
+this PR's, on one node, interleaved.
+
+Repeats of a PR alone share their session's conditions (a node, a day, a driver) and main's
+history does not; `infx results compare --baseline-repeat` judges the differences of pairs
+instead (infx.results.verdict.paired), where the session cancels. This module plans those
+pairs from the rows a `repeat` rerun measures again:
+
+- main's half of a pair is the same config as the base branch's master config plans it
+  (`base_rows`: the rows of the plan at the base, matched by the points they measure,
+  recipe aside). A config main does not plan (new in this PR) has no partner: it is
+  repeated alone, as before, and the compare judges it against main's history;
+- both halves are pinned to one node: the node the source run measured the PR's row on
+  when its record says so, else one node of the row's pool (round-robin over pairs, so
+  pairs spread over the pool while each pair stays on its node);
+- the order alternates, pair by pair (PR first, then main first, ...): a drift within the
+  session (a node warming up) falls on both sides alike over the pairs;
+- both halves are priced: a paired repeat costs twice the PR's rows (`paired_hours`).
+
+Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from infx.matrix.rows import MatrixRow, row_id
+from infx.rerun.rules import JobOutcome
+
+PR = "pr"
+BASE = "base"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair of a paired repeat: this PR's row and main's, on one node, in order."""
+
+    pr: MatrixRow
+    base: MatrixRow | None  # None: main plans no such config; the PR's row runs alone
+    is_eval: bool
+    node: str  # "" when the pool knows no node: both halves then go to the whole pool
+    first: str  # PR or BASE: which half runs first
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """The halves in the order they run on the node."""
+        if self.base is None:
+            return (PR,)
+        return (PR, BASE) if self.first == PR else (BASE, PR)
+
+
+def config_key(row: MatrixRow, is_eval: bool) -> str:
+    """What a row measures, recipe (image, exp-name, fingerprint) aside: the points of its
+    job, without the hardware the runner reports. Two rows of one config, one at the PR and
+    one at main, share it."""
+    from infx.results.ingest.process import eval_concurrency, expected_outputs, identity
+
+    if is_eval or row.get("run-eval"):
+        concs = [eval_concurrency(row)]
+        kind = "accuracy"
+    else:
+        concs = [conc for conc, _ in expected_outputs(row)]
+        kind = "throughput"
+    points = []
+    for conc in concs:
+        ident = {k: v for k, v in identity(row, conc).items() if k != "hardware"}
+        points.append(ident)
+    return json.dumps([kind, points], sort_keys=True)
+
+
+def base_rows(base_jobs: Sequence[tuple[MatrixRow, bool]]) -> dict[str, MatrixRow]:
+    """Main's rows by config (the first of equal configs: a plan holds each once)."""
+    found: dict[str, MatrixRow] = {}
+    for row, is_eval in base_jobs:
+        found.setdefault(config_key(row, is_eval), row)
+    return found
+
+
+def source_nodes(source: Sequence[JobOutcome]) -> dict[str, str]:
+    """Row id -> the node the source run measured it on (its successful job's)."""
+    return {row_id(o.row): o.node for o in source if o.node and o.kind is None}
+
+
+def pairs(
+    jobs: Sequence[tuple[MatrixRow, bool]],
+    base: Mapping[str, MatrixRow],
+    nodes: Mapping[str, str],
+    pools: Mapping[str, Sequence[str]],
+) -> list[Pair]:
+    """The pairs of a paired repeat of these PR rows (`jobs`, as the rerun plans them)."""
+    out: list[Pair] = []
+    turn: dict[str, int] = {}
+    for row, is_eval in jobs:
+        partner = base.get(config_key(row, is_eval))
+        node = nodes.get(row_id(row), "")
+        if not node:
+            label = str(row["runner"])
+            pool = list(pools.get(label, []))
+            if pool:
+                node = pool[turn.get(label, 0) % len(pool)]
+                turn[label] = turn.get(label, 0) + 1
+        first = PR if len(out) % 2 == 0 else BASE
+        out.append(Pair(row, partner, is_eval, node, first))
+    return out
+
+
+def paired_pins(found: Sequence[Pair]) -> dict[str, str]:
+    """Row id -> node, for both halves of every pair pinned to a node (the rerun's
+    pins.json, which the benchmark jobs' runner labels read)."""
+    pins: dict[str, str] = {}
+    for pair in found:
+        if not pair.node:
+            continue
+        pins[row_id(pair.pr)] = pair.node
+        if pair.base is not None:
+            pins[row_id(pair.base)] = pair.node
+    return pins
+
+
+def paired_hours(
+    pr_hours: float, found: Sequence[Pair], pr_row_hours: Mapping[str, float]
+) -> float:
+    """GPU-hours of a paired repeat: the PR's rows plus main's half of each pair (priced at
+    its PR row's cost: one config, one job length)."""
+    return pr_hours + sum(pr_row_hours.get(row_id(p.pr), 0.0) for p in found if p.base is not None)
+
+
+def document(found: Sequence[Pair]) -> list[dict[str, object]]:
+    """pairs.json: what the jobs run, in order, and where (the compare step splits the
+    measurements into this PR's table and main's by it)."""
+    return [
+        {
+            "node": p.node,
+            "order": list(p.order),
+            "eval": p.is_eval,
+            "pr": dict(p.pr),
+            "base": None if p.base is None else dict(p.base),
+        }
+        for p in found
+    ]
