@@ -21,15 +21,26 @@ Pure."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from infx.matrix.rows import MatrixRow, row_id
+from infx.matrix.rows import (
+    EVAL_BUCKETS,
+    MatrixPlan,
+    MatrixRow,
+    PlanDocument,
+    plan_of,
+    row_id,
+)
 from infx.rerun.rules import JobOutcome
 
 PR = "pr"
 BASE = "base"
+# Beside the rerun's sweep.json: the pairs, their nodes and order (what the compare step
+# reads to split the repeat's measurements into this PR's table and main's).
+PAIRS_FILE = "pairs.json"
 
 
 @dataclass(frozen=True)
@@ -139,3 +150,38 @@ def document(found: Sequence[Pair]) -> list[dict[str, object]]:
         }
         for p in found
     ]
+
+
+def with_partners(document: PlanDocument, found: Sequence[Pair]) -> PlanDocument:
+    """The rerun's plan with main's half of each pair beside the PR's row, in the pair's
+    order (the jobs are dispatched in plan order; both are pinned to the pair's node, whose
+    runner takes one job at a time). A canary is a PR row run first: its partner heads
+    the canary's bucket of the remaining plan."""
+    after: dict[str, list[tuple[MatrixRow, bool]]] = {}
+    for pair in found:
+        if pair.base is not None:
+            after.setdefault(row_id(pair.pr), []).append((pair.base, pair.first == BASE))
+    out = copy.deepcopy(document)
+    plan = plan_of(out)
+    for rows in _lists(plan):
+        placed: list[MatrixRow] = []
+        for row in rows:
+            partners = after.pop(row_id(row), [])
+            placed += [base for base, ahead in partners if ahead]
+            placed.append(row)
+            placed += [base for base, ahead in partners if not ahead]
+        rows[:] = placed
+    canaries: list[MatrixRow] = []
+    if "remaining" in out:
+        canaries = out["canary"]
+    for canary in canaries:
+        partners = after.pop(row_id(canary), [])
+        name = "1k1k" if (canary.get("isl"), canary.get("osl")) == (1024, 1024) else "8k1k"
+        plan["single_node"].setdefault(name, [])[0:0] = [base for base, _ in partners]
+    return out
+
+
+def _lists(plan: MatrixPlan) -> list[list[MatrixRow]]:
+    """Every list of rows of a plan: its buckets, then its eval buckets."""
+    found = [*plan["single_node"].values(), *plan["multi_node"].values()]
+    return found + [plan.get(name) or [] for name in EVAL_BUCKETS]

@@ -19,7 +19,9 @@ from infx.github.permissions import WRITE_PERMISSIONS
 from infx.github.values import Approval, Environment
 from infx.matrix.cost import node_gpus
 from infx.matrix.inputs import digests_at, manifest_of
-from infx.matrix.sources import load_runners, plan_change
+from infx.matrix.options import PlanOptions
+from infx.matrix.rows import MatrixRow
+from infx.matrix.sources import Planned, load_runners, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
@@ -261,6 +263,7 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
     if why is not None or record is None:
         return replace(found, refused=why or "")
     manifest = read_manifest(request.manifest_file)
+    base_jobs: list[tuple[MatrixRow, bool]] = []
     if record.pr is not None:
         planned = plan_change(
             root, "HEAD^1", "HEAD", settings.changelog, settings.master_configs,
@@ -270,6 +273,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         changed = plan_changed(manifest, now, record)
         if changed is not None:
             return replace(found, refused=changed)
+        # Read at the base: a PR does not double its own repeats' GPU time.
+        if request.scope == "repeat" and load_at(root, "HEAD^1").results.paired_repeats:
+            base_jobs = main_jobs(planned, record.options)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
@@ -293,7 +299,29 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         repeat=repeat_points(read_verdict(request.source_dir))
         if request.scope == "repeat"
         else set(),
+        base_jobs=base_jobs,
     )
+
+
+def main_jobs(planned: Planned, options: PlanOptions) -> list[tuple[MatrixRow, bool]]:
+    """Main's plan of every config at the base (HEAD^1 of the merge ref), with the sweep's
+    options, in the format the PR's plan was read in: the partners of a paired repeat.
+    The base's configs are read as data (never run); a base that cannot be planned leaves
+    the repeat unpaired."""
+    from infx.matrix.plan import build_plan
+    from infx.rerun.rules import jobs_of, whole_plan
+
+    read_base = planned.inputs.base
+    head = planned.result.head
+    if read_base is None or head is None:
+        return []
+    try:
+        base = replace(read_base(), fmt=head.fmt)
+        keys = base.masters.keys()
+        plan = build_plan([{"config-keys": keys}], base, options) if keys else None
+    except InfxError:
+        return []
+    return jobs_of(whole_plan(plan.as_json())) if plan is not None else []
 
 
 def _recorded(path: Path, run_id: int) -> Timings | None:

@@ -78,3 +78,35 @@ def test_a_config_main_does_not_plan_runs_alone_and_costs_one_half() -> None:
     assert row_id(pr_row(64)) in paired_pins(found)
     hours = {row_id(pr_row(16)): 1.5, row_id(pr_row(64)): 2.0}
     assert paired_hours(3.5, found, hours) == 5.0  # main's half of the one pair only
+
+
+def test_main_s_rows_join_the_plan_beside_their_pr_rows_in_the_pair_s_order() -> None:
+    from infx.rerun.paired import with_partners
+    from infx.rerun.rules import jobs_of, subset, whole_plan
+    from tests.rerun.test_rules import plan_of
+
+    whole = whole_plan(plan_of(concs=(4, 8, 16), evals=False))
+    kept = subset(whole, [row_id(pr_row(c)) for c in (4, 8, 16)])
+    base = base_rows([(main_row(c), False) for c in (4, 8)])
+    found = pairs(jobs_of(kept), base, {}, POOLS)
+    planned = [row["image"] for row, _ in jobs_of(with_partners(kept, found))]
+    pr_image = pr_row(4)["image"]
+    # conc 4: PR then main; conc 8: main then PR; conc 16: main plans none, alone.
+    assert planned == [pr_image, MAIN_IMAGE, MAIN_IMAGE, pr_image, pr_image]
+    assert [row["conc"] for row, _ in jobs_of(kept)] == [4, 8, 16]  # the input is kept
+
+
+def test_a_canary_s_partner_heads_its_bucket() -> None:
+    from infx.rerun.paired import with_partners
+    from infx.rerun.rules import jobs_of, subset, whole_plan
+    from tests.rerun.test_rules import plan_of
+
+    whole = whole_plan(plan_of(concs=(4, 8), evals=False))
+    kept = subset(whole, [row_id(pr_row(c)) for c in (4, 8)])
+    rows = kept["single_node"]["1k1k"]
+    split = {"canary": [rows[0]], "remaining": subset(kept, [row_id(rows[1])])}
+    base = base_rows([(main_row(c), False) for c in (4, 8)])
+    found = pairs(jobs_of(kept), base, {}, POOLS)
+    out = with_partners(split, found)
+    assert out["canary"] == [pr_row(4)]
+    assert out["remaining"]["single_node"]["1k1k"] == [main_row(4), main_row(8), pr_row(8)]
