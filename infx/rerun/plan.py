@@ -214,7 +214,10 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
         todo.pins, todo.notes = pin_nodes([row for row, _ in todo.jobs], seen, facts.pools)
     found: list[Pair] = []
     if request.scope == "repeat" and facts.base_jobs:
-        found = pairs(todo.jobs, base_rows(facts.base_jobs), source_nodes(seen), facts.pools)
+        # The repeated rows only: a canary due first is no unconfirmed row.
+        again = {row_id(plan_jobs[i][0]) for i in chosen}
+        repeated = [job for job in todo.jobs if row_id(job[0]) in again]
+        found = pairs(repeated, base_rows(facts.base_jobs), source_nodes(seen), facts.pools)
         todo.plan = with_partners(todo.plan, found)
         todo.jobs = jobs_of(todo.plan)
         todo.pins = {**todo.pins, **paired_pins(found)}
