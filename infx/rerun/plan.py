@@ -215,8 +215,8 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     found: list[Pair] = []
     if request.scope == "repeat" and facts.base_jobs:
         # The repeated rows only: a canary due first is no unconfirmed row.
-        again = {row_id(plan_jobs[i][0]) for i in chosen}
-        repeated = [job for job in todo.jobs if row_id(job[0]) in again]
+        asked = {row_id(plan_jobs[i][0]) for i in chosen}
+        repeated = [job for job in todo.jobs if row_id(job[0]) in asked]
         found = pairs(repeated, base_rows(facts.base_jobs), source_nodes(seen), facts.pools)
         todo.plan = with_partners(todo.plan, found)
         todo.jobs = jobs_of(todo.plan)
