@@ -331,10 +331,12 @@ def _recorded(path: Path, run_id: int) -> Timings | None:
     return parse_timings(path.read_bytes(), f"run {run_id}'s {JOBS_ARTIFACT}/{TIMINGS_FILE}")
 
 
-def repeat_facts(root: Path, asked: RepeatRequest) -> tuple[dict[str, Any], RunRecord | None, int]:
+def repeat_facts(
+    root: Path, asked: RepeatRequest
+) -> tuple[dict[str, Any], RunRecord | None, int, bool]:
     """What `infx sweep repeat` decides from: this run's verdict ({} when its compare
     wrote none), its rerun record (None when its plan left none) and, from the checkout
-    it runs in (the default branch), `[results] confirm-repeats`."""
+    it runs in (the default branch), `[results] confirm-repeats` and `paired-repeats`."""
     verdict: dict[str, Any] = {}
     if asked.verdict_file.is_file():
         verdict = read_verdict_file(asked.verdict_file)
@@ -345,4 +347,5 @@ def repeat_facts(root: Path, asked: RepeatRequest) -> tuple[dict[str, Any], RunR
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise UsageError(f"{asked.record_file} is not JSON") from None
         record = RunRecord.from_json(data, str(asked.record_file))
-    return verdict, record, load_settings(root).results.confirm_repeats
+    settings = load_settings(root).results
+    return verdict, record, settings.confirm_repeats, settings.paired_repeats
