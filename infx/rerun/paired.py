@@ -15,7 +15,8 @@ pairs from the rows a `repeat` rerun measures again:
   pairs spread over the pool while each pair stays on its node);
 - the order alternates, pair by pair (PR first, then main first, ...): a drift within the
   session (a node warming up) falls on both sides alike over the pairs;
-- both halves are priced: a paired repeat costs twice the PR's rows (`paired_hours`).
+- both halves are priced: main's rows join the rerun's plan, whose estimate the budget
+  gate reads.
 
 Pure."""
 
@@ -127,14 +128,6 @@ def paired_pins(found: Sequence[Pair]) -> dict[str, str]:
         if pair.base is not None:
             pins[row_id(pair.base)] = pair.node
     return pins
-
-
-def paired_hours(
-    pr_hours: float, found: Sequence[Pair], pr_row_hours: Mapping[str, float]
-) -> float:
-    """GPU-hours of a paired repeat: the PR's rows plus main's half of each pair (priced at
-    its PR row's cost: one config, one job length)."""
-    return pr_hours + sum(pr_row_hours.get(row_id(p.pr), 0.0) for p in found if p.base is not None)
 
 
 def document(found: Sequence[Pair]) -> list[dict[str, object]]:

@@ -12,7 +12,6 @@ from infx.rerun.paired import (
     base_rows,
     config_key,
     document,
-    paired_hours,
     paired_pins,
     pairs,
     source_nodes,
@@ -70,14 +69,12 @@ def test_the_order_alternates_pair_by_pair() -> None:
     assert [d["order"] for d in document(found)] == [["pr", "base"], ["base", "pr"], ["pr", "base"]]
 
 
-def test_a_config_main_does_not_plan_runs_alone_and_costs_one_half() -> None:
+def test_a_config_main_does_not_plan_runs_alone() -> None:
     base = base_rows([(main_row(16), False)])
     found = pairs([(pr_row(16), False), (pr_row(64), False)], base, {}, POOLS)
     assert found[1].base is None and found[1].order == (PR,)
     assert document(found)[1]["base"] is None
     assert row_id(pr_row(64)) in paired_pins(found)
-    hours = {row_id(pr_row(16)): 1.5, row_id(pr_row(64)): 2.0}
-    assert paired_hours(3.5, found, hours) == 5.0  # main's half of the one pair only
 
 
 def test_main_s_rows_join_the_plan_beside_their_pr_rows_in_the_pair_s_order() -> None:
