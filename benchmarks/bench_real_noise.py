@@ -39,7 +39,6 @@ import argparse
 import copy
 import itertools
 import json
-import math
 import sys
 import tarfile
 import tempfile
@@ -55,6 +54,7 @@ from click.testing import CliRunner
 from infx.cli import cli
 from infx.results.noise import tdist
 from infx.results.verdict import power as power_module
+from infx.results.verdict.calibration import beyond_chance
 from infx.results.verdict.decide import ADVISORY_ALPHA, TAIL_DF, Q
 from infx.results.verdict.judge import compare
 
@@ -130,9 +130,7 @@ def held_rate(history: list[dict[str, Any]], any_pr: list[dict[str, Any]]) -> tu
     q = Q
     while True:
         judged, failed = compare(any_pr, history, q=q).calibration or (0, 0)
-        p_value = sum(  # P(at least `failed` of `judged` at the named rate)
-            math.comb(judged, i) * Q**i * (1 - Q) ** (judged - i) for i in range(failed, judged + 1)
-        )
+        p_value = beyond_chance(failed, judged, Q)
         said = f"leave one out at {q:g}: {failed} of {judged} fail (binomial p {p_value:.2f})"
         if p_value >= 0.05 or q < Q / 16:
             return q, said

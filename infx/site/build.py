@@ -11,7 +11,7 @@ from typing import Any
 
 from infx.site.coverage import coverage_doc
 from infx.site.history_view import config_doc, step_range
-from infx.site.model import HistoryFacts, PrResults, Range, Run, VerdictRecord
+from infx.site.model import ConfigHistory, HistoryFacts, PrResults, Range, Run, VerdictRecord
 from infx.site.overlay import newest_per_pr, overlay_doc, record_overlay
 from infx.site.pareto import pages
 from infx.site.shape import data_file
@@ -19,6 +19,11 @@ from infx.site.steps import HISTORY_RUNS, ConfigSteps, analyse_all
 from infx.site.verdicts import verdicts_doc
 
 INDEX = "data/index.js"
+# A config none of the newest STALE_AFTER main runs measured is stale: the site marks it (the
+# index, its page, its points on a Pareto page) rather than draw it as current.
+STALE_AFTER = 10
+FACETS = ("hardware", "framework", "precision")  # the overview's filters
+LANDED_RUNS = 60  # the newest runs whose changelog a config page lists
 _RUN_PATH = re.compile(r"/actions/runs/\d+/?$")
 
 
@@ -36,12 +41,15 @@ def analyse(
 
 
 def step_ranges(history: HistoryFacts, steps: Mapping[str, ConfigSteps]) -> set[tuple[str, str]]:
-    """The commit ranges whose changelog entries could explain a step."""
+    """The commit ranges whose changelog entries could explain a step, and what landed with
+    each of the newest LANDED_RUNS runs (a config page's per-run changelog; older runs are
+    left out to keep the build's git reads bounded)."""
+    newest = range(max(1, len(history.runs) - LANDED_RUNS), len(history.runs))
     return {
         step_range(history.runs, step.before, step.run)
         for found in steps.values()
         for step in found.steps
-    }
+    } | {step_range(history.runs, run - 1, run) for run in newest}
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,7 @@ class SiteFacts:
     verdicts: tuple[VerdictRecord, ...] | None = None  # None: no verdict documents given
     notes: tuple[str, ...] = ()
     threshold: float = 2.0
+    stale_after: int = STALE_AFTER
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,36 @@ def repo_url(runs: Sequence[Run]) -> str | None:
     return None
 
 
+def facet(identity: Mapping[str, Any], name: str) -> str:
+    """A config's hardware, framework or precision (hardware: its runner when unnamed)."""
+    value = identity.get(name) or (identity.get("runner") if name == "hardware" else None)
+    return str(value or "?")
+
+
+def _config_row(
+    config: ConfigHistory, facts: SiteFacts, facets: dict[str, list[str]]
+) -> dict[str, Any]:
+    last = max(config.runs) if config.points else None
+    values = []
+    for name in FACETS:
+        value = facet(config.identity, name)
+        if value not in facets[name]:
+            facets[name].append(value)
+        values.append(facets[name].index(value))
+    return {
+        "slug": config.slug,
+        "label": config.label,
+        "kind": config.kind,
+        "last": last,
+        "f": values,  # index into the index's facets, in FACETS order
+        "steps": len(facts.steps[config.slug].steps) if config.slug in facts.steps else 0,
+    }
+
+
 def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> dict[str, Any]:
     history = facts.history
+    facets: dict[str, list[str]] = {name: [] for name in FACETS}
+    configs = [_config_row(c, facts, facets) for c in history.configs]
     return {
         "generated_at": facts.generated_at,
         "source": history.source,
@@ -101,16 +138,10 @@ def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> di
             }
             for p in pareto
         ],
-        "configs": [
-            {
-                "slug": c.slug,
-                "label": c.label,
-                "kind": c.kind,
-                "last": max(c.runs) if c.points else None,
-                "steps": len(facts.steps[c.slug].steps) if c.slug in facts.steps else 0,
-            }
-            for c in history.configs
-        ],
+        "configs": configs,
+        "facets": facets,
+        "stale_after": facts.stale_after,
+        "landed_runs": LANDED_RUNS,
         "prs": [{"pr": p["pr"], "verdict": p["verdict"], "run": p["run"]} for p in prs],
         "verdicts": None if facts.verdicts is None else len(facts.verdicts),
         "notes": list(facts.notes),

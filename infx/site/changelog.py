@@ -111,7 +111,9 @@ def read_ranges(
             note = f"{path} between {base[:12]} and {head[:12]}: {str(exc).splitlines()[0]}"
             found[(base, head)] = Range(base, head, None, note)
             continue
-        masters = repo.masters(head)
+        # The master configs at a commit are read only where entries landed (most runs add
+        # none; the page lists what landed with each of the newest runs).
+        masters = repo.masters(head) if landed.entries else None
         entries = tuple(_entry(e.data, masters) for e in landed.entries)
         found[(base, head)] = Range(base, head, entries)
     notes = []

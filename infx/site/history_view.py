@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infx.site.explain import explain
+from infx.site.explain import UNKNOWN, explain
 from infx.site.model import ConfigHistory, Range, Run
 from infx.site.shape import SHOWN, model_name, num, scenario_name, shown_all
 from infx.site.steps import ConfigSteps
@@ -60,6 +60,13 @@ def config_doc(
                 "note": why.note,
             }
         )
+    landed = {}
+    for run in sorted({r for points in config.points.values() for r in points.runs}):
+        if run == 0 or (runs[run - 1].sha, runs[run].sha) not in ranges:
+            continue
+        why = explain(ranges[step_range(runs, run - 1, run)], config.identity)
+        if why.entries or why.status == UNKNOWN:
+            landed[str(run)] = {"entries": [_entry(e) for e in why.entries], "note": why.note}
     noise = {
         str(conc): {"band": num(n.band_pct, 3), "sigma": num(n.sigma_pct, 3), "assumed": n.assumed}
         for conc, n in (found.noise.items() if found else ())
@@ -78,6 +85,7 @@ def config_doc(
         "images": images,
         "series": series,
         "steps": steps,
+        "landed": landed,  # run -> the changelog entries naming this config that landed with it
         "noise": noise,
         "outliers": list(found.outliers) if found else [],
         "drift": [[metric, num(pct, 3)] for metric, pct in found.drift] if found else [],

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 import tarfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -27,6 +29,7 @@ CHANGE_RUNS = [f"chg{i:02d}" for i in range(6)]
 L1B_LINK = "https://github.com/acme/bench/pull/77"
 OTHER_LINK = "https://github.com/acme/bench/pull/78"
 REPO_URL = "https://github.com/acme/bench"
+CHROMIUM = Path("/usr/bin/chromium")
 
 MASTERS = """\
 l05b-bf16-h200-vllm:
@@ -201,3 +204,66 @@ def changed_history(tmp_path_factory: pytest.TempPathFactory, tables: dict[str, 
     reused.write_text(json.dumps(doc))
     ingest(f"sqlite:///{path}", tables | {newest: reused}, MAIN_RUNS + CHANGE_RUNS)
     return path
+
+
+# --- the browser tests' chromium (test_browser.py, test_keyboard.py) ---------------------
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+class Browser:
+    """One chromium for the module; every request any page makes is recorded."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        context.on("request", lambda request: self.requests.append(request.url))
+
+    def open(self, site: Path, route: str) -> Any:
+        page = self.context.new_page()
+        page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.goto((site / "index.html").as_uri() + route)
+        page.wait_for_function(
+            "['overview','pareto','config','pr','verdicts','coverage','error']"
+            ".includes(document.getElementById('view').getAttribute('data-ready'))"
+        )
+        return page
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Any]:
+    """Playwright for the browser tests; they skip, saying why, without it or chromium."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
+    if not CHROMIUM.is_file():
+        pytest.skip("no /usr/bin/chromium: apt-get install chromium (.ci/run does as root)")
+    with sync_api.sync_playwright() as running:
+        yield running
+
+
+def _context(playwright: Any, profile: Path, **options: Any) -> Any:
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS, **options
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """A desktop: 1280 x 900."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    context = _context(playwright, profile, viewport={"width": 1280, "height": 900})
+    yield Browser(context)
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def phone(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """The same chromium as a phone: 390 x 844 CSS pixels, touch, the viewport meta obeyed."""
+    profile = tmp_path_factory.mktemp("chromium-phone")
+    context = _context(playwright, profile, viewport={"width": 390, "height": 844},
+                       has_touch=True, is_mobile=True, device_scale_factor=2)  # fmt: skip
+    yield Browser(context)
+    context.close()

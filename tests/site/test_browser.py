@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +22,22 @@ from click.testing import CliRunner
 from infx.cli import cli
 from tests.site.conftest import (
     CHANGE_RUNS,
+    CHROMIUM,
     L1B_LINK,
     MAIN_RUNS,
     OTHER_LINK,
     REUSED_RUN,
+    Browser,
     Repo,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "docs" / "site-pareto.png"
 WIDE, PHONE = ROOT / "docs" / "site-1280.png", ROOT / "docs" / "site-390.png"
 UPDATE = os.environ.get("INFX_UPDATE_README") == "1"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 PR = 41
 
-sync_api = pytest.importorskip(
+pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
 )
 if not CHROMIUM.is_file():
@@ -47,58 +45,6 @@ if not CHROMIUM.is_file():
         "no /usr/bin/chromium: apt-get install chromium (.ci/run does as root)",
         allow_module_level=True,
     )
-
-
-class Browser:
-    """One chromium for the module; every request any page makes is recorded."""
-
-    def __init__(self, context: Any) -> None:
-        self.context = context
-        self.requests: list[str] = []
-        self.errors: list[str] = []
-        context.on("request", lambda request: self.requests.append(request.url))
-
-    def open(self, site: Path, route: str) -> Any:
-        page = self.context.new_page()
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
-        page.goto((site / "index.html").as_uri() + route)
-        page.wait_for_function(
-            "['overview','pareto','config','pr','verdicts','coverage','error']"
-            ".includes(document.getElementById('view').getAttribute('data-ready'))"
-        )
-        return page
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    with sync_api.sync_playwright() as running:
-        yield running
-
-
-def _context(playwright: Any, profile: Path, **options: Any) -> Any:
-    return playwright.chromium.launch_persistent_context(
-        str(profile), executable_path=str(CHROMIUM), headless=True, args=ARGS, **options
-    )
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """A desktop: 1280 x 900."""
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    context = _context(playwright, profile, viewport={"width": 1280, "height": 900})
-    yield Browser(context)
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def phone(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """The same chromium as a phone: 390 x 844 CSS pixels, touch, the viewport meta obeyed."""
-    profile = tmp_path_factory.mktemp("chromium-phone")
-    context = _context(playwright, profile, viewport={"width": 390, "height": 844},
-                       has_touch=True, is_mobile=True, device_scale_factor=2)  # fmt: skip
-    yield Browser(context)
-    context.close()
 
 
 def _build(*args: str) -> None:

@@ -190,7 +190,10 @@ def test_a_config_page_labels_each_step_with_its_range() -> None:
     made = config(IDENTITY, {c: list(range(20)) for c in (1, 4)}, step_at=12)
     found = config_steps(made)
     facts = HistoryFacts(history, (made,), "test")
-    assert step_ranges(facts, {made.slug: found}) == {(history[11].sha, history[12].sha)}
+    # The step's range, and what landed with each run (a config page's changelog per run).
+    pairs = {(history[r - 1].sha, history[r].sha) for r in range(1, 20)}
+    assert step_ranges(facts, {made.slug: found}) == pairs
+    assert step_ranges(facts, {}) == pairs
     l1b = Master("l1b-bf16-h200-vllm", "l1b", "h200", "vllm", "bf16")
     ranges = {(history[11].sha, history[12].sha): Range("", "", (entry(("l1b-*",), (l1b,)),))}
     doc = config_doc(made, history, found, ranges)
@@ -198,6 +201,7 @@ def test_a_config_page_labels_each_step_with_its_range() -> None:
     assert step["status"] == "explained" and step["run"] == 12 and step["before"] == 11
     assert step["entries"] == [{"pr_link": "https://github.com/acme/bench/pull/9",
                                 "description": ["Eager attention."], "keys": ["l1b-*"]}]  # fmt: skip
+    assert doc["landed"] == {"12": {"entries": step["entries"], "note": ""}}  # that run only
     assert doc["images"] == ["img:a", "img:b"]
     assert len(doc["series"]["4"]["runs"]) == 20
     assert doc["series"]["4"]["m"]["median_tpot"][0] == pytest.approx(10.4, rel=0.05)  # ms

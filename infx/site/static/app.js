@@ -47,7 +47,7 @@
   }
 
   const VIEWS = {
-    overview: () => V.overview(),
+    overview: () => V.overview(new URLSearchParams(location.hash.split("?")[1] || "")),
     pareto: (doc) => V.paretoView(doc),
     config: (doc) => window.InfxHistory.configView(doc),
     pr: (doc) => window.InfxOverlay.prView(doc),
@@ -61,7 +61,8 @@
     main.replaceChildren(view);
     main.setAttribute("data-ready", name);
     document.querySelectorAll("nav a").forEach((a) => {
-      if (a.getAttribute("href") === location.hash || (!location.hash && a.getAttribute("href") === "#/")) {
+      const here = location.hash.split("?")[0];
+      if (a.getAttribute("href") === here || (!here && a.getAttribute("href") === "#/")) {
         a.setAttribute("aria-current", "page");
       } else {
         a.removeAttribute("aria-current");
@@ -80,7 +81,8 @@
   }
 
   function render() {
-    const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map((p) => {
+    const path = location.hash.split("?")[0];
+    const parts = path.replace(/^#\/?/, "").split("/").filter(Boolean).map((p) => {
       try { return decodeURIComponent(p); } catch (e) { return "\u0000"; }
     });
     const found = route(parts);
@@ -119,6 +121,12 @@
     }, (error) => failed(error.message));
   }
 
+  // The skip link moves focus to the view without changing the hash (the hash is the route).
+  document.getElementById("skip").addEventListener("click", (event) => {
+    event.preventDefault();
+    const main = document.getElementById("view");
+    (main.querySelector("h1") || main).focus();
+  });
   window.addEventListener("hashchange", render);
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", render);

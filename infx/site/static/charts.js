@@ -159,9 +159,21 @@
 
   /** Make an SVG mark focusable, labelled, and show `lines` on hover and focus. A tap
    * (touch or pen) shows them first: what a click opens, a second tap on the same mark
-   * opens, so a phone reads the numbers before it navigates away. */
+   * opens, so a phone reads the numbers before it navigates away. The mark is out of the
+   * tab order (tabindex -1): `rove` gives each chart one tab stop, arrows move from mark
+   * to mark, so a 200-run history is not thousands of Tab presses. */
   function hover(node, lines) {
-    setAttrs(node, { tabindex: 0, role: "img", "aria-label": lines.join("; "), "data-tip": true });
+    setAttrs(node, { tabindex: -1, role: "img", "aria-label": lines.join("; "), "data-tip": true });
+    node.addEventListener("keydown", (event) => {
+      // Enter or Space does what a tap does: the numbers first, then what a click opens.
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();
+      if (shownFor === node && tip && !tip.hidden) {
+        node.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+      } else {
+        showTip(node, lines);
+      }
+    });
     node.appendChild(sv("title", {}, lines.join("\n")));
     node.addEventListener("mouseenter", () => showTip(node, lines));
     node.addEventListener("focus", () => showTip(node, lines));
@@ -179,6 +191,36 @@
       showTip(node, lines);
     }, { capture: true });
     return node;
+  }
+
+  /** One tab stop for the chart: its first mark (or the one last focused) is in the tab
+   * order; arrow keys move to the next or previous mark, Page keys ten at a time, Home and
+   * End to the ends, Escape puts the numbers away. */
+  function rove(svg) {
+    const marks = () => [...svg.querySelectorAll("[data-tip]")];
+    const first = marks()[0];
+    if (!first) return svg;
+    first.setAttribute("tabindex", "0");
+    svg.addEventListener("focusin", (event) => {
+      const target = event.target;
+      if (!(target instanceof Element) || !target.hasAttribute("data-tip")) return;
+      for (const mark of svg.querySelectorAll("[data-tip][tabindex='0']")) {
+        if (mark !== target) mark.setAttribute("tabindex", "-1");
+      }
+      target.setAttribute("tabindex", "0");
+    });
+    svg.addEventListener("keydown", (event) => {
+      const all = marks();
+      const at = all.indexOf(event.target);
+      if (at < 0) return;
+      const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, PageDown: 10,
+        PageUp: -10, Home: -all.length, End: all.length }[event.key];
+      if (event.key === "Escape") { hideTip(); return; }
+      if (step === undefined) return;
+      event.preventDefault();
+      all[Math.max(0, Math.min(all.length - 1, at + step))].focus();
+    });
+    return svg;
   }
 
   /** The width a chart is drawn at: the room the page gives it (a phone's 390 px draws
@@ -235,21 +277,65 @@
     return { svg, x, y, plot, width, height, margin: m };
   }
 
-  /** A table of rows; `columns` [{label, num: bool}], each row an array of cells (text or node). */
+  /** A cell's text as a reader hears it: marks hidden from screen readers left out. */
+  function spoken(node) {
+    if (node.nodeType === Node.TEXT_NODE) return node.textContent;
+    if (node.nodeType !== Node.ELEMENT_NODE || node.getAttribute("aria-hidden") === "true") return "";
+    return [...node.childNodes].map(spoken).join("");
+  }
+
+  /** The rows a table shows (filtered-out rows left out) as CSV, RFC 4180: numbers without
+   * thousands separators, a text that starts like a formula quoted behind an apostrophe. */
+  function csv(tableNode) {
+    const quote = (text, num) => {
+      let value = text.trim().replace(/\s+/g, " ");
+      if (num) value = value.replace(/,/g, "").replace(/\u2212/g, "-");
+      if (/^[=@\t\r]/.test(value)) value = "'" + value;
+      return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+    };
+    const lines = [];
+    for (const tr of tableNode.querySelectorAll("tr")) {
+      if (tr.hidden) continue;
+      lines.push([...tr.children].map((cell) => quote(spoken(cell), cell.classList.contains("num")
+        && cell.tagName === "TD")).join(","));
+    }
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  /** A "CSV" link that downloads the table's rows (a data: URL made when it is clicked: no
+   * request, works from file://). */
+  function csvLink(tableNode, caption) {
+    const name = (caption.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").slice(0, 60)
+      || "table") + ".csv";
+    return el("a", { class: "csv", href: "#", role: "button", download: name,
+      "aria-label": `Download the table "${caption}" as CSV`, onclick: (event) => {
+        event.preventDefault();
+        const link = el("a", { href: "data:text/csv;charset=utf-8," + encodeURIComponent(csv(tableNode)),
+          download: name, hidden: true });
+        document.body.appendChild(link);
+        link.click();
+        link.remove();
+      } }, "CSV");
+  }
+
+  /** A table of rows; `columns` [{label, num: bool}], each row an array of cells (text or node),
+   * with a link that downloads it as CSV. */
   function table(caption, columns, rows, attrs) {
-    // In a box of its own that scrolls sideways: a wide table never widens the page.
-    return el("div", { class: "table-scroll" }, el("table", Object.assign({ class: "data" }, attrs || {}),
-      el("caption", {}, caption),
+    const node = el("table", Object.assign({ class: "data" }, attrs || {}),
+      el("caption", {}, caption, " "),
       el("thead", {}, el("tr", {}, columns.map((c) => el("th", { scope: "col",
         class: c.num ? "num" : null }, c.label)))),
       el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) =>
-        el("td", { class: columns[i] && columns[i].num ? "num" : null }, cell)))))));
+        el("td", { class: columns[i] && columns[i].num ? "num" : null }, cell))))));
+    node.querySelector("caption").appendChild(csvLink(node, caption));
+    // In a box of its own that scrolls sideways: a wide table never widens the page.
+    return el("div", { class: "table-scroll" }, node);
   }
 
   /** A chart with its data table, which a button swaps in for the chart. */
   function figure(caption, chart, legend, dataTable) {
     const box = el("figure", { class: "figure" });
-    const chartBox = el("div", { class: "chart-box" }, chart, legend);
+    const chartBox = el("div", { class: "chart-box" }, rove(chart), legend);
     const tableBox = el("div", { class: "table-box", hidden: true }, dataTable);
     const button = el("button", { type: "button", class: "toggle", "aria-pressed": "false" },
       "Show the data as a table");
@@ -274,5 +360,5 @@
   }
 
   window.InfxCharts = { el, sv, fmt, pct, ticks, frame, marker, swatch, hover, table, figure,
-    legend, COLOURS, SHAPES, hideTip, roomFor };
+    legend, COLOURS, SHAPES, hideTip, roomFor, rove, csv };
 })();

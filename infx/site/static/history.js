@@ -50,7 +50,10 @@
     const span = Math.max(runs.length - 1, 1);
     const unitX = (r) => (runs.length === 1 ? 0.5 : place.get(r) / span);
     let yMax = 0;
-    for (const c of concs) for (const v of doc.series[c].m[metric.key]) if (v !== null) yMax = Math.max(yMax, v);
+    for (const c of concs) {
+      const s = doc.series[c];
+      s.m[metric.key].forEach((v, j) => { if (v !== null && place.has(s.runs[j])) yMax = Math.max(yMax, v); });
+    }
     const count = Math.min(6, runs.length);
     const xTicks = [];
     for (let k = 0; k < count; k++) {
@@ -64,6 +67,7 @@
       height: 300 });
     const x = (r) => f.margin.left + unitX(r) * (f.width - f.margin.left - f.margin.right);
     doc.steps.forEach((step, i) => {
+      if (!place.has(step.run) || !place.has(step.before)) return;  // outside the zoom
       const at = (x(step.before) + x(step.run)) / 2;
       const g = C.sv("g", { class: "stepmark", "data-status": step.status });
       g.appendChild(C.sv("line", { x1: at, x2: at, y1: f.margin.top, y2: f.height - f.margin.bottom,
@@ -81,16 +85,19 @@
       const g = C.sv("g", { class: "series", "data-conc": conc });
       let path = "";
       s.runs.forEach((r, j) => {
-        if (values[j] === null) return;
+        if (values[j] === null || !place.has(r)) return;
         path += `${path ? "L" : "M"}${x(r).toFixed(1)},${f.y(values[j]).toFixed(1)}`;
       });
       g.appendChild(C.sv("path", { d: path, stroke: colour, fill: "none", class: "line", "aria-hidden": "true" }));
       s.runs.forEach((r, j) => {
-        if (values[j] === null || (j % every && j !== s.runs.length - 1)) return;
+        if (values[j] === null || !place.has(r) || (j % every && j !== s.runs.length - 1)) return;
         const mark = C.marker(shape, x(r), f.y(values[j]), 3.6, { class: "hpt", fill: colour,
           stroke: colour, "data-run": r });
+        const landed = (doc.landed || {})[r];
         C.hover(mark, [`conc ${conc}: ${fmt(values[j])} ${metric.unit}`, V.runText(r),
-          `Image ${doc.images[s.images[j]]}`]);
+          `Image ${doc.images[s.images[j]]}`].concat(landed && landed.entries.length
+          ? [`${landed.entries.length} changelog entry(ies) landed with this run: click for them`] : []));
+        mark.addEventListener("click", () => { if (pickRun) pickRun(r); });
         g.appendChild(mark);
       });
       f.plot.appendChild(g);
@@ -117,14 +124,72 @@
     return C.figure(`${metric.label} (${metric.unit})`, f.svg, legend, dataTable);
   }
 
+  /** The metric charts with buttons that zoom them to the newest 20 or 50 runs, or all
+   * (a zoom longer than the history is not offered; "all" resets). */
+  function zoom(doc, runs) {
+    const charts = el("div", { id: "metric-charts" });
+    const spans = [20, 50].filter((n) => n < runs.length);
+    const buttons = spans.concat([0]).map((n) => el("button", { type: "button", class: "zoom",
+      "data-runs": n || "all", "aria-pressed": n ? "false" : "true",
+      onclick: () => show(n) }, n ? `Last ${n} runs` : `All ${runs.length} runs`));
+    function show(n) {
+      C.hideTip();
+      const shown = n ? runs.slice(-n) : runs;
+      buttons.forEach((b) => b.setAttribute("aria-pressed", String(b.getAttribute("data-runs") === String(n || "all"))));
+      charts.replaceChildren(...doc.metrics.map((m) => metricChart(doc, m, shown)));
+    }
+    show(0);
+    return [spans.length ? el("div", { class: "zoom-bar", role: "group", "aria-label": "Runs the charts show" },
+      "Show: ", buttons) : null, charts];
+  }
+
+  let pickRun = null;  // the open config page's run picker, which a click on a point sets
+
+  /** A run picker and a panel with the changelog entries naming this config that landed
+   * with the picked run (added between the main run before it and its commit). */
+  function changelogPanel(doc, runs) {
+    const landed = doc.landed || {};
+    const panel = el("div", { id: "landed", "aria-live": "polite" });
+    const count = (r) => (landed[r] ? landed[r].entries.length : 0);
+    const select = el("select", { id: "run-pick" }, runs.slice().reverse().map((r) =>
+      el("option", { value: String(r) }, V.runText(r) + (count(r) ? ` · ${count(r)} changelog entry(ies)` : ""))));
+    function show(r) {
+      select.value = String(r);
+      const found = landed[r];
+      const head = el("p", {}, "With ", V.runLink(r), ": ");
+      if (found && found.entries.length) {
+        panel.replaceChildren(head, el("ul", { class: "landed" }, found.entries.map((e) => el("li", {},
+          e.pr_link ? V.extLink(e.pr_link, e.pr_link.replace(/^https?:\/\/[^/]+\//, "")) : "an entry without pr-link",
+          ` (${e.keys.join(", ")}): `, e.description.join(" ")))));
+      } else if (found) {
+        panel.replaceChildren(head, `unknown: ${found.note}`);
+      } else {
+        head.append(r === runs[0] ? "its first run." : "no changelog entry naming this config landed with it.");
+        panel.replaceChildren(head);
+      }
+    }
+    select.addEventListener("change", () => show(Number(select.value)));
+    pickRun = (r) => { show(r); panel.scrollIntoView({ block: "nearest" }); };
+    const newest = Object.keys(landed).map(Number).filter((r) => count(r)).pop();
+    show(newest === undefined ? runs[runs.length - 1] : newest);
+    return [el("h2", {}, "Changelog per run"),
+      el("p", {}, "Pick a run, or click a point on a chart, for the changelog entries naming this ",
+        `config that landed with it (the newest ${V.index().landed_runs || 60} main runs).`),
+      el("label", {}, "Run ", select), panel];
+  }
+
   function configView(doc) {
     const runs = [...new Set(Object.values(doc.series).flatMap((s) => s.runs))].sort((a, b) => a - b);
     const identity = Object.entries(doc.identity).map(([k, v]) =>
       [el("dt", {}, k), el("dd", {}, typeof v === "object" ? JSON.stringify(v) : String(v))]);
     const noise = Object.entries(doc.noise).map(([conc, n]) => [conc, `±${fmt(n.sigma)}`,
       `±${fmt(n.band)}`, n.assumed ? "yes" : "no"]);
+    const stale = V.staleText(runs[runs.length - 1]);
     return el("section", {},
       el("h1", { tabindex: -1 }, doc.label),
+      stale ? el("p", { class: "stale", id: "stale" }, el("strong", {}, "Stale"),
+        ` (${stale.replace(/^stale: /, "")}): none of the newest ${V.index().stale_after} main runs `,
+        "measured this config, so its numbers are not main's current ones.") : null,
       el("p", {}, `${runs.length} main run(s) measured it, from `, V.runLink(runs[0]), " to ",
         V.runLink(runs[runs.length - 1]), ". ",
         doc.kind === "throughput" ? V.pageLink(doc.page[0], doc.page[1], "Its Pareto page") : ""),
@@ -134,8 +199,8 @@
         "config's other series), each with the changelog entries added between the two runs' commits ",
         "that name this config's model, runner, framework and precision."),
       stepsList(doc),
-      doc.metrics.length ? el("h2", {}, "Metrics over main's runs") : null,
-      doc.metrics.map((m) => metricChart(doc, m, runs)),
+      changelogPanel(doc, runs),
+      doc.metrics.length ? [el("h2", {}, "Metrics over main's runs"), zoom(doc, runs)] : null,
       noise.length ? [el("h2", {}, "Noise"), C.table("Throughput scatter per concurrency (newest segment)",
         [{ label: "Conc", num: true }, { label: "σ (%)", num: true }, { label: "Verdict band (%)", num: true },
           { label: "Assumed" }], noise)] : null);

@@ -11,13 +11,30 @@
   const LOOK = {
     regressed: ["down", "#B00020"],
     improved: ["triangle", "#00734A"],
+    unconfirmed: ["cross", "#9A5B00"],
     "within-noise": ["circle", "#0072B2"],
     new: ["diamond", "#6A3D9A"],
     missing: ["square", "#000000"],
   };
   const MAIN = "#6B6B6B";
 
+  /** Where a point's label goes: beside its mark, else moved down or up a line, else
+   * nowhere (its numbers stay in the tooltip and the table), so no two labels overlap.
+   * `placed` holds the boxes taken, [x0, y0, x1, y1]; text is about 6.6 px a character. */
+  function place(placed, x, y, text) {
+    const width = text.length * 6.6;
+    for (const dy of [0, 14, -14, 28, -28, 42, -42]) {
+      const box = [x, y + dy - 11, x + width, y + dy + 3];
+      if (placed.every((b) => box[2] < b[0] || box[0] > b[2] || box[3] < b[1] || box[1] > b[3])) {
+        placed.push(box);
+        return y + dy;
+      }
+    }
+    return null;
+  }
+
   function configChart(config) {
+    const placed = [];
     const points = config.points;
     const xs = [];
     const ys = [];
@@ -52,8 +69,10 @@
         p.band ? `Verdict band ±${fmt(p.band)}%` : "no band", p.status === "missing" ? "this run did not measure it: missing" : ""]
         .filter(Boolean));
       f.plot.appendChild(mark);
-      if (p.status === "missing") {
-        f.plot.appendChild(C.sv("text", { class: "pt-label", x: f.x(p.main[0]) + 8, y: f.y(p.main[1]) + 4 },
+      const at = p.status === "missing" && place(placed, f.x(p.main[0]) + 8, f.y(p.main[1]) + 4,
+        `conc ${p.conc} missing`);
+      if (at !== false && at !== null) {
+        f.plot.appendChild(C.sv("text", { class: "pt-label", x: f.x(p.main[0]) + 8, y: at },
           `conc ${p.conc} missing`));
       }
     }
@@ -74,14 +93,19 @@
         // The checks that made the verdict (the first two), as the comment's row says them.
         const why = p.checks.filter((c) => c.verdict === p.verdict).slice(0, 2)
           .map((c) => `${c.label} ${pct(c.change)}`).join(", ");
-        f.plot.appendChild(C.sv("text", { class: "pt-label v-" + p.verdict, x: f.x(p.pr[0]) + 9,
-          y: f.y(p.pr[1]) - 7 }, `conc ${p.conc} ${words}${why ? ": " + why : ""}`));
+        const text = `conc ${p.conc} ${words}${why ? ": " + why : ""}`;
+        const at = place(placed, f.x(p.pr[0]) + 9, f.y(p.pr[1]) - 7, text);
+        if (at !== null) {
+          f.plot.appendChild(C.sv("text", { class: "pt-label v-" + p.verdict, x: f.x(p.pr[0]) + 9,
+            y: at }, text));
+        }
       }
     }
     const legend = C.legend([
       { shape: "circle", colour: MAIN, hollow: true, label: "main's level (bar: verdict band)" },
       { shape: "down", colour: LOOK.regressed[1], label: "regressed" },
       { shape: "triangle", colour: LOOK.improved[1], label: "improved" },
+      { shape: "cross", colour: LOOK.unconfirmed[1], label: "unconfirmed (suggestive: more runs would settle it)" },
       { shape: "circle", colour: LOOK["within-noise"][1], label: "within noise" },
       { shape: "diamond", colour: LOOK.new[1], label: "new (main never measured it)" },
       { shape: "square", colour: "#000", hollow: true, label: "missing (main measured it, this run did not)" }]);
@@ -111,7 +135,10 @@
     const gate = doc.gate;
     const ack = gate.acknowledged;
     const counts = doc.points;
-    const sections = doc.configs.map((config) => el("section", { class: "pr-config", "data-verdict": config.verdict },
+    // Only the configs this run swept are drawn; the others (main measured them, this run
+    // did not) are one collapsed line naming each with its verdict.
+    const unswept = doc.configs.filter((config) => config.swept === false);
+    const sections = doc.configs.filter((config) => config.swept !== false).map((config) => el("section", { class: "pr-config", "data-verdict": config.verdict },
       el("h2", {}, config.slug ? V.configLink(config.slug, config.label) : config.label, " ", V.verdict(config.verdict)),
       el("p", {}, `Main's history: ${config.history_runs} run(s).`, config.only_main ? " Main measured this config; this run did not." : ""),
       el("ul", {}, measure("Throughput per GPU at matched interactivity", config.curve),
@@ -131,7 +158,12 @@
         `within noise · ${counts.new} new · ${counts.missing} missing. Judged against ${doc.history_runs} ` +
         `main run(s) with a ${fmt(doc.threshold)}% floor, as \`infx results compare\` judges it.`),
       doc.notes.length ? el("ul", { class: "notes" }, doc.notes.map((n) => el("li", {}, n))) : null,
-      sections);
+      sections,
+      unswept.length ? el("details", { class: "unswept", id: "unswept" },
+        el("summary", {}, `${unswept.length} config(s) of main's history this run did not sweep`),
+        el("ul", {}, unswept.map((config) => el("li", {},
+          config.slug ? V.configLink(config.slug, config.label) : config.label, " ",
+          V.verdict(config.verdict))))) : null);
   }
 
   window.InfxOverlay = { prView };

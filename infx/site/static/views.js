@@ -9,6 +9,7 @@
   const VERDICTS = {
     regressed: ["▼", "regressed"],
     improved: ["▲", "improved"],
+    unconfirmed: ["✕", "unconfirmed"],
     "within-noise": ["●", "within noise"],
     new: ["◆", "new"],
     missing: ["□", "missing"],
@@ -59,23 +60,76 @@
     return el("a", { href: `#/config/${encodeURIComponent(slug)}` }, text);
   }
 
-  // --- overview ----------------------------------------------------------------------
-  function overview() {
+  /** How many main runs have passed since run `last`, and whether that makes it stale
+   * (none of the newest `stale_after` runs measured it; `infx site build` sets the count). */
+  function staleness(last) {
     const data = index();
+    const behind = last === null || last === undefined ? null : data.runs.length - 1 - last;
+    return { behind, stale: behind !== null && behind >= (data.stale_after || Infinity) };
+  }
+
+  /** "stale: last measured 12 runs ago, 2026-03-01", or null for a current config. */
+  function staleText(last) {
+    const { behind, stale } = staleness(last);
+    if (!stale) return null;
+    const r = run(last);
+    return `stale: last measured ${behind} run(s) ago, ${r ? r.date.slice(0, 10) : "?"}`;
+  }
+
+  const FACETS = [["hardware", "hw", "Hardware"], ["framework", "fw", "Framework"],
+    ["precision", "prec", "Precision"]];
+
+  // --- overview ----------------------------------------------------------------------
+  /** The overview; `params` (URLSearchParams of the hash after "?") holds its filters, so
+   * a link keeps them: #/?hw=h200&fw=vllm&prec=fp8&q=text. */
+  function overview(params) {
+    const data = index();
+    const asked = params || new URLSearchParams();
     const newest = data.runs.length ? data.runs.length - 1 : null;
-    const filter = el("input", { type: "search", id: "config-filter",
+    const filter = el("input", { type: "search", id: "config-filter", value: asked.get("q") || "",
       placeholder: "filter configs", "aria-label": "Filter configs by name" });
-    const rows = data.configs.map((c) => [configLink(c.slug, c.label), c.kind,
-      c.last === null ? "–" : runText(c.last), String(c.steps)]);
+    const facets = data.facets || {};
+    const selects = FACETS.map(([name, key, label]) => {
+      const values = (facets[name] || []).map((v, i) => [v, i]).sort((a, b) => a[0].localeCompare(b[0]));
+      const select = el("select", { id: `f-${key}`, "data-facet": name },
+        el("option", { value: "" }, `any ${label.toLowerCase()}`),
+        values.map(([v]) => el("option", { value: v }, v)));
+      select.value = values.some(([v]) => v === asked.get(key)) ? asked.get(key) : "";
+      return [name, key, label, select];
+    });
+    const rows = data.configs.map((c) => {
+      const stale = staleText(c.last);
+      return [configLink(c.slug, c.label), c.kind,
+        c.last === null ? "–" : el("span", {}, runText(c.last),
+          stale ? [" · ", el("strong", { class: "stale" }, stale)] : ""), String(c.steps)];
+    });
     const list = C.table("Every config in main's history", [{ label: "Config" },
       { label: "Kind" }, { label: "Last measured" }, { label: "Steps", num: true }], rows,
     { id: "configs" });
-    filter.addEventListener("input", () => {
+    const trs = list.querySelectorAll("tbody tr");
+    data.configs.forEach((c, i) => { if (staleness(c.last).stale) trs[i].classList.add("stale"); });
+    const count = el("p", { id: "shown-count", "aria-live": "polite" });
+    function apply(write) {
       const needle = filter.value.toLowerCase();
-      list.querySelectorAll("tbody tr").forEach((tr) => {
-        tr.hidden = needle !== "" && !tr.textContent.toLowerCase().includes(needle);
+      const query = new URLSearchParams();
+      for (const [, key, , select] of selects) if (select.value) query.set(key, select.value);
+      if (filter.value) query.set("q", filter.value);
+      let shown = 0;
+      data.configs.forEach((c, i) => {
+        const f = c.f || [];
+        const fits = selects.every(([name, , , select], k) => !select.value ||
+          (facets[name] || [])[f[k]] === select.value);
+        trs[i].hidden = !fits || (needle !== "" && !trs[i].textContent.toLowerCase().includes(needle));
+        shown += !trs[i].hidden;
       });
-    });
+      count.textContent = `${shown} of ${data.configs.length} config(s) shown.`;
+      const text = query.toString();
+      if (write) history.replaceState(null, "", "#/" + (text ? "?" + text : ""));
+    }
+    filter.addEventListener("input", () => apply(true));
+    for (const [, , , select] of selects) select.addEventListener("change", () => apply(true));
+    apply(false);
+    const stale = data.configs.filter((c) => staleness(c.last).stale).length;
     return el("section", {},
       el("h1", { tabindex: -1 }, "Benchmark results on main"),
       el("p", {}, `${data.runs.length} main run(s)`,
@@ -89,7 +143,12 @@
       data.prs.length ? [el("h2", {}, "Pull request overlays"), el("ul", {}, data.prs.map((p) =>
         el("li", {}, el("a", { href: `#/pr/${p.pr}` }, `PR #${p.pr}`), ": ", verdict(p.verdict))))]
         : null,
-      el("h2", {}, "Configs"), filter, list);
+      el("h2", {}, "Configs"),
+      stale ? el("p", {}, `${stale} config(s) are stale: none of the newest ${data.stale_after} ` +
+        "main runs measured them; their numbers are not main's current ones.") : null,
+      el("div", { class: "filters" }, filter, selects.map(([, , label, select]) =>
+        el("label", {}, label, " ", select))),
+      count, list);
   }
 
   // --- Pareto ------------------------------------------------------------------------
@@ -123,26 +182,32 @@
           g.appendChild(C.sv("line", { class: "errbar", stroke: colour, x1: f.x(p.x), x2: f.x(p.x),
             y1: f.y(p.y * (1 - s)), y2: f.y(p.y * (1 + s)), "aria-hidden": "true" }));
         }
-        const mark = C.marker(shape, f.x(p.x), f.y(p.y), 5.5, { class: "pt", fill: p.front ? colour : "#fff",
-          stroke: colour, "stroke-width": 1.6, "data-config": p.c, "data-conc": p.conc });
+        const stale = staleText(p.run);
+        const mark = C.marker(shape, f.x(p.x), f.y(p.y), 5.5, { class: stale ? "pt stale" : "pt",
+          fill: p.front ? colour : "#fff", stroke: colour, "stroke-width": 1.6, "data-config": p.c,
+          "data-conc": p.conc, "stroke-dasharray": stale ? "2 2" : null });
         C.hover(mark, [`${curve.label} · ${p.par} · conc ${p.conc}`,
           `Throughput ${fmt(p.y)} tok/s/GPU`, `Interactivity ${fmt(p.x)} tok/s/user`,
           `Run-to-run scatter ±${fmt(p.sigma)}%${p.assumed ? " (assumed: short history)" : ""}; ` +
           `a new run within ±${fmt(p.band)}% is judged noise`,
           `TTFT p50 ${fmt(p.ttft)} ms · TPOT p50 ${fmt(p.tpot)} ms`,
-          `Image ${p.image}`, runText(p.run) + (p.front ? "" : " · not on the frontier")]);
+          `Image ${p.image}`, runText(p.run) + (p.front ? "" : " · not on the frontier")]
+          .concat(stale ? [stale] : []));
         mark.addEventListener("click", () => { location.hash = `#/config/${p.c}`; });
         g.appendChild(mark);
         rows.push([el("span", {}, C.swatch(shape, colour, !p.front), " ", curve.label),
           configLink(p.c, p.par), String(p.conc), fmt(p.x), fmt(p.y),
           `±${fmt(p.sigma)}${p.assumed ? " (assumed)" : ""}`,
-          `±${fmt(p.band)}`, fmt(p.ttft), fmt(p.tpot), p.front ? "yes" : "no", p.image, runLink(p.run)]);
+          `±${fmt(p.band)}`, fmt(p.ttft), fmt(p.tpot), p.front ? "yes" : "no", p.image,
+          el("span", {}, runLink(p.run), stale ? [" · ", el("strong", { class: "stale" }, stale)] : "")]);
       }
       f.plot.appendChild(g);
     });
     const legend = C.legend(curves.map((c, i) => ({ shape: C.SHAPES[i % C.SHAPES.length],
       colour: C.COLOURS[i % C.COLOURS.length], label: c.label }))
-      .concat([{ shape: "circle", colour: "#555", hollow: true, label: "hollow: not on its curve's frontier" }]));
+      .concat([{ shape: "circle", colour: "#555", hollow: true, label: "hollow: not on its curve's frontier" }])
+      .concat(all.some((p) => staleness(p.run).stale) ? [{ shape: "circle", colour: "#555", hollow: true,
+        stale: true, label: `faded, dotted outline: stale (none of the newest ${index().stale_after} runs measured it)` }] : []));
     const dataTable = C.table(`Every point of ${doc.title}`, [{ label: "Curve" }, { label: "Config" },
       { label: "Conc", num: true }, { label: "Interactivity (tok/s/user)", num: true },
       { label: "Throughput/GPU (tok/s/GPU)", num: true }, { label: "Scatter σ (%)", num: true },
@@ -218,6 +283,6 @@
         { label: "Overlay" }, { label: "File" }], rows, { id: "verdicts" }));
   }
 
-  window.InfxViews = { overview, paretoView, coverageView, verdictsView, verdict, run, runText,
+  window.InfxViews = { overview, staleness, staleText, paretoView, coverageView, verdictsView, verdict, run, runText,
     runLink, extLink, configLink, pageLink, index };
 })();
