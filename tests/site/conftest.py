@@ -30,6 +30,8 @@ L1B_LINK = "https://github.com/acme/bench/pull/77"
 OTHER_LINK = "https://github.com/acme/bench/pull/78"
 REPO_URL = "https://github.com/acme/bench"
 CHROMIUM = Path("/usr/bin/chromium")
+# A config page has drawn (the view marks itself ready once its charts are in).
+CONFIG_READY = "document.getElementById('view').getAttribute('data-ready') === 'config'"
 
 MASTERS = """\
 l05b-bf16-h200-vllm:
@@ -230,6 +232,30 @@ class Browser:
             ".includes(document.getElementById('view').getAttribute('data-ready'))"
         )
         return page
+
+    def open_config(self, site: Path, label: str | None = None) -> Any:
+        """A config's page, reached from the overview as a reader would: the first config,
+        or the one whose label starts with `label` and a space."""
+        page = self.open(site, "")
+        find = "configs[0]" if label is None else (
+            f"configs.find((c) => c.label.startsWith({label!r} + ' '))"
+        )  # fmt: skip
+        slug = page.evaluate(f"window.INFX_DATA.index.{find}.slug")
+        page.evaluate(f"location.hash = '#/config/{slug}'")
+        page.wait_for_function(CONFIG_READY)
+        return page
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory, changed_history: Path) -> Path:
+    """`infx site build` of the changed history, as a user runs it (no repository): the site
+    the keyboard and overview-tool tests read; a module may build its own instead."""
+    built = tmp_path_factory.mktemp("built") / "site"
+    outcome = CliRunner().invoke(
+        cli, ["site", "build", "--history", str(changed_history), "--out", str(built)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    return built
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from infx.cli import cli
 from tests.site.conftest import (
     CHANGE_RUNS,
     CHROMIUM,
+    CONFIG_READY,
     L1B_LINK,
     MAIN_RUNS,
     OTHER_LINK,
@@ -385,9 +386,7 @@ def test_a_tap_shows_the_numbers_and_a_second_tap_opens_the_config(
     assert not tip.is_visible()
     point.tap()
     point.tap()  # the numbers were shown: now it opens
-    page.wait_for_function(
-        "document.getElementById('view').getAttribute('data-ready') === 'config'"
-    )
+    page.wait_for_function(CONFIG_READY)
     assert page.evaluate("location.hash") == f"#/config/{config}"
     page.close()
     assert phone.errors == []

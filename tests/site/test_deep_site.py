@@ -118,6 +118,7 @@ def test_filters_hide_other_configs_and_a_link_keeps_them(
     assert rows.count() == 3
     page.select_option("#f-hw", "mi355x")
     assert rows.count() == 1 and "label b" in rows.inner_text()
+    assert page.locator("#shown-count").inner_text() == "1 of 3 config(s) shown."
     assert page.evaluate("location.hash") == "#/?hw=mi355x"
     page.select_option("#f-hw", "")
     page.select_option("#f-prec", "fp4")
@@ -142,7 +143,10 @@ def _download(page: Any, link: Any) -> str:
 
 def test_every_table_downloads_as_csv(browser: Browser, deep_site: Path) -> None:
     page = browser.open(deep_site, "#/?fw=sglang")
-    lines = _download(page, page.locator("#configs a.csv")).splitlines()
+    with page.expect_download() as download:
+        page.locator("#configs a.csv").click()
+    assert download.value.suggested_filename == "every-config-in-main-s-history.csv"
+    lines = Path(download.value.path()).read_text().splitlines()
     assert lines[0] == "Config,Kind,Last measured,Steps"
     assert len(lines) == 2 and lines[1].startswith("label b,throughput,")  # the rows shown
     page.close()

@@ -30,24 +30,12 @@ def site(tmp_path_factory: pytest.TempPathFactory, changed_history: Path, bench_
     return built
 
 
-def _open(reader: Browser, site: Path, prefix: str) -> object:
-    page = reader.open(site, "")
-    slug = page.evaluate(
-        f"window.INFX_DATA.index.configs.find((c) => c.label.startsWith('{prefix} ')).slug"
-    )
-    page.evaluate(f"location.hash = '#/config/{slug}'")
-    page.wait_for_function(
-        "document.getElementById('view').getAttribute('data-ready') === 'config'"
-    )
-    return page
-
-
 @pytest.mark.parametrize("who", ["browser", "phone"])
 def test_a_run_shows_the_changelog_entries_that_landed_with_it(
     who: str, request: pytest.FixtureRequest, site: Path
 ) -> None:
     reader: Browser = request.getfixturevalue(who)
-    page = _open(reader, site, "l1b")
+    page = reader.open_config(site, "l1b")
     panel = page.locator("#landed")
     # The newest run with an entry is picked first: the changed engine's.
     assert page.locator("#run-pick").input_value() == str(CHANGE)
@@ -62,7 +50,7 @@ def test_a_run_shows_the_changelog_entries_that_landed_with_it(
     assert panel.locator(f"a[href='{L1B_LINK}']").count() == 1
     page.close()
     # The entry names l1b only: l05b's page lists no entry for that run.
-    page = _open(reader, site, "l05b")
+    page = reader.open_config(site, "l05b")
     page.select_option("#run-pick", str(CHANGE))
     assert page.locator(f"#landed a[href='{L1B_LINK}']").count() == 0
     page.close()

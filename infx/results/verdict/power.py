@@ -30,8 +30,11 @@ MAX_REPEATS = 10
 
 
 def worse_pct(log: np.ndarray, sign: np.ndarray) -> np.ndarray:
-    """A change of `log` (>= 0) in the worse direction, as a positive percent."""
-    out: np.ndarray = np.where(sign > 0, -np.expm1(-log), np.expm1(log)) * 100
+    """A change of `log` (>= 0) in the worse direction, as a positive percent. A series too
+    noisy to bound reads as an infinite band (np.where computes both sides, so a huge log
+    overflows on the side not taken): no warning for the user's terminal."""
+    with np.errstate(over="ignore"):
+        out: np.ndarray = np.where(sign > 0, -np.expm1(-log), np.expm1(log)) * 100
     return out
 
 
