@@ -26,6 +26,7 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 from infx.matrix.rows import (
     EVAL_BUCKETS,
@@ -35,7 +36,8 @@ from infx.matrix.rows import (
     plan_of,
     row_id,
 )
-from infx.rerun.rules import JobOutcome
+from infx.rerun.rules import JobOutcome, _point
+from infx.results.table.rows import Row, Table
 
 PR = "pr"
 BASE = "base"
@@ -178,3 +180,68 @@ def _lists(plan: MatrixPlan) -> list[list[MatrixRow]]:
     """Every list of rows of a plan: its buckets, then its eval buckets."""
     found = [*plan["single_node"].values(), *plan["multi_node"].values()]
     return found + [plan.get(name) or [] for name in EVAL_BUCKETS]
+
+
+@dataclass(frozen=True)
+class Halves:
+    """A paired repeat's own table cut in two: what this PR's image measured and what main's
+    did beside it."""
+
+    pr: Table
+    base: Table
+    pairs: int  # pairs whose main half left a row in the table
+    shared: int  # points main's row and the PR's measure with one recipe: kept as the PR's
+
+
+def _measured(row: Row) -> str:
+    """A result row's point as the job that measured it planned it (rules._point's text,
+    the master config's key aside: main's row and the PR's may name different ones)."""
+    recipe = {k: v for k, v in row["recipe"].items() if k != "config-key"}
+    return _point(row["kind"], row["identity"], recipe)
+
+
+def _planned(row: Mapping[str, Any], is_eval: bool) -> set[str]:
+    from infx.results.ingest.process import eval_concurrency, expected_outputs, identity, recipe
+
+    planned = cast(MatrixRow, dict(row))
+    how = recipe(planned)
+    if is_eval or planned.get("run-eval"):
+        return {_point("accuracy", identity(planned, eval_concurrency(planned)), how)}
+    return {_point("throughput", identity(planned, c), how) for c, _ in expected_outputs(planned)}
+
+
+def halves(table: Table, recorded: Sequence[Mapping[str, Any]]) -> Halves:
+    """Split a paired repeat's own table by its pairs.json (`recorded`): a row measured by
+    main's half of a pair goes to main's table, every other row to this PR's. A point both
+    halves plan with the very same recipe (the PR left the config as main has it) cannot be
+    told apart once collected (one point, the later job's): it stays the PR's, and the
+    config is then judged against main's history, unpaired."""
+    mine: set[str] = set()
+    theirs: dict[str, int] = {}
+    for n, entry in enumerate(recorded):
+        is_eval = bool(entry.get("eval"))
+        pr, base = entry.get("pr"), entry.get("base")
+        if isinstance(pr, Mapping):
+            mine |= _planned(pr, is_eval)
+        if isinstance(base, Mapping):
+            theirs.update(dict.fromkeys(_planned(base, is_eval), n))
+    shared = set(theirs) & mine
+    pr_rows: list[Row] = []
+    base_rows_: list[Row] = []
+    partners: set[int] = set()
+    seen: set[str] = set()
+    for row in table["rows"]:
+        point = _measured(row)
+        seen.add(point)
+        if point in theirs and point not in shared:
+            base_rows_.append(row)
+            partners.add(theirs[point])
+        else:
+            pr_rows.append(row)
+    kept = {k: v for k, v in table.items() if k != "rows"}
+    return Halves(
+        pr=cast(Table, {**kept, "rows": pr_rows}),
+        base=cast(Table, {**kept, "rows": base_rows_}),
+        pairs=len(partners),
+        shared=len(shared & seen),
+    )
