@@ -189,6 +189,7 @@ class Halves:
 
     pr: Table
     base: Table
+    other: Table  # rows no pair planned (a canary due first): no repeat of anything asked
     pairs: int  # pairs whose main half left a row in the table
     shared: int  # points main's row and the PR's measure with one recipe: kept as the PR's
 
@@ -212,10 +213,14 @@ def _planned(row: Mapping[str, Any], is_eval: bool) -> set[str]:
 
 def halves(table: Table, recorded: Sequence[Mapping[str, Any]]) -> Halves:
     """Split a paired repeat's own table by its pairs.json (`recorded`): a row measured by
-    main's half of a pair goes to main's table, every other row to this PR's. A point both
+    main's half of a pair goes to main's table, a row of the PR's half (paired or alone) to
+    this PR's, any other row (a canary due first, of a config nobody asked to repeat) to
+    `other`: it was measured in the pairs' session without a partner, and pooled with the
+    PR's runs it would carry that session's speed into its config's verdict. A point both
     halves plan with the very same recipe (the PR left the config as main has it) cannot be
     told apart once collected (one point, the later job's): it stays the PR's, and the
-    config is then judged against main's history, unpaired."""
+    config is then judged against main's history, unpaired. Without pairs, every row is
+    the PR's."""
     mine: set[str] = set()
     theirs: dict[str, int] = {}
     for n, entry in enumerate(recorded):
@@ -226,22 +231,25 @@ def halves(table: Table, recorded: Sequence[Mapping[str, Any]]) -> Halves:
         if isinstance(base, Mapping):
             theirs.update(dict.fromkeys(_planned(base, is_eval), n))
     shared = set(theirs) & mine
-    pr_rows: list[Row] = []
-    base_rows_: list[Row] = []
+    split: dict[str, list[Row]] = {"pr": [], "base": [], "other": []}
     partners: set[int] = set()
     seen: set[str] = set()
     for row in table["rows"]:
         point = _measured(row)
         seen.add(point)
         if point in theirs and point not in shared:
-            base_rows_.append(row)
+            split["base"].append(row)
             partners.add(theirs[point])
+        elif point in mine or not recorded:
+            split["pr"].append(row)
         else:
-            pr_rows.append(row)
+            split["other"].append(row)
     kept = {k: v for k, v in table.items() if k != "rows"}
+    tables = {side: cast(Table, {**kept, "rows": rows}) for side, rows in split.items()}
     return Halves(
-        pr=cast(Table, {**kept, "rows": pr_rows}),
-        base=cast(Table, {**kept, "rows": base_rows_}),
+        pr=tables["pr"],
+        base=tables["base"],
+        other=tables["other"],
         pairs=len(partners),
         shared=len(shared & seen),
     )

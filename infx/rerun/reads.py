@@ -349,3 +349,14 @@ def repeat_facts(
         record = RunRecord.from_json(data, str(asked.record_file))
     settings = load_settings(root).results
     return verdict, record, settings.confirm_repeats, settings.paired_repeats
+
+
+def read_pairs(path: Path) -> list[dict[str, Any]]:
+    """A paired repeat's pairs.json (`infx.rerun.paired.document`): its entries."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise UsageError(f"{path} is not a pairs document (JSON)") from None
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise UsageError(f"{path} is not a pairs document (a list of pairs)")
+    return data

@@ -79,6 +79,17 @@ def test_one_recipe_on_both_sides_stays_the_pr_s() -> None:
     assert (split.pairs, split.shared) == (0, 1)
 
 
+def test_a_row_no_pair_planned_is_kept_apart() -> None:
+    canary = fixed_row(conc=1, tp=2)  # a canary due first, of a config nobody asked for
+    table = {
+        "format": "infx-results/1",
+        "rows": [measured(pr_row(4), 100.0), measured(canary, 9.0)],
+    }
+    split = halves(table, recorded([pr_row(4)], [main_row(4)]))  # type: ignore[arg-type]
+    assert [r["metrics"]["tput_per_gpu"] for r in split.pr["rows"]] == [100.0]
+    assert [r["metrics"]["tput_per_gpu"] for r in split.other["rows"]] == [9.0]
+
+
 def test_no_pairs_leave_the_table_as_it_is() -> None:
     table = {"format": "infx-results/1", "rows": [measured(pr_row(4), 100.0)]}
     split = halves(table, [])  # type: ignore[arg-type]
