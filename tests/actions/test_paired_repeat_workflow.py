@@ -16,6 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from infx.cli import cli
 from infx.results.ingest.files import process_job, write_json
 from infx.results.ingest.process import RESULT_FILE
 from tests.actions import test_gpu_hours as forty
@@ -143,13 +146,18 @@ def _paired_repeat(source_run: SourceRun, api: FakeGitHub, tmp_path: Path, chang
 
 def _config_verdicts(rerun: Any, repeated: list[dict[str, Any]]) -> tuple[dict, list[str]]:
     verdict = json.loads((rerun.artifacts["results-verdict"] / "verdict.json").read_text())
+    return verdict, _config_verdicts_of(verdict, repeated)
+
+
+def _config_verdicts_of(verdict: dict, repeated: list[dict[str, Any]]) -> list[str]:
+    """The verdicts of the repeated config's throughput (its accuracy aside)."""
     ident = {k: v for k, v in repeated[0]["identity"].items() if k not in ("conc", "hardware")}
     found = [
         c["verdict"] for c in verdict["configs"]
         if c["kind"] == "throughput"
         and {k: v for k, v in c["identity"].items() if k != "hardware"} == ident
     ]  # fmt: skip
-    return verdict, found
+    return found
 
 
 def test_a_paired_repeat_on_a_slow_node_reads_within_noise(
@@ -176,6 +184,14 @@ def test_a_paired_repeat_on_a_slow_node_reads_within_noise(
     assert config == ["within-noise"], (config, verdict["notes"])
     assert verdict["configs_by_verdict"]["coverage-lost"] == 0
     assert verdict["gate"]["passed"], [(c["label"], c["verdict"]) for c in verdict["configs"]]
+    # Unpaired, the same tables read the session's 10 % as the PR's own.
+    pool = rerun.artifacts["results-pool"]
+    args = ["results", "compare", str(pool / f"run-{A_ID}" / "results.json"), "--repeat",
+            str(pool / f"run-{B_ID}" / "results.json"), "--history", str(tmp_path / "history"),
+            "--format", "json"]  # fmt: skip
+    done = CliRunner().invoke(cli, args)
+    alone, _ = json.JSONDecoder().raw_decode(done.output[done.output.index("{") :])
+    assert _config_verdicts_of(alone, repeated) != ["within-noise"], alone["notes"]
 
 
 def test_a_paired_repeat_catches_the_pr_s_own_regression(
