@@ -44,6 +44,9 @@ class ResultsSettings:
     history_runs: int = 20
     site_url: str | None = None  # the results site: the PR comment links to its overlay
     confirm_repeats: int = 0  # repeats a sweep's compare dispatches for unconfirmed configs
+    paired_repeats: bool = (
+        False  # a repeat measures main's image beside the PR's (read at the base)
+    )
     false_fail: float = 0.05  # unchanged sweeps the gate may fail (the verdict's error rate)
 
 
@@ -179,6 +182,7 @@ def _results(table: Mapping[str, Any]) -> ResultsSettings:
         history_runs=table.get("history-runs", default.history_runs),
         site_url=table.get("site-url", default.site_url),
         confirm_repeats=table.get("confirm-repeats", default.confirm_repeats),
+        paired_repeats=table.get("paired-repeats", default.paired_repeats),
         false_fail=float(table.get("false-fail", default.false_fail)),
     )
 

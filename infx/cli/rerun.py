@@ -182,3 +182,31 @@ def rerun_failed(decide_only: bool, workflow: str, repo: str | None) -> None:
     """Handle a `/rerun-failed [<run_id>]` comment on a PR: a maintainer's request to run
     again the jobs of the PR's newest sweep (or the pinned run) that left no valid result."""
     carried(cases.rerun_failed(decide_only, workflow, repo))
+
+
+@click.command("split-pairs")
+@click.argument("table_file", type=EXISTING_FILE)
+@click.option("--pairs", "pairs_file", required=True, type=EXISTING_FILE, help="The repeat's pairs.json (its sweep-plan folder).")  # fmt: skip
+@click.option("--out-dir", required=True, type=FOLDER, help="Where to write results.json (this PR's half), base.json (main's) and other.json (rows of no pair: a canary).")  # fmt: skip
+def split_pairs(table_file: Path, pairs_file: Path, out_dir: Path) -> None:
+    """Split a paired repeat's own table (TABLE_FILE, `infx results collect`) into this
+    PR's measurements and main's, which its compare takes as --repeat and --baseline-repeat."""
+    from infx.rerun.paired import halves
+    from infx.results.ingest.files import load_results, write_json
+
+    split = halves(load_results(table_file), reads.read_pairs(pairs_file))
+    write_json(out_dir / "results.json", split.pr)
+    if split.base["rows"]:
+        write_json(out_dir / "base.json", split.base)
+    if split.other["rows"]:
+        write_json(out_dir / "other.json", split.other)
+    click.echo(
+        f"{len(split.pr['rows'])} row(s) of this PR's image, {len(split.base['rows'])} of "
+        f"main's beside them ({split.pairs} pair(s)), {len(split.other['rows'])} of no pair "
+        "(not pooled)"
+        + (
+            f"; {split.shared} point(s) of one recipe on both sides kept as the PR's"
+            if split.shared
+            else ""
+        )
+    )

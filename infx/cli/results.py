@@ -140,7 +140,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.argument("current", type=EXISTING)
 @click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
-@click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help="A run of main's image measured in the same session as this PR's, on the same runner, interleaved: one per PR run (CURRENT, then each --repeat, in order). The verdict is then on the pairs' differences; main's history gives the scatter only. Repeatable.")  # fmt: skip
+@click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help="A run of main's image measured in the same session as this PR's, on the same runner, interleaved: one per PR run (CURRENT, then each --repeat, in order), or fewer: then they pair with this PR's newest runs. The configs they measured are judged on the pairs' differences alone, main's history giving the scatter only; the others on all of this PR's runs against main's history. Repeatable.")  # fmt: skip
 @click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])

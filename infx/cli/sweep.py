@@ -49,7 +49,7 @@ strict_option = click.option("--strict", is_flag=True, help=HELP["--strict"])
 
 # The reruns, triage, budget and review commands, imported only when one runs (they load
 # PyGithub): name -> module of infx.cli.
-LAZY = dict.fromkeys(("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat"), "rerun")  # fmt: skip
+LAZY = dict.fromkeys(("timings", "triage", "status", "rerun", "rerun-plan", "dispatch-rerun", "repeat", "split-pairs"), "rerun")  # fmt: skip
 LAZY |= dict.fromkeys(("priority", "priority-labels", "success-rate"), "review")
 
 

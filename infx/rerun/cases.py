@@ -49,8 +49,8 @@ def dispatch(dispatched: str, reaction: str, workflow: str, repo: str | None) ->
 def repeat(asked: RepeatRequest) -> Decided:
     """`sweep repeat`: the next repeat of a run whose verdict left configs unconfirmed."""
     gh = reads.client(asked.repo)
-    verdict, record, confirm = reads.repeat_facts(git.root(), asked)
-    data, said = repeat_decision(asked, verdict, record, confirm, gh.slug)
+    verdict, record, confirm, paired = reads.repeat_facts(git.root(), asked)
+    data, said = repeat_decision(asked, verdict, record, confirm, gh.slug, paired=paired)
     if data is None or asked.dry_run:
         return Decided((said,))
     run = reads.dispatched_run(gh, data)

@@ -15,6 +15,16 @@ from infx.markdown import Md, table, text
 from infx.matrix import origins
 from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
+from infx.rerun.paired import (
+    PAIRS_FILE,
+    Pair,
+    base_rows,
+    paired_pins,
+    pairs,
+    source_nodes,
+    with_partners,
+)
+from infx.rerun.paired import document as paired_document
 from infx.rerun.repeat import repeat_positions
 from infx.rerun.rules import (
     ESTIMATE_FILE,
@@ -44,6 +54,7 @@ from infx.sweep.record import PINS_FILE, RECORD_FILE, RunRecord
 if TYPE_CHECKING:
     from infx.github.client import Job, Run
     from infx.matrix.cost import BudgetVerdict
+    from infx.matrix.rows import MatrixRow
     from infx.matrix.timings import Timings
     from infx.results.verdict.floors import Floors
 
@@ -111,6 +122,9 @@ class RerunPlanFacts:
     recorded: Timings | None = None  # what the source run recorded (its sweep-jobs)
     main_timings: Timings | None = None  # main's own sweeps' (`sweep timings`, --durations)
     repeat: set[str] = field(default_factory=set)  # scope repeat: the unconfirmed points
+    # scope repeat: main's plan of the repeated configs (the base's master configs), each
+    # repeated row's partner; empty: the repeat measures this PR alone
+    base_jobs: list[tuple[MatrixRow, bool]] = field(default_factory=list)
 
     @property
     def timings(self) -> Timings:
@@ -198,6 +212,15 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     todo = plan_rerun(whole, chosen, recipe_changed=changed, source_canary=record.canary)
     if facts.other_node:
         todo.pins, todo.notes = pin_nodes([row for row, _ in todo.jobs], seen, facts.pools)
+    found: list[Pair] = []
+    if request.scope == "repeat" and facts.base_jobs:
+        # The repeated rows only: a canary due first is no unconfirmed row.
+        asked = {row_id(plan_jobs[i][0]) for i in chosen}
+        repeated = [job for job in todo.jobs if row_id(job[0]) in asked]
+        found = pairs(repeated, base_rows(facts.base_jobs), source_nodes(seen), facts.pools)
+        todo.plan = with_partners(todo.plan, found)
+        todo.jobs = jobs_of(todo.plan)
+        todo.pins = {**todo.pins, **paired_pins(found)}
     mine = record.rerun(request.this_run, facts.head_sha, request.scope)
     costs = estimate(todo.jobs, facts.timings.durations(), record.agentx_fast, facts.node_gpus)
     budget = verdict(costs, record.category, facts.budgets)
@@ -218,6 +241,8 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
             "results mix two versions and cannot be reused"
         )
     out.files[folder / PINS_FILE] = json_bytes(todo.pins)
+    if found:
+        out.files[folder / PAIRS_FILE] = json_bytes(paired_document(found))
     if facts.files.origins:
         out.files[folder / origins.FILE] = json_bytes(origins.document(facts.files.origins))
     out.files[folder / TIMINGS_FILE] = json_bytes(facts.timings.as_json())
@@ -264,6 +289,7 @@ def _summary(
         f"**Budget**: {text(budget.text())}."
     )
     kinds = failures(seen)
+    mains = {row_id(row) for row, _ in facts.base_jobs}
     rows: list[list[object]] = []
     for row, _ in todo.jobs:
         rid = row_id(row)
@@ -271,6 +297,8 @@ def _summary(
         why = "canary" if first else kinds.get(rid, "no valid result")
         if request.scope == "repeat" and not first:
             why = "repeat: unconfirmed"
+            if rid in mains:
+                why = "repeat: main's image beside it"
         rows.append([row["exp-name"], row["conc"], row["runner"], todo.pins.get(rid, ""), why])
     notes = "".join(f"- {text(note)}\n" for note in todo.notes)
     headers = ("job", "conc", "runner", "pinned to", "why")

@@ -19,7 +19,9 @@ from infx.github.permissions import WRITE_PERMISSIONS
 from infx.github.values import Approval, Environment
 from infx.matrix.cost import node_gpus
 from infx.matrix.inputs import digests_at, manifest_of
-from infx.matrix.sources import load_runners, plan_change
+from infx.matrix.options import PlanOptions
+from infx.matrix.rows import MatrixRow
+from infx.matrix.sources import Planned, load_runners, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
@@ -261,6 +263,7 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
     if why is not None or record is None:
         return replace(found, refused=why or "")
     manifest = read_manifest(request.manifest_file)
+    base_jobs: list[tuple[MatrixRow, bool]] = []
     if record.pr is not None:
         planned = plan_change(
             root, "HEAD^1", "HEAD", settings.changelog, settings.master_configs,
@@ -270,6 +273,9 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         changed = plan_changed(manifest, now, record)
         if changed is not None:
             return replace(found, refused=changed)
+        # Read at the base: a PR does not double its own repeats' GPU time.
+        if request.scope == "repeat" and load_at(root, "HEAD^1").results.paired_repeats:
+            base_jobs = main_jobs(planned, record.options)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
@@ -293,7 +299,29 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         repeat=repeat_points(read_verdict(request.source_dir))
         if request.scope == "repeat"
         else set(),
+        base_jobs=base_jobs,
     )
+
+
+def main_jobs(planned: Planned, options: PlanOptions) -> list[tuple[MatrixRow, bool]]:
+    """Main's plan of every config at the base (HEAD^1 of the merge ref), with the sweep's
+    options, in the format the PR's plan was read in: the partners of a paired repeat.
+    The base's configs are read as data (never run); a base that cannot be planned leaves
+    the repeat unpaired."""
+    from infx.matrix.plan import build_plan
+    from infx.rerun.rules import jobs_of, whole_plan
+
+    read_base = planned.inputs.base
+    head = planned.result.head
+    if read_base is None or head is None:
+        return []
+    try:
+        base = replace(read_base(), fmt=head.fmt)
+        keys = base.masters.keys()
+        plan = build_plan([{"config-keys": keys}], base, options) if keys else None
+    except InfxError:
+        return []
+    return jobs_of(whole_plan(plan.as_json())) if plan is not None else []
 
 
 def _recorded(path: Path, run_id: int) -> Timings | None:
@@ -303,10 +331,12 @@ def _recorded(path: Path, run_id: int) -> Timings | None:
     return parse_timings(path.read_bytes(), f"run {run_id}'s {JOBS_ARTIFACT}/{TIMINGS_FILE}")
 
 
-def repeat_facts(root: Path, asked: RepeatRequest) -> tuple[dict[str, Any], RunRecord | None, int]:
+def repeat_facts(
+    root: Path, asked: RepeatRequest
+) -> tuple[dict[str, Any], RunRecord | None, int, bool]:
     """What `infx sweep repeat` decides from: this run's verdict ({} when its compare
     wrote none), its rerun record (None when its plan left none) and, from the checkout
-    it runs in (the default branch), `[results] confirm-repeats`."""
+    it runs in (the default branch), `[results] confirm-repeats` and `paired-repeats`."""
     verdict: dict[str, Any] = {}
     if asked.verdict_file.is_file():
         verdict = read_verdict_file(asked.verdict_file)
@@ -317,4 +347,16 @@ def repeat_facts(root: Path, asked: RepeatRequest) -> tuple[dict[str, Any], RunR
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise UsageError(f"{asked.record_file} is not JSON") from None
         record = RunRecord.from_json(data, str(asked.record_file))
-    return verdict, record, load_settings(root).results.confirm_repeats
+    settings = load_settings(root).results
+    return verdict, record, settings.confirm_repeats, settings.paired_repeats
+
+
+def read_pairs(path: Path) -> list[dict[str, Any]]:
+    """A paired repeat's pairs.json (`infx.rerun.paired.document`): its entries."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise UsageError(f"{path} is not a pairs document (JSON)") from None
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise UsageError(f"{path} is not a pairs document (a list of pairs)")
+    return data

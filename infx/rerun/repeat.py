@@ -147,8 +147,13 @@ def repeat_decision(
     record: RunRecord | None,
     confirm: int,
     repo: str,
+    *,
+    paired: bool = False,
 ) -> tuple[Dispatch | None, str]:
-    """The dispatch of the next repeat (None: none) and what to say about it."""
+    """The dispatch of the next repeat (None: none) and what to say about it. A paired
+    repeat (`paired-repeats`) runs main's row beside each of the PR's: twice the rows and
+    the GPU-hours the verdict priced for the PR's half (its planning job prices the pairs
+    main plans; a config main does not plan runs alone)."""
     inputs = repeat_dispatch(
         verdict, record, confirm,
         run_id=int(asked.run_id), pr=asked.pr, head_repo=asked.head_repo, repo=repo,
@@ -160,8 +165,18 @@ def repeat_decision(
     section = verdict.get("repeats") or {}
     hours = section.get("gpu_hours") if isinstance(section, Mapping) else None
     done = record.repeats if record is not None else 0
+    count = len(_rows(verdict))
+    if paired:
+        priced = round(2 * hours, 3) if isinstance(hours, (int, float)) else hours
+        said = (
+            f"repeat {done + 1} of {min(confirm, MAX_REPEATS)}, paired: {count} row(s) of "
+            f"unconfirmed configs run again, each beside main's row of its config on one node "
+            f"({2 * count} jobs at most, about {priced} GPU-hours per repeat with both halves; "
+            "the budget gate holds it when over budget)"
+        )
+        return {"workflow": asked.workflow, "ref": asked.ref, "inputs": inputs}, said
     said = (
-        f"repeat {done + 1} of {min(confirm, MAX_REPEATS)}: {len(_rows(verdict))} row(s) of "
+        f"repeat {done + 1} of {min(confirm, MAX_REPEATS)}: {count} row(s) of "
         f"unconfirmed configs run again (about {hours} GPU-hours per repeat; the budget gate "
         "holds it when over budget)"
     )

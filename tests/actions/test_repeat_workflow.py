@@ -159,3 +159,36 @@ def test_with_the_setting_on_a_settled_repeat_asks_for_no_more(
     assert len([d for d in rerun.dispatches if not d.job.startswith("canary")]) == 2
     assert rerun.ran("repeat") and "no repeat: no config is unconfirmed" in rerun.log("repeat")
     assert api.state.workflow_dispatches == []
+
+
+def test_a_paired_repeat_runs_main_s_row_beside_each_pr_row_on_one_node(
+    source_run: SourceRun, api: FakeGitHub, tmp_path: Path
+) -> None:
+    """With `paired-repeats` on the default branch, each unconfirmed row runs again with
+    main's row of its config beside it (here main plans the same recipe: the PR changed
+    only the changelog), both pinned to the node that measured the row in run A, the
+    order alternating pair by pair; the plan prices both halves and records the pairs."""
+    repo = _budgeted_base(source_run, tmp_path, "[results]\npaired-repeats = true\n")
+    world = world_for(repo, api, tmp_path)
+    unconfirmed = results(source_run.run)[:2]
+    _publish_with_verdict(source_run, api, world, tmp_path, unconfirmed)
+    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
+    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    assert rerun.ran("setup"), rerun.log("setup")
+    plan = rerun.artifacts["sweep-plan"]
+    found = json.loads((plan / "pairs.json").read_text())
+    assert len(found) == 2 and all(p["base"] is not None for p in found), found
+    assert [p["order"] for p in found] == [["pr", "base"], ["base", "pr"]]
+    nodes = {p["node"] for p in found}
+    assert all(nodes) and "main's image beside it" in rerun.log("setup")
+    # Both halves of each pair ran, each on its pair's node (the canary aside).
+    ran = [d for d in rerun.dispatches if not d.job.startswith("canary")]
+    assert len(ran) == 4, [point(d.row) for d in ran]
+    for pair in found:
+        on = [d.node for d in ran if point(d.row) == point(pair["pr"])]
+        assert on == [pair["node"]] * 2, (on, pair["node"])
+    # Priced: the estimate holds every job of the plan, both halves.
+    estimate = json.loads((plan / "estimate.json").read_text())
+    assert estimate

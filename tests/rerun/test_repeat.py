@@ -200,6 +200,18 @@ def test_compare_writes_a_verdict_from_which_a_repeat_is_dispatched(api, tmp_pat
     assert sent["inputs"] == {"rerun-of": str(RUN), "scope": "repeat", "pr-number": "17"}
 
 
+def test_a_paired_repeat_names_both_halves_and_their_price(api, tmp_path: Path) -> None:
+    """With `paired-repeats` on, the request names the pairs and prices main's half too."""
+    verdict = json.loads(_verdict_file(tmp_path).read_text())
+    hours, rows = verdict["repeats"]["gpu_hours"], len(verdict["repeats"]["rows"])
+    done = _repeat(api, tmp_path, ON + "paired-repeats = true\n", record())
+    assert done.exit_code == 0, done.output
+    assert "repeat 1 of 2, paired" in done.output
+    assert f"{2 * rows} jobs at most" in done.output
+    assert f"about {round(2 * hours, 3)} GPU-hours per repeat with both halves" in done.output
+    assert len(api.state.workflow_dispatches) == 1
+
+
 @pytest.mark.parametrize(
     ("toml", "rec", "says"),
     [

@@ -307,9 +307,10 @@ def _head(report: Report, context: Context) -> str:
     ]
     if context.history:
         head.append(f"Main's history: {context.history}.\n\n")
-    from infx.results.render.model import calibration_line
+    from infx.results.render.model import calibration_line, pairs_line
 
     head.append(calibration_line(report))
+    head.append(pairs_line(report))
     if context.overlay:
         head.append(f"{context.overlay}\n\n")
 

@@ -128,6 +128,17 @@ def calibration_line(report: Report) -> str:
     )
 
 
+def pairs_line(report: Report) -> str:
+    """How many pairs a paired comparison judged ("" without one)."""
+    if not report.paired_configs:
+        return ""
+    return (
+        f"Paired: {report.paired_configs} config(s) judged on {report.pairs} pair(s) of runs, "
+        "this PR's image and main's measured beside it on one node, on their differences "
+        "(the session's own speed cancels); the others against main's history.\n\n"
+    )
+
+
 def method(report: Report) -> str:
     """How the verdict was reached, in plain words."""
     return (

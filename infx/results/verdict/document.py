@@ -140,7 +140,9 @@ def _config_json(c: Config) -> dict[str, Any]:
 
 
 def repeats_section(report: Report) -> dict[str, Any]:
-    """Every unconfirmed config's runs to dispatch: rows with their counts, GPU-hours."""
+    """Every unconfirmed config's runs to dispatch: rows with their counts, GPU-hours; and
+    the pairs this verdict judged (runs of main's image beside this PR's, and the configs
+    judged on them; 0 and 0 without)."""
     rows: list[dict[str, Any]] = []
     hours = 0.0
     for config in report.configs:
@@ -149,7 +151,12 @@ def repeats_section(report: Report) -> dict[str, Any]:
             continue
         rows += [{**row, "count": found.count} for row in found.rows]
         hours += found.gpu_hours
-    return {"rows": rows, "count": sum(r["count"] for r in rows), "gpu_hours": round(hours, 3)}
+    return {
+        "rows": rows,
+        "count": sum(r["count"] for r in rows),
+        "gpu_hours": round(hours, 3),
+        "pairs": {"runs": report.pairs, "configs": report.paired_configs},
+    }
 
 
 def to_json(report: Report) -> dict[str, Any]:

@@ -81,17 +81,21 @@ def compare(
     (main's runs, oldest first), at the false-fail rate `q`. A `trimmed` run measured each
     curve at its lowest concurrency only: the points it did not plan are missing, but not
     coverage lost. `beside`: runs of main's image measured in the same session as this PR's
-    (one per PR run, in order): judged as paired differences (`infx.results.verdict.paired`),
-    main's history giving the scatter only."""
+    newest runs (one per run, the last len(beside) of `rows` and `repeats`, in order): the
+    configs they measured are judged on those pairs alone, as paired differences
+    (`infx.results.verdict.paired`), main's history giving the scatter only; every other
+    config on all of this PR's runs against main's history, as without them."""
     notes: list[str] = []
     tables = [rows, *repeats]
     frame = history if isinstance(history, Frame) else of_documents(history)
     names = matched([*(measured(t) for t in (*tables, *beside)), *frame.measured()])
     mine, which = pooled(tables, notes, names)
     partners = pooled(beside, [], names) if beside else None
+    halves = pooled(tables[len(tables) - len(beside) :], [], names) if beside else None
     hist = History.of(frame, notes, names)
     configs: list[Config] = []
     pending: list[Pending] = []
+    paired_pending: list[Pending] = []
     for key, points in mine.items():
         kind = key.split("|", 1)[0]
         first = next(iter(points.values()))[0]
@@ -104,22 +108,38 @@ def compare(
             configs.append(_new(key, ident, points))
             continue
         expected = set(hist.points[runs[-1]][key])
+        if partners is not None and halves is not None and key in partners[0] and key in halves[0]:
+            # Judged on its pairs: this PR's rows of the paired runs only.
+            ours = halves[0][key]
+            concs = sorted(set(ours) | expected)
+            paired_pending.append(
+                Pending(key, ident, ours, runs, expected, concs, tables=halves[1][key])
+            )
+            continue
         concs = sorted(set(points) | expected)
         pending.append(Pending(key, ident, points, runs, expected, concs, tables=which[key]))
     shifts: tuple[Shift, ...] = ()
     sweep_verdict = NEW
     calibration = None
     rate = q
-    if pending:
-        with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
-            warnings.simplefilter("ignore", RuntimeWarning)
+    with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if paired_pending:
+            # The points a pair did not measure are missing, never coverage lost: this PR's
+            # other runs hold them (`trimmed`).
             shifts, sweep_verdict, calibration, rate = _judge(
-                pending, hist, threshold, trimmed, configs, q, partners
+                paired_pending, hist, threshold, True, configs, q, partners
+            )
+        if pending:
+            shifts, sweep_verdict, calibration, rate = _judge(
+                pending, hist, threshold, trimmed, configs, q
             )
     if beside:
         notes.append(
-            f"paired: this PR's {len(tables)} run(s) against {len(beside)} run(s) of main's "
-            "image measured beside them; main's history gives the scatter only"
+            f"paired: this PR's {len(beside)} run(s) against {len(beside)} run(s) of main's "
+            f"image measured beside them, for {len(paired_pending)} config(s) (judged on their "
+            "pairs alone); main's history gives the scatter only"
+            + (f"; {len(tables)} run(s) of this PR for the others" if pending else "")
         )
     configs.extend(lost_configs(mine, hist))
     configs = [replace(c, label=variant_label(c.label, c.key)) for c in configs]
@@ -135,6 +155,8 @@ def compare(
         sweep=shifts,
         sweep_verdict=sweep_verdict,
         pr_runs=len(tables),
+        pairs=len(beside) if paired_pending else 0,
+        paired_configs=len(paired_pending),
         q=q,
         q_configs=rate / 2 if shifts else rate,
         q_held=rate,

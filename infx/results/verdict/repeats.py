@@ -37,15 +37,17 @@ def pairs(
     mine: Sequence[Table], mine_names: Sequence[str],
     beside: Sequence[Table], names: Sequence[str],
 ) -> None:  # fmt: skip
-    """Refuse main's runs beside this PR's unless there is one for each PR run, they are of
-    one head, and no run is given twice (on either side)."""
-    if len(beside) != len(mine):
+    """Refuse main's runs beside this PR's unless each has a run of this PR to pair with
+    (the newest len(beside) of them, in order), they are of one head, and no run is given
+    twice on either side. The two sides are refused apart: a paired repeat's two halves are
+    one workflow run (one run id) and two measurements, not one run given twice."""
+    if not beside or len(beside) > len(mine):
         raise UsageError(
             f"--baseline-repeat: {len(beside)} table(s) for {len(mine)} run(s) of this PR: "
-            "one run of main's image beside each, in the same order"
+            "one run of main's image beside each of this PR's newest runs, in the same order"
         )
     same_head(beside, names)
-    distinct([*mine, *beside], [*mine_names, *names])
+    distinct(mine, mine_names)
 
 
 def _point(row: Row) -> str:

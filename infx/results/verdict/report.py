@@ -176,6 +176,8 @@ class Report:
     sweep: tuple[Shift, ...] = ()  # the sweep-wide shift per metric, when estimated
     sweep_verdict: str = NOISE  # regressed | improved | within-noise (or new: not tested)
     pr_runs: int = 1  # this PR's tables pooled
+    pairs: int = 0  # runs of main's image beside this PR's newest (`beside`) that paired
+    paired_configs: int = 0  # configs judged on those pairs
     q: float = 0.05  # the false-fail rate named ([results] false-fail)
     q_configs: float | None = None  # the rate the configs were judged at (None: q)
     q_held: float | None = None  # q, or tighter when main's own runs fail too often at q
