@@ -122,18 +122,27 @@ def compare(
     sweep_verdict = NEW
     calibration = None
     rate = q
+    # Paired configs and the others are judged apart, each pass at its share of `q` by
+    # configs, so that the verdict as a whole still fails unchanged sweeps at most at `q`
+    # (each config's own level is what one pass over all of them would give it).
+    total = len(paired_pending) + len(pending)
     with warnings.catch_warnings():  # all-NaN slices: series a run did not measure
         warnings.simplefilter("ignore", RuntimeWarning)
+        paired_rate = 0.0
         if paired_pending:
             # The points a pair did not measure are missing, never coverage lost: this PR's
             # other runs hold them (`trimmed`).
-            shifts, sweep_verdict, calibration, rate = _judge(
-                paired_pending, hist, threshold, True, configs, q, partners
+            share = q * len(paired_pending) / total
+            shifts, sweep_verdict, calibration, paired_rate = _judge(
+                paired_pending, hist, threshold, True, configs, share, partners
             )
+            rate = paired_rate
         if pending:
+            share = q * len(pending) / total
             shifts, sweep_verdict, calibration, rate = _judge(
-                pending, hist, threshold, trimmed, configs, q
+                pending, hist, threshold, trimmed, configs, share
             )
+            rate += paired_rate
     if beside:
         notes.append(
             f"paired: this PR's {len(beside)} run(s) against {len(beside)} run(s) of main's "

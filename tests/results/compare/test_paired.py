@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
@@ -135,3 +136,16 @@ def test_a_paired_repeat_catches_the_pr_s_own_change(tmp_path: Path) -> None:
     assert code == 1
     regressed = [c["identity"]["tp"] for c in doc["configs"] if c["verdict"] == "regressed"]
     assert regressed == [1]
+
+
+def test_paired_and_unpaired_configs_share_one_false_fail_rate(tmp_path: Path) -> None:
+    """The paired configs and the others are judged in two passes: each at its share of the
+    rate by configs, so the verdict as a whole runs at the rate the settings name (5 %),
+    not at twice it."""
+    folder, paths = _paired_repeat(tmp_path, seed=21, change=1.0)
+    _, doc = _paired_compare(folder, paths)
+    assert doc["repeats"]["pairs"]["configs"] == 2 and len(doc["configs"]) == CONFIGS
+    assert doc["method"]["alpha_held"] == doc["method"]["alpha"] == 0.05
+    # each config's own level: the rate over all six configs, as one pass would give it
+    levels = [c["alpha"] for c in doc["configs"]]
+    assert levels == pytest.approx([0.05 / CONFIGS] * CONFIGS), levels
