@@ -26,6 +26,7 @@ def nanmedian(values: np.ndarray, axis: int | None = None) -> np.ndarray:
     last = ordered.shape[axis] - 1
     low = np.take_along_axis(ordered, np.clip(low_at, 0, last), axis=axis)
     high = np.take_along_axis(ordered, np.clip(half, 0, last), axis=axis)
-    middle = np.where(count > 0, (low + high) / 2, np.nan)
+    with np.errstate(invalid="ignore"):  # inf + -inf: NaN, as nanmedian's
+        middle = np.where(count > 0, (low + high) / 2, np.nan)
     out: np.ndarray = np.squeeze(middle, axis=axis)
     return out
