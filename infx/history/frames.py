@@ -3,9 +3,9 @@ the database, in plain SQL on the driver's connection (`infx.history.reader`).
 
 Each config's window (its newest N runs, per kind) comes from `run_series` (a row per
 series a run holds, not one per point), read newest run first until every window is
-full; its points' numbers come from their columns, one query for all configs whose
-windows are the same runs, as the driver's plain tuples; only accuracy points' JSON is
-parsed (their scores are the point)."""
+full; its points' numbers come packed with those rows (`infx.history.packed`, a value
+per series and run), one query for all configs whose windows are the same runs; only
+accuracy points' JSON is parsed (their scores are the point)."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from typing import Any, cast
 
 import numpy as np
 
+from infx.errors import HistoryError
 from infx.history import rows as records
+from infx.history.packed import unpack
 from infx.history.reader import Reader
 from infx.results.table.frame import Frame, Series
 from infx.results.table.keys import family_key
-from infx.results.table.metrics import NUMBERS
 from infx.results.table.rows import Identity, Row
 
 _CHUNK = 500  # values per IN (...)
@@ -29,9 +30,9 @@ _PARAMETERS = 2000  # bound values per points query
 Found = dict[int, tuple[int, str, str, str]]  # series id -> config id, kind, variant, image
 Identities = dict[int, tuple[str, Identity]]  # config id -> key, identity
 Windows = dict[tuple[str, tuple[int, ...]], list[int]]  # (kind, runs) -> config ids
+Stored = tuple["np.ndarray", "np.ndarray", "np.ndarray"]  # run ids, series ids, rows
 _SERIES = ("config_id", "kind", "variant", "image")
 _JOINED = " AND ".join(f"s.{c} = p.{c}" for c in _SERIES)
-_INF = float("inf")  # a missing number, as the query returns it (JSON has no infinity)
 
 
 def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
@@ -63,7 +64,7 @@ def read(db: Reader, limit: int, keys: Collection[str], families: Collection[str
         series.update((s, (c, k, v, i)) for s, c, k, v, i in db.rows(sql, chunk))
     windows = _windows(db, series, limit)
     facts = _runs(db, sorted({r for _, runs in windows for r in runs}))
-    return _frame(_points(db, windows), _accuracy(db, windows), facts, series, identities)
+    return _frame(_points(db, windows, series), _accuracy(db, windows), facts, series, identities)
 
 
 def _windows(db: Reader, series: Found, limit: int) -> Windows:
@@ -144,17 +145,37 @@ def _where(
         yield " OR ".join(terms), values
 
 
-def _points(db: Reader, windows: Windows) -> list[tuple[Any, ...]]:
-    """(run, series, conc, NUMBERS...) of every point in the windows; a missing number as
-    infinity."""
-    numbers = ", ".join(f"COALESCE(p.{name}, ?)" for name in NUMBERS)
-    select = (
-        f"SELECT p.run_id, s.id, p.conc, {numbers} FROM points p JOIN series s ON {_JOINED} WHERE "
+def _points(db: Reader, windows: Windows, found: Found) -> Stored:
+    """(run ids, series ids, (conc, *NUMBERS) rows) of every point in the windows; a
+    missing number as NaN."""
+    of_config: dict[tuple[int, str], list[int]] = {}
+    for s, (config_id, kind, _, _) in sorted(found.items()):
+        of_config.setdefault((config_id, kind), []).append(s)
+    runs: list[int] = []
+    ids: list[int] = []
+    blobs: list[Any] = []
+    for (kind, window), configs in sorted(windows.items()):
+        wanted = [s for c in configs for s in of_config.get((c, kind), ())]
+        for some in _chunks(wanted):
+            sql = (
+                "SELECT run_id, series_id, numbers FROM run_series "
+                f"WHERE series_id IN ({_marks(some)}) AND run_id IN ({_marks(window)})"
+            )
+            for run_id, series_id, numbers in db.rows(sql, [*some, *window]):
+                if numbers is None:  # written outside infx: its points unread are not "none"
+                    raise HistoryError(
+                        f"run {run_id} holds series {series_id} without its numbers packed; "
+                        "store the run again (`infx results ingest`)"
+                    )
+                runs.append(run_id)
+                ids.append(series_id)
+                blobs.append(numbers)
+    table, counts = unpack(blobs)
+    return (
+        np.repeat(np.array(runs, dtype=np.int64), counts),
+        np.repeat(np.array(ids, dtype=np.int64), counts),
+        table,
     )
-    out: list[tuple[Any, ...]] = []
-    for where, values in _where(windows):
-        out += db.rows(select + where, [*(_INF for _ in NUMBERS), *values])
-    return out
 
 
 def _accuracy(db: Reader, windows: Windows) -> dict[tuple[int, int, int], str]:
@@ -170,7 +191,7 @@ def _accuracy(db: Reader, windows: Windows) -> dict[tuple[int, int, int], str]:
 
 
 def _frame(
-    stored: list[tuple[Any, ...]],
+    stored: Stored,
     accuracy: dict[tuple[int, int, int], str],
     facts: dict[int, records.RunFacts],
     found: Found,
@@ -178,10 +199,7 @@ def _frame(
 ) -> Frame:
     """The points as a frame: runs oldest first; points in the order a stored run's table
     lists them (kind, config, conc, variant)."""
-    width = 3 + len(NUMBERS)
-    table = np.fromiter(itertools.chain.from_iterable(stored), dtype=float)
-    table = table.reshape(len(stored), width)
-    run_ids, series_ids = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+    run_ids, series_ids, table = stored
     # Series in the order of a table's rows: kind, config key, then variant and image.
     held = sorted(
         set(series_ids.tolist()),
@@ -197,10 +215,9 @@ def _frame(
     by_id = np.argsort(in_time)
     run = by_id[np.searchsorted(in_time[by_id], run_ids)]
     of = number[series_ids]
-    conc = table[:, 2].astype(np.int64)
+    conc = table[:, 0].astype(np.int64)
     order = np.lexsort((of, conc, rank[of], run))
-    values = table[order, 3:]
-    values[np.isinf(values)] = np.nan
+    values = table[order, 1:]
     rows: dict[int, Row] = {}
     if accuracy:  # few points: their rows are rebuilt from their JSON
         scored = np.array([found[s][1] == "accuracy" for s in held], dtype=bool)

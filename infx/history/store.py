@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from infx import git, settings
 from infx.errors import GitError, ResultsError
@@ -220,7 +220,7 @@ class History:
             conn.execute(points.insert(), new)
         if changed:
             conn.execute(points.update().where(where), changed)
-        if new or changed or gone:
+        if new or changed or gone or _unpacked(conn, facts.id):
             _hold(
                 conn, facts.id, {(ids[p.config], p.kind, p.variant, p.image) for p in table.points}
             )
@@ -344,10 +344,11 @@ class History:
 
 def _hold(conn: Connection, run_id: int, named: set[tuple[int, str, str, str]]) -> None:
     """The series the table names (config, kind, variant, image) exist, and `run_series`
-    says again which of them the run holds points of, read from its points as they now
-    stand (an older attempt's points kept included)."""
+    says again which of them the run holds points of, and their numbers packed, read from
+    its points as they now stand (an older attempt's points kept included)."""
     from sqlalchemy import and_, select
 
+    from infx.history.packed import pack
     from infx.history.tables import points, run_series, series
 
     columns = ("config_id", "kind", "variant", "image")
@@ -358,12 +359,34 @@ def _hold(conn: Connection, run_id: int, named: set[tuple[int, str, str, str]]) 
     )
     conn.execute(run_series.delete().where(run_series.c.run_id == run_id))
     held = (
-        select(series.c.id, points.c.run_id)
-        .distinct()
+        select(series.c.id, points.c.conc, *(points.c[n] for n in NUMBERS))
         .join_from(points, series, and_(*(series.c[c] == points.c[c] for c in columns)))
         .where(points.c.run_id == run_id)
     )
-    conn.execute(run_series.insert().from_select(["series_id", "run_id"], held))
+    grouped: dict[int, list[tuple[Any, ...]]] = {}
+    for series_id, *point in conn.execute(held):
+        grouped.setdefault(series_id, []).append(tuple(point))
+    if grouped:
+        conn.execute(
+            run_series.insert(),
+            [
+                {"series_id": s, "run_id": run_id, "numbers": pack(found)}
+                for s, found in sorted(grouped.items())
+            ],
+        )
+
+
+def _unpacked(conn: Connection, run_id: int) -> bool:
+    """Whether a series of the run lacks its packed numbers (a row written outside infx):
+    storing the run again, unchanged, mends it."""
+    from sqlalchemy import select
+
+    from infx.history.tables import run_series
+
+    lacking = select(run_series.c.series_id).where(
+        run_series.c.run_id == run_id, run_series.c.numbers.is_(None)
+    )
+    return conn.execute(lacking.limit(1)).first() is not None
 
 
 def _mark_reused(conn: Connection, pr_run: int, main_run: int) -> None:

@@ -10,7 +10,8 @@ identity; on PostgreSQL `data::jsonb -> 'metrics'` reads it in SQL), and the num
 comparison judges are columns of their own (`NUMBERS`), so reading 40,000 points parses no
 JSON. A series is what one config's points share in a run (config, kind, variant, image);
 `run_series` says which series each run holds, so a config's window (its newest N runs)
-is read from a row per run rather than from its points. One row per judged pull request
+is read from a row per run rather than from its points, and holds those points' numbers
+packed in one value, so a comparison reads a value per series and run, not per number. One row per judged pull request
 run attempt (`verdicts`), written by `results compare --pr`.
 """
 
@@ -26,6 +27,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -101,6 +103,9 @@ run_series = Table(
     metadata,
     Column("series_id", Integer, ForeignKey("series.id"), primary_key=True),
     Column("run_id", BigInteger, ForeignKey("runs.id"), primary_key=True),
+    # The run's points of the series, packed (infx/history/packed.py): what a comparison
+    # reads instead of the points' columns. Written with the row; NULL only in theory.
+    Column("numbers", LargeBinary),
     Index(None, "run_id"),
 )
 

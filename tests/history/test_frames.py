@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from infx.errors import HistoryError
 from infx.history import open_history
 from infx.history.frames import read
 from infx.history.reader import reading
@@ -138,3 +141,23 @@ def test_an_empty_window_reads_nothing(history_url: str) -> None:
     assert [r["id"] for r in frame.runs] == [5000] and len(frame.run) == 3
     again = copy.deepcopy(frame)
     assert _read(again.without_runs({5000})) == ([], [])
+
+
+def test_a_series_without_its_numbers_is_refused_not_read_as_unmeasured(
+    history_url: str,
+) -> None:
+    """A `run_series` row written outside infx (or by hand) without its packed numbers
+    would read as a run that measured nothing: the comparison says which run to store
+    again instead of judging without it."""
+    with open_history(history_url) as history:
+        history.ingest(table(5000, curve(1000)))
+        history.ingest(table(5001, curve(1010), minute=10))
+    sql(history_url, "UPDATE run_series SET numbers = NULL WHERE run_id = 5001")
+    key = config_key(identity(curve(1)[0]))
+    with reading(history_url) as db, pytest.raises(HistoryError, match=r"run 5001 .* again"):
+        read(db, 5, {key})
+    # Stored again, unchanged, as the message says: read as it was.
+    with open_history(history_url) as history:
+        history.ingest(table(5001, curve(1010), minute=10))
+    with reading(history_url) as db:
+        assert sorted(r["id"] for r in read(db, 5, {key}).runs) == [5000, 5001]

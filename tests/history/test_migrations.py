@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import struct
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +38,7 @@ PINNED = {
     "0003_verdicts.py": "52d301af6712e21f3bcef115bf30ecb10f11b094301f3681d3893b9b2c84578e",
     "0004_receipts.py": "aa457714672c2b92ad7f865dbdc4ca24d85506b4a670fb2ba7ce8f2f1a3d049f",
     "0005_point_numbers.py": "72075070353886f7d41529d3855841aac2dd0dbd07931fc84271d4f0692a4e6a",
+    "0006_packed_numbers.py": "8e8adf7bb792cf0d944fbede0b41e242e3eb70b6b1b97c64d685e1a76213a689",
 }
 
 
@@ -131,6 +133,32 @@ SERIES = [
 ]
 
 
+def _packed_point(row: Row) -> dict:
+    """0006 on: as 0005, and `run_series` holds each run's numbers of a series packed."""
+    return _numbers_point(row)
+
+
+def _pack(url: str) -> None:
+    """0006's `run_series.numbers`: (conc, *numbers) little-endian float64 rows by conc."""
+    joined = " AND ".join(f"s.{c} = p.{c}" for c in _SERIES)
+    found = sql(
+        url,
+        f"SELECT s.id, p.run_id, p.conc, {', '.join(_NUMBERS)} FROM points p "
+        f"JOIN series s ON {joined} ORDER BY 1, 2, 3",
+    )
+    held: dict[tuple[int, int], list[float]] = {}
+    for series_id, run_id, *point in found:
+        values = [math.nan if v is None else float(v) for v in point]
+        held.setdefault((series_id, run_id), []).extend(values)
+    from sqlalchemy import text
+
+    update = text("UPDATE run_series SET numbers = :n WHERE series_id = :s AND run_id = :r")
+    with engine(url).begin() as conn:
+        for (series_id, run_id), values in held.items():
+            packed = struct.pack(f"<{len(values)}d", *values)
+            conn.execute(update, {"n": packed, "s": series_id, "r": run_id})
+
+
 def _write(url: str, docs: list[dict], point: Callable[[Row], dict], extra: str = "") -> None:
     from sqlalchemy import JSON, column
     from sqlalchemy import table as sa_table
@@ -168,9 +196,11 @@ def _write(url: str, docs: list[dict], point: Callable[[Row], dict], extra: str 
             [{"id": i, "key": k, "identity": identities[k]} for k, i in ids.items()],
         )
         conn.execute(points_table.insert(), stored)
-    if point is _numbers_point:
+    if point in (_numbers_point, _packed_point):
         for statement in SERIES:
             sql(url, statement)
+    if point is _packed_point:
+        _pack(url)
     if extra:
         sql(url, extra)
 
@@ -223,6 +253,7 @@ RELEASED: dict[str, tuple[Path | None, Callable[[Row], dict], int, str]] = {
     "0003": (None, _variant_point, 3, VERDICT),
     "0004": (None, _variant_point, 3, VERDICT),
     "0005": (None, _numbers_point, 3, VERDICT),
+    "0006": (None, _packed_point, 3, VERDICT),
 }
 
 
