@@ -34,7 +34,9 @@ from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, constants: list[str] | None = None) -> Any:
+    """The file's JSON; each NaN or infinity it spells is added to `constants` if given
+    (Python's reader takes them, no schema should)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -42,7 +44,14 @@ def read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     try:
-        return json.loads(text)
+        if constants is None:
+            return json.loads(text)
+
+        def constant(name: str) -> float:
+            constants.append(name)
+            return float(name)
+
+        return json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
 
@@ -115,8 +124,10 @@ def load_results(path: Path) -> Table:
 
 
 def _checked(path: Path) -> Table:
-    doc = read_json(path)
-    problems = result_errors(doc)
+    constants: list[str] = []
+    doc = read_json(path, constants)
+    # Parsed from text that spells no NaN or infinity, no number in it is one.
+    problems = result_errors(doc, finite=not constants)
     if problems:
         where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
         raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
