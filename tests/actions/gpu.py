@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,8 @@ from typing import Any
 
 from infx.results.ingest.files import process_job, write_json
 from infx.results.ingest.process import RESULT_FILE
-from tests.actions.harness import Dispatch, Run, World
+from tests.actions.conftest import SweepRepo
+from tests.actions.harness import Dispatch, Run, World, simulate
 from tests.github.fake_api import FakeGitHub, stamp
 from tests.results.formats import lm_eval_result, vllm_result, write
 
@@ -171,8 +173,51 @@ def publish(
 
 def pr_merge_ref(repo: Path, number: int = 17) -> None:
     """GitHub's refs/pull/N/merge, pointing at the repository's HEAD (the merge commit)."""
-    import subprocess
-
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True,
                           text=True, check=True).stdout.strip()  # fmt: skip
     subprocess.run(["git", "update-ref", f"refs/pull/{number}/merge", head], cwd=repo, check=True)
+
+
+def moved_base(
+    repo: SweepRepo,
+    tmp_path: Path,
+    files: dict[str, str],
+    message: str = "Settings",
+    *,
+    merged: dict[str, str] | None = None,
+) -> SweepRepo:
+    """A copy of `repo` (its tests share the original) whose default branch has moved on
+    since the PR's sweep: `files` in one commit `message`, and GitHub's merge ref a fresh
+    merge of the PR into it; `merged` are files the merge takes as the PR has them."""
+    path = tmp_path / "repo"
+    shutil.copytree(repo.path, path)
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("checkout", "-q", "-b", "main-2", repo.base)
+    for name, text in files.items():
+        (path / name).write_text(text)
+    git("add", *files)
+    git("commit", "-qm", message)
+    base = git("rev-parse", "HEAD")
+    git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
+    if merged:
+        for name, text in merged.items():
+            (path / name).write_text(text)
+        git("add", *merged)
+        git("commit", "-q", "--amend", "--no-edit")
+    pr_merge_ref(path)
+    return SweepRepo(path, base, repo.head, git("rev-parse", "HEAD"))
+
+
+def dispatch_repeat(
+    world: World, gpu: Cluster, rerun_of: int, approvals: dict[str, bool | None] | None = None
+) -> Run:
+    """Run `rerun_of`'s repeat for PR 17 as the repeat job dispatches it (on the PR's branch),
+    run by `gpu` and under its run id; `approvals` answer the environments' reviewers."""
+    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+             "inputs": {"rerun-of": str(rerun_of), "scope": "repeat", "pr-number": 17}}  # fmt: skip
+    return simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=gpu,
+                    approvals=approvals, run_id=gpu.run_id)  # fmt: skip

@@ -11,7 +11,6 @@ import json
 import math
 import random
 import shutil
-import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,7 @@ from infx.cli import cli
 from infx.results.ingest.files import process_job, write_json
 from infx.results.ingest.process import RESULT_FILE
 from tests.actions import test_gpu_hours as forty
-from tests.actions.conftest import SweepRepo
-from tests.actions.gpu import Cluster, pr_merge_ref, publish
-from tests.actions.harness import simulate
+from tests.actions.gpu import Cluster, dispatch_repeat, moved_base, publish
 from tests.actions.test_gpu_hours import A_ID, AMD, B_ID, POOLS, SourceRun, results, world_for
 from tests.github.fake_api import FakeGitHub
 from tests.results.formats import vllm_result, write
@@ -81,32 +78,13 @@ def _history(rows: list[dict[str, Any]], folder: Path, runs: int = 12) -> Path:
     return folder
 
 
-def _main_moved_on(source_run: SourceRun, tmp_path: Path) -> SweepRepo:
-    """Run A's repository whose default branch has since turned paired repeats on and runs
-    its vLLM config on another image; the PR keeps its own (the merge takes the PR's)."""
-    path = tmp_path / "repo"
-    shutil.copytree(source_run.repo.path, path)
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    git("checkout", "-q", "-b", "main-2", source_run.repo.base)
-    (path / "infx.toml").write_text("[results]\npaired-repeats = true\n")
-    (path / "configs/amd-master.yaml").write_text(AMD.replace(PR_IMAGE, MAIN_IMAGE))
-    git("add", "infx.toml", "configs/amd-master.yaml")
-    git("commit", "-qm", "Settings; vLLM v0.10.0")
-    base = git("rev-parse", "HEAD")
-    git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
-    (path / "configs/amd-master.yaml").write_text(AMD)  # the PR's image, as the PR set it
-    git("add", "configs/amd-master.yaml")
-    git("commit", "-q", "--amend", "--no-edit")
-    pr_merge_ref(path)
-    return SweepRepo(path, base, source_run.repo.head, git("rev-parse", "HEAD"))
-
-
 def _paired_repeat(source_run: SourceRun, api: FakeGitHub, tmp_path: Path, change: float):
-    repo = _main_moved_on(source_run, tmp_path)
+    # Main has since turned paired repeats on and runs its vLLM config on another image;
+    # the PR keeps its own (the merge takes the PR's).
+    settings = {"infx.toml": "[results]\npaired-repeats = true\n",
+                "configs/amd-master.yaml": AMD.replace(PR_IMAGE, MAIN_IMAGE)}  # fmt: skip
+    repo = moved_base(source_run.repo, tmp_path, settings, "Settings; vLLM v0.10.0",
+                      merged={"configs/amd-master.yaml": AMD})  # fmt: skip
     world = world_for(repo, api, tmp_path)
     measured = results(source_run.run)
     world.secrets["INFX_HISTORY_URL"] = str(_history(measured, tmp_path / "history"))
@@ -137,11 +115,8 @@ def _paired_repeat(source_run: SourceRun, api: FakeGitHub, tmp_path: Path, chang
                        labels=["full-sweep-enabled"])  # fmt: skip
     publish(api, world, run, A_ID, head_sha=source_run.repo.head, conclusion="failure",
             jobs=source_run.jobs, logs=source_run.logs)  # fmt: skip
-    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
-             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
     cluster = SlowSession(api, B_ID, POOLS, tmp_path / "gpu", change=change)
-    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
-    return rerun, repeated
+    return dispatch_repeat(world, cluster, A_ID), repeated
 
 
 def _config_verdicts(rerun: Any, repeated: list[dict[str, Any]]) -> tuple[dict, list[str]]:

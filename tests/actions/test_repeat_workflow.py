@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.actions import test_gpu_hours as forty
-from tests.actions.gpu import Cluster, point, publish
+from tests.actions.gpu import Cluster, dispatch_repeat, moved_base, point, publish
 from tests.actions.harness import load, simulate
 from tests.actions.test_gpu_hours import A_ID, B_ID, POOLS, SourceRun, results, world_for
 from tests.github.fake_api import FakeGitHub
@@ -51,10 +51,7 @@ def test_a_repeat_measures_the_unconfirmed_rows_again_and_pools_them(
     measured = results(source_run.run)
     unconfirmed = measured[:2]
     _publish_with_verdict(source_run, api, world, tmp_path, unconfirmed)
-    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
-             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
-    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
-    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    rerun = dispatch_repeat(world, Cluster(api, B_ID, POOLS, tmp_path / "gpu"), A_ID)
     assert rerun.ran("setup"), rerun.log("setup")
     assert "repeat: unconfirmed" in rerun.log("setup")
     # Only the unconfirmed rows run again, priced and gated like any rerun.
@@ -87,46 +84,19 @@ def test_the_repeat_job_may_only_start_workflows() -> None:
     assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]
 
 
-def _budgeted_base(source_run: SourceRun, tmp_path: Path, toml: str):
-    """A copy of run A's repository whose default branch has gained `toml` since (a budget,
-    the repeat setting), with GitHub's merge ref a fresh merge of the PR into it."""
-    import shutil
-    import subprocess
-
-    from tests.actions.conftest import SweepRepo
-    from tests.actions.gpu import pr_merge_ref
-
-    path = tmp_path / "repo"
-    shutil.copytree(source_run.repo.path, path)
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True, check=True)
-        return done.stdout.strip()
-
-    git("checkout", "-q", "-b", "main-2", source_run.repo.base)
-    (path / "infx.toml").write_text(toml)
-    git("add", "infx.toml")
-    git("commit", "-qm", "Settings")
-    base = git("rev-parse", "HEAD")
-    git("merge", "-q", "--no-ff", "-m", "Merge feature", "feature")
-    pr_merge_ref(path)
-    return SweepRepo(path, base, source_run.repo.head, git("rev-parse", "HEAD"))
-
-
 def test_an_over_budget_repeat_starts_no_gpu_job_until_approved(
     source_run: SourceRun, api: FakeGitHub, tmp_path: Path
 ) -> None:
     """A repeat spends GPU time like any rerun: over its label's budget (read at the base),
     every GPU job waits for a required reviewer of gpu-budget."""
-    repo = _budgeted_base(source_run, tmp_path, "[budget]\nfull-sweep-enabled = 0.01\n")
+    repo = moved_base(
+        source_run.repo, tmp_path, {"infx.toml": "[budget]\nfull-sweep-enabled = 0.01\n"}
+    )
     world = world_for(repo, api, tmp_path)
     _publish_with_verdict(source_run, api, world, tmp_path, results(source_run.run)[:2])
     api.state.environment("gpu-budget", ["lead"])
-    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
-             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
     cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
-    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster,
-                     run_id=B_ID, approvals={"gpu-budget": None})  # fmt: skip
+    rerun = dispatch_repeat(world, cluster, A_ID, approvals={"gpu-budget": None})
     assert rerun.ran("setup"), rerun.log("setup")
     assert rerun.outputs["setup"]["over-budget"] == "true"
     assert rerun.jobs["budget-approval"] == "waiting"
@@ -148,13 +118,10 @@ def test_with_the_setting_on_a_settled_repeat_asks_for_no_more(
 ) -> None:
     """The default branch turns repeats on; the repeat's pooled verdict leaves nothing
     unconfirmed (every config is new here: main has no history), so no further repeat."""
-    repo = _budgeted_base(source_run, tmp_path, "[results]\nconfirm-repeats = 2\n")
+    repo = moved_base(source_run.repo, tmp_path, {"infx.toml": "[results]\nconfirm-repeats = 2\n"})
     world = world_for(repo, api, tmp_path)
     _publish_with_verdict(source_run, api, world, tmp_path, results(source_run.run)[:2])
-    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
-             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
-    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
-    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    rerun = dispatch_repeat(world, Cluster(api, B_ID, POOLS, tmp_path / "gpu"), A_ID)
     # infx.toml changed since run A: the canary runs first, as before any rerun.
     assert len([d for d in rerun.dispatches if not d.job.startswith("canary")]) == 2
     assert rerun.ran("repeat") and "no repeat: no config is unconfirmed" in rerun.log("repeat")
@@ -168,14 +135,13 @@ def test_a_paired_repeat_runs_main_s_row_beside_each_pr_row_on_one_node(
     main's row of its config beside it (here main plans the same recipe: the PR changed
     only the changelog), both pinned to the node that measured the row in run A, the
     order alternating pair by pair; the plan prices both halves and records the pairs."""
-    repo = _budgeted_base(source_run, tmp_path, "[results]\npaired-repeats = true\n")
+    repo = moved_base(
+        source_run.repo, tmp_path, {"infx.toml": "[results]\npaired-repeats = true\n"}
+    )
     world = world_for(repo, api, tmp_path)
     unconfirmed = results(source_run.run)[:2]
     _publish_with_verdict(source_run, api, world, tmp_path, unconfirmed)
-    event = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
-             "inputs": {"rerun-of": str(A_ID), "scope": "repeat", "pr-number": 17}}  # fmt: skip
-    cluster = Cluster(api, B_ID, POOLS, tmp_path / "gpu")
-    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", event, gpu=cluster, run_id=B_ID)
+    rerun = dispatch_repeat(world, Cluster(api, B_ID, POOLS, tmp_path / "gpu"), A_ID)
     assert rerun.ran("setup"), rerun.log("setup")
     plan = rerun.artifacts["sweep-plan"]
     found = json.loads((plan / "pairs.json").read_text())
