@@ -33,6 +33,15 @@ _NOT_STRINGS = frozenset(
 
 
 _MAPPING = "tag:yaml.org,2002:map"
+# Plain scalars ruamel reads apart from PyYAML at YAML 1.1: y/Y/n/N (booleans to ruamel,
+# the spec's short forms; strings to PyYAML), `=` (a value to ruamel, an error to PyYAML)
+# and some exponents (`1e3`, `1.0e3`: floats to ruamel, strings to PyYAML, which wants a
+# dot and a sign). A block holding any of these, or any number with an exponent, is read
+# by PyYAML (tests/matrix/test_era.py tries each form).
+_READ_APART = re.compile(
+    rb"(?:^|[:,\[{-])[ \t]*(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)[ \t]*(?:[,\]}#]|$)",
+    re.M,
+)
 
 
 @cache
@@ -212,10 +221,13 @@ class MasterConfigs:
             return self.config(key)
         if "ruamel.yaml" not in sys.modules:
             return self.config(key)
+        text = self.texts[block.file][block.start : block.end]
+        if _READ_APART.search(text):
+            return self.config(key)
         from ruamel.yaml.error import YAMLError
 
         try:
-            doc = _ruamel_yaml11().load(self.texts[block.file][block.start : block.end])
+            doc = _ruamel_yaml11().load(text)
         except YAMLError:
             doc = None
         if isinstance(doc, dict) and list(doc) == [key]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from infx.errors import ConfigError
 from infx.matrix.era import choose
-from infx.matrix.load import parse_masters
+from infx.matrix.load import _READ_APART, _ruamel_yaml11, load_yaml, parse_masters
 from tests.conftest import SHARED
 
 SEEDERA = SHARED.parent / "inferencex-seedera"
@@ -178,6 +180,92 @@ def test_yaml_1_1_words_read_alike_through_either_loader() -> None:
     assert done.returncode == 0, done.stderr
     expected = "{'a': True, 'b': False, 'c': 15, 'd': 80, 'e': '0o17', 'f': None} False"
     assert done.stdout.strip() == expected
+
+
+# Plain scalars YAML 1.1 readers disagree on (and some they agree on), in block and flow.
+FORMS = [
+    "1e3",
+    "1.0e3",
+    "1.e3",
+    "-1e-3",
+    "1E+3",
+    "12e03",
+    "1.0_0e3",
+    "+.5e5",
+    ".5e3",
+    "0.5E-3",
+    "6.8523015e+5",
+    "685.230_15e+03",
+    "+1.5",
+    ".5",
+    "5.",
+    "1_000.5",
+    "0x1F",
+    "0b101",
+    "017",
+    "0o17",
+    "08",
+    "1:20",
+    "1:20.5",
+    "-1:20",
+    "190:20:30",
+    "190:20:30.15",
+    "0.",
+    ".inf",
+    "-.inf",
+    ".NaN",
+    "NaN",
+    "1_000",
+    "+12",
+    "-0",
+    "-0.0",
+    "y",
+    "Y",
+    "n",
+    "N",
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "true",
+    "TRUE",
+    "tRue",
+    "null",
+    "~",
+    "=",
+]
+
+
+def _typed(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, repr(value))
+
+
+def _read(loader: Callable[[bytes], object], text: bytes) -> object:
+    try:
+        return _typed(loader(text))
+    except Exception as exc:  # either reader's refusal, by kind
+        return type(exc).__name__
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_glance_reads_a_yaml_1_1_scalar_as_pyyaml_or_leaves_it_to_pyyaml(form: str) -> None:
+    """ruamel at YAML 1.1 reads `y`, `n`, `=` and exponents without a dot or sign apart
+    from PyYAML (`multinode: n` is a string to one, false to the other): the glance must
+    hand every block holding such a scalar to PyYAML, so the gate and the plan never read
+    one config two ways."""
+    blocks = [f"k:\n  a: {form}\n", f"k:\n  c:\n  - {form}\n"]
+    if ":" not in form:
+        blocks += [f"k:\n  b: [{form}, x]\n", f"k:\n  d: {{e: {form}}}\n"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ruamel warns of a float without a dot
+        for block in map(str.encode, blocks):
+            if _READ_APART.search(block):
+                continue
+            assert _read(_ruamel_yaml11().load, block) == _read(load_yaml, block), block
 
 
 def test_a_key_is_found_whole_never_as_the_tail_of_a_longer_one() -> None:
