@@ -213,7 +213,7 @@ class MasterConfigs:
         """The config as `config` reads it, for a glance at its keys (format evidence). When
         ruamel.yaml is loaded and PyYAML is not (the gate, which read its changelog with
         ruamel), ruamel's C loader at YAML 1.1 reads the config's block instead: the same
-        data (tests/matrix/test_load.py holds it to `config` on every real config), without
+        data (tests/matrix/test_era.py holds it to `config` on every real config), without
         PyYAML's 30 ms start-up for the few configs a format is told by. Anything else
         (an error, an alias) goes to `config`, which says what is wrong as always."""
         block = self._blocks.get(key)
