@@ -9,6 +9,7 @@ of freedom the model uses (Abramowitz and Stegun 26.7.3 and 26.7.4).
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 
@@ -89,11 +90,10 @@ def _t_cdf_one(t: float, nu: float) -> float:
     return min(max(0.5 + 0.5 * area, 0.0), 1.0)
 
 
-# (p, df) -> quantile: a comparison asks for the same few levels at the same few degrees
-# of freedom many times over.
-_QUANTILES: dict[tuple[float, float], float] = {}
-
-
+# A comparison asks for the same few levels at the same few degrees of freedom many times
+# over (30 to 1,000 distinct pairs); a long loop of comparisons (bench_real_noise) stays
+# bounded.
+@functools.lru_cache(maxsize=8192)
 def _quantile(p: float, nu: float) -> float:
     """Bisection on the angle arctan(t / sqrt(df)), 60 halvings, so even p = 1e-12 at one
     degree of freedom is found; the normal's quantile above NORMAL_DF."""
@@ -127,10 +127,7 @@ def t_ppf(p: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
     unique, inverse = np.unique(pairs, return_inverse=True, equal_nan=False)
     found = np.empty(len(unique))
     for i, pair in enumerate(unique.tolist()):
-        key = (pair.real, pair.imag)
-        if key not in _QUANTILES:
-            _QUANTILES[key] = _quantile(*key)
-        found[i] = _QUANTILES[key]
+        found[i] = _quantile(pair.real, pair.imag)
     out: np.ndarray = found[inverse.ravel()].reshape(p.shape)
     return out
 
