@@ -122,7 +122,8 @@ def test_a_comparison_never_writes_the_history(tmp_path: Path) -> None:
         f" {str(database)!r}], prog_name='infx')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('sqlalchemy', 'alembic', 'psycopg', 'github', 'jsonschema', 'matplotlib')\n"
+        "heavy = ('sqlalchemy', 'alembic', 'psycopg', 'github', 'jsonschema', 'matplotlib',"
+        " 'numpy.ma')\n"
         "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -108,7 +108,9 @@ def calibrate(
     failed = np.zeros(level.shape, dtype=bool)
     sweeps = 0
     fails = 0
-    for run in np.unique(run_of[judged]):
+    # sorted(set()): np.unique imports numpy.ma (50 ms of a comparison's start) to ask
+    # whether a plain array is masked.
+    for run in sorted(set(run_of[judged].tolist())):
         at = judged & (run_of == run)
         flagged, _ = bh(p[at], q)
         failed[at] = flagged
