@@ -105,65 +105,80 @@ def _after(rows: list[Row], key: str, mean_log: float) -> float | None:
     return math.exp(mean_log) if math.isfinite(mean_log) else None
 
 
-def _check(j: Judged, c: int, i: int, m: int, rows: list[Row], moved: bool) -> Check:
-    metric = CHECKS[m]
+def _checks(j: Judged, c: int, i: int, rows: list[Row], moved: bool) -> list[Check]:
+    """The gating checks of one point, each metric's numbers read from the point's own
+    rows of `Lists` (a few subscripts per metric instead of four per number)."""
     at = j.lists
-    center = at.center[c][i][m]
-    before = math.exp(center) if math.isfinite(center) else None
-    after = _after(rows, metric.key, at.pr[c][i][m])
-    judged = bool(at.judged[c][i][m])
-    n = int(at.n[c])
-    if before is not None and after == 0 and metric.higher_is_better and metric.gates:
-        # Nothing came through (the schema allows 0): no band holds a -100 % change.
-        return Check(metric, before, after, -100.0, None, None, n, False, REGRESSED)
-    if before is None or after is None or after <= 0 or not judged:
-        return Check(metric, before, after, None, None, None, 0, False, UNKNOWN,
-                     advisory=not metric.gates)  # fmt: skip
-    change = (after / before - 1.0) * 100.0
-    if not metric.gates:
-        verdict = NOISE
-    elif at.worse[c][i][m]:
-        verdict = UNCONFIRMED if moved or at.worse_moved[c][i][m] else REGRESSED
-    elif at.better[c][i][m] and not at.better_moved[c][i][m]:
-        verdict = IMPROVED
-    else:
-        verdict = NOISE
-    higher = metric.higher_is_better
-    p = at.p_worse[c][i][m] if (change < 0) == higher else at.p_better[c][i][m]
-    shift = at.moved[c][i][m]
-    provisional = at.k_moved[c] > 0 and math.isfinite(shift)
-    sd = at.point_sd[c][i][m]
-    if metric.gates:
-        sd = math.hypot(at.run_sd[c][m], sd)
-    return Check(
-        metric,
-        before,
-        after,
-        change,
-        _finite(at.band[c][i][m]),
-        float(math.expm1(sd) * 100),
-        n,
-        bool(at.assumed[c][m]),
-        verdict,
-        p_value=_finite(p),
-        detectable_pct=_finite(at.detectable[c][i][m]),
-        moved_pct=float(math.expm1(shift) * 100) if provisional else None,
-        moved_runs=int(at.k_moved[c]) if provisional else 0,
-        runs=len(rows),
-        advisory=not metric.gates,
-        beyond=bool(at.beyond[c][i][m]),
-    )
+    center, pr, judged = at.center[c][i], at.pr[c][i], at.judged[c][i]
+    worse, better = at.worse[c][i], at.better[c][i]
+    worse_moved, better_moved = at.worse_moved[c][i], at.better_moved[c][i]
+    p_worse, p_better, moved_by = at.p_worse[c][i], at.p_better[c][i], at.moved[c][i]
+    point_sd, run_sd, assumed = at.point_sd[c][i], at.run_sd[c], at.assumed[c]
+    band, detectable, beyond = at.band[c][i], at.detectable[c][i], at.beyond[c][i]
+    n, k_moved = int(at.n[c]), at.k_moved[c]
+    out = []
+    for m in range(GATING):
+        metric = CHECKS[m]
+        level = center[m]
+        before = math.exp(level) if math.isfinite(level) else None
+        after = _after(rows, metric.key, pr[m])
+        if before is not None and after == 0 and metric.higher_is_better and metric.gates:
+            # Nothing came through (the schema allows 0): no band holds a -100 % change.
+            out.append(Check(metric, before, after, -100.0, None, None, n, False, REGRESSED))
+            continue
+        if before is None or after is None or after <= 0 or not judged[m]:
+            out.append(Check(metric, before, after, None, None, None, 0, False, UNKNOWN,
+                             advisory=not metric.gates))  # fmt: skip
+            continue
+        change = (after / before - 1.0) * 100.0
+        if not metric.gates:
+            verdict = NOISE
+        elif worse[m]:
+            verdict = UNCONFIRMED if moved or worse_moved[m] else REGRESSED
+        elif better[m] and not better_moved[m]:
+            verdict = IMPROVED
+        else:
+            verdict = NOISE
+        higher = metric.higher_is_better
+        p = p_worse[m] if (change < 0) == higher else p_better[m]
+        shift = moved_by[m]
+        provisional = k_moved > 0 and math.isfinite(shift)
+        sd = point_sd[m]
+        if metric.gates:
+            sd = math.hypot(run_sd[m], sd)
+        out.append(
+            Check(
+                metric,
+                before,
+                after,
+                change,
+                _finite(band[m]),
+                float(math.expm1(sd) * 100),
+                n,
+                bool(assumed[m]),
+                verdict,
+                p_value=_finite(p),
+                detectable_pct=_finite(detectable[m]),
+                moved_pct=float(math.expm1(shift) * 100) if provisional else None,
+                moved_runs=int(k_moved) if provisional else 0,
+                runs=len(rows),
+                advisory=not metric.gates,
+                beyond=bool(beyond[m]),
+            )
+        )
+    return out
 
 
 def _shown(j: Judged, c: int, i: int, rows: list[Row]) -> Check:
     """Interactivity: TPOT p50 again, shown, never counted."""
-    center = j.fit.center[c, i, len(CHECKS)]
-    before = math.exp(center) if np.isfinite(center) else None
-    mean = j.pr[c, i, len(CHECKS)]
-    after = math.exp(mean) if np.isfinite(mean) else None
+    at = j.lists
+    center = at.center[c][i][len(CHECKS)]
+    before = math.exp(center) if math.isfinite(center) else None
+    mean = at.pr[c][i][len(CHECKS)]
+    after = math.exp(mean) if math.isfinite(mean) else None
     change = (after / before - 1) * 100 if before and after else None
-    k = int(j.fit.n[c])
-    assumed = bool(j.fit.assumed[c, len(CHECKS)])
+    k = int(at.n[c])
+    assumed = bool(at.assumed[c][len(CHECKS)])
     return Check(INTERACTIVITY_METRIC, before, after, change, None, None, k, assumed, UNKNOWN)
 
 
@@ -280,7 +295,7 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
         if not any(math.isfinite(v) for v in j.lists.center[c][i][:GATING]):
             points.append(Point(conc, NEW, NEW, pr=_shown_row(rows, j, c, i), main=main))
             continue
-        checks = tuple(_check(j, c, i, m, rows, moved) for m in range(GATING))
+        checks = tuple(_checks(j, c, i, rows, moved))
         verdict = worst([ch.verdict for ch in checks if ch.verdict != UNKNOWN] or [NOISE])
         checks = (*checks, _shown(j, c, i, rows))
         points.append(Point(conc, COMPARED, verdict, checks, main, _shown_row(rows, j, c, i)))
