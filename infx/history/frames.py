@@ -162,7 +162,7 @@ def _points(db: Reader, windows: Windows, found: Found) -> Stored:
                 f"WHERE series_id IN ({_marks(some)}) AND run_id IN ({_marks(window)})"
             )
             for run_id, series_id, numbers in db.rows(sql, [*some, *window]):
-                if numbers is None:  # written outside infx: its points unread are not "none"
+                if numbers is None:  # written outside infx: read as no points, it would hide some
                     raise HistoryError(
                         f"run {run_id} holds series {series_id} without its numbers packed; "
                         "store the run again (`infx results ingest`)"
