@@ -134,7 +134,7 @@ def _config_evidence(masters: MasterConfigs, refused: Collection[str]) -> Iterat
         where = f"{masters.sources[key]}:{line}: {key}"
         wanted = {name for name, against in by_key.items() if not against <= set(refused)}
         if wanted and keys is not None and keys.search(text):
-            config = masters.peek(key)
+            config = masters.config(key)
             used = {k for space in _spaces(config) for k in space if k in wanted}
             for name in sorted(used):
                 yield Evidence(where, f"search-space key {name!r}", by_key[name])
@@ -143,18 +143,18 @@ def _config_evidence(masters: MasterConfigs, refused: Collection[str]) -> Iterat
             and _MULTINODE.search(text)
             and not _DISAGG.search(text)
             and _PAIR.search(text)
-            and _paired_aggregate(masters.peek(key))
+            and _paired_aggregate(masters.config(key))
         ):
             yield Evidence(where, "an aggregate (disagg: false) prefill/decode pair", by_pair)
         if fixed_keys is not None and fixed_keys.search(text):
             wanted = {name for name, against in by_fixed.items() if not against <= set(refused)}
-            used = {k for item in _fixed_items(masters.peek(key)) for k in item if k in wanted}
+            used = {k for item in _fixed_items(masters.config(key)) for k in item if k in wanted}
             for name in sorted(used):
                 yield Evidence(where, f"fixed-seq-len key {name!r}", by_fixed[name])
         if (
             not by_setting <= set(refused)
             and _SELECTOR.search(text)
-            and any(_names_recipe(s) for s in _settings(masters.peek(key)))
+            and any(_names_recipe(s) for s in _settings(masters.config(key)))
         ):
             yield Evidence(where, "a recipe named in a worker's additional-settings", by_setting)
 

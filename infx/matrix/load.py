@@ -1,7 +1,10 @@
 """Master config files: a mapping config-key -> recipe, spread over several files.
 
 Files are read the way InferenceX's planner reads them (PyYAML's safe loader,
-YAML 1.1: `2_063_837` is an int), with duplicate keys as errors. Only the keys are
+YAML 1.1: `2_063_837` is an int), with duplicate keys as errors; a config or runners file
+that is `plain` (no anchor, tag, merge, time of day or scalar the two read apart) is read by
+ruamel's C loader at YAML 1.1 when PyYAML is not loaded yet, which gives the same data
+(tests/matrix/test_era.py) without PyYAML's start-up. Only the keys are
 needed to check a changelog and only the selected configs to plan one, so a file
 whose top level is a plain list of `key:` lines is indexed by a line scan and each
 config is parsed on its own, on first use. Anything unusual at the top level
@@ -118,6 +121,35 @@ def load_yaml(data: bytes | str) -> Any:
     return yaml.load(data, Loader=_loader())
 
 
+# Node properties and merges (anchors, aliases, tags, `<<`) and times of day (ruamel names
+# a time zone, PyYAML does not): PyYAML alone reads those as InferenceX does. A text
+# holding one, even in a comment or a string, is simply left to it.
+_NODE_PROPERTIES = re.compile(rb"[&*!]|<<|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+[0-9])")
+
+
+def plain(data: bytes) -> bool:
+    """Whether ruamel's C loader at YAML 1.1 reads `data` as PyYAML does: no anchor, alias,
+    tag or merge, and no scalar the two read apart (`_READ_APART`). tests/matrix/test_era.py
+    holds the two readers equal on each scalar form and on every real config and runners
+    file that is plain."""
+    return not (_READ_APART.search(data) or _NODE_PROPERTIES.search(data))
+
+
+def read_plain(data: bytes) -> Any:
+    """`load_yaml`'s data, read by ruamel (which the changelog already loaded) when PyYAML
+    is not loaded yet and the text is `plain`: the plan then never pays PyYAML's 25 ms
+    start-up for a selected config and runners.yaml. Anything else, an error included, is
+    PyYAML's to read and to word."""
+    if "yaml" in sys.modules or "ruamel.yaml" not in sys.modules or not plain(data):
+        return load_yaml(data)
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return _ruamel_yaml11().load(data)
+    except YAMLError:
+        return load_yaml(data)
+
+
 def yaml_error() -> type[yaml.YAMLError]:
     import yaml
 
@@ -209,31 +241,6 @@ class MasterConfigs:
             self._parsed[key] = self._parse_block(key)
         return self._parsed[key]
 
-    def peek(self, key: str) -> Any:
-        """The config as `config` reads it, for a glance at its keys (format evidence). When
-        ruamel.yaml is loaded and PyYAML is not (the gate, which read its changelog with
-        ruamel), ruamel's C loader at YAML 1.1 reads the config's block instead: the same
-        data (tests/matrix/test_era.py holds it to `config` on every real config), without
-        PyYAML's 30 ms start-up for the few configs a format is told by. Anything else
-        (an error, an alias) goes to `config`, which says what is wrong as always."""
-        block = self._blocks.get(key)
-        if key in self._parsed or block is None or "yaml" in sys.modules:
-            return self.config(key)
-        if "ruamel.yaml" not in sys.modules:
-            return self.config(key)
-        text = self.texts[block.file][block.start : block.end]
-        if _READ_APART.search(text):
-            return self.config(key)
-        from ruamel.yaml.error import YAMLError
-
-        try:
-            doc = _ruamel_yaml11().load(text)
-        except YAMLError:
-            doc = None
-        if isinstance(doc, dict) and list(doc) == [key]:
-            return doc[key]
-        return self.config(key)
-
     def text_of(self, key: str) -> tuple[bytes, int]:
         """The bytes that define `key` and the file line they start on: the config's own
         block when the file was indexed, else the whole file."""
@@ -257,7 +264,7 @@ class MasterConfigs:
         block = self._blocks[key]
         text = self.texts[block.file][block.start : block.end]
         try:
-            doc = load_yaml(text)
+            doc = read_plain(text)
         except yaml_error():
             doc = None
         if isinstance(doc, dict) and list(doc) == [key]:

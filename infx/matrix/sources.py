@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from infx import git
 from infx.errors import ConfigError, UsageError
 from infx.formats import layout_twin
-from infx.matrix.load import MasterConfigs, load_yaml, parse_masters, yaml_error, yaml_problem
+from infx.matrix.load import MasterConfigs, parse_masters, read_plain, yaml_error, yaml_problem
 
 if TYPE_CHECKING:
     from infx.formats import Format
@@ -182,7 +182,7 @@ def runners_from(data: bytes | None, path: str) -> RunnerInfo:
             None, [ConfigProblem(path, None, "runners", "runners file not found", "warning")]
         )
     try:
-        doc = load_yaml(data)
+        doc = read_plain(data)
     except yaml_error() as exc:
         raise yaml_problem(path, exc) from None
     runners, problems = validate_runners(doc, path, data)
