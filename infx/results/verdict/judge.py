@@ -38,11 +38,12 @@ from infx.results.table.frame import Frame, of_documents
 from infx.results.table.keys import config_label, index, matched, measured, variant_label
 from infx.results.table.metrics import CHECKS
 from infx.results.table.rows import Identity, Row, Table, config_identity
+from infx.results.verdict.accuracy import accuracy_config
 from infx.results.verdict.calibration import calibrate, held
 from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import SHARE, Q, decide
 from infx.results.verdict.paired import paired
-from infx.results.verdict.points import Judged, accuracy_config, lost_configs, throughput_config
+from infx.results.verdict.points import Judged, lost_configs, throughput_config
 from infx.results.verdict.power import power
 from infx.results.verdict.report import SEVERITY, Config, Point, Report, Shift, worst
 from infx.results.verdict.words import DEFAULT_THRESHOLD, IMPROVED, NEW, NOISE, REGRESSED
