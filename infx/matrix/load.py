@@ -39,10 +39,11 @@ _MAPPING = "tag:yaml.org,2002:map"
 # Plain scalars ruamel reads apart from PyYAML at YAML 1.1: y/Y/n/N (booleans to ruamel,
 # the spec's short forms; strings to PyYAML), `=` (a value to ruamel, an error to PyYAML)
 # and some exponents (`1e3`, `1.0e3`: floats to ruamel, strings to PyYAML, which wants a
-# dot and a sign). A block holding any of these, or any number with an exponent, is read
-# by PyYAML (tests/matrix/test_era.py tries each form).
+# dot and a sign). A text holding any of these as a key or a value, or any number with an
+# exponent (even in a comment: a stray match costs only speed), is read by PyYAML
+# (tests/matrix/test_era.py tries each form).
 _READ_APART = re.compile(
-    rb"(?:^|[:,\[{-])[ \t]*(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)[ \t]*(?:[,\]}#]|$)",
+    rb"(?<![^\s:,?\[\]{}-])(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)(?![^\s:,\[\]{}#])",
     re.M,
 )
 

@@ -269,7 +269,7 @@ FORMS = [
 
 def _typed(value: object) -> object:
     if isinstance(value, dict):
-        return {k: _typed(v) for k, v in value.items()}
+        return {_typed(k): _typed(v) for k, v in value.items()}  # a NaN key equals itself
     if isinstance(value, list):
         return [_typed(v) for v in value]
     return (type(value).__name__, repr(value))
@@ -288,9 +288,10 @@ def test_ruamel_reads_a_yaml_1_1_scalar_as_pyyaml_or_leaves_it_to_pyyaml(form: s
     from PyYAML (`multinode: n` is a string to one, false to the other): every text holding
     such a scalar must be left to PyYAML, so no command reads a config as InferenceX does
     not."""
-    blocks = [f"k:\n  a: {form}\n", f"k:\n  c:\n  - {form}\n"]
-    if ":" not in form:
+    blocks = [f"k:\n  a: {form}\n", f"k:\n  c:\n  - {form}\n", f"k:\n  ? {form}\n  : v\n"]
+    if ":" not in form:  # as a flow value, and as a key of each kind
         blocks += [f"k:\n  b: [{form}, x]\n", f"k:\n  d: {{e: {form}}}\n"]
+        blocks += [f"k:\n  {form}: v\n", f"k:\n  - {form}: v\n", f"k: {{{form}: v}}\n"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ruamel warns of a float without a dot
         for block in map(str.encode, blocks):
