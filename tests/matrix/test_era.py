@@ -308,3 +308,15 @@ def test_a_key_is_found_whole_never_as_the_tail_of_a_longer_one() -> None:
     assert [m.group(1) for m in pattern.finditer(text)] == [
         b"eval-srt-recipe", b"worker", b"worker"
     ]  # fmt: skip
+
+
+def test_a_duplicate_key_in_a_plain_config_is_refused_in_pyyaml_s_words() -> None:
+    """ruamel refuses it too, in its own words; the message a user reads stays PyYAML's."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import ruamel.yaml, sys; from infx.matrix.load import "
+         "parse_masters; m = parse_masters({'c.yaml': sys.stdin.buffer.read()}); m.config('k')"],
+        input="k:\n  tp: 4\n  tp: 8\n", capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "infx.errors.ConfigError: c.yaml:3: invalid YAML: " in done.stderr
+    assert "found duplicate key 'tp'" in done.stderr
