@@ -180,14 +180,25 @@ def test_every_real_plain_config_reads_as_pyyaml_reads_it(data: Path) -> None:
     assert wrong.strip() == "[]"
 
 
+# A config file `c.yaml` read in a new Python that has loaded ruamel and not PyYAML, as the
+# gate and the plan have when they reach the configs; prints what config `k` reads as and
+# whether PyYAML got loaded.
+FRESH = """\
+import sys
+import ruamel.yaml
+from infx.matrix.load import parse_masters
+m = parse_masters({"c.yaml": sys.stdin.buffer.read()})
+print(repr(m.config("k")), "yaml" in sys.modules)
+"""
+
+
+def _fresh(text: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", FRESH], input=text, capture_output=True, text=True)
+
+
 def test_yaml_1_1_words_read_alike_through_either_loader() -> None:
     text = "k:\n  a: yes\n  b: off\n  c: 017\n  d: 1:20\n  e: 0o17\n  f: ~\n"
-    done = subprocess.run(
-        [sys.executable, "-c", "import ruamel.yaml, sys; from infx.matrix.load import "
-         "parse_masters; m = parse_masters({'c.yaml': sys.stdin.buffer.read()}); "
-         "print(repr(m.config('k')), 'yaml' in sys.modules)"],
-        input=text, capture_output=True, text=True,
-    )  # fmt: skip
+    done = _fresh(text)
     assert done.returncode == 0, done.stderr
     expected = "{'a': True, 'b': False, 'c': 15, 'd': 80, 'e': '0o17', 'f': None} False"
     assert done.stdout.strip() == expected
@@ -197,12 +208,7 @@ def test_what_is_not_plain_is_read_by_pyyaml() -> None:
     """An anchor, a merge or a word the readers part on: PyYAML reads the config, whatever
     the gate or the plan loaded before."""
     text = "k:\n  base: &b {tp: 4}\n  other:\n    <<: *b\n    ep: 2\n  flag: n\n"
-    done = subprocess.run(
-        [sys.executable, "-c", "import ruamel.yaml, sys; from infx.matrix.load import "
-         "parse_masters; m = parse_masters({'c.yaml': sys.stdin.buffer.read()}); "
-         "print(repr(m.config('k')), 'yaml' in sys.modules)"],
-        input=text, capture_output=True, text=True,
-    )  # fmt: skip
+    done = _fresh(text)
     assert done.returncode == 0, done.stderr
     expected = "{'base': {'tp': 4}, 'other': {'tp': 4, 'ep': 2}, 'flag': 'n'} True"
     assert done.stdout.strip() == expected
@@ -312,11 +318,7 @@ def test_a_key_is_found_whole_never_as_the_tail_of_a_longer_one() -> None:
 
 def test_a_duplicate_key_in_a_plain_config_is_refused_in_pyyaml_s_words() -> None:
     """ruamel refuses it too, in its own words; the message a user reads stays PyYAML's."""
-    done = subprocess.run(
-        [sys.executable, "-c", "import ruamel.yaml, sys; from infx.matrix.load import "
-         "parse_masters; m = parse_masters({'c.yaml': sys.stdin.buffer.read()}); m.config('k')"],
-        input="k:\n  tp: 4\n  tp: 8\n", capture_output=True, text=True,
-    )  # fmt: skip
+    done = _fresh("k:\n  tp: 4\n  tp: 8\n")
     assert done.returncode != 0
     assert "infx.errors.ConfigError: c.yaml:3: invalid YAML: " in done.stderr
     assert "found duplicate key 'tp'" in done.stderr
