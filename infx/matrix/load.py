@@ -43,8 +43,7 @@ _MAPPING = "tag:yaml.org,2002:map"
 # exponent (even in a comment: a stray match costs only speed), is read by PyYAML
 # (tests/matrix/test_era.py tries each form).
 _READ_APART = re.compile(
-    rb"(?<![^\s:,?\[\]{}-])(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)(?![^\s:,\[\]{}#])",
-    re.M,
+    rb"(?<![^\s:,?\[\]{}-])(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)(?![^\s:,\[\]{}#])"
 )
 
 
