@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import NamedTuple
 
 from infx.results.table.metrics import Metric
 from infx.results.table.rows import Identity, PointRecipe, Row, RunInfo
@@ -30,8 +31,12 @@ NEEDS_RUNS = "needs-runs"  # beyond the threshold, suggestive, not significant i
 MAIN_MOVED = "main-moved"  # significant against main's level, not against its newest runs
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
+    """One metric of one point, as judged. A named tuple rather than a frozen dataclass:
+    a comparison builds one per metric and point (16,000 for 2,000 points), and a frozen
+    dataclass's `__init__` (one `object.__setattr__` per field) took 5 µs of each, 1 µs
+    here; it is as immutable, and compares and hashes by its values alike."""
+
     metric: Metric
     before: float | None  # main's level (stored units)
     after: float | None
