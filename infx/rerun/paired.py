@@ -8,8 +8,9 @@ pairs from the rows a `repeat` rerun measures again:
 
 - main's half of a pair is the same config as the base branch's master config plans it
   (`base_rows`: the rows of the plan at the base, matched by the points they measure,
-  recipe aside). A config main does not plan (new in this PR) has no partner: it is
-  repeated alone, as before, and the compare judges it against main's history;
+  recipe aside). A config main does not plan (new in this PR), or plans as the very same
+  row (the PR left it as main has it), has no partner: it is repeated alone, as before,
+  and the compare judges it against main's history;
 - both halves are pinned to one node: the node the source run measured the PR's row on
   when its record says so, else one node of the row's pool (round-robin over pairs, so
   pairs spread over the pool while each pair stays on its node);
@@ -107,6 +108,12 @@ def pairs(
     turn: dict[str, int] = {}
     for row, is_eval in jobs:
         partner = base.get(config_key(row, is_eval))
+        if partner is not None and _planned(partner, is_eval) == _planned(row, is_eval):
+            # Main measures these points with this very recipe (the PR left the config as
+            # main has it, its name aside): a second job would measure the same again and
+            # collect as the same points (`halves`), at twice the GPU-hours. It runs alone,
+            # judged against main's history.
+            partner = None
         node = nodes.get(row_id(row), "")
         if not node:
             label = str(row["runner"])

@@ -107,3 +107,21 @@ def test_a_canary_s_partner_heads_its_bucket() -> None:
     out = with_partners(split, found)
     assert out["canary"] == [pr_row(4)]
     assert out["remaining"]["single_node"]["1k1k"] == [main_row(4), main_row(8), pr_row(8)]
+
+
+def test_a_row_main_plans_unchanged_runs_once_alone() -> None:
+    """The PR left the config as main has it: main's half would be the same job again (its
+    point collects as the PR's), so it is neither planned, pinned nor priced twice."""
+    from infx.rerun.paired import with_partners
+    from infx.rerun.rules import jobs_of, subset, whole_plan
+    from tests.rerun.test_rules import plan_of
+
+    whole = whole_plan(plan_of(concs=(4, 8), evals=False))
+    kept = subset(whole, [row_id(pr_row(c)) for c in (4, 8)])
+    base = base_rows([(pr_row(4), False), (main_row(8), False)])  # conc 4: main's row as is
+    found = pairs(jobs_of(kept), base, {}, POOLS)
+    assert found[0].base is None and found[0].order == (PR,)
+    assert found[1].base == main_row(8)
+    assert document(found)[0]["base"] is None
+    planned = [row for row, _ in jobs_of(with_partners(kept, found))]
+    assert planned.count(pr_row(4)) == 1 and len(planned) == 3
