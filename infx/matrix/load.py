@@ -41,9 +41,12 @@ _MAPPING = "tag:yaml.org,2002:map"
 # and some exponents (`1e3`, `1.0e3`: floats to ruamel, strings to PyYAML, which wants a
 # dot and a sign). A text holding any of these as a key or a value, or any number with an
 # exponent (even in a comment: a stray match costs only speed), is read by PyYAML
-# (tests/matrix/test_era.py tries each form).
+# (tests/matrix/test_era.py tries each form). So is a sign or a dot then `_` (`-_7`, `._5`,
+# `+_`, `._`): ruamel's patterns take these for numbers (-7, 0.5, or an IndexError or
+# ValueError, which is no YAMLError), PyYAML's for strings.
 _READ_APART = re.compile(
-    rb"(?<![^\s:,?\[\]{}-])(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+)(?![^\s:,\[\]{}#])"
+    rb"(?<![^\s:,?\[\]{}-])(?:[yYnN=]|[-+]?[0-9._]*[0-9][0-9._]*[eE][-+]?[0-9]+"
+    rb"|[-+.]_[0-9_]*(?:[eE][-+][0-9]+)?)(?![^\s:,\[\]{}#])"
 )
 
 
@@ -122,17 +125,32 @@ def load_yaml(data: bytes | str) -> Any:
 
 
 # Node properties and merges (anchors, aliases, tags, `<<`) and times of day (ruamel names
-# a time zone, PyYAML does not): PyYAML alone reads those as InferenceX does. A text
-# holding one, even in a comment or a string, is simply left to it.
-_NODE_PROPERTIES = re.compile(rb"[&*!]|<<|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+[0-9])")
+# a time zone and rounds a 7th digit of a fraction, PyYAML does neither; the time may follow
+# the date on the next line of a plain scalar): PyYAML alone reads those as InferenceX does.
+# A text holding one, even in a comment or a string, is simply left to it.
+_NODE_PROPERTIES = re.compile(rb"[&*!]|<<|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|\s+[0-9])")
+# So is a text with a sequence as a mapping key (a tuple to ruamel, an error to PyYAML): an
+# explicit key `?`, `[...]:`, or `[` opening an entry of a flow mapping (after a comma a
+# list of lists matches too). And one the patterns here do not see as YAML does: UTF-16
+# (a NUL, or a BOM's 0xFE/0xFF), a UTF-8 BOM (`<BOM>y:` is a key `y`) or NEL, LS, PS, line
+# breaks to YAML 1.1 (`a: y<NEL>`). Each branch starts at one byte of the leading set,
+# which keeps the search fast; comments are matched to their line's end, never in parts.
+_TEXT_APART = re.compile(
+    rb"[?\]{,\x00\xfe\xff\xef\xc2\xe2]"
+    rb"(?:(?<=\?)(?<![^\s\[{,]\?)|(?<=\])[ \t]*:|(?<=[{,])\s*(?:#[^\r\n]*[\r\n]\s*)*\["
+    rb"|(?<=[\x00\xfe\xff])|(?<=\xef)\xbb\xbf|(?<=\xc2)\x85|(?<=\xe2)\x80[\xa8\xa9])"
+)
 
 
 def plain(data: bytes) -> bool:
     """Whether ruamel's C loader at YAML 1.1 reads `data` as PyYAML does: no anchor, alias,
-    tag or merge, and no scalar the two read apart (`_READ_APART`). tests/matrix/test_era.py
-    holds the two readers equal on each scalar form and on every real config and runners
-    file that is plain."""
-    return not (_READ_APART.search(data) or _NODE_PROPERTIES.search(data))
+    tag or merge, no scalar the two read apart (`_READ_APART`), no sequence as a key and no
+    odd encoding or line break (`_TEXT_APART`). tests/matrix/test_era.py holds the two
+    readers equal on each scalar form and on every real config and runners file that is
+    plain."""
+    return not (
+        _READ_APART.search(data) or _NODE_PROPERTIES.search(data) or _TEXT_APART.search(data)
+    )
 
 
 def read_plain(data: bytes) -> Any:

@@ -270,6 +270,12 @@ FORMS = [
     "null",
     "~",
     "=",
+    "-_7",
+    "+_1",
+    "+_",
+    "._5",
+    "._",
+    "._e+3",
 ]
 
 
@@ -304,6 +310,42 @@ def test_ruamel_reads_a_yaml_1_1_scalar_as_pyyaml_or_leaves_it_to_pyyaml(form: s
             if not plain(block):
                 continue
             assert _read(_ruamel_yaml11().load, block) == _read(load_yaml, block), block
+
+
+# Texts ruamel reads apart from PyYAML whatever their scalars: a sequence as a key (a tuple
+# to ruamel, an error to PyYAML), a time of day on the line after its date, and bytes the
+# byte patterns would misread (a BOM, NEL/LS/PS line breaks, UTF-16).
+TEXTS = [
+    b"k:\n  [a, b]: v\n",
+    b"k:\n  - [a]: v\n",
+    b"k:\n  ? [a]\n  : v\n",
+    b"k:\n  ? - a\n  : v\n",
+    b"k: {[a]: v}\n",
+    b"k: {?[a]: v}\n",
+    b"k: {x: 1, [a]}\n",
+    b"k: {x: 1, # c\n  [a]}\n",
+    b"k: [[a]: v]\n",
+    b"k: {[[a]]: v}\n",
+    b"k:\n  a: 2001-12-14\n    21:59:43Z\n",
+    b"k:\n  a: 2001-12-14\n    21:59:43.1234567\n",
+    b"\xef\xbb\xbfy: 1\n",
+    b"k:\n  a: y\xc2\x85",
+    b"k:\n  a: 1e3\xe2\x80\xa8",
+    b"k:\n  a: n\xe2\x80\xa9",
+    "k:\n  y: 1\n".encode("utf-16"),
+    "\ufeffk:\n  a: -_7\n".encode("utf-16-be"),
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_text_ruamel_reads_apart_is_left_to_pyyaml(text: bytes) -> None:
+    """ruamel makes a sequence key a tuple where PyYAML refuses it, names a time zone even
+    when the time of day is on the next line, and a byte pattern cannot tell `y` from a
+    word behind a BOM, a NEL or in UTF-16: such a text is never plain."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ruamel warns of a float without a dot
+        assert _read(_ruamel_yaml11().load, text) != _read(load_yaml, text), text
+    assert not plain(text)
 
 
 def test_a_key_is_found_whole_never_as_the_tail_of_a_longer_one() -> None:
