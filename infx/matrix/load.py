@@ -118,10 +118,15 @@ def _ruamel_yaml11() -> Any:
 
 
 def load_yaml(data: bytes | str) -> Any:
-    """YAML 1.1 plain data, as InferenceX reads its config files; duplicate keys are errors."""
+    """YAML 1.1 plain data, as InferenceX reads its config files; duplicate keys are errors,
+    and so is nesting too deep for Python's stack (a few hundred levels: built one inside
+    another, which also refuses a mapping that holds itself)."""
     import yaml
 
-    return yaml.load(data, Loader=_loader())
+    try:
+        return yaml.load(data, Loader=_loader())
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to read") from None
 
 
 # Node properties and merges (anchors, aliases, tags, `<<`) and times of day (ruamel names
@@ -160,11 +165,12 @@ def read_plain(data: bytes) -> Any:
     PyYAML's to read and to word."""
     if "yaml" in sys.modules or "ruamel.yaml" not in sys.modules or not plain(data):
         return load_yaml(data)
-    from ruamel.yaml.error import YAMLError
-
     try:
         return _ruamel_yaml11().load(data)
-    except YAMLError:
+    except Exception:
+        # Not only a YAMLError: ruamel builds values as it reads and may stop on one (a
+        # ValueError, a TypeError) where PyYAML, which checks keys first, reads the text or
+        # refuses it in its own words. Either way PyYAML says.
         return load_yaml(data)
 
 

@@ -60,3 +60,14 @@ def test_a_config_no_entry_names_still_breaks_the_gate(broken: tuple[GitRepo, st
     assert result.exit_code == 1 and message in result.output
     repo.commit("fixed", **{"configs/amd-master.yaml": AMD})
     assert repo.infx("changelog", "check", "--base", "HEAD~2").exit_code == 0
+
+
+def test_a_config_nested_past_python_s_stack_is_refused_in_one_line(bench: GitRepo) -> None:
+    """300 levels of mappings (and an anchor, which sends the file to PyYAML): a refusal
+    naming the file, not a RecursionError ending in "a bug in infx"."""
+    deep = "".join("  " * (i + 1) + "a:\n" for i in range(300))
+    bench.write("configs/amd-master.yaml", AMD + f"\ndeep-fp8-mi355x-vllm: &d\n{deep}")
+    result = bench.infx("sweep", "validate")
+    assert result.exit_code == 1, result.output
+    assert "configs/amd-master.yaml: invalid YAML: nested too deeply to read" in result.stderr
+    assert "Traceback" not in result.output and "a bug in infx" not in result.output

@@ -364,3 +364,17 @@ def test_a_duplicate_key_in_a_plain_config_is_refused_in_pyyaml_s_words() -> Non
     assert done.returncode != 0
     assert "infx.errors.ConfigError: c.yaml:3: invalid YAML: " in done.stderr
     assert "found duplicate key 'tp'" in done.stderr
+
+
+def test_a_plain_text_ruamel_fails_on_is_read_and_worded_by_pyyaml() -> None:
+    """ruamel builds `0x_` as it reads and stops on a ValueError; PyYAML, checking keys
+    first, finds the duplicate (`true` == 1). The user reads PyYAML's error, no traceback of
+    ruamel's."""
+    from infx.matrix.load import plain
+
+    text = "k:\n  true: 0x_\n  1: a\n"
+    assert plain(text.encode())
+    done = _fresh(text)
+    assert done.returncode != 0
+    assert "infx.errors.ConfigError: c.yaml:3: invalid YAML: " in done.stderr
+    assert "ValueError" not in done.stderr
