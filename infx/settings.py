@@ -131,7 +131,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
     if problems:
         message = schemas.describe(problems[0]) or problems[0].message
         raise UsageError(f"{source}: {message}")
-    for where, value in _numbers(table, ("budget", "accuracy-floors")):
+    for where, value in _numbers(table, tuple(table)):
         if not math.isfinite(value):
             raise UsageError(f"{source}: {where} must be a finite number, not {value}")
     return Settings(
@@ -162,8 +162,8 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
 
 
 def _numbers(table: Mapping[str, Any], keys: tuple[str, ...]) -> Iterator[tuple[str, float]]:
-    """Every number below the given tables (TOML allows nan and inf; a schema cannot refuse
-    them, and a budget or floor of nan would compare false with everything)."""
+    """Every number below the given keys (TOML allows nan and inf; a schema cannot refuse
+    them, and a budget, floor or false-fail rate of nan would compare false with everything)."""
     todo: list[tuple[str, Any]] = [(key, table[key]) for key in keys if key in table]
     while todo:
         where, value = todo.pop()
