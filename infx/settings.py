@@ -99,12 +99,26 @@ def _table(root: Path) -> tuple[dict[str, Any], str] | None:
     dedicated = root / SETTINGS_FILE
     if dedicated.is_file():
         return _read(dedicated), SETTINGS_FILE
+    if dedicated.exists():  # a folder named infx.toml: never read as "no settings"
+        raise UsageError(f"{SETTINGS_FILE} is not a file")
     project = root / "pyproject.toml"
     if project.is_file():
-        table = _read(project).get("tool", {}).get("infx")
+        table = _tool_table(_read(project), "pyproject.toml")
         if table is not None:
             return table, "pyproject.toml [tool.infx]"
     return None
+
+
+def _tool_table(project: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """pyproject.toml's [tool.infx] table (None: it has none); `tool = 1` or `tool.infx = 1`
+    is a usage error naming it, not a crash."""
+    tool = project.get("tool", {})
+    if not isinstance(tool, Mapping):
+        return None
+    table = tool.get("infx")
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"{name}: tool.infx must be a table, not {type(table).__name__}")
+    return table
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -213,9 +227,10 @@ def committed(files: Mapping[str, bytes | None], ref: str) -> Settings:
             continue
         table = _loads(data, f"{name} at {ref}")
         if source is None:
-            table = table.get("tool", {}).get("infx")
-            if table is None:
+            found = _tool_table(table, f"{name} at {ref}")
+            if found is None:
                 continue
+            table = found
             source = "pyproject.toml [tool.infx]"
         return parse(table, f"{source} at {ref}")
     return Settings()

@@ -89,6 +89,26 @@ def test_bad_settings_are_a_usage_error_naming_the_key(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("tool", ["[tool]\ninfx = 5\n", "[tool]\ninfx = [1]\n"])
+def test_a_tool_infx_that_is_not_a_table_is_a_usage_error(repo: GitRepo, tool: str) -> None:
+    """`[tool] infx = 5` in pyproject.toml crashed every command (`dict(5)`: exit 3)."""
+    repo.write("pyproject.toml", tool)
+    for command in (("changelog", "lint"), ("sweep", "plan", "--base", "base", "--head", "HEAD")):
+        result = repo.infx(*command)
+        assert result.exit_code == 2, result.output
+        assert "pyproject.toml" in result.stderr and "tool.infx must be a table" in result.stderr
+        assert "Traceback" not in result.output
+    repo.write("pyproject.toml", "tool = 5\n")  # no [tool.infx] table at all: the defaults
+    assert repo.infx("changelog", "lint").exit_code == 0
+
+
+def test_an_infx_toml_that_is_a_folder_is_not_read_as_no_settings(repo: GitRepo) -> None:
+    """A folder named infx.toml was skipped silently: every setting fell back to its default."""
+    (repo.path / "infx.toml").mkdir()
+    result = repo.infx("changelog", "lint")
+    assert result.exit_code == 2 and "infx.toml is not a file" in result.stderr
+
+
 def test_settings_name_the_files_every_command_reads(repo: GitRepo) -> None:
     repo.git("mv", "perf-changelog.yaml", "CHANGES.yaml")
     repo.git("mv", "configs", "recipes-config")
