@@ -17,7 +17,9 @@ from infx.results.ingest.process import (
     FORMAT,
     RESULT_FILE,
     TABLE_FILE,
+    OutOfRange,
     accuracy_row,
+    bounded_int,
     checked_config_key,
     client_for,
     document,
@@ -45,15 +47,17 @@ def read_json(path: Path, constants: list[str] | None = None) -> Any:
         raise UsageError(f"{path}: cannot read: {exc}") from None
     try:
         if constants is None:
-            return json.loads(text)
+            return json.loads(text, parse_int=bounded_int)
 
         def constant(name: str) -> float:
             constants.append(name)
             return float(name)
 
-        return json.loads(text, parse_constant=constant)
+        return json.loads(text, parse_constant=constant, parse_int=bounded_int)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
+    except OutOfRange as exc:
+        raise ResultsError(f"{path}: {exc}") from None
 
 
 def lm_eval_file(folder: Path) -> Path:

@@ -250,6 +250,7 @@ def test_aiperf_row_reads_the_aiperf_export(tmp_path: Path) -> None:
         ("nope", "--row nope: no such file"),
         ("{nope", "--row is not JSON"),
         (json.dumps({**fixed_row(), "tp": 0}), "tp"),
+        (json.dumps({**fixed_row(), "tp": 10**400}), "--row: a number of 401 digits is out of"),
     ],
 )
 def test_bad_row_is_a_usage_error(tmp_path: Path, row: str, message: str) -> None:
