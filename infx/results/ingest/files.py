@@ -43,7 +43,7 @@ def read_json(path: Path, constants: list[str] | None = None) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL in the path
         raise UsageError(f"{path}: cannot read: {exc}") from None
     try:
         if constants is None:

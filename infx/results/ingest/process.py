@@ -220,10 +220,14 @@ _SIZES: tuple[Literal["tp", "pp", "dcp-size", "pcp-size", "ep"], ...] = (
 
 
 def identity(row: MatrixRow, conc: int, runner_name: str = "") -> Identity:
+    hardware = gpu_type(runner_name, row["runner"])
+    if not hardware:  # `-x`, `_01` or an empty label: no GPU type before the first dash
+        named = f"runner name {runner_name!r}" if runner_name else f"runner label {row['runner']!r}"
+        raise UsageError(f"{named} names no GPU type (wanted like mi355x-amds_03 or h200)")
     out: Identity = {
         "scenario": scenario(row),
         "runner": row["runner"],
-        "hardware": gpu_type(runner_name, row["runner"]),
+        "hardware": hardware,
         "model": row["model"],
         "model-prefix": row["model-prefix"],
         "framework": row["framework"],
