@@ -77,6 +77,12 @@ def test_without_a_slug_the_three_ways_are_named(tmp_path: Path) -> None:
         ("[results]\nacknowledge-label = ''\n", "results"),
         ("[results]\nhistory-runs = 0\n", "results"),
         ("[results]\nno-such = 1\n", "results"),
+        # A path outside the repository: `sweep validate` crashed on an absolute glob (exit 3)
+        # and read another checkout's files through '..'.
+        ('master-configs = ["/etc/*"]\n', "master-configs.0: a glob of paths inside"),
+        ('master-configs = ["../other/configs/*.yaml"]\n', "master-configs.0"),
+        ('changelog = "/etc/passwd"\n', "changelog: Path of the changelog inside"),
+        ('runners = "../other/configs/runners.yaml"\n', "runners: Path of the runners file"),
     ],
 )
 def test_bad_settings_are_a_usage_error_naming_the_key(
