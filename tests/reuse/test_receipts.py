@@ -150,6 +150,22 @@ def test_receipt_run_outside_actions_is_one_line(collected: Path) -> None:
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("GITHUB_RUN_ID", "abc"), ("GITHUB_RUN_ID", "0"), ("GITHUB_RUN_ATTEMPT", "-1")],
+)
+def test_a_run_id_or_attempt_that_is_not_a_whole_number_is_one_line(
+    collected: Path, name: str, value: str
+) -> None:
+    """`int("abc")` crashed (exit 3); attempt -1 wrote a receipt its own check refuses."""
+    with inside(collected):
+        env = {**actions_env(collected), name: value}
+        result = CliRunner().invoke(cli, ["receipt", "run", "--out", "r.json"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{name} must be a whole number from 1, not {value!r}" in result.output
+    assert not (collected / "r.json").exists()
+
+
 # --- storing beside the rows ----------------------------------------------------------------
 
 
