@@ -362,6 +362,20 @@ def test_an_untouched_chain_holds(tmp_path: Path) -> None:
     assert "broken" not in result.output
 
 
+def test_provenance_of_a_missing_history_or_a_huge_number_is_one_line(tmp_path: Path) -> None:
+    """A mistyped --history was made an empty database (then "6000 is not in the history");
+    a run id or concurrency past SQLite's INTEGER raised OverflowError (exit 3)."""
+    missing = tmp_path / "typo.sqlite"
+    result = provenance(str(missing))
+    assert result.exit_code == 2 and "no SQLite file" in result.output
+    assert not missing.exists()
+    history = stored_chain(tmp_path)
+    for args in (["9" * 30], ["llama", "9" * 30]):
+        result = CliRunner().invoke(cli, ["results", "provenance", *args, "--history", history])
+        assert result.exit_code == 2, result.output
+        assert "is not in the history" in result.output and "Traceback" not in result.output
+
+
 def double_a_point(history: str) -> None:
     import sqlite3
 
