@@ -64,3 +64,21 @@ def test_the_largest_integers_a_float_holds_still_load(tmp_path: Path) -> None:
         load_results(path)
     del doc["rows"][1]["metrics"]["mean_itl"]
     assert load_results(_written(tmp_path, json.dumps(doc))) == doc
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("run", "id"), ("run", "attempt"), ("identity", "conc"), ("metrics", "completed")],
+)
+def test_an_integer_past_sqlites_is_refused_by_the_schema(
+    tmp_path: Path, where: str, key: str
+) -> None:
+    """A run id, attempt or concurrency of 2**63 passed the schema and crashed `ingest`
+    (SQLite's INTEGER: OverflowError, exit 3) and a history folder's `compare` (C long)."""
+    doc = table(5000, mixed(1000))
+    place = doc["run"] if where == "run" else doc["rows"][1][where]
+    place[key] = 2**63 - 1
+    assert load_results(_written(tmp_path, json.dumps(doc))) == doc
+    place[key] = 2**63
+    with pytest.raises(ResultsError, match=rf"{key}: {2**63} is greater than the maximum"):
+        load_results(_written(tmp_path, json.dumps(doc)))
