@@ -244,7 +244,7 @@ def trace(
 
     require_existing(url)  # a path mistyped would otherwise be made an empty history
     if conc is None:
-        if not target.isdigit():
+        if not target.isdecimal():
             raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
         number = int(target)
         stored = stored_run(url, number) if number < 1 << 63 else None  # SQLite's INTEGER

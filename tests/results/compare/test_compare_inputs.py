@@ -161,3 +161,10 @@ def test_a_nan_threshold_or_false_fail_rate_is_refused(repo: GitRepo, tmp_path: 
     assert "results.false-fail must be a finite number, not nan" in outcome.stderr
     repo.write("infx.toml", 'repository = "o/r"\n')
     assert repo.infx(*_compare(tmp_path, folder)).exit_code == 1
+
+
+def test_a_run_id_env_that_is_not_a_number_is_no_run(repo: GitRepo, tmp_path: Path) -> None:
+    """GITHUB_RUN_ID=² passed isdigit() and crashed int() (exit 3): it names no run."""
+    mains, _ = _tables(tmp_path)
+    outcome = repo.infx(*_compare(tmp_path, mains[0].parent), env={"GITHUB_RUN_ID": "\u00b2"})
+    assert outcome.exit_code == 1, outcome.output
