@@ -60,3 +60,37 @@ def test_a_config_no_entry_names_still_breaks_the_gate(broken: tuple[GitRepo, st
     assert result.exit_code == 1 and message in result.output
     repo.commit("fixed", **{"configs/amd-master.yaml": AMD})
     assert repo.infx("changelog", "check", "--base", "HEAD~2").exit_code == 0
+
+
+LAUGHS = "laugh0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"laugh{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    ("file", "tail", "says"),
+    [
+        (
+            "configs/amd-master.yaml",
+            "self: &a [*a, *a]\n",
+            "an alias refers to the node that holds it",
+        ),
+        (
+            "configs/runners.yaml",
+            "self: &a [*a, *a]\n",
+            "an alias refers to the node that holds it",
+        ),
+        ("configs/amd-master.yaml", LAUGHS, "aliases expand to more than 1,000,000 values"),
+    ],
+    ids=["self-alias", "self-alias-runners", "billion-laughs"],
+)
+@pytest.mark.parametrize("command", [("sweep", "validate"), ("sweep", "plan", "--base", "base")])
+def test_aliases_that_never_end_are_invalid_yaml(
+    bench: GitRepo, file: str, tail: str, says: str, command: tuple[str, ...]
+) -> None:
+    """An alias inside its own anchor recursed without end (RecursionError, exit 3); nine
+    nested lists of ten aliases (10**9 values) held `sweep validate` for good."""
+    bench.commit("aliases", **{file: (bench.path / file).read_text() + tail})
+    result = bench.infx(*command)
+    assert result.exit_code == 1, result.output
+    assert f"{file}: invalid YAML: {says}" in result.output
