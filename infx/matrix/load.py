@@ -119,7 +119,10 @@ def load_yaml(data: bytes | str) -> Any:
     and so are aliases that hold themselves or expand past `_MOST_VALUES`."""
     import yaml
 
-    doc = yaml.load(data, Loader=_loader())
+    try:
+        doc = yaml.load(data, Loader=_loader())
+    except RecursionError:  # PyYAML builds nested nodes recursively; libyaml allows 1,000
+        raise yaml.YAMLError("nested too deeply to read") from None
     if (b"&" in data or b"*" in data) if isinstance(data, bytes) else ("&" in data or "*" in data):
         _check_aliases(doc)
     return doc

@@ -94,3 +94,17 @@ def test_aliases_that_never_end_are_invalid_yaml(
     result = bench.infx(*command)
     assert result.exit_code == 1, result.output
     assert f"{file}: invalid YAML: {says}" in result.output
+
+
+DEEP = "deep:\n" + "".join(f"{' ' * i}a:\n" for i in range(1, 900)) + f"{' ' * 900}b: 1\n"
+
+
+@pytest.mark.parametrize("file", ["configs/amd-master.yaml", "configs/runners.yaml"])
+def test_nesting_past_pythons_recursion_is_one_line(bench: GitRepo, file: str) -> None:
+    """900 levels pass libyaml (its limit is 1,000) and crashed PyYAML's constructor or the
+    plain-data walk (whichever reader read it) with a RecursionError (exit 3)."""
+    bench.commit("deep", **{file: (bench.path / file).read_text() + DEEP})
+    result = bench.infx("sweep", "validate")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"infx: error: {file}") and "nested" in result.output
+    assert "Traceback" not in result.output
