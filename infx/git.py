@@ -104,7 +104,8 @@ def resolve_all(refs: list[str], cwd: Path | None = None) -> list[str]:
     if any(ref.startswith("-") for ref in refs):
         return [resolve(ref, cwd) for ref in refs]
     proc = _run(["rev-parse", *(f"{ref}^{{tree}}" for ref in refs)], cwd, check=False)
-    ids = proc.stdout.decode().split()
+    # On failure git echoes the unknown ref, in whatever bytes it was given (not UTF-8 maybe).
+    ids = proc.stdout.decode("utf-8", "replace").split()
     if proc.returncode != 0 or len(ids) != len(refs):
         return [resolve(ref, cwd) for ref in refs]
     return ids

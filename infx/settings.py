@@ -99,12 +99,26 @@ def _table(root: Path) -> tuple[dict[str, Any], str] | None:
     dedicated = root / SETTINGS_FILE
     if dedicated.is_file():
         return _read(dedicated), SETTINGS_FILE
+    if dedicated.exists():  # a folder named infx.toml: never read as "no settings"
+        raise UsageError(f"{SETTINGS_FILE} is not a file")
     project = root / "pyproject.toml"
     if project.is_file():
-        table = _read(project).get("tool", {}).get("infx")
+        table = _tool_table(_read(project), "pyproject.toml")
         if table is not None:
             return table, "pyproject.toml [tool.infx]"
     return None
+
+
+def _tool_table(project: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """pyproject.toml's [tool.infx] table (None: it has none); `tool = 1` or `tool.infx = 1`
+    is a usage error naming it, not a crash."""
+    tool = project.get("tool", {})
+    if not isinstance(tool, Mapping):
+        return None
+    table = tool.get("infx")
+    if table is not None and not isinstance(table, dict):
+        raise UsageError(f"{name}: tool.infx must be a table, not {type(table).__name__}")
+    return table
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -131,7 +145,7 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
     if problems:
         message = schemas.describe(problems[0]) or problems[0].message
         raise UsageError(f"{source}: {message}")
-    for where, value in _numbers(table, ("budget", "accuracy-floors")):
+    for where, value in _numbers(table, tuple(table)):
         if not math.isfinite(value):
             raise UsageError(f"{source}: {where} must be a finite number, not {value}")
     return Settings(
@@ -162,8 +176,8 @@ def parse(table: Mapping[str, Any], source: str) -> Settings:
 
 
 def _numbers(table: Mapping[str, Any], keys: tuple[str, ...]) -> Iterator[tuple[str, float]]:
-    """Every number below the given tables (TOML allows nan and inf; a schema cannot refuse
-    them, and a budget or floor of nan would compare false with everything)."""
+    """Every number below the given keys (TOML allows nan and inf; a schema cannot refuse
+    them, and a budget, floor or false-fail rate of nan would compare false with everything)."""
     todo: list[tuple[str, Any]] = [(key, table[key]) for key in keys if key in table]
     while todo:
         where, value = todo.pop()
@@ -213,9 +227,10 @@ def committed(files: Mapping[str, bytes | None], ref: str) -> Settings:
             continue
         table = _loads(data, f"{name} at {ref}")
         if source is None:
-            table = table.get("tool", {}).get("infx")
-            if table is None:
+            found = _tool_table(table, f"{name} at {ref}")
+            if found is None:
                 continue
+            table = found
             source = "pyproject.toml [tool.infx]"
         return parse(table, f"{source} at {ref}")
     return Settings()

@@ -49,7 +49,10 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             mode = 0o666 & ~_umask()
     import tempfile  # only commands that write pay for it
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the file asked for, not the temp file beside it
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -90,6 +90,10 @@ def test_resolve_all_names_each_tree_and_the_unknown_ref(tmp_path) -> None:
         git.resolve_all(["HEAD", "nope"], repo.path)
     with pytest.raises(GitError, match="unknown git ref '--all'"):
         git.resolve_all(["--all"], repo.path)
+    # Bytes that are not UTF-8 (a shell passes them as surrogates): git echoes the ref on
+    # stdout, whose decoding crashed (UnicodeDecodeError, exit 3).
+    with pytest.raises(GitError, match=r"unknown git ref 'HEAD\\udcff'"):
+        git.resolve_all(["HEAD\udcff", "HEAD"], repo.path)
 
 
 def test_reading_a_folder_among_files_leaves_the_other_files_intact(repo: GitRepo) -> None:

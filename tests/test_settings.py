@@ -77,6 +77,12 @@ def test_without_a_slug_the_three_ways_are_named(tmp_path: Path) -> None:
         ("[results]\nacknowledge-label = ''\n", "results"),
         ("[results]\nhistory-runs = 0\n", "results"),
         ("[results]\nno-such = 1\n", "results"),
+        # A path outside the repository: `sweep validate` crashed on an absolute glob (exit 3)
+        # and read another checkout's files through '..'.
+        ('master-configs = ["/etc/*"]\n', "master-configs.0: a glob of paths inside"),
+        ('master-configs = ["../other/configs/*.yaml"]\n', "master-configs.0"),
+        ('changelog = "/etc/passwd"\n', "changelog: Path of the changelog inside"),
+        ('runners = "../other/configs/runners.yaml"\n', "runners: Path of the runners file"),
     ],
 )
 def test_bad_settings_are_a_usage_error_naming_the_key(
@@ -87,6 +93,26 @@ def test_bad_settings_are_a_usage_error_naming_the_key(
     assert result.exit_code == 2
     assert "infx.toml" in result.output and message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("tool", ["[tool]\ninfx = 5\n", "[tool]\ninfx = [1]\n"])
+def test_a_tool_infx_that_is_not_a_table_is_a_usage_error(repo: GitRepo, tool: str) -> None:
+    """`[tool] infx = 5` in pyproject.toml crashed every command (`dict(5)`: exit 3)."""
+    repo.write("pyproject.toml", tool)
+    for command in (("changelog", "lint"), ("sweep", "plan", "--base", "base", "--head", "HEAD")):
+        result = repo.infx(*command)
+        assert result.exit_code == 2, result.output
+        assert "pyproject.toml" in result.stderr and "tool.infx must be a table" in result.stderr
+        assert "Traceback" not in result.output
+    repo.write("pyproject.toml", "tool = 5\n")  # no [tool.infx] table at all: the defaults
+    assert repo.infx("changelog", "lint").exit_code == 0
+
+
+def test_an_infx_toml_that_is_a_folder_is_not_read_as_no_settings(repo: GitRepo) -> None:
+    """A folder named infx.toml was skipped silently: every setting fell back to its default."""
+    (repo.path / "infx.toml").mkdir()
+    result = repo.infx("changelog", "lint")
+    assert result.exit_code == 2 and "infx.toml is not a file" in result.stderr
 
 
 def test_settings_name_the_files_every_command_reads(repo: GitRepo) -> None:

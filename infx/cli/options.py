@@ -37,6 +37,14 @@ EXISTING_FOLDER = click.Path(exists=True, file_okay=False, path_type=Path)
 shown = partial(click.option, show_default=True)
 
 
+class FiniteRange(click.FloatRange):
+    """FloatRange refusing NaN (it compares false with both bounds, so passes every check)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        return self.fail(f"{value!r} is not a number", param, ctx) if number != number else number
+
+
 def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
     """A use case's request from a command's options, which click parsed and typed."""
     return kind(**options)

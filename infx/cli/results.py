@@ -19,6 +19,7 @@ from infx.cli.options import (
     FILE,
     FOLDER,
     PATH,
+    FiniteRange,
     emit,
     env_option,
     history_option,
@@ -74,7 +75,7 @@ HELP = {
     "backfill branch": f"The main branch. {_MAIN}",
     "backfill budget": "Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup and a download).",
 }
-PERCENT = click.FloatRange(0, 100)
+PERCENT = FiniteRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
 # --format of the commands that print text or JSON.
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
@@ -149,7 +150,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
-@click.option("--false-fail", type=click.FloatRange(0, 0.5, min_open=True), help="The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.")  # fmt: skip
+@click.option("--false-fail", type=FiniteRange(0, 0.5, min_open=True), help="The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.")  # fmt: skip
 @text_or_json(help=HELP["format"])
 @click.option("--pr", type=int, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])

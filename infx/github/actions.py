@@ -32,7 +32,7 @@ def event() -> tuple[str, dict[str, Any]]:
         )
     try:
         payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise UsageError(f"cannot read the event payload {path}: {exc}") from None
     if not isinstance(payload, dict):
         raise UsageError(f"the event payload {path} is not a JSON object")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the GitHub edge loads when the API is read
 def this_run(env: Mapping[str, str]) -> int | None:
     """The workflow run this command runs in, if any (the comment names it)."""
     run_id = env.get("GITHUB_RUN_ID", "")
-    return int(run_id) if run_id.isdigit() else None
+    return int(run_id) if run_id.isdecimal() else None
 
 
 def compare(

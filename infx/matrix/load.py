@@ -119,14 +119,50 @@ def _ruamel_yaml11() -> Any:
 
 def load_yaml(data: bytes | str) -> Any:
     """YAML 1.1 plain data, as InferenceX reads its config files; duplicate keys are errors,
-    and so is nesting too deep for Python's stack (a few hundred levels: built one inside
-    another, which also refuses a mapping that holds itself)."""
+    and so are aliases that hold themselves or expand past `_MOST_VALUES`."""
     import yaml
 
     try:
-        return yaml.load(data, Loader=_loader())
-    except RecursionError:
+        doc = yaml.load(data, Loader=_loader())
+    except RecursionError:  # PyYAML builds nested nodes recursively; libyaml allows 1,000
         raise yaml.YAMLError("nested too deeply to read") from None
+    if (b"&" in data or b"*" in data) if isinstance(data, bytes) else ("&" in data or "*" in data):
+        _check_aliases(doc)
+    return doc
+
+
+# Values a document may expand to through its aliases: every reader walks the expansion
+# (schemas, the checks of plain data), so nine nested lists of ten aliases (10**9 values)
+# held `sweep validate` for good, and an alias inside its own anchor recursed without end.
+_MOST_VALUES = 1_000_000
+
+
+def _check_aliases(doc: Any) -> None:
+    """A yaml.YAMLError when aliases make `doc` a cycle or expand past `_MOST_VALUES`."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        value, done = stack.pop()
+        if not isinstance(value, (dict, list)):
+            continue
+        children = list(value.values()) if isinstance(value, dict) else value
+        if done:
+            open_.discard(id(value))
+            size = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if size > _MOST_VALUES:
+                raise yaml.YAMLError(f"aliases expand to more than {_MOST_VALUES:,} values")
+            sizes[id(value)] = size
+            continue
+        if id(value) in open_:
+            raise yaml.YAMLError("an alias refers to the node that holds it")
+        if id(value) in sizes:
+            continue
+        open_.add(id(value))
+        stack.append((value, True))
+        stack.extend((c, False) for c in children if isinstance(c, (dict, list)))
 
 
 # Node properties and merges (anchors, aliases, tags, `<<`) and times of day (ruamel names

@@ -82,6 +82,11 @@ def find_files(root: Path, tree: str | None, patterns: Sequence[str]) -> list[st
     """Paths matching any pattern, sorted, at a tree (None: the working tree)."""
     found: set[str] = set()
     for pattern in patterns:
+        if pattern.startswith("/") or ".." in pattern.split("/") or "\\" in pattern:
+            raise UsageError(
+                f"master config glob {pattern!r} is not inside the repository: give it relative "
+                "to the repository root, neither absolute nor through '..' nor with backslashes"
+            )
         folder = _fixed_prefix(pattern)
         depth = pattern.count("/") + 1 - (folder.count("/") + 1 if folder else 0)
         if "**" in pattern.split("/"):

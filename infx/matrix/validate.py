@@ -69,12 +69,16 @@ def locate_in_config(masters: MasterConfigs, key: str, path: Iterable[Any]) -> i
 
 
 _PLAIN = (str, int, float, bool, type(None))
+_DEEPEST = 100  # levels of nesting; real configs and runners.yaml have fewer than ten
 _KINDS = {"bytes": "binary value", "date": "date", "datetime": "timestamp", "set": "set"}
 
 
 def _not_plain(value: object, path: list[Any]) -> tuple[list[Any], str] | None:
     """Where a parsed YAML value holds something JSON has no word for (a YAML date, binary,
-    set or a non-string key), which the schemas cannot judge; None when it is plain data."""
+    set or a non-string key), which the schemas cannot judge; None when it is plain data.
+    Nesting past `_DEEPEST` is refused too: it recursed past Python's limit (exit 3)."""
+    if len(path) > _DEEPEST and isinstance(value, (dict, list)):
+        return path[:3], f"nested more than {_DEEPEST} levels deep"
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):

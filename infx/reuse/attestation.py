@@ -64,7 +64,7 @@ class Signer:
         """The run id and attempt the certificate names (None: it names none)."""
         parts = self.invocation.rstrip("/").split("/")
         shaped = len(parts) >= 4 and parts[-4] == "runs" and parts[-2] == "attempts"
-        if shaped and parts[-3].isdigit() and parts[-1].isdigit():
+        if shaped and parts[-3].isdecimal() and parts[-1].isdecimal():
             return int(parts[-3]), int(parts[-1])
         return None
 

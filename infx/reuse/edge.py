@@ -114,7 +114,7 @@ class Checkout:
                 merge,
                 checks=tuple(checks),
                 approvals=tuple(approvals),
-                run_id=int(run_id) if run_id.isdigit() else None,
+                run_id=int(run_id) if run_id.isdecimal() else None,
             )
         )
 

@@ -240,12 +240,16 @@ def trace(
     history at `url`; with `check`, the stored receipts checked against the issuer as GitHub
     serves them from `repo`, and the measuring run's artifacts downloaded and checked
     against its receipt."""
+    from infx.history.database import require_existing
+
+    require_existing(url)  # a path mistyped would otherwise be made an empty history
     if conc is None:
-        if not target.isdigit():
+        if not target.isdecimal():
             raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
-        stored = stored_run(url, int(target))
+        number = int(target)
+        stored = stored_run(url, number) if number < 1 << 63 else None  # SQLite's INTEGER
     else:
-        stored = stored_point(url, target, conc)
+        stored = stored_point(url, target, conc) if conc < 1 << 63 else None
     if stored is None:
         raise UsageError(
             f"{target}{f' at concurrency {conc}' if conc else ''} is not in the history"

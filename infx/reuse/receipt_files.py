@@ -93,14 +93,23 @@ def actions_run(environ: Mapping[str, str], payload: Mapping[str, Any]) -> RunFa
     workflow = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
     return RunFacts(
         repository=environ["GITHUB_REPOSITORY"],
-        id=int(environ["GITHUB_RUN_ID"]),
-        attempt=int(environ.get("GITHUB_RUN_ATTEMPT") or 1),
+        id=_positive(environ, "GITHUB_RUN_ID"),
+        attempt=_positive({"GITHUB_RUN_ATTEMPT": "1", **environ}, "GITHUB_RUN_ATTEMPT"),
         event=environ.get("GITHUB_EVENT_NAME", ""),
         workflow=workflow or SWEEP_WORKFLOW_PATH,
         sha=sha,
         head_sha=str(head),
         ref=environ.get("GITHUB_REF", ""),
     )
+
+
+def _positive(environ: Mapping[str, str], name: str) -> int:
+    """A run id or attempt as Actions sets it: a whole number from 1 (else a usage error, not
+    a ValueError, nor a receipt its own check refuses)."""
+    text = environ[name] or "1"
+    if not text.isascii() or not text.isdigit() or int(text) < 1:
+        raise UsageError(f"{name} must be a whole number from 1, not {text!r}")
+    return int(text)
 
 
 def checkout_code(root: Path, workflow: str) -> dict[str, str | None]:

@@ -180,6 +180,6 @@ def run_number(text: str) -> int:
     """A run id, or the URL of a run (or of one of its jobs)."""
     found = _RUN_URL.fullmatch(text.strip())
     value = found.group(1) if found else text.strip()
-    if not value.isdigit() or int(value) < 1:
+    if not value.isdecimal() or int(value) < 1:
         raise UsageError(f"not a workflow run id or URL: {text[:80]!r}")
     return int(value)

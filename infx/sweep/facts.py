@@ -195,6 +195,11 @@ def read_pins(plan_path: Path) -> dict[str, str]:
 
 def read_workflows(root: Path, pattern: str) -> dict[str, str]:
     """The workflow files the glob `pattern` finds under `root`: path from it -> text."""
+    if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+        raise UsageError(
+            f"--workflows {pattern!r}: give a glob relative to the repository root, "
+            "neither empty nor absolute nor through '..'"
+        )
     files = sorted(path for path in root.glob(pattern) if path.is_file())
     return {
         path.relative_to(root).as_posix(): path.read_text(encoding="utf-8", errors="replace")

@@ -142,7 +142,8 @@ def decide_event(
 ) -> Decision:
     """`decide` on a GitHub Actions event payload: labels, the label event, draft, fork."""
     pr = payload.get("pull_request") or {}
-    names = [label.get("name", "") for label in pr.get("labels", []) if isinstance(label, dict)]
+    labels = pr.get("labels") or []
+    names = [label.get("name", "") for label in labels if isinstance(label, dict)]
     head = pr.get("head") or {}
     head_repo = (head.get("repo") or {}).get("full_name")
     repository = (payload.get("repository") or {}).get("full_name")

@@ -101,3 +101,13 @@ def test_new_refuses_an_entry_that_selects_no_job(inferencex) -> None:
     assert result.exit_code == 1
     assert "selects no benchmark job" in result.output and "has only fixed-seq-len" in result.output
     assert inferencex.read() == before
+
+
+def test_arguments_that_are_not_utf8_are_refused_and_the_file_untouched(repo: GitRepo) -> None:
+    """A shell passes bytes that are not UTF-8 as surrogates; writing them crashed (exit 3)."""
+    before = repo.read()
+    for key, description in (("llama-fp8-*", "caf\udce9"), ("llama\udcff", "x")):
+        result = repo.infx("changelog", "new", "--config-key", key, "--description", description)
+        assert result.exit_code == 2, result.output
+        assert "is not valid UTF-8" in result.output and "Traceback" not in result.output
+    assert repo.read() == before

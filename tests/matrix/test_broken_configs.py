@@ -62,12 +62,49 @@ def test_a_config_no_entry_names_still_breaks_the_gate(broken: tuple[GitRepo, st
     assert repo.infx("changelog", "check", "--base", "HEAD~2").exit_code == 0
 
 
-def test_a_config_nested_past_python_s_stack_is_refused_in_one_line(bench: GitRepo) -> None:
-    """300 levels of mappings (and an anchor, which sends the file to PyYAML): a refusal
-    naming the file, not a RecursionError ending in "a bug in infx"."""
-    deep = "".join("  " * (i + 1) + "a:\n" for i in range(300))
-    bench.write("configs/amd-master.yaml", AMD + f"\ndeep-fp8-mi355x-vllm: &d\n{deep}")
+LAUGHS = "laugh0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"laugh{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)
+)
+
+
+@pytest.mark.parametrize(
+    ("file", "tail", "says"),
+    [
+        (
+            "configs/amd-master.yaml",
+            "self: &a [*a, *a]\n",
+            "an alias refers to the node that holds it",
+        ),
+        (
+            "configs/runners.yaml",
+            "self: &a [*a, *a]\n",
+            "an alias refers to the node that holds it",
+        ),
+        ("configs/amd-master.yaml", LAUGHS, "aliases expand to more than 1,000,000 values"),
+    ],
+    ids=["self-alias", "self-alias-runners", "billion-laughs"],
+)
+@pytest.mark.parametrize("command", [("sweep", "validate"), ("sweep", "plan", "--base", "base")])
+def test_aliases_that_never_end_are_invalid_yaml(
+    bench: GitRepo, file: str, tail: str, says: str, command: tuple[str, ...]
+) -> None:
+    """An alias inside its own anchor recursed without end (RecursionError, exit 3); nine
+    nested lists of ten aliases (10**9 values) held `sweep validate` for good."""
+    bench.commit("aliases", **{file: (bench.path / file).read_text() + tail})
+    result = bench.infx(*command)
+    assert result.exit_code == 1, result.output
+    assert f"{file}: invalid YAML: {says}" in result.output
+
+
+DEEP = "deep:\n" + "".join(f"{' ' * i}a:\n" for i in range(1, 900)) + f"{' ' * 900}b: 1\n"
+
+
+@pytest.mark.parametrize("file", ["configs/amd-master.yaml", "configs/runners.yaml"])
+def test_nesting_past_pythons_recursion_is_one_line(bench: GitRepo, file: str) -> None:
+    """900 levels pass libyaml (its limit is 1,000) and crashed PyYAML's constructor or the
+    plain-data walk (whichever reader read it) with a RecursionError (exit 3)."""
+    bench.commit("deep", **{file: (bench.path / file).read_text() + DEEP})
     result = bench.infx("sweep", "validate")
     assert result.exit_code == 1, result.output
-    assert "configs/amd-master.yaml: invalid YAML: nested too deeply to read" in result.stderr
-    assert "Traceback" not in result.output and "a bug in infx" not in result.output
+    assert result.output.startswith(f"infx: error: {file}") and "nested" in result.output
+    assert "Traceback" not in result.output

@@ -108,3 +108,19 @@ def test_no_master_config_is_a_usage_error(layout: GitRepo) -> None:
     result = layout.infx("sweep", "validate", "--config", "configs/none-*.yaml")
     assert result.exit_code == 2
     assert "no master config files match 'configs/none-*.yaml' in the working tree" in result.output
+
+
+@pytest.mark.parametrize("glob", ["/etc/*", "../*/configs/*-master.yaml", "configs\\*.yaml"])
+@pytest.mark.parametrize(
+    "command",
+    [("sweep", "validate"), ("sweep", "plan", "--base", "HEAD", "--head", "HEAD")],
+)
+def test_a_glob_outside_the_repository_is_a_usage_error(
+    layout: GitRepo, glob: str, command: tuple[str, ...]
+) -> None:
+    """`sweep validate --config '/etc/*'` crashed on Path.relative_to (exit 3), '..' read
+    another checkout's files, and at a commit git's own error was all that was said."""
+    result = layout.infx(*command, "--config", glob)
+    assert result.exit_code == 2, result.output
+    assert f"master config glob {glob!r} is not inside the repository" in result.stderr
+    assert "Traceback" not in result.output

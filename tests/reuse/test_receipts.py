@@ -150,6 +150,22 @@ def test_receipt_run_outside_actions_is_one_line(collected: Path) -> None:
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("GITHUB_RUN_ID", "abc"), ("GITHUB_RUN_ID", "0"), ("GITHUB_RUN_ATTEMPT", "-1")],
+)
+def test_a_run_id_or_attempt_that_is_not_a_whole_number_is_one_line(
+    collected: Path, name: str, value: str
+) -> None:
+    """`int("abc")` crashed (exit 3); attempt -1 wrote a receipt its own check refuses."""
+    with inside(collected):
+        env = {**actions_env(collected), name: value}
+        result = CliRunner().invoke(cli, ["receipt", "run", "--out", "r.json"], env=env)
+    assert result.exit_code == 2, result.output
+    assert f"{name} must be a whole number from 1, not {value!r}" in result.output
+    assert not (collected / "r.json").exists()
+
+
 # --- storing beside the rows ----------------------------------------------------------------
 
 
@@ -344,6 +360,21 @@ def test_an_untouched_chain_holds(tmp_path: Path) -> None:
     result = provenance(stored_chain(tmp_path))
     assert result.exit_code == 0, result.output
     assert "broken" not in result.output
+
+
+def test_provenance_of_a_missing_history_or_a_huge_number_is_one_line(tmp_path: Path) -> None:
+    """A mistyped --history was made an empty database (then "6000 is not in the history");
+    a run id or concurrency past SQLite's INTEGER raised OverflowError (exit 3)."""
+    missing = tmp_path / "typo.sqlite"
+    result = provenance(str(missing))
+    assert result.exit_code == 2 and "no SQLite file" in result.output
+    assert not missing.exists()
+    history = stored_chain(tmp_path)
+    for args in (["9" * 30], ["llama", "9" * 30], ["\u00b2"]):  # `²` isdigit(), not int()
+        result = CliRunner().invoke(cli, ["results", "provenance", *args, "--history", history])
+        assert result.exit_code == 2, result.output
+        assert "is not in the history" in result.output or "give a run id" in result.output
+        assert "Traceback" not in result.output
 
 
 def double_a_point(history: str) -> None:

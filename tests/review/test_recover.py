@@ -143,8 +143,8 @@ def test_expired_results_cannot_be_recovered(
     assert done.exit_code == 1 and "results_bmk has expired" in done.output
 
 
-@pytest.mark.parametrize("bad", ["abc", "0", "https://example.com/x/y/actions/runs/x"])
+@pytest.mark.parametrize("bad", ["abc", "0", "https://example.com/x/y/actions/runs/x", "\u00b2"])
 def test_a_run_that_is_no_run_is_a_usage_error(repo: GitRepo, tmp_path: Path, bad: str) -> None:
     done = recover(repo, tmp_path / "h.sqlite", bad)
     assert done.exit_code == 2 and "not a workflow run id or URL" in done.output
-    assert json.dumps(bad)[1:-1][:20] in done.output
+    assert json.dumps(bad, ensure_ascii=False)[1:-1][:20] in done.output

@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +60,12 @@ def test_a_renamed_label_names_each_workflow_line_that_still_spells_the_old_one(
 def test_no_workflows_is_nothing_to_check(repo: GitRepo) -> None:
     result = repo.infx("workflows", "check")
     assert result.exit_code == 0 and "no workflow" in result.output
+
+
+@pytest.mark.parametrize("pattern", ["/etc/*", "", "../**", "a/../../*.yml"])
+def test_a_glob_outside_the_repository_is_a_usage_error(repo: GitRepo, pattern: str) -> None:
+    """An absolute glob raised NotImplementedError and an empty one ValueError (exit 3);
+    '../**' read every file beside the repository."""
+    result = repo.infx("workflows", "check", "--workflows", pattern)
+    assert result.exit_code == 2, result.output
+    assert f"--workflows {pattern!r}: give a glob relative to the repository root" in result.output

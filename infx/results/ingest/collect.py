@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from infx import schemas
-from infx.errors import ResultsError
+from infx.errors import ResultsError, UsageError
 from infx.results.ingest.process import TABLE_FILE, document, encoded
 from infx.results.render.summary import summary
 from infx.results.table.keys import point_key
@@ -161,10 +161,11 @@ def run_metadata(
     """The table's `run`, from the Actions environment: the id (and attempt, URL) only for
     a real run."""
     run: RunInfo = {}
-    if run_id.isdigit() and int(run_id) > 0:
-        run["id"] = int(run_id)
-        if attempt.isdigit() and int(attempt) > 0:
-            run["attempt"] = int(attempt)
+    number = _whole(run_id, "--run-id (GITHUB_RUN_ID)")
+    if number:
+        run["id"] = number
+        if tries := _whole(attempt, "--run-attempt (GITHUB_RUN_ATTEMPT)"):
+            run["attempt"] = tries
         if repository:
             run["url"] = f"{server}/{repository}/actions/runs/{run_id}"
     if sha:
@@ -172,6 +173,16 @@ def run_metadata(
     if ref:
         run["ref"] = ref
     return run
+
+
+def _whole(text: str, name: str) -> int:
+    """A run id or attempt: 0 when unset or 0 (not a real run), else a whole number that a
+    history row holds; `²` passed isdigit() and crashed int(), 2**63 the schema."""
+    if not text or text == "0":
+        return 0
+    if not text.isascii() or not text.isdigit() or int(text) >= 1 << 63:
+        raise UsageError(f"{name} must be a whole number, not {text!r}")
+    return int(text)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ from infx.results.ingest.process import (
     FORMAT,
     RESULT_FILE,
     TABLE_FILE,
+    OutOfRange,
     accuracy_row,
+    bounded_int,
     checked_config_key,
     client_for,
     document,
@@ -41,19 +43,21 @@ def read_json(path: Path, constants: list[str] | None = None) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL in the path
         raise UsageError(f"{path}: cannot read: {exc}") from None
     try:
         if constants is None:
-            return json.loads(text)
+            return json.loads(text, parse_int=bounded_int)
 
         def constant(name: str) -> float:
             constants.append(name)
             return float(name)
 
-        return json.loads(text, parse_constant=constant)
+        return json.loads(text, parse_constant=constant, parse_int=bounded_int)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
+    except OutOfRange as exc:
+        raise ResultsError(f"{path}: {exc}") from None
 
 
 def lm_eval_file(folder: Path) -> Path:

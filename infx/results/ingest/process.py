@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections import deque
 from collections.abc import Mapping
 from functools import cache
@@ -117,14 +118,32 @@ def check_row(row: object) -> MatrixRow:
     return cast(MatrixRow, row)  # the schema of a matrix row accepted it
 
 
+class OutOfRange(ValueError):
+    """A JSON integer no float holds: Python's reader takes any integer (past 4,300 digits
+    `int` itself refuses it), the verdict's float arithmetic and NumPy cannot."""
+
+
+def bounded_int(text: str) -> int:
+    """`parse_int` for json.loads: the integer, or OutOfRange when it is beyond every float."""
+    digits = len(text) - text.startswith("-")
+    if digits <= 308:
+        return int(text)
+    value = int(text) if digits == 309 else None
+    if value is None or abs(value) > sys.float_info.max:
+        raise OutOfRange(f"a number of {digits} digits is out of range (larger than any float)")
+    return value
+
+
 def job_row(row_json: str | None, env: Mapping[str, str]) -> MatrixRow:
     """The job's matrix row: --row's JSON, else the environment `infx sweep row-env` set."""
     if row_json is None:
         return row_from_env(env)
     try:
-        return check_row(json.loads(row_json))
+        return check_row(json.loads(row_json, parse_int=bounded_int))
     except json.JSONDecodeError as exc:
         raise UsageError(f"--row is not JSON: {exc.msg}") from None
+    except OutOfRange as exc:
+        raise UsageError(f"--row: {exc}") from None
 
 
 def result_file(env: Mapping[str, str]) -> Path:
@@ -201,10 +220,14 @@ _SIZES: tuple[Literal["tp", "pp", "dcp-size", "pcp-size", "ep"], ...] = (
 
 
 def identity(row: MatrixRow, conc: int, runner_name: str = "") -> Identity:
+    hardware = gpu_type(runner_name, row["runner"])
+    if not hardware:  # `-x`, `_01` or an empty label: no GPU type before the first dash
+        named = f"runner name {runner_name!r}" if runner_name else f"runner label {row['runner']!r}"
+        raise UsageError(f"{named} names no GPU type (wanted like mi355x-amds_03 or h200)")
     out: Identity = {
         "scenario": scenario(row),
         "runner": row["runner"],
-        "hardware": gpu_type(runner_name, row["runner"]),
+        "hardware": hardware,
         "model": row["model"],
         "model-prefix": row["model-prefix"],
         "framework": row["framework"],

@@ -144,3 +144,27 @@ def test_a_plot_that_cannot_be_drawn_stops_nothing(tmp_path: Path) -> None:
     assert outcome.exit_code in (0, 1), outcome.output
     assert "plot not drawn" in outcome.stderr
     assert "1 PNG(s)" in comment.read_text() and "1 could not be drawn" in comment.read_text()
+
+
+def test_a_nan_threshold_or_false_fail_rate_is_refused(repo: GitRepo, tmp_path: Path) -> None:
+    """NaN compares false with every bound, so click's FloatRange took `--threshold nan`, and
+    TOML's `false-fail = nan` passed the schema: either one passed a 40% regression."""
+    mains, _ = _tables(tmp_path)
+    folder = mains[0].parent
+    for option in (("--threshold", "nan"), ("--false-fail", "NaN")):
+        outcome = repo.infx(*_compare(tmp_path, folder), *option)
+        assert outcome.exit_code == 2, outcome.output
+        assert "is not a number" in outcome.stderr and "Traceback" not in outcome.output
+    repo.write("infx.toml", 'repository = "o/r"\n[results]\nfalse-fail = nan\n')
+    outcome = repo.infx(*_compare(tmp_path, folder))
+    assert outcome.exit_code == 2, outcome.output
+    assert "results.false-fail must be a finite number, not nan" in outcome.stderr
+    repo.write("infx.toml", 'repository = "o/r"\n')
+    assert repo.infx(*_compare(tmp_path, folder)).exit_code == 1
+
+
+def test_a_run_id_env_that_is_not_a_number_is_no_run(repo: GitRepo, tmp_path: Path) -> None:
+    """GITHUB_RUN_ID=² passed isdigit() and crashed int() (exit 3): it names no run."""
+    mains, _ = _tables(tmp_path)
+    outcome = repo.infx(*_compare(tmp_path, mains[0].parent), env={"GITHUB_RUN_ID": "\u00b2"})
+    assert outcome.exit_code == 1, outcome.output

@@ -146,6 +146,24 @@ def test_a_broken_job_file_fails_and_writes_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--run-id", "\u00b2"), ("--run-id", "abc"), ("--run-id", str(2**63)), ("--run-attempt", "x")],
+)
+def test_a_run_id_or_attempt_that_is_not_a_whole_number_writes_nothing(
+    tmp_path: Path, flag: str, value: str
+) -> None:
+    """`²` passed isdigit() and crashed int() (exit 3); 2**63 made a table the schema refuses
+    (exit 3); `abc` was dropped silently, leaving a table no history can place."""
+    bmk, evals = sweep(tmp_path)
+    out = tmp_path / "out"
+    args = ["--run-id", "7", flag, value] if flag == "--run-attempt" else [flag, value]
+    outcome = collect(str(bmk), str(evals), "--out-dir", str(out), *args)
+    assert outcome.exit_code == 2, outcome.output
+    assert f"must be a whole number, not {value!r}" in outcome.output
+    assert not out.exists()
+
+
 def test_no_results_is_an_empty_table_and_a_warning(tmp_path: Path) -> None:
     outcome = collect(str(tmp_path / "results_bmk"), "--out-dir", str(tmp_path / "out"))
     assert outcome.exit_code == 0

@@ -38,3 +38,47 @@ def test_a_table_spelling_nan_or_infinity_is_refused_naming_where(
     wanted = rf"results\.json: not an infx results file: rows\.1\.metrics\.{metric}: "
     with pytest.raises(ResultsError, match=wanted):
         load_results(_written(tmp_path, text))
+
+
+@pytest.mark.parametrize("digits", [309, 401, 5001])
+@pytest.mark.parametrize("where", ["metrics", "identity"])
+def test_an_integer_no_float_holds_is_refused(tmp_path: Path, digits: int, where: str) -> None:
+    """JSON integers have no bound: 10**400 as a metric or a concurrency crashed compare,
+    ingest, collect and site build with an OverflowError (exit 3), and 5,000 digits with
+    int()'s digit limit; both are refused, naming the file."""
+    doc = table(5000, mixed(1000))
+    key = "p99_ttft" if where == "metrics" else "conc"
+    doc["rows"][1][where][key] = "@"
+    text = json.dumps(doc).replace('"@"', "9" * digits)
+    wanted = rf"results\.json: a number of {digits} digits is out of range"
+    with pytest.raises(ResultsError, match=wanted):
+        load_results(_written(tmp_path, text))
+
+
+def test_the_largest_integers_a_float_holds_still_load(tmp_path: Path) -> None:
+    doc = table(5000, mixed(1000))
+    doc["rows"][1]["metrics"]["p99_ttft"] = int(1.7e308)
+    doc["rows"][1]["metrics"]["mean_itl"] = -(10**307)  # refused by the schema, not the reader
+    path = _written(tmp_path, json.dumps(doc))
+    with pytest.raises(ResultsError, match=r"mean_itl: .* is less than the minimum of 0"):
+        load_results(path)
+    del doc["rows"][1]["metrics"]["mean_itl"]
+    assert load_results(_written(tmp_path, json.dumps(doc))) == doc
+
+
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("run", "id"), ("run", "attempt"), ("identity", "conc"), ("metrics", "completed")],
+)
+def test_an_integer_past_sqlites_is_refused_by_the_schema(
+    tmp_path: Path, where: str, key: str
+) -> None:
+    """A run id, attempt or concurrency of 2**63 passed the schema and crashed `ingest`
+    (SQLite's INTEGER: OverflowError, exit 3) and a history folder's `compare` (C long)."""
+    doc = table(5000, mixed(1000))
+    place = doc["run"] if where == "run" else doc["rows"][1][where]
+    place[key] = 2**63 - 1
+    assert load_results(_written(tmp_path, json.dumps(doc))) == doc
+    place[key] = 2**63
+    with pytest.raises(ResultsError, match=rf"{key}: {2**63} is greater than the maximum"):
+        load_results(_written(tmp_path, json.dumps(doc)))

@@ -250,11 +250,36 @@ def test_aiperf_row_reads_the_aiperf_export(tmp_path: Path) -> None:
         ("nope", "--row nope: no such file"),
         ("{nope", "--row is not JSON"),
         (json.dumps({**fixed_row(), "tp": 0}), "tp"),
+        (json.dumps({**fixed_row(), "tp": 10**400}), "--row: a number of 401 digits is out of"),
+        (json.dumps({**fixed_row(), "exp-name": "a\x00b"}), "cannot read: embedded null byte"),
     ],
 )
 def test_bad_row_is_a_usage_error(tmp_path: Path, row: str, message: str) -> None:
+    """A NUL in exp-name made a path open() refuses, 10**400 a number no float holds (both
+    exit 3): the row's fault, said in one line."""
     outcome = run("--row", row, "--results-dir", str(tmp_path))
     assert outcome.exit_code == 2 and message in outcome.output
+
+
+@pytest.mark.parametrize(
+    ("runner", "name", "message"),
+    [
+        ("", "", "runner label '' names no GPU type"),
+        ("h200", "-foo", "runner name '-foo' names no GPU type"),
+        ("h200", "_01", "runner name '_01' names no GPU type"),
+    ],
+)
+def test_a_runner_without_a_gpu_type_is_a_usage_error(
+    tmp_path: Path, runner: str, name: str, message: str
+) -> None:
+    """The GPU type is the runner name (else label) before its first dash: an empty one made
+    a result the schema refuses, reported as an internal error (exit 3)."""
+    made = vllm_result(conc=16, total=1, output=1, ttft_ms=1, tpot_ms=1, itl_ms=1, e2el_ms=1)
+    write(tmp_path / f"{fixed_row()['exp-name']}.json", made)
+    row = json.dumps({**fixed_row(), "runner": runner})
+    outcome = run("--row", row, "--results-dir", str(tmp_path), f"--runner-name={name}")
+    assert outcome.exit_code == 2, outcome.output
+    assert message in outcome.output
 
 
 def test_no_row_anywhere_says_how_to_give_one(tmp_path: Path, monkeypatch) -> None:
