@@ -83,6 +83,7 @@ def test_without_a_slug_the_three_ways_are_named(tmp_path: Path) -> None:
         ('master-configs = ["../other/configs/*.yaml"]\n', "master-configs.0"),
         ('changelog = "/etc/passwd"\n', "changelog: Path of the changelog inside"),
         ('runners = "../other/configs/runners.yaml"\n', "runners: Path of the runners file"),
+        ('accuracy-floors = "/etc/passwd"\n', "accuracy-floors"),
     ],
 )
 def test_bad_settings_are_a_usage_error_naming_the_key(
