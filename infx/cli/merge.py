@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import click
 
-from infx.cli.options import api_repo_option, request, shown
+from infx.cli.options import FiniteRange, api_repo_option, request, shown
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
 from infx.settings import SWEEP_WORKFLOW
 
 METHODS = click.Choice(["squash", "merge", "rebase"])
+# NaN waited for good (no deadline compares true) or crashed sleep() after the PR's branch
+# was pushed; so did a negative interval.
+SECONDS = FiniteRange(min=0)
 HELP = {
     "--dry-run": "Check and prepare everything; post, push and merge nothing.",
     "--workflow-id": "File name of the sweep workflow whose run is reused.",
@@ -25,8 +28,8 @@ HELP = {
 @click.option("--dry-run", is_flag=True, help=HELP["--dry-run"])
 @shown("--remote", default="origin", help="The remote holding the PR branch.")
 @shown("--workflow-id", "workflow", default=SWEEP_WORKFLOW, help=HELP["--workflow-id"])
-@shown("--timeout", type=float, default=6 * 3600, help="Seconds to wait for checks.")
-@shown("--poll-interval", "poll", type=float, default=30, help=HELP["--poll-interval"])
+@shown("--timeout", type=SECONDS, default=6 * 3600, help="Seconds to wait for checks.")
+@shown("--poll-interval", "poll", type=SECONDS, default=30, help=HELP["--poll-interval"])
 def merge(number: int, repo: str | None, **options: object) -> None:
     """Merge pull request PR on GitHub, as a maintainer would by hand.
 

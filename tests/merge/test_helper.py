@@ -174,3 +174,16 @@ def test_merge_refuses_a_pr_that_edits_history(project, api) -> None:
     assert "does more than append entries" in result.output
     assert branch(origin, "feature") == head and api.state.merges == []
     assert len(repo.git("worktree", "list").splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "option", [("--poll-interval", "nan"), ("--poll-interval", "-1"), ("--timeout", "nan")]
+)
+def test_a_wait_that_is_no_number_of_seconds_is_a_usage_error(option: tuple[str, str]) -> None:
+    """Refused before anything is read, pushed or posted: a NaN timeout never ran out, and a
+    NaN or negative interval crashed sleep() after the branch was pushed (exit 3)."""
+    from infx.cli import cli
+
+    result = CliRunner().invoke(cli, ["merge", "7", *option])
+    assert result.exit_code == 2, result.output
+    assert option[0] in result.output and "Traceback" not in result.output
