@@ -7,6 +7,7 @@ branch's settings whether another repeat follows."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -132,11 +133,17 @@ def test_a_paired_repeat_runs_main_s_row_beside_each_pr_row_on_one_node(
     source_run: SourceRun, api: FakeGitHub, tmp_path: Path
 ) -> None:
     """With `paired-repeats` on the default branch, each unconfirmed row runs again with
-    main's row of its config beside it (here main plans the same recipe: the PR changed
-    only the changelog), both pinned to the node that measured the row in run A, the
+    main's row of its config beside it (here main moved its images on since run A, and
+    the merge keeps the PR's), both pinned to the node that measured the row in run A, the
     order alternating pair by pair; the plan prices both halves and records the pairs."""
+    configs = (source_run.repo.path / "configs" / "amd-master.yaml").read_text()
+    mains = re.sub(r"(image: \S+:)(\S+)", r"\1main-\2", configs)
+    assert mains != configs
     repo = moved_base(
-        source_run.repo, tmp_path, {"infx.toml": "[results]\npaired-repeats = true\n"}
+        source_run.repo,
+        tmp_path,
+        {"infx.toml": "[results]\npaired-repeats = true\n", "configs/amd-master.yaml": mains},
+        merged={"configs/amd-master.yaml": configs},
     )
     world = world_for(repo, api, tmp_path)
     unconfirmed = results(source_run.run)[:2]
