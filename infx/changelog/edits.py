@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from infx.changelog.gate import ConfigRules, GateFacts, gate, unresolved_conflicts
+from infx.changelog.gate import ConfigRules, GateFacts, gate
 from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Outcome
 from infx.changelog.new import NewEntry
 from infx.changelog.report import location
+from infx.changelog.text_rules import unresolved_conflicts
 from infx.errors import ChangelogError, UsageError
 
 

@@ -9,17 +9,17 @@ identical files as one) is named too.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from infx.changelog.check import DEFAULT_KEYS_SOURCE, CheckResult, check
 from infx.changelog.diff import ChangelogDiff
 from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry, Outcome, Violation, summarized
+from infx.changelog.model import Entry, Outcome, Violation
 from infx.changelog.parse import split_entries
 from infx.changelog.report import as_failure, render, summary_markdown
 from infx.changelog.rules import Rule
+from infx.changelog.text_rules import unresolved_conflicts
 from infx.errors import InfxError
 
 
@@ -113,46 +113,6 @@ def unrunnable(fmt: str, path: str, error: InfxError) -> Outcome:
     if fmt == "text":
         raise error
     return Outcome([as_failure(fmt, path, str(error))], exit_code=error.exit_code)
-
-
-_MARKER = re.compile(rb"^(<<<<<<<|\|\|\|\|\|\|\||=======|>>>>>>>)(?: |$)", re.M)
-
-
-def unresolved_conflicts(data: bytes, path: str, merging: bool) -> list[Violation]:
-    """One problem per conflict git left in the file, naming the line of each of its markers;
-    none when the file holds no start or end marker (a lone `=======` is left to the byte
-    rules). Which side holds what is not judged: both are still in the file."""
-    if b"<<<<<<<" not in data and b">>>>>>>" not in data:
-        return []
-    groups: list[list[tuple[int, str]]] = []
-    line, offset, open_group = 1, 0, False
-    for found in _MARKER.finditer(data):
-        line += data.count(b"\n", offset, found.start())
-        offset = found.start()
-        marker = found.group(1).decode()
-        if marker == "<<<<<<<" or not open_group:
-            groups.append([])
-        groups[-1].append((line, marker))
-        open_group = marker != ">>>>>>>"
-    if not any(marker in ("<<<<<<<", ">>>>>>>") for group in groups for _, marker in group):
-        return []
-    fix = (
-        "run `infx changelog resolve-conflict`: main's entries, then the branch's"
-        if merging
-        else f"keep both sides' entries, main's first, and delete the marker lines of {path}"
-    )
-    return summarized(
-        [
-            Violation(
-                group[0][0],
-                Rule.CONFLICT_MARKER,
-                "unresolved merge conflict: merge-conflict marker "
-                + ", ".join(f"{marker} at line {at}" for at, marker in group),
-                fix,
-            )
-            for group in groups
-        ]
-    )
 
 
 def vanished_entries(history: bytes, commits: list[BranchCommit]) -> list[Violation]:

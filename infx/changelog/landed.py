@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from infx.changelog.check import check
-from infx.changelog.gate import unresolved_conflicts
 from infx.changelog.model import Entry, Violation
 from infx.changelog.parse import parse_chunk, split_entries
 from infx.changelog.rules import Rule
+from infx.changelog.text_rules import unresolved_conflicts
 from infx.errors import ChangelogError
 
 # Gate rules about layout or links: a landed commit that broke them still plans.

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from itertools import islice
 
-from infx.changelog.model import Violation, more
+from infx.changelog.model import Violation, more, summarized
 from infx.changelog.rules import Rule
 
 # The most bytes one check parses: ten times the whole InferenceX history after two years, read
@@ -181,3 +181,40 @@ def ending_violations(head: bytes) -> list[Violation]:
             )
         ]
     return []
+
+
+def unresolved_conflicts(data: bytes, path: str, merging: bool) -> list[Violation]:
+    """One problem per conflict git left in the file, naming the line of each of its markers;
+    none when the file holds no start or end marker (a lone `=======` is left to the byte
+    rules). Which side holds what is not judged: both are still in the file."""
+    if b"<<<<<<<" not in data and b">>>>>>>" not in data:
+        return []
+    groups: list[list[tuple[int, str]]] = []
+    line, offset, open_group = 1, 0, False
+    for found in _CONFLICT.finditer(data):
+        line += data.count(b"\n", offset, found.start())
+        offset = found.start()
+        marker = found.group(1).decode()
+        if marker == "<<<<<<<" or not open_group:
+            groups.append([])
+        groups[-1].append((line, marker))
+        open_group = marker != ">>>>>>>"
+    if not any(marker in ("<<<<<<<", ">>>>>>>") for group in groups for _, marker in group):
+        return []
+    fix = (
+        "run `infx changelog resolve-conflict`: main's entries, then the branch's"
+        if merging
+        else f"keep both sides' entries, main's first, and delete the marker lines of {path}"
+    )
+    return summarized(
+        [
+            Violation(
+                group[0][0],
+                Rule.CONFLICT_MARKER,
+                "unresolved merge conflict: merge-conflict marker "
+                + ", ".join(f"{marker} at line {at}" for at, marker in group),
+                fix,
+            )
+            for group in groups
+        ]
+    )

@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from click.decorators import FC
 
 from infx import git
 from infx.context import branch_base as branch_base
-from infx.github.actions import append_summary, set_outputs
 from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
-from infx.sweep.outcome import Outcome
 from infx.yamlio import atomic_write
+
+if TYPE_CHECKING:
+    from infx.sweep.outcome import Outcome
 
 _KEY = "infx.settings"
 T = TypeVar("T")
@@ -52,7 +53,10 @@ def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:
 
 def emit(outcome: Outcome) -> None:
     """Write what a use case decided: stderr lines, files, step outputs, stdout lines and
-    the step summary, then raise its error."""
+    the step summary, then raise its error. The Actions edge is imported here: commands
+    that never emit (the gate) start without it."""
+    from infx.github.actions import append_summary, set_outputs
+
     for line in outcome.stderr:
         click.echo(line, err=True)
     for path, data in outcome.files.items():
