@@ -1,6 +1,7 @@
 """The rules of the house CONTRIBUTING.md calls checked, checked: module size, no import
 circle, one registry of the gate's rule ids, one name for the sweep workflow, one canonical
-JSON digest, a map of the code that matches the tree, and no dead code."""
+JSON digest, one test of a path leaving the repository, a map of the code that matches the
+tree, and no dead code."""
 
 from __future__ import annotations
 
@@ -205,6 +206,27 @@ def test_json_is_digested_in_one_place() -> None:
             )
             if dumps and hashes:
                 found.append(f"{shown(path)}:{function.lineno} {function.name}")
+    assert found == []
+
+
+def test_whether_a_path_leaves_the_repository_is_asked_in_one_place() -> None:
+    """`".." in path.split("/")` is infx.paths.outside_repository's question; a module that
+    spells it again may drift from it (one forgot absolute paths)."""
+    found = []
+    for path, _, every in sources():
+        if path == INFX / "paths.py":
+            continue
+        found += [
+            f"{shown(path)}:{node.lineno}"
+            for node in every
+            if isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and node.left.value == ".."
+            and isinstance(node.ops[0], ast.In)
+            and isinstance(call := node.comparators[0], ast.Call)
+            and getattr(call.func, "attr", "") == "split"
+            and [getattr(a, "value", None) for a in call.args] == ["/"]
+        ]
     assert found == []
 
 
