@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from infx import __version__
 from infx.cli import cli
 from infx.errors import EXIT_CODES
-from tests.conftest import ROOT
+from tests.conftest import ROOT, GitRepo
 
 # A real command added to the real group, failing as a bug would: a lookup of a key that is
 # not there, deep inside the command, through `infx.cli.main` as the console script runs it.
@@ -283,3 +283,42 @@ def test_one_format_vocabulary_across_commands() -> None:
                 assert {"text", "json"} <= choices <= {"text", "json", "github"} | old, path
                 seen.add(" ".join(path))
     assert {"changelog check", "sweep plan", "results provenance"} <= seen, seen
+
+
+# --- arguments that are not UTF-8 -------------------------------------------------------
+
+
+def test_a_command_given_bytes_that_are_not_utf8_exits_2_with_one_line(repo: GitRepo) -> None:
+    """`workflows check` matched the glob's surrogates against no file and said "nothing to
+    check" (exit 0); the entry now refuses the argument before any command runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-m", "infx", "workflows", "check", "--workflows"]
+    done = subprocess.run([*command, b"caf\xe9/*.yml"], capture_output=True, env=env, cwd=repo.path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == b""
+    assert done.stderr == b"infx: error: argument 'caf\\xe9/*.yml' is not valid UTF-8\n"
+    fine = subprocess.run(
+        [*command, "caf\u00e9/*.yml"], capture_output=True, env=env, cwd=repo.path
+    )
+    assert fine.returncode == 0, fine.stderr  # UTF-8 text that is not ASCII is text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["caf\udce9"],
+        ["--version", "\udcff"],
+        ["sweep", "plan", "--config", "configs/\udcff-master.yaml"],
+        ["changelog", "lint", "--file", "perf-\udcffchangelog.yaml"],
+        ["results", "collect", "\udcff", "--out-dir", "out"],
+        ["review", "signoff", "--pr", "1\udcff"],
+        ["workflows", "check", "--workflows", "\ud800"],  # a lone surrogate no byte makes
+    ],
+)
+def test_every_command_refuses_an_argument_that_is_not_utf8(repo: GitRepo, args: list[str]) -> None:
+    result = repo.infx(*args)
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.splitlines()
+    assert line.startswith("infx: error: argument ") and line.endswith(" is not valid UTF-8")
+    assert "Traceback" not in result.output and ("\\x" in line or "\\u" in line)

@@ -1,6 +1,7 @@
 """The rules of the house CONTRIBUTING.md calls checked, checked: module size, no import
 circle, one registry of the gate's rule ids, one name for the sweep workflow, one canonical
-JSON digest, a map of the code that matches the tree, and no dead code."""
+JSON digest, one test of a path leaving the repository, one spelling of SQLite's INTEGER
+bound, a map of the code that matches the tree, and no dead code."""
 
 from __future__ import annotations
 
@@ -205,6 +206,49 @@ def test_json_is_digested_in_one_place() -> None:
             )
             if dumps and hashes:
                 found.append(f"{shown(path)}:{function.lineno} {function.name}")
+    assert found == []
+
+
+def test_whether_a_path_leaves_the_repository_is_asked_in_one_place() -> None:
+    """`".." in path.split("/")` is infx.paths.outside_repository's question; a module that
+    spells it again may drift from it (one forgot absolute paths)."""
+    found = []
+    for path, _, every in sources():
+        if path == INFX / "paths.py":
+            continue
+        found += [
+            f"{shown(path)}:{node.lineno}"
+            for node in every
+            if isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and node.left.value == ".."
+            and isinstance(node.ops[0], ast.In)
+            and isinstance(call := node.comparators[0], ast.Call)
+            and getattr(call.func, "attr", "") == "split"
+            and [getattr(a, "value", None) for a in call.args] == ["/"]
+        ]
+    assert found == []
+
+
+def test_the_sqlite_integer_bound_is_spelled_once() -> None:
+    """`1 << 63` (or `2**63`, or the largest INTEGER itself) is infx.numbers'
+    SQLITE_INTEGER_END; every other module names it."""
+    spelled = {(1, ast.LShift, 63), (2, ast.Pow, 63)}
+    found = []
+    for path, _, every in sources():
+        if path == INFX / "numbers.py":
+            continue
+        found += [
+            f"{shown(path)}:{node.lineno}"
+            for node in every
+            if (
+                isinstance(node, ast.BinOp)
+                and isinstance(node.left, ast.Constant)
+                and isinstance(node.right, ast.Constant)
+                and (node.left.value, type(node.op), node.right.value) in spelled
+            )
+            or (isinstance(node, ast.Constant) and node.value in (2**63 - 1, 2**63))
+        ]
     assert found == []
 
 

@@ -130,12 +130,6 @@ def appended(
     from infx.changelog.new import append_entry, render_entry
     from infx.changelog.parse import read_document
 
-    for flag, values in (("--config-key", request["config_keys"]), ("--description", request["descriptions"])):  # fmt: skip
-        for value in values:
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8
-                raise UsageError(f"{flag} {value!r} is not valid UTF-8") from None
     existing, problems = read_document(current)
     if problems:
         first = problems[0]

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from infx.argv import not_utf8
 from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
 
 # name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
@@ -71,6 +72,13 @@ class InfxGroup(LazyGroup):
         rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Every argument of every command is text, or no command runs (infx.argv)."""
+        if not ctx.resilient_parsing and (bad := not_utf8(args)) is not None:
+            click.echo(f"infx: error: argument {bad} is not valid UTF-8", err=True)
+            ctx.exit(EXIT_USAGE)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

@@ -4,7 +4,6 @@ its options, reads through `infx.reuse.edge`, asks a use case and carries out it
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeAlias
 
@@ -12,11 +11,11 @@ import click
 
 from infx.cli.options import FILE, api_repo_option, request, shown, workflow_option
 from infx.context import repo_slug
-from infx.github.actions import CommentEvent, append_summary, event, set_outputs
+from infx.github.actions import append_summary, event, set_outputs
 from infx.github.client import GitHub
-from infx.reuse.edge import Checkout, answer, carry_out, gated, restatus, try_reuse_status
+from infx.reuse.edge import Checkout, answered, carry_out, gated, restatus, try_reuse_status
 from infx.reuse.gate import GateEvent
-from infx.reuse.handoff import CommentOutcome, Decision, handed_on, received_comment
+from infx.reuse.handoff import Decision, handed_on
 
 # The help of the options whose text runs long, by command and flag.
 HELP = {
@@ -36,19 +35,6 @@ decide_only_option = click.option("--decide-only", is_flag=True, help=HELP["--de
 remote_option = click.option("--remote", default="origin", show_default=True, help=HELP["--remote"])
 PRS = click.IntRange(min=1)
 Given: TypeAlias = str | None
-Decide: TypeAlias = Callable[[Checkout, CommentEvent], CommentOutcome]
-
-
-def _answered(repo: Given, decide_only: bool, actions: tuple[str, ...], decide: Decide) -> None:
-    """Unless the comment event is none of the command's business, decide in a checkout and
-    carry the answer out (or, with --decide-only, hand it on as step outputs)."""
-    received, ignored = received_comment(*event(), actions)
-    if received is None:
-        click.echo(ignored)
-        return
-    checkout = Checkout.open(repo)
-    for line in answer(checkout.gh, received, decide(checkout, received), decide_only):
-        click.echo(line)
 
 
 @click.group()
@@ -65,7 +51,8 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
     """React +1/-1 to a /reuse-sweep-run comment (issue_comment created/edited) and set the
     PR head's infx/reuse status; never comments. Runs in a checkout of main with full
     history, which holds the PR's branch."""
-    _answered(repo, decide_only, ("created", "edited"), lambda c, r: c.ack(r, workflow, remote))
+    for line in answered(repo, decide_only, ("created", "edited"), lambda c, r: c.ack(r, workflow, remote)):  # fmt: skip
+        click.echo(line)
 
 
 @reuse.command("gate")
@@ -120,7 +107,8 @@ def status_cmd(repo: str | None, workflow: str, remote: str, numbers: tuple[int,
 @decide_only_option
 def stage_results(repo: str | None, workflow: str, decide_only: bool) -> None:
     """Handle a /stage-results [<run_id>] comment: check, dispatch staging, react, summarize."""
-    _answered(repo, decide_only, ("created",), lambda c, r: c.stage(r, workflow))
+    for line in answered(repo, decide_only, ("created",), lambda c, r: c.stage(r, workflow)):
+        click.echo(line)
 
 
 @click.command("apply-decision")

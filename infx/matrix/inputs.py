@@ -28,6 +28,7 @@ from infx import git
 from infx.errors import ConfigError
 from infx.matrix.manifest import SweepOptions, build, file_digest, recipe_files
 from infx.matrix.sources import Planned, matches
+from infx.paths import outside_repository
 from infx.settings import SETTINGS_FILE, SWEEP_WORKFLOW_PATH, table_of
 
 # Symbolic links followed along one path before it counts as a loop.
@@ -125,7 +126,7 @@ class Snapshot:
                 )
             crossed.append(here)
             target = posixpath.normpath(posixpath.join(posixpath.dirname(here), entry.text))
-            if entry.text.startswith("/") or target == ".." or target.startswith("../"):
+            if outside_repository(target):
                 raise ConfigError(
                     f"{path}: the symbolic link {here} points outside the repository "
                     f"({entry.text}); a job's inputs must be in the repository"

@@ -21,6 +21,7 @@ from infx import git
 from infx.errors import ConfigError, UsageError
 from infx.formats import layout_twin
 from infx.matrix.load import MasterConfigs, parse_masters, read_plain, yaml_error, yaml_problem
+from infx.paths import outside_repository
 
 if TYPE_CHECKING:
     from infx.formats import Format
@@ -82,7 +83,7 @@ def find_files(root: Path, tree: str | None, patterns: Sequence[str]) -> list[st
     """Paths matching any pattern, sorted, at a tree (None: the working tree)."""
     found: set[str] = set()
     for pattern in patterns:
-        if pattern.startswith("/") or ".." in pattern.split("/") or "\\" in pattern:
+        if outside_repository(pattern) or "\\" in pattern:
             raise UsageError(
                 f"master config glob {pattern!r} is not inside the repository: give it relative "
                 "to the repository root, neither absolute nor through '..' nor with backslashes"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from infx.matrix.rows import (
     row_id,
 )
 from infx.matrix.timings import JobSlot, Timings, job_slot, row_at
+from infx.numbers import decimal
 from infx.rerun.triage import ACCURACY, CANCELLED, Failure, classify, is_infra
 from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors, checks
@@ -351,8 +351,14 @@ def refusal(
     return None
 
 
+# Run and PR numbers have at most 20 digits (GitHub's ids are far below it).
+RUN_NUMBER_END = 10**20
+
+
 def run_number(value: str, what: str) -> int:
-    """A run (or PR) number given as text; anything else is a usage error naming `what`."""
-    if not re.fullmatch(r"[1-9][0-9]{0,19}", value or ""):
+    """A run (or PR) number given as text: 1 to 20 digits, no leading zero (it goes into
+    workflow inputs and API paths as given); anything else is a usage error naming `what`."""
+    number = decimal(value or "", below=RUN_NUMBER_END)
+    if number is None or value.startswith("0"):
         raise UsageError(f"{what} must be a run id (digits), not {value!r}")
-    return int(value)
+    return number

@@ -8,7 +8,7 @@ The decisions themselves are pure (`ack`, `gate`, `stage`, `status`, `handoff`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -17,12 +17,19 @@ from typing import Any
 from infx import git
 from infx.context import repo_slug
 from infx.errors import InfxError
-from infx.github.actions import CommentEvent, append_summary, set_outputs
+from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub, Status
 from infx.reuse.ack import ack
 from infx.reuse.facts import Roles, ack_reads, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, GateOutcome, Local, gate, gate_failed, needs_merging
-from infx.reuse.handoff import CommentOutcome, Decision, StatusDecision, head_moved, status_update
+from infx.reuse.handoff import (
+    CommentOutcome,
+    Decision,
+    StatusDecision,
+    head_moved,
+    received_comment,
+    status_update,
+)
 from infx.reuse.measured import STATUS_CONTEXT, Merging, Policy, Scope
 from infx.reuse.receipt import MergeFacts, merge_receipt
 from infx.reuse.source import PullFacts
@@ -217,6 +224,23 @@ def answer(
         yield from carry_out(gh, received, found.decision)
     append_summary(found.summary)
     yield from found.lines
+
+
+def answered(
+    repo: str | None,
+    decide_only: bool,
+    actions: tuple[str, ...],
+    decide: Callable[[Checkout, CommentEvent], CommentOutcome],
+) -> Iterator[str]:
+    """Unless the comment event is none of the command's business, decide in a checkout and
+    carry the answer out (or, with --decide-only, hand it on as step outputs); yields the
+    lines to print."""
+    received, ignored = received_comment(*event(), actions)
+    if received is None:
+        yield ignored
+        return
+    checkout = Checkout.open(repo)
+    yield from answer(checkout.gh, received, decide(checkout, received), decide_only)
 
 
 def restatus(

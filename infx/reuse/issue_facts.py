@@ -24,6 +24,7 @@ from infx.errors import GitHubError, UsageError
 from infx.github.client import Artifact, GitHub, Pull, Run
 from infx.matrix.manifest import FILE as MANIFEST_FILE
 from infx.matrix.manifest import sha256
+from infx.paths import outside_repository
 from infx.reuse.attestation import Signer, first_signed
 from infx.reuse.issuer import (
     CLAIM_ARTIFACT,
@@ -109,7 +110,7 @@ def _unpack(path: Path, where: str, into: Path | None) -> tuple[dict[str, str], 
                 name = info.filename
                 if info.is_dir():
                     continue
-                if name.startswith("/") or ".." in name.split("/"):
+                if outside_repository(name):
                     raise UsageError(f"{where}: a member outside the archive ({name})")
                 found, chunks = hashlib.sha256(), []
                 target = into / name if into is not None else None

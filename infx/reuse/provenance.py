@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, ResultsError, UsageError
 from infx.history.receipts import Stored, stored_point, stored_run
 from infx.matrix.manifest import digest
+from infx.numbers import SQLITE_INTEGER_END
 from infx.reuse.receipt import mismatches, table_digest
 from infx.sweep.outcome import Outcome
 
@@ -247,9 +248,9 @@ def trace(
         if not target.isdecimal():
             raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
         number = int(target)
-        stored = stored_run(url, number) if number < 1 << 63 else None  # SQLite's INTEGER
+        stored = stored_run(url, number) if number < SQLITE_INTEGER_END else None
     else:
-        stored = stored_point(url, target, conc) if conc < 1 << 63 else None
+        stored = stored_point(url, target, conc) if conc < SQLITE_INTEGER_END else None
     if stored is None:
         raise UsageError(
             f"{target}{f' at concurrency {conc}' if conc else ''} is not in the history"

@@ -13,6 +13,7 @@ from typing import Any
 from infx import git
 from infx.errors import UsageError
 from infx.matrix.manifest import sha256
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.reuse.receipt import RunFacts, parse
 from infx.settings import SWEEP_WORKFLOW_PATH
 
@@ -105,11 +106,13 @@ def actions_run(environ: Mapping[str, str], payload: Mapping[str, Any]) -> RunFa
 
 def _positive(environ: Mapping[str, str], name: str) -> int:
     """A run id or attempt as Actions sets it: a whole number from 1 (else a usage error, not
-    a ValueError, nor a receipt its own check refuses)."""
+    a ValueError, nor a receipt its own check refuses), below the history's INTEGER bound:
+    receipts are stored beside its rows."""
     text = environ[name] or "1"
-    if not text.isascii() or not text.isdigit() or int(text) < 1:
+    number = decimal(text, below=SQLITE_INTEGER_END)
+    if number is None or number < 1:
         raise UsageError(f"{name} must be a whole number from 1, not {text!r}")
-    return int(text)
+    return number
 
 
 def checkout_code(root: Path, workflow: str) -> dict[str, str | None]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx.errors import ReviewError, UsageError
 from infx.github.values import Artifact, Job, Run
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.review.success import hardware
 
 if TYPE_CHECKING:
@@ -180,6 +181,7 @@ def run_number(text: str) -> int:
     """A run id, or the URL of a run (or of one of its jobs)."""
     found = _RUN_URL.fullmatch(text.strip())
     value = found.group(1) if found else text.strip()
-    if not value.isdecimal() or int(value) < 1:
+    number = decimal(value, below=SQLITE_INTEGER_END)  # the history stores what it recovers
+    if number is None or number < 1:
         raise UsageError(f"not a workflow run id or URL: {text[:80]!r}")
-    return int(value)
+    return number

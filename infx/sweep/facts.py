@@ -18,6 +18,7 @@ from infx.errors import InfxError, UsageError
 from infx.github.actions import event
 from infx.matrix.rows import PlanDocument, read_plan
 from infx.matrix.sources import plan_change
+from infx.paths import outside_repository
 from infx.settings import SETTINGS_FILES, Settings, committed
 from infx.settings import load as load_settings
 from infx.sweep.labels import SWEEP_LABELS
@@ -195,7 +196,7 @@ def read_pins(plan_path: Path) -> dict[str, str]:
 
 def read_workflows(root: Path, pattern: str) -> dict[str, str]:
     """The workflow files the glob `pattern` finds under `root`: path from it -> text."""
-    if not pattern or pattern.startswith("/") or ".." in pattern.split("/"):
+    if not pattern or outside_repository(pattern):
         raise UsageError(
             f"--workflows {pattern!r}: give a glob relative to the repository root, "
             "neither empty nor absolute nor through '..'"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from infx.errors import UsageError
 from infx.github.client import Job, Run, Step
 from infx.matrix.options import PlanOptions
 from infx.matrix.rows import chunk_rows
@@ -21,6 +22,7 @@ from infx.rerun.rules import (
     refusal,
     rerun_plan,
     row_id,
+    run_number,
     select,
     valid_points,
     whole_plan,
@@ -261,3 +263,16 @@ def test_two_configs_measuring_the_same_point_with_other_images_each_need_a_resu
     jobs = jobs_of(plan)
     docs = [measured(tmp_path, jobs[0][0])]
     assert missing(jobs, valid_points(docs, None)) == [1]
+
+
+@pytest.mark.parametrize("value", ["1", "4200", "9" * 20])
+def test_a_run_number_is_one_to_twenty_digits(value: str) -> None:
+    assert run_number(value, "--run-id") == int(value)
+
+
+@pytest.mark.parametrize(
+    "value", ["", "0", "01", "1" * 21, " 1", "+1", "1_0", "\u00b2", "\u0661", "9" * 5000]
+)
+def test_anything_else_is_a_usage_error_naming_the_option(value: str) -> None:
+    with pytest.raises(UsageError, match="--run-id must be a run id"):
+        run_number(value, "--run-id")

@@ -152,7 +152,12 @@ def test_receipt_run_outside_actions_is_one_line(collected: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("GITHUB_RUN_ID", "abc"), ("GITHUB_RUN_ID", "0"), ("GITHUB_RUN_ATTEMPT", "-1")],
+    [
+        ("GITHUB_RUN_ID", "abc"),
+        ("GITHUB_RUN_ID", "0"),
+        ("GITHUB_RUN_ATTEMPT", "-1"),
+        ("GITHUB_RUN_ID", str(2**63)),  # more than the history, beside whose rows it goes
+    ],
 )
 def test_a_run_id_or_attempt_that_is_not_a_whole_number_is_one_line(
     collected: Path, name: str, value: str

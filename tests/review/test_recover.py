@@ -143,7 +143,19 @@ def test_expired_results_cannot_be_recovered(
     assert done.exit_code == 1 and "results_bmk has expired" in done.output
 
 
-@pytest.mark.parametrize("bad", ["abc", "0", "https://example.com/x/y/actions/runs/x", "\u00b2"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "abc",
+        "0",
+        "https://example.com/x/y/actions/runs/x",
+        "\u00b2",
+        "\u0661",  # isdecimal() and int() take other scripts' digits; a run id is ASCII
+        "https://example.com/x/y/actions/runs/\u0661",
+        str(2**63),  # more than the history stores
+        "9" * 5000,  # int() of it raised (exit 3)
+    ],
+)
 def test_a_run_that_is_no_run_is_a_usage_error(repo: GitRepo, tmp_path: Path, bad: str) -> None:
     done = recover(repo, tmp_path / "h.sqlite", bad)
     assert done.exit_code == 2 and "not a workflow run id or URL" in done.output

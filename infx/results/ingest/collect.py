@@ -11,6 +11,7 @@ from pathlib import Path
 
 from infx import schemas
 from infx.errors import ResultsError, UsageError
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.results.ingest.process import TABLE_FILE, document, encoded
 from infx.results.render.summary import summary
 from infx.results.table.keys import point_key
@@ -180,9 +181,10 @@ def _whole(text: str, name: str) -> int:
     history row holds; `²` passed isdigit() and crashed int(), 2**63 the schema."""
     if not text or text == "0":
         return 0
-    if not text.isascii() or not text.isdigit() or int(text) >= 1 << 63:
+    number = decimal(text, below=SQLITE_INTEGER_END)
+    if number is None:
         raise UsageError(f"{name} must be a whole number, not {text!r}")
-    return int(text)
+    return number
 
 
 @dataclass(frozen=True)

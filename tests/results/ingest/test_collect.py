@@ -148,7 +148,13 @@ def test_a_broken_job_file_fails_and_writes_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("flag", "value"),
-    [("--run-id", "\u00b2"), ("--run-id", "abc"), ("--run-id", str(2**63)), ("--run-attempt", "x")],
+    [
+        ("--run-id", "\u00b2"),
+        ("--run-id", "abc"),
+        ("--run-id", str(2**63)),
+        ("--run-attempt", "x"),
+        ("--run-id", "1" + "0" * 4400),  # int() of it raised (exit 3)
+    ],
 )
 def test_a_run_id_or_attempt_that_is_not_a_whole_number_writes_nothing(
     tmp_path: Path, flag: str, value: str

@@ -1,0 +1,26 @@
+"""Whole numbers given as text (run ids, attempts, PR numbers) and the bound a stored one
+keeps under.
+
+Python's own parsing is too kind for numbers a user or a workflow hands infx: `isdigit()`
+takes `²`, which `int()` then refuses; `int()` takes `+1`, ` 1`, `1_0` and other scripts'
+digits (`١`); and `int()` of a few thousand digits raises. Each command that reads such
+a number builds on `decimal` and keeps its own wording and extra rules.
+"""
+
+from __future__ import annotations
+
+# One past the largest INTEGER SQLite stores (a signed 64-bit value; PostgreSQL's BIGINT
+# is the same): a run id, attempt or concurrency the history keeps must be below it.
+SQLITE_INTEGER_END = 1 << 63
+
+
+def decimal(text: str, *, below: int) -> int | None:
+    """`text` as a whole number when it is ASCII decimal digits only (leading zeros
+    allowed) and its value is below `below`; None otherwise, for the caller to word."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    significant = text.lstrip("0") or "0"
+    if len(significant) > len(str(below)):  # far too large: int() of it may raise
+        return None
+    value = int(significant)
+    return value if value < below else None
