@@ -152,6 +152,8 @@ def test_eval_row_becomes_an_accuracy_row(tmp_path: Path) -> None:
     [
         (None, 2, "no such file"),
         ("{not json", 1, "not JSON"),
+        ("", 1, "empty file, not JSON"),
+        ("\udcff\udcfe{}", 1, "not JSON: not UTF-8 text"),
         ('{"completed": 3}', 1, "total_token_throughput is missing"),
         ('{"time_to_first_token": {"avg": 1}}', 1, "not a vLLM serving-benchmark result"),
         ("[1, 2]", 1, "not a JSON object"),
@@ -162,8 +164,8 @@ def test_bad_client_output_is_one_line_naming_the_file(
 ) -> None:
     target = tmp_path / "infx-result.json"
     target.write_text("previous")
-    if content is not None:
-        (tmp_path / "llama70b_1k1k.json").write_text(content)
+    if content is not None:  # lone surrogates: bytes that are not UTF-8
+        (tmp_path / "llama70b_1k1k.json").write_bytes(content.encode("utf-8", "surrogateescape"))
     outcome = run("--row", json.dumps(fixed_row()), "--results-dir", str(tmp_path))
     assert outcome.exit_code == code
     assert outcome.output.count("\n") == 1 and "Traceback" not in outcome.output
