@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from infx import git
+from infx import git, schemas
 from infx.errors import InfxError, ResultsError, UsageError
 from infx.matrix.load import load_yaml, yaml_error
 from infx.matrix.rows import MatrixRow
@@ -143,8 +143,9 @@ def _checked(path: Path) -> Table:
     # Parsed from text that spells no NaN or infinity, no number in it is one.
     problems = result_errors(doc, finite=not constants)
     if problems:
-        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
-        raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
+        found = schemas.closest(problems[0])
+        where = ".".join(str(p) for p in found.absolute_path) or "document"
+        raise ResultsError(f"{path}: not an infx results file: {where}: {schemas.brief(found)}")
     return cast(Table, doc)  # the schema accepted it
 
 

@@ -117,3 +117,12 @@ def test_a_results_file_that_is_not_json_is_bad_input(
     assert outcome.exit_code == 2, outcome.output
     assert outcome.output == f"infx: error: {bad}: {said}\n"
     assert not out.exists()
+
+
+def test_a_long_value_in_a_table_is_cut_short_in_the_message(tmp_path: Path) -> None:
+    """A message quoting a 5,000-character value buries the field it names."""
+    doc = table(5000, mixed(1000))
+    doc["rows"][1]["identity"]["conc"] = "x" * 5000
+    wanted = r"rows\.1\.identity\.conc: 'x{56}\.\.\. is not of type 'integer'$"
+    with pytest.raises(ResultsError, match=wanted):
+        load_results(_written(tmp_path, json.dumps(doc)))

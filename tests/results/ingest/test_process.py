@@ -264,6 +264,26 @@ def test_bad_row_is_a_usage_error(tmp_path: Path, row: str, message: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"tp": 0}, "tp: 0 is less than the minimum of 1"),
+        ({"tp": "eight"}, "tp: 'eight' is not of type 'integer'"),
+        ({"model": None}, "row: 'model' is a required property"),
+    ],
+)
+def test_a_bad_row_field_is_named_not_the_whole_row(
+    tmp_path: Path, change: dict, said: str
+) -> None:
+    """The row matches none of the row shapes (anyOf): the message printed the whole row
+    and named no field. It names the field and the row by its exp-name and conc."""
+    row = {k: v for k, v in {**fixed_row(), **change}.items() if v is not None}
+    outcome = run("--row", json.dumps(row), "--results-dir", str(tmp_path))
+    assert outcome.exit_code == 2, outcome.output
+    wanted = f"infx: error: not a sweep matrix row (exp-name llama70b_1k1k, conc 16): {said}\n"
+    assert outcome.output == wanted
+
+
+@pytest.mark.parametrize(
     ("runner", "name", "message"),
     [
         ("", "", "runner label '' names no GPU type"),
