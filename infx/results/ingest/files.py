@@ -162,6 +162,15 @@ def job_files(roots: list[Path]) -> list[Path]:
     return found
 
 
+def collect_roots(roots: list[Path]) -> list[Path]:
+    """`results collect`'s ROOTs, each of which must be there: a mistyped folder collected
+    nothing and wrote an empty table, as if the run had measured nothing."""
+    for root in roots:
+        if not root.exists():
+            raise UsageError(f"{root}: no such folder")
+    return roots
+
+
 def read_job_files(files: list[Path]) -> list[tuple[str, Table]]:
     return [(str(f), _checked(f)) for f in files]
 
