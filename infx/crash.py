@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 from infx import __version__
-from infx.errors import EXIT_INTERNAL
+from infx.errors import EXIT_INTERNAL, printable
 
 
 def log_path() -> Path:
@@ -38,7 +38,7 @@ def report(exc: BaseException) -> int:
     from infx.yamlio import atomic_write
 
     details = _details(exc)
-    summary = "".join(traceback.format_exception_only(exc)).strip().splitlines()[0]
+    summary = printable("".join(traceback.format_exception_only(exc)).strip().splitlines()[0])
     target = log_path()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -49,7 +49,7 @@ def report(exc: BaseException) -> int:
     debug = os.environ.get("INFX_DEBUG", "") not in ("", "0")
     actions = os.environ.get("GITHUB_ACTIONS") == "true"
     if debug and not actions:
-        sys.stderr.write(details)
+        sys.stderr.write(printable(details))  # the log file keeps it as it was
     sys.stderr.write(
         f"infx: internal error: {summary} ({where}; INFX_DEBUG=1 prints it): "
         "a bug in infx, please report it\n"
@@ -58,7 +58,7 @@ def report(exc: BaseException) -> int:
         # Text from the exception may hold workflow commands; stop-commands keeps them text.
         token = os.urandom(16).hex()
         sys.stderr.write(
-            f"::group::infx traceback\n::stop-commands::{token}\n{details.rstrip()}\n"
+            f"::group::infx traceback\n::stop-commands::{token}\n{printable(details.rstrip())}\n"
             f"::{token}::\n::endgroup::\n"
         )
     return EXIT_INTERNAL

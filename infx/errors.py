@@ -90,3 +90,15 @@ class ReviewError(InfxError):
     run that is not main's, a table its receipt does not seal): fails closed."""
 
     exit_code = EXIT_VIOLATION
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a terminal: control characters other than newline and tab
+    (ESC, CR, backspace, DEL, the C1 set) as `\\x1b` and the like. A file name, config key or
+    field value in a message is the input's, and raw it could rewrite the terminal."""
+    return "".join(
+        f"\\x{ord(ch):02x}"
+        if ch not in "\n\t" and (ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F)
+        else ch
+        for ch in text
+    )

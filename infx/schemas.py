@@ -88,6 +88,39 @@ def describe(error: ValidationError, known: frozenset[str] = frozenset()) -> str
     return f"{where}: {error.message}"
 
 
+def closest(error: ValidationError) -> ValidationError:
+    """The error that says what is wrong. An `anyOf` or `oneOf` that no branch matched
+    says only that, with the whole instance in its message; the branch that came closest
+    (fewest errors) says which field is wrong, and so on down."""
+    from jsonschema.exceptions import best_match
+
+    while error.context:
+        branches: dict[object, list[ValidationError]] = {}
+        for sub in error.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        nearest: list[ValidationError] = min(branches.values(), key=len)
+        found = best_match(nearest)
+        if found is None:
+            break
+        error = found
+    return error
+
+
+def brief(error: ValidationError, limit: int = 60) -> str:
+    """The error's message with its instance cut short: a whole row or table in a message
+    buries the field it names."""
+    shown = repr(error.instance)
+    if len(shown) <= limit:
+        return error.message
+    if isinstance(error.instance, dict):
+        short = "{...}"
+    elif isinstance(error.instance, list):
+        short = "[...]"
+    else:
+        short = shown[: limit - 3] + "..."
+    return error.message.replace(shown, short)
+
+
 def known_keys(name: str) -> frozenset[str]:
     """Every property name the schema mentions, for `describe`."""
     found: set[str] = set()

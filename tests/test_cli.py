@@ -97,6 +97,45 @@ def test_inside_actions_the_traceback_is_a_folded_group(tmp_path: Path) -> None:
     assert any('settings["main-branch"]' in line for line in lines)
 
 
+def test_control_characters_in_an_error_are_printed_escaped(tmp_path: Path) -> None:
+    """Input reached the terminal raw through the error line: an ESC or BEL in a file name
+    could retitle the window or clear the screen. The central printer escapes every control
+    character but newline and tab, for infx's errors and for the system's (OSError)."""
+    blocker = tmp_path / "f\x1b]0;pwned\x07"
+    blocker.write_text("")
+    (tmp_path / "jobs").mkdir()
+    missing = CliRunner().invoke(
+        cli, ["results", "collect", str(tmp_path / "t\x1b[2J"), "--out-dir", str(tmp_path)]
+    )
+    assert missing.exit_code == 2
+    assert missing.output == f"infx: error: {tmp_path}/t\\x1b[2J: no such folder\n"
+    unwritable = CliRunner().invoke(
+        cli, ["results", "collect", str(tmp_path / "jobs"), "--out-dir", str(blocker / "out")]
+    )
+    assert unwritable.exit_code == 2
+    line = unwritable.output.splitlines()[-1]  # after the warning that no job left a result
+    assert line == f"infx: error: Not a directory: {tmp_path}/f\\x1b]0;pwned\\x07/out"
+
+
+def test_control_characters_in_a_crash_are_printed_escaped(tmp_path: Path) -> None:
+    """The crash's one line, and the traceback INFX_DEBUG prints, escape them too; the log
+    keeps the message as it was."""
+    script = tmp_path / "buggy.py"
+    script.write_text(
+        BUGGY.replace('print(settings["main-branch"])', 'raise RuntimeError("a\\x1b]0;x\\x07b")')
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFX_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), INFX_DEBUG="1")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
+    assert done.returncode == 3
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(
+        "infx: internal error: RuntimeError: a\\x1b]0;x\\x07b ("
+    )
+    log = tmp_path / "home" / ".cache" / "infx" / "infx.log"
+    assert "RuntimeError: a\x1b]0;x\x07b" in log.read_text()
+
+
 # --- help: every command, as `infx ... --help` prints it --------------------------------
 
 

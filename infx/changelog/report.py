@@ -7,11 +7,14 @@ from typing import Any
 
 from infx.changelog.check import CheckResult
 from infx.changelog.model import Violation
+from infx.errors import printable
 from infx.markdown import bold, code, table, text
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """An annotation's message: GitHub's own escapes for `%` and line breaks, and every
+    other control character shown as `\\x1b` and the like, as infx prints errors."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:

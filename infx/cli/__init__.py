@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from infx.argv import not_utf8
-from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError
+from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError, printable
 
 # name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
 # fmt: off
@@ -83,12 +83,12 @@ class InfxGroup(LazyGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except InfxError as exc:
-            click.echo(f"infx: error: {exc}", err=True)
+        except InfxError as exc:  # printable: a message quotes input, ESC and all
+            click.echo(f"infx: error: {printable(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
             said = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-            click.echo(f"infx: error: {said}", err=True)
+            click.echo(f"infx: error: {printable(said)}", err=True)
             ctx.exit(EXIT_USAGE)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise

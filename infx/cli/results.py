@@ -126,10 +126,10 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
     from infx.history.publish import collected
     from infx.results.ingest.collect import collect as gather
     from infx.results.ingest.collect import run_metadata
-    from infx.results.ingest.files import job_files, load_results, read_job_files
+    from infx.results.ingest.files import collect_roots, job_files, load_results, read_job_files
 
     earlier = [load_results(path) for path in previous]
-    jobs = read_job_files(job_files(list(roots)))
+    jobs = read_job_files(job_files(collect_roots(list(roots))))
     repository = os.environ.get("GITHUB_REPOSITORY")
     run = run_metadata(run_id, sha, ref, run_attempt, repository, server_url())
     done = gather(jobs, earlier, run, roots=list(roots), out_dir=out_dir)

@@ -192,6 +192,8 @@ def migrate(made: Engine, url: str) -> None:
             current = _revision(conn)
             if current == HEAD:
                 return
+            if current is None:
+                _require_no_tables(conn, url)
             if current is not None:
                 try:
                     ScriptDirectory.from_config(config).get_revision(current)
@@ -203,6 +205,22 @@ def migrate(made: Engine, url: str) -> None:
                     ) from None
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
+
+
+def _require_no_tables(conn: Connection, url: str) -> None:
+    """An SQLite file without infx's schema becomes a history only when it is empty: infx's
+    tables added beside another program's would change a file that is not infx's to change."""
+    from sqlalchemy import inspect
+
+    if conn.dialect.name != "sqlite":
+        return
+    tables = sorted(inspect(conn).get_table_names())
+    if tables:
+        listed = ", ".join(tables[:3]) + (f" and {len(tables) - 3} more" if len(tables) > 3 else "")
+        raise HistoryError(
+            f"{sqlite_file(url) or shown(url)} is not an infx history database: it holds other "
+            f"tables ({listed}); name a new or empty file"
+        )
 
 
 def dialect_insert(conn: Connection) -> Callable[[Table], PostgresInsert | SqliteInsert]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+from infx import schemas
 from infx.errors import ResultsError
 from infx.results.ingest.process import FORMAT, result_errors
 from infx.results.table import rows as results
@@ -183,8 +184,9 @@ def check(doc: Any) -> Table:
         raise ResultsError("not an infx results table: not a JSON object")
     problems = result_errors(doc)
     if problems:
-        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
-        raise ResultsError(f"not an infx results table: {where}: {problems[0].message}")
+        problem = schemas.closest(problems[0])
+        where = ".".join(str(p) for p in problem.absolute_path) or "document"
+        raise ResultsError(f"not an infx results table: {where}: {schemas.brief(problem)}")
     table = cast(results.Table, doc)  # the schema accepted it
     facts = _facts(table)
     configs: dict[str, results.Identity] = {}

@@ -165,7 +165,15 @@ def check_outcome(sealed: Mapping[str, Any], found: Mapping[str, Mapping[str, st
     """`infx receipt check`: the artifacts downloaded (`found`) against the receipt that
     sealed them; an error naming the first five differences. An artifact given that the
     receipt does not seal is a difference: checking only what a receipt chose to seal would
-    let anything it left out through."""
+    let anything it left out through. No artifact at all is a usage error: a check that
+    checked nothing must not say that what it did not check matches."""
+    if not found:
+        return Outcome(
+            error=UsageError(
+                f"no --artifact given: nothing was checked against run {sealed['run']['id']}'s "
+                "receipt (name each downloaded artifact as NAME=PATH)"
+            )
+        )
     wanted = {k: v for k, v in sealed["artifacts"].items() if k in found}
     problems = [
         f"{name}: not sealed by the receipt" for name in sorted(found) if name not in wanted

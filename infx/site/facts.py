@@ -5,6 +5,7 @@ verdict documents. The pure part (`build.build_site`) takes what this returns.""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from infx import git, schemas
 from infx.errors import GitError, UsageError
+from infx.history.database import ENV
 from infx.results.ingest.files import load_results
 from infx.results.table.keys import family_key
 from infx.results.table.rows import Row, Table, run_of
@@ -122,6 +124,16 @@ def _settings(repo_dir: Path) -> tuple[Settings, Path]:
     return load_settings(root), root
 
 
+def _here() -> Path:
+    """Where a relative --history (or INFX_HISTORY_URL) is read from, as every command reads
+    it: the root of the repository the command runs in, else the current folder; never
+    --repo-dir, which names the changelog's repository."""
+    try:
+        return git.root()
+    except GitError:
+        return Path.cwd()
+
+
 def gather(
     history: str | None,
     repo_dir: Path,
@@ -130,7 +142,9 @@ def gather(
     now: datetime | None = None,
 ) -> SiteFacts:
     settings, root = _settings(repo_dir)
-    url = history_url(history, settings, root)
+    # The `history` setting (and the default) is --repo-dir's own, relative to its root.
+    given = history or os.environ.get(ENV)
+    url = history_url(history, settings, _here() if given else root)
     read = read_history(url)
     runs = settings.results.history_runs
     steps = analyse(read, runs, settings.results.false_fail)

@@ -31,10 +31,9 @@ def test_collect_builds_the_table_before_uploading_results_bmk() -> None:
     assert names.index("Download benchmark results") < collect
     assert names.index("Download eval results") < collect < names.index("Upload results_bmk")
     script = steps[collect]["run"]
-    assert (
-        'infx results collect results_bmk eval_results_all "${previous[@]}" --out-dir results_bmk'
-        in script
-    )
+    assert 'infx results collect "${roots[@]}" "${previous[@]}" --out-dir results_bmk' in script
+    # collect refuses a missing folder: the step names only those downloaded
+    assert "for root in results_bmk eval_results_all; do" in script
 
 
 def test_compare_job_holds_only_what_it_needs() -> None:

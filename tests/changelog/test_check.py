@@ -296,6 +296,34 @@ def test_github_format_annotations_and_summary(repo: GitRepo, tmp_path) -> None:
     assert "failed with 1 problem(s)" in text and "llama-fp8-mi355x-vllm" in text
 
 
+def test_control_characters_in_a_settings_key_are_printed_escaped(repo: GitRepo) -> None:
+    """An ESC or BEL in an infx.toml key reached the terminal raw in the error, where it
+    could retitle the window or clear the screen: it is printed escaped, in one line."""
+    repo.write("infx.toml", 'repository = "acme/bench"\n"x\\u001b]0;pwned\\u0007\\ry" = 1\n')
+    append(repo, "\n" + entry())
+    result = run_check(repo)
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        "infx: error: infx.toml: entry: unknown key(s) x\\x1b]0;pwned\\x07\\x0dy\n"
+    )
+
+
+def test_control_characters_in_an_annotation_are_escaped(repo: GitRepo) -> None:
+    """The gate that could not run says why in an annotation: a control character of the
+    file name went into the job log raw; it is escaped and the annotation stays one line."""
+    name = "perf\x1b]0;x\x07\r\n::warning::.yaml"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", "--file", name)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert not any(c in result.stdout for c in "\x1b\x07\r"), repr(result.stdout)
+    (line,) = result.stdout.splitlines()
+    shown = "perf\\x1b]0;x\\x07%0D%0A::warning::.yaml"
+    assert line == (
+        f"::error file={shown.replace(':', '%3A')},title=perf-changelog gate::the gate could "
+        f"not run: no such file: {shown} (neither at HEAD nor at base)"
+    )
+
+
 def test_the_summary_shows_a_hostile_config_key_as_plain_text(repo: GitRepo, tmp_path) -> None:
     """A PR author writes the entry: in the step summary a pipe in a key stays inside its
     cell, and a tag or a mention stays text."""

@@ -121,6 +121,30 @@ def test_missing_and_unusable_places(repo: GitRepo, tmp_path: Path) -> None:
     assert broken.exit_code == 2 and "not a database" in broken.output
 
 
+def test_a_foreign_sqlite_file_is_not_made_a_history(repo: GitRepo, tmp_path: Path) -> None:
+    """An SQLite file of another program got infx's tables added beside its own; it is
+    refused, untouched, while an empty file still becomes a history."""
+    import sqlite3
+
+    results = write(tmp_path / "results.json", table(5000, curve(1000)))
+    foreign = tmp_path / "notes.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE notes (body TEXT)")
+    before = foreign.read_bytes()
+    outcome = repo.infx("results", "ingest", str(results), "--history", str(foreign))
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.output == (
+        f"infx: error: {foreign} is not an infx history database: it holds other tables "
+        "(notes); name a new or empty file\n"
+    )
+    assert foreign.read_bytes() == before
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    stored = repo.infx("results", "ingest", str(results), "--history", str(empty))
+    assert stored.exit_code == 0, stored.output
+    assert [r["run"]["id"] for r in runs_in(f"sqlite:///{empty}")] == [5000]
+
+
 def test_the_run_facts_from_the_api(api, repo: GitRepo, tmp_path: Path) -> None:
     """In the workflow the run's facts come from GitHub: a reused sweep's table names the
     pull request's run, and its rows go in as this main run's."""

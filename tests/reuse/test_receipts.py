@@ -340,6 +340,19 @@ def test_receipt_check_refuses_an_artifact_the_receipt_does_not_seal(collected: 
     assert "match" not in result.output
 
 
+def test_receipt_check_of_no_artifact_is_not_ok(collected: Path) -> None:
+    """With no --artifact it compared nothing and said "0 member(s) match": a check that
+    checked nothing is a usage error, in one line."""
+    args = ["receipt", "run", "--out", "out/receipt.json", "--manifest", "sweep-manifest.json",
+            "--artifact", "changelog-metadata=changelog-metadata.json"]  # fmt: skip
+    with inside(collected):
+        assert CliRunner().invoke(cli, args, env=actions_env(collected)).exit_code == 0
+        result = CliRunner().invoke(cli, ["receipt", "check", "--receipt", "out/receipt.json"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("infx: error: no --artifact given: nothing was checked")
+    assert result.output.count("\n") == 1 and "match" not in result.output
+
+
 # --- issue 31, case 9: provenance recomputes what the history holds -------------------------
 
 

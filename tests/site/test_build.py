@@ -152,6 +152,28 @@ def test_the_command_writes_every_view_and_rewrites_in_place(
     assert not list(out.rglob("*.tmp"))
 
 
+@pytest.mark.parametrize("given", ["option", "environment"])
+def test_a_relative_history_is_read_from_where_the_command_runs(
+    main_history: Path, bench_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    given: str,
+) -> None:  # fmt: skip
+    """`--history main.sqlite --repo-dir ../bench` looked for ../bench/main.sqlite: a
+    relative --history (or INFX_HISTORY_URL) is read from where the command runs, as every
+    other command reads it, not from the changelog's repository."""
+    here = tmp_path / "work"
+    here.mkdir()
+    shutil.copy(main_history, here / "main.sqlite")
+    monkeypatch.chdir(here)
+    args = ["site", "build", "--out", "site", "--repo-dir", str(bench_repo.path)]
+    if given == "option":
+        outcome = CliRunner().invoke(cli, [*args, "--history", "main.sqlite"])
+    else:
+        outcome = CliRunner().invoke(cli, args, env={"INFX_HISTORY_URL": "sqlite:///main.sqlite"})
+    assert outcome.exit_code == 0, outcome.output
+    assert (here / "site" / "index.html").is_file()
+    assert not (bench_repo.path / "main.sqlite").exists()
+
+
 def test_the_documented_synopsis_is_the_command() -> None:
     import re
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from infx import git
-from infx.errors import ResultsError, UsageError
+from infx import git, schemas
+from infx.errors import InfxError, ResultsError, UsageError
 from infx.matrix.load import load_yaml, yaml_error
 from infx.matrix.rows import MatrixRow
 from infx.results.ingest.clients import AIPERF, LM_EVAL, read_aiperf, read_lm_eval, read_vllm
@@ -36,15 +36,25 @@ from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
 
 
-def read_json(path: Path, constants: list[str] | None = None) -> Any:
+def read_json(
+    path: Path, constants: list[str] | None = None, *, bad: type[InfxError] = ResultsError
+) -> Any:
     """The file's JSON; each NaN or infinity it spells is added to `constants` if given
-    (Python's reader takes them, no schema should)."""
+    (Python's reader takes them, no schema should). A file that is empty, not UTF-8 or not
+    JSON raises `bad`, one error for all three: a client output (ResultsError, exit 1: the
+    run broke) or a results table (UsageError, exit 2: not a results file)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL in the path
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise UsageError(f"{path}: cannot read: {exc}") from None
+    if not data.strip():
+        raise bad(f"{path}: empty file, not JSON")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise bad(f"{path}: not JSON: not UTF-8 text (byte {exc.start})") from None
     try:
         if constants is None:
             return json.loads(text, parse_int=bounded_int)
@@ -55,7 +65,7 @@ def read_json(path: Path, constants: list[str] | None = None) -> Any:
 
         return json.loads(text, parse_constant=constant, parse_int=bounded_int)
     except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
+        raise bad(f"{path}: not JSON: {exc.msg} at line {exc.lineno}") from None
     except OutOfRange as exc:
         raise ResultsError(f"{path}: {exc}") from None
 
@@ -129,12 +139,13 @@ def load_results(path: Path) -> Table:
 
 def _checked(path: Path) -> Table:
     constants: list[str] = []
-    doc = read_json(path, constants)
+    doc = read_json(path, constants, bad=UsageError)  # not even JSON: not a results file
     # Parsed from text that spells no NaN or infinity, no number in it is one.
     problems = result_errors(doc, finite=not constants)
     if problems:
-        where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
-        raise ResultsError(f"{path}: not an infx results file: {where}: {problems[0].message}")
+        found = schemas.closest(problems[0])
+        where = ".".join(str(p) for p in found.absolute_path) or "document"
+        raise ResultsError(f"{path}: not an infx results file: {where}: {schemas.brief(found)}")
     return cast(Table, doc)  # the schema accepted it
 
 
@@ -149,6 +160,15 @@ def job_files(roots: list[Path]) -> list[Path]:
             continue
         found.extend(sorted(root.rglob(RESULT_FILE)))
     return found
+
+
+def collect_roots(roots: list[Path]) -> list[Path]:
+    """`results collect`'s ROOTs, each of which must be there: a mistyped folder collected
+    nothing and wrote an empty table, as if the run had measured nothing."""
+    for root in roots:
+        if not root.exists():
+            raise UsageError(f"{root}: no such folder")
+    return roots
 
 
 def read_job_files(files: list[Path]) -> list[tuple[str, Table]]:

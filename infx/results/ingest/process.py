@@ -113,9 +113,20 @@ def check_row(row: object) -> MatrixRow:
 
     best = best_match(_row_validator().iter_errors(row))
     if best is not None:
+        best = schemas.closest(best)
         where = ".".join(str(p) for p in best.absolute_path) or "row"
-        raise UsageError(f"not a sweep matrix row: {where}: {best.message}")
+        raise UsageError(f"not a sweep matrix row{_row_name(row)}: {where}: {schemas.brief(best)}")
     return cast(MatrixRow, row)  # the schema of a matrix row accepted it
+
+
+def _row_name(row: Mapping[str, Any]) -> str:
+    """The row's short identity for a message, ` (exp-name X, conc N)`, as far as it has one."""
+    said = [
+        f"{key} {row[key]}"
+        for key in ("exp-name", "conc")
+        if isinstance(row.get(key), str | int) and len(str(row[key])) <= 60
+    ]
+    return f" ({', '.join(said)})" if said else ""
 
 
 class OutOfRange(ValueError):

@@ -170,7 +170,25 @@ def test_a_run_id_or_attempt_that_is_not_a_whole_number_writes_nothing(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("given", [["typo"], ["bmk", "typo"], ["bmk", "evals"]])
+def test_a_missing_root_is_refused_and_nothing_written(tmp_path: Path, given: list[str]) -> None:
+    """A mistyped folder wrote an empty table (a warning and exit 0), as if the run had
+    measured nothing; beside real folders, it was skipped without a word."""
+    bmk, evals = sweep(tmp_path)
+    where = {"bmk": bmk, "evals": evals}
+    roots = [str(where.get(name, tmp_path / name)) for name in given]
+    out = tmp_path / "out"
+    outcome = collect(*roots, "--out-dir", str(out))
+    if "typo" not in given:
+        assert outcome.exit_code == 0, outcome.output
+        return
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.output == f"infx: error: {tmp_path / 'typo'}: no such folder\n"
+    assert not out.exists()
+
+
 def test_no_results_is_an_empty_table_and_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "results_bmk").mkdir()
     outcome = collect(str(tmp_path / "results_bmk"), "--out-dir", str(tmp_path / "out"))
     assert outcome.exit_code == 0
     assert "warning: no infx-result.json" in outcome.output

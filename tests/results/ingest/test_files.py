@@ -82,3 +82,47 @@ def test_an_integer_past_sqlites_is_refused_by_the_schema(
     place[key] = 2**63
     with pytest.raises(ResultsError, match=rf"{key}: {2**63} is greater than the maximum"):
         load_results(_written(tmp_path, json.dumps(doc)))
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"", "empty file, not JSON"),
+        (b" \n", "empty file, not JSON"),
+        (b"\x89PNG\r\n\x1a\n\xac\x00\xff", "not JSON: not UTF-8 text (byte 0)"),
+        (b'{"format": ', "not JSON: Expecting value at line 1"),
+    ],
+)
+@pytest.mark.parametrize("command", ["collect", "compare", "ingest", "previous"])
+def test_a_results_file_that_is_not_json_is_bad_input(
+    tmp_path: Path, content: bytes, said: str, command: str
+) -> None:
+    """An empty table exited 1 ("not JSON", a broken rule) while binary junk exited 2:
+    both are a file that is no results table, exit 2, one line naming it."""
+    from click.testing import CliRunner
+
+    from infx.cli import cli
+
+    bad = tmp_path / "results.json"
+    bad.write_bytes(content)
+    out = tmp_path / "out"
+    extend = ["--previous", str(bad), "--out-dir", str(out)]
+    args = {
+        "collect": ["results", "collect", str(bad), "--out-dir", str(out)],
+        "compare": ["results", "compare", str(bad), "--baseline", str(bad), "--out", str(out)],
+        "ingest": ["results", "ingest", str(bad), "--history", str(out)],
+        "previous": ["results", "collect", str(tmp_path), *extend],
+    }[command]
+    outcome = CliRunner().invoke(cli, args)
+    assert outcome.exit_code == 2, outcome.output
+    assert outcome.output == f"infx: error: {bad}: {said}\n"
+    assert not out.exists()
+
+
+def test_a_long_value_in_a_table_is_cut_short_in_the_message(tmp_path: Path) -> None:
+    """A message quoting a 5,000-character value buries the field it names."""
+    doc = table(5000, mixed(1000))
+    doc["rows"][1]["identity"]["conc"] = "x" * 5000
+    wanted = r"rows\.1\.identity\.conc: 'x{56}\.\.\. is not of type 'integer'$"
+    with pytest.raises(ResultsError, match=wanted):
+        load_results(_written(tmp_path, json.dumps(doc)))

@@ -152,6 +152,8 @@ def test_eval_row_becomes_an_accuracy_row(tmp_path: Path) -> None:
     [
         (None, 2, "no such file"),
         ("{not json", 1, "not JSON"),
+        ("", 1, "empty file, not JSON"),
+        ("\udcff\udcfe{}", 1, "not JSON: not UTF-8 text"),
         ('{"completed": 3}', 1, "total_token_throughput is missing"),
         ('{"time_to_first_token": {"avg": 1}}', 1, "not a vLLM serving-benchmark result"),
         ("[1, 2]", 1, "not a JSON object"),
@@ -162,8 +164,8 @@ def test_bad_client_output_is_one_line_naming_the_file(
 ) -> None:
     target = tmp_path / "infx-result.json"
     target.write_text("previous")
-    if content is not None:
-        (tmp_path / "llama70b_1k1k.json").write_text(content)
+    if content is not None:  # lone surrogates: bytes that are not UTF-8
+        (tmp_path / "llama70b_1k1k.json").write_bytes(content.encode("utf-8", "surrogateescape"))
     outcome = run("--row", json.dumps(fixed_row()), "--results-dir", str(tmp_path))
     assert outcome.exit_code == code
     assert outcome.output.count("\n") == 1 and "Traceback" not in outcome.output
@@ -259,6 +261,26 @@ def test_bad_row_is_a_usage_error(tmp_path: Path, row: str, message: str) -> Non
     exit 3): the row's fault, said in one line."""
     outcome = run("--row", row, "--results-dir", str(tmp_path))
     assert outcome.exit_code == 2 and message in outcome.output
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"tp": 0}, "tp: 0 is less than the minimum of 1"),
+        ({"tp": "eight"}, "tp: 'eight' is not of type 'integer'"),
+        ({"model": None}, "row: 'model' is a required property"),
+    ],
+)
+def test_a_bad_row_field_is_named_not_the_whole_row(
+    tmp_path: Path, change: dict, said: str
+) -> None:
+    """The row matches none of the row shapes (anyOf): the message printed the whole row
+    and named no field. It names the field and the row by its exp-name and conc."""
+    row = {k: v for k, v in {**fixed_row(), **change}.items() if v is not None}
+    outcome = run("--row", json.dumps(row), "--results-dir", str(tmp_path))
+    assert outcome.exit_code == 2, outcome.output
+    wanted = f"infx: error: not a sweep matrix row (exp-name llama70b_1k1k, conc 16): {said}\n"
+    assert outcome.output == wanted
 
 
 @pytest.mark.parametrize(
