@@ -1,0 +1,93 @@
+"""Sites of histories nobody here would write, built as a user builds them (results tables
+through `infx results ingest`, then `infx site build`) and opened in chromium: odd model
+prefixes, long and hostile names. Every link the site draws opens its page, and no page is
+wider than the window."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from tests.results.simulate import Sweeps
+from tests.site.conftest import CHROMIUM, Browser
+
+pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+)
+if not CHROMIUM.is_file():
+    pytest.skip("no /usr/bin/chromium: apt-get install chromium", allow_module_level=True)
+
+READY = "document.getElementById('view').getAttribute('data-ready')"
+
+
+def _ok(args: list[str]) -> str:
+    outcome = CliRunner().invoke(cli, args)
+    assert outcome.exit_code == 0, outcome.output
+    return outcome.output
+
+
+def built(
+    folder: Path, configs: int, runs: int, change: Callable[[int, dict[str, Any]], None]
+) -> Path:
+    """`runs` main runs of `configs` simulated configs, each row passed to `change(run,
+    row)`, ingested one table at a time; the site built from that history."""
+    sweeps = Sweeps(configs, seed=1, concs=(4, 16, 64))
+    history = folder / "history.sqlite"
+    for r in range(runs):
+        doc = sweeps.run(100 + r)
+        doc["run"]["created_at"] = f"2026-03-{1 + r:02d}T12:00:00Z"
+        for row in doc["rows"]:
+            change(r, row)
+        table = folder / f"run{r}.json"
+        table.write_text(json.dumps(doc))
+        _ok(["results", "ingest", str(table), "--history", str(history)])
+    site = folder / "site"
+    _ok(["site", "build", "--history", str(history), "--out", str(site)])
+    return site
+
+
+def links(page: Any) -> list[str]:
+    return page.evaluate(
+        "[...document.querySelectorAll('#view a[href^=\"#/\"]')].map((a) => a.getAttribute('href'))"
+    )
+
+
+def opened(reader: Browser, site: Path, route: str) -> str:
+    """The view `route` opened as (its data-ready), reached by a hash change."""
+    page = reader.open(site, route)
+    ready = page.evaluate(READY)
+    page.close()
+    return str(ready)
+
+
+PREFIXES = (".hidden", "..", "Foo", "foo", "a/b", "模型", "ü", "x" * 300)
+
+
+@pytest.fixture(scope="module")
+def odd_prefixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One config per model prefix a results table may hold (any non-empty string)."""
+
+    def prefix(run: int, row: dict[str, Any]) -> None:
+        row["identity"]["model-prefix"] = PREFIXES[row["identity"]["tp"] - 1]
+
+    return built(tmp_path_factory.mktemp("odd-prefixes"), len(PREFIXES), 2, prefix)
+
+
+def test_each_model_prefix_has_a_pareto_page_of_its_own_that_opens(
+    browser: Browser, odd_prefixes: Path
+) -> None:
+    page = browser.open(odd_prefixes, "#/")
+    pages = page.evaluate("window.INFX_DATA.index.pages")
+    routes = [r for r in links(page) if r.startswith("#/pareto/")]
+    page.close()
+    assert len(pages) == len(routes) == len(PREFIXES)  # none merged into another's page
+    assert sorted(p["title"].split(" · ")[0] for p in pages) == sorted(PREFIXES)
+    for route in routes:
+        assert opened(browser, odd_prefixes, route) == "pareto", route
+    assert browser.errors == []
