@@ -91,3 +91,43 @@ def test_each_model_prefix_has_a_pareto_page_of_its_own_that_opens(
     for route in routes:
         assert opened(browser, odd_prefixes, route) == "pareto", route
     assert browser.errors == []
+
+
+HOSTILE = (
+    '</script><script>window.PWNED=1</script><img src=x onerror="window.PWNED=1">'
+    "`${window.PWNED=1}`'\"&amp;\u2028漢" + "x" * 200
+)
+
+
+@pytest.fixture(scope="module")
+def hostile_names(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Markup, script, quotes and 200 unbroken characters in every name a table holds."""
+
+    def names(run: int, row: dict[str, Any]) -> None:
+        if row["identity"]["tp"] == 1:
+            for key in ("model", "runner", "hardware", "framework", "precision"):
+                row["identity"][key] = f"{HOSTILE}{key}"
+            row["recipe"]["image"] = f"{HOSTILE}image"
+
+    return built(tmp_path_factory.mktemp("hostile"), 2, 2, names)
+
+
+WIDE = "document.documentElement.scrollWidth > window.innerWidth"
+
+
+@pytest.mark.parametrize("who", ["browser", "phone"])
+def test_hostile_names_are_text_and_never_widen_a_page(
+    who: str, request: pytest.FixtureRequest, hostile_names: Path
+) -> None:
+    reader: Browser = request.getfixturevalue(who)
+    page = reader.open(hostile_names, "#/")
+    routes = ["#/", "#/coverage", *(r for r in links(page) if r != "#/")]
+    page.close()
+    assert len(routes) >= 5  # the Pareto page, both configs
+    for route in routes:
+        page = reader.open(hostile_names, route)
+        assert page.evaluate(READY) not in ("error", None), route
+        assert not page.evaluate(WIDE), route
+        assert not page.evaluate("!!window.PWNED"), route
+        page.close()
+    assert reader.errors == []
