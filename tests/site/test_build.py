@@ -152,6 +152,32 @@ def test_the_command_writes_every_view_and_rewrites_in_place(
     assert not list(out.rglob("*.tmp"))
 
 
+@pytest.mark.parametrize("number", ["99999999999999999999", "0"])
+def test_a_pr_number_the_site_cannot_link_is_refused(
+    main_history: Path, tables: dict[str, Path], tmp_path: Path, number: str
+) -> None:
+    """refs/pull/99999999999999999999/merge built an overlay whose link (the number rounded
+    by JavaScript, 100000000000000000000) opened nothing; PR 0's route was no route."""
+    doc = json.loads(tables["main03"].read_text())
+    doc["run"]["ref"] = f"refs/pull/{number}/merge"
+    pr = tmp_path / "results.json"
+    pr.write_text(json.dumps(doc))
+    code, output = build("--history", str(main_history), "--out", str(tmp_path / "site"),
+                         "--pr-results", str(pr))  # fmt: skip
+    assert code == 2 and output.count("\n") == 1, output
+    assert f"pull request #{number} is not a number the site can link" in output
+    verdicts = tmp_path / "verdicts"
+    verdicts.mkdir()
+    (verdicts / f"pr-{number}.json").write_text(json.dumps(verdict_doc("within-noise", None)))
+    with pytest.raises(UsageError, match=f"pull request #{number} is not"):
+        load_verdicts(verdicts)
+    compared = CliRunner().invoke(
+        cli, ["results", "compare", str(tables["main03"]), "--history", str(main_history),
+              "--pr", number]
+    )  # fmt: skip
+    assert compared.exit_code == 2 and "--pr" in compared.output
+
+
 def test_the_documented_synopsis_is_the_command() -> None:
     import re
 
