@@ -131,3 +131,37 @@ def test_hostile_names_are_text_and_never_widen_a_page(
         assert not page.evaluate("!!window.PWNED"), route
         page.close()
     assert reader.errors == []
+
+
+@pytest.fixture(scope="module")
+def huge_numbers(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A config whose throughput is in the tens of millions and TTFT in the 10^15 ms."""
+
+    def huge(run: int, row: dict[str, Any]) -> None:
+        if row["identity"]["tp"] == 1:
+            for key in ("tput_per_gpu", "total_tput", "output_tput_per_gpu", "median_ttft"):
+                row["metrics"][key] *= 1e5 if "tput" in key else 1e12
+
+    return built(tmp_path_factory.mktemp("huge"), 1, 2, huge)
+
+
+CLEARANCE = """() => [...document.querySelectorAll("svg.chart")]
+  .filter((svg) => svg.getClientRects().length).map((svg) => {
+    const ticks = [...svg.querySelectorAll(".grid text.ytick")];
+    const title = [...svg.querySelectorAll(".grid text.label")].pop();
+    return Math.min(...ticks.map((t) => t.getBoundingClientRect().left))
+      - title.getBoundingClientRect().right;
+  })"""
+
+
+def test_ticks_of_huge_numbers_clear_the_axis_title(browser: Browser, huge_numbers: Path) -> None:
+    """ "10,000,000" at 1280 wide ran into the y axis' title (and 10^15 off the chart)."""
+    page = browser.open(huge_numbers, "#/")
+    routes = [r for r in links(page) if r.startswith(("#/pareto/", "#/config/"))]
+    page.close()
+    for route in routes:
+        page = browser.open(huge_numbers, route)
+        gaps = page.evaluate(CLEARANCE)
+        assert gaps and min(gaps) > 0, (route, gaps)
+        page.close()
+    assert browser.errors == []
