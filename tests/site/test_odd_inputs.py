@@ -165,3 +165,28 @@ def test_ticks_of_huge_numbers_clear_the_axis_title(browser: Browser, huge_numbe
         assert gaps and min(gaps) > 0, (route, gaps)
         page.close()
     assert browser.errors == []
+
+
+INSIDE = """() => [...document.querySelectorAll("svg.chart")]
+  .filter((svg) => svg.getClientRects().length).flatMap((svg) => {
+    const box = svg.getBoundingClientRect();
+    return [...svg.querySelectorAll("text")].map((t) => [t.textContent, t.getBoundingClientRect()])
+      .filter(([, b]) => b.width && (b.left < box.left - 1 || b.right > box.right + 1))
+      .map(([text]) => text);
+  })"""
+
+
+def test_every_text_of_a_chart_is_inside_it_on_a_phone(phone: Browser, odd_prefixes: Path) -> None:
+    """At 390 wide a config's history charts wrote 'Main run, oldest to newest (N runs;
+    ticks: run date)' past their right edge ('... ticks: run da')."""
+    page = phone.open(odd_prefixes, "#/")
+    found = links(page)
+    page.close()
+    routes = [r for r in found if r.startswith("#/pareto/")][:2]
+    routes += [r for r in found if r.startswith("#/config/")][:2]
+    assert len(routes) == 4
+    for route in routes:
+        page = phone.open(odd_prefixes, route)
+        assert page.evaluate(INSIDE) == [], route
+        page.close()
+    assert phone.errors == []

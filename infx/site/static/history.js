@@ -62,7 +62,9 @@
     }
     const f = C.frame({ title: `${metric.label} of ${doc.label} over main's runs`,
       desc: `${concs.length} concurrencies over ${runs.length} runs; y from zero.`,
-      xLabel: `Main run, oldest to newest (${runs.length} runs; ticks: run date)`,
+      // a phone's chart has room for a short title only (the long one ran past its right edge)
+      xLabel: C.roomFor() < 520 ? `${runs.length} main runs, oldest to newest`
+        : `Main run, oldest to newest (${runs.length} runs; ticks: run date)`,
       yLabel: `${metric.label} (${metric.unit})`, xMax: 1, yMax: yMax * 1.05, xTicks,
       height: 300 });
     const x = (r) => f.margin.left + unitX(r) * (f.width - f.margin.left - f.margin.right);
