@@ -190,3 +190,32 @@ def test_every_text_of_a_chart_is_inside_it_on_a_phone(phone: Browser, odd_prefi
         assert page.evaluate(INSIDE) == [], route
         page.close()
     assert phone.errors == []
+
+
+@pytest.fixture(scope="module")
+def no_p99(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A client that reports no TTFT p99 (a results table may leave a latency out)."""
+
+    def drop(run: int, row: dict[str, Any]) -> None:
+        del row["metrics"]["p99_ttft"]
+
+    return built(tmp_path_factory.mktemp("no-p99"), 1, 3, drop)
+
+
+def test_a_metric_no_run_measured_says_so_instead_of_an_empty_chart(
+    browser: Browser, no_p99: Path
+) -> None:
+    page = browser.open(no_p99, "#/")
+    (route,) = [r for r in links(page) if r.startswith("#/config/")]
+    page.close()
+    page = browser.open(no_p99, route)
+    empty = page.evaluate(
+        "[...document.querySelectorAll('#metric-charts svg.chart')]"
+        ".filter((svg) => !svg.querySelector('.hpt')).length"
+    )
+    assert empty == 0  # every chart drawn has points
+    assert page.locator("#metric-charts svg.chart").count() == 5
+    said = page.locator("#metric-charts figure[data-metric='p99_ttft']").inner_text()
+    assert "Not measured" in said and "TTFT p99" in said
+    page.close()
+    assert browser.errors == []
