@@ -5,6 +5,7 @@ wider than the window."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +43,7 @@ def built(
     for r in range(runs):
         doc = sweeps.run(100 + r)
         doc["run"]["created_at"] = f"2026-03-{1 + r:02d}T12:00:00Z"
+        doc["rows"] = [copy.deepcopy(row) for row in doc["rows"]]  # the runs share rows
         for row in doc["rows"]:
             change(r, row)
         table = folder / f"run{r}.json"
@@ -67,6 +69,7 @@ def opened(reader: Browser, site: Path, route: str) -> str:
 
 
 PREFIXES = (".hidden", "..", "Foo", "foo", "a/b", "模型", "ü", "x" * 300)
+FORMULAS = ("+cmd|' /C calc'!A0", "-2+3")  # a spreadsheet runs either
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +77,11 @@ def odd_prefixes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One config per model prefix a results table may hold (any non-empty string)."""
 
     def prefix(run: int, row: dict[str, Any]) -> None:
-        row["identity"]["model-prefix"] = PREFIXES[row["identity"]["tp"] - 1]
+        config = int(row["identity"]["model-prefix"][1:]) * 8 + row["identity"]["tp"] - 1
+        row["identity"]["model-prefix"] = (PREFIXES + FORMULAS)[config]
 
-    return built(tmp_path_factory.mktemp("odd-prefixes"), len(PREFIXES), 2, prefix)
+    configs = len(PREFIXES + FORMULAS)
+    return built(tmp_path_factory.mktemp("odd-prefixes"), configs, 2, prefix)
 
 
 def test_each_model_prefix_has_a_pareto_page_of_its_own_that_opens(
@@ -86,8 +91,8 @@ def test_each_model_prefix_has_a_pareto_page_of_its_own_that_opens(
     pages = page.evaluate("window.INFX_DATA.index.pages")
     routes = [r for r in links(page) if r.startswith("#/pareto/")]
     page.close()
-    assert len(pages) == len(routes) == len(PREFIXES)  # none merged into another's page
-    assert sorted(p["title"].split(" · ")[0] for p in pages) == sorted(PREFIXES)
+    assert len(pages) == len(routes) == len(PREFIXES + FORMULAS)  # none shares a page
+    assert sorted(p["title"].split(" · ")[0] for p in pages) == sorted(PREFIXES + FORMULAS)
     for route in routes:
         assert opened(browser, odd_prefixes, route) == "pareto", route
     assert browser.errors == []
@@ -218,4 +223,20 @@ def test_a_metric_no_run_measured_says_so_instead_of_an_empty_chart(
     said = page.locator("#metric-charts figure[data-metric='p99_ttft']").inner_text()
     assert "Not measured" in said and "TTFT p99" in said
     page.close()
+    assert browser.errors == []
+
+
+def test_a_name_that_starts_like_a_formula_downloads_as_text(
+    browser: Browser, odd_prefixes: Path
+) -> None:
+    """The CSV link quoted = and @ only: a config of model prefix "-2+3" or "+cmd|..." was a
+    formula in the spreadsheet that opened the download."""
+    page = browser.open(odd_prefixes, "#/")
+    with page.expect_download() as download:
+        page.locator("#configs a.csv").click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    page.close()
+    for formula in FORMULAS:
+        (line,) = [line for line in lines if formula.split("|")[0] in line]
+        assert line.startswith(f"'{formula}") or line.startswith(f"\"'{formula}"), line
     assert browser.errors == []

@@ -295,7 +295,10 @@
     const quote = (text, num) => {
       let value = text.trim().replace(/\s+/g, " ");
       if (num) value = value.replace(/,/g, "").replace(/\u2212/g, "-");
-      if (/^[=@\t\r]/.test(value)) value = "'" + value;
+      // = @ + - (and tab, CR) start a formula; a signed number (+2.1%) is left a number
+      if (/^[=@\t\r]/.test(value) || (/^[+-]/.test(value) && !/^[+-][\d.,]+%?$/.test(value))) {
+        value = "'" + value;
+      }
       return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
     };
     const lines = [];
