@@ -240,3 +240,23 @@ def test_a_name_that_starts_like_a_formula_downloads_as_text(
         (line,) = [line for line in lines if formula.split("|")[0] in line]
         assert line.startswith(f"'{formula}") or line.startswith(f"\"'{formula}"), line
     assert browser.errors == []
+
+
+@pytest.mark.parametrize("who", ["browser", "phone"])
+def test_a_points_numbers_with_a_long_image_name_stay_in_the_window(
+    who: str, request: pytest.FixtureRequest, hostile_names: Path
+) -> None:
+    """The tooltip kept a long unbroken image name on one line: the page was 2,700 px wide
+    while it showed (at 390 and at 1280)."""
+    reader: Browser = request.getfixturevalue(who)
+    page = reader.open(hostile_names, "#/")
+    routes = [r for r in links(page) if r.startswith(("#/pareto/", "#/config/"))]
+    page.close()
+    for route in routes:
+        page = reader.open(hostile_names, route)
+        page.locator("svg.chart [data-tip]").first.focus()
+        assert page.locator("#tip").is_visible(), route
+        assert "Image " in page.locator("#tip").inner_text()
+        assert not page.evaluate(WIDE), route
+        page.close()
+    assert reader.errors == []
