@@ -152,7 +152,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
 @click.option("--false-fail", type=FiniteRange(0, 0.5, min_open=True), help="The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.")  # fmt: skip
 @text_or_json(help=HELP["format"])
-@click.option("--pr", type=int, default=None, help=HELP["pr"])
+@click.option("--pr", type=click.IntRange(1, 2**53 - 1), default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
 @click.option("--ack-label", default=None, help=HELP["ack-label"])
 @click.option("--trimmed", is_flag=True, help=HELP["trimmed"])

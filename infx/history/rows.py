@@ -113,13 +113,17 @@ def _facts(doc: results.Table) -> RunFacts:
     if not run.get("sha"):
         raise ResultsError(f"run {run['id']} names no commit (sha)")
     created = run.get("created_at")
+    try:
+        stamped = utc(created) if created else now()
+    except (ValueError, OverflowError) as exc:  # the schema's pattern holds month 13, +99:99
+        raise ResultsError(f"run {run['id']}: created_at {created!r} is no time: {exc}") from None
     return RunFacts(
         id=run["id"],
         attempt=run.get("attempt", 1),
         sha=run["sha"],
         ref=run.get("ref", ""),
         url=run.get("url", ""),
-        created_at=utc(created) if created else now(),
+        created_at=stamped,
         reused_from=run.get("reused_from"),
         stamped=not created,
     )

@@ -82,14 +82,15 @@ def read_ranges(
     repo_dir: Path, pairs: Iterable[tuple[str, str]]
 ) -> tuple[dict[tuple[str, str], Range], list[str]]:
     """The entries each (base, head) commit range added, and notes on what could not be read
-    (a folder that is no repository, commits it lacks)."""
+    (a folder that is no repository, commits it lacks). The site publishes the notes: they
+    name `--repo-dir`, never its path on the build machine."""
     wanted = sorted(set(pairs))
     if not wanted:
         return {}, []
     try:
         root = git.root(repo_dir)
     except GitError:
-        note = f"{repo_dir} is not a git repository: steps are not explained"
+        note = "--repo-dir is not a git repository: steps are not explained"
         return {p: Range(p[0], p[1], None, note) for p in wanted}, [note]
     repo = _Repository(root)
     shas = sorted({sha for pair in wanted for sha in pair})
@@ -102,7 +103,7 @@ def read_ranges(
     for base, head in wanted:
         gone = [sha for sha in (base, head) if sha not in known]
         if gone:
-            note = f"commit {gone[0][:12]} is not in {root}"
+            note = f"commit {gone[0][:12]} is not in --repo-dir"
             found[(base, head)] = Range(base, head, None, note)
             continue
         try:
@@ -119,7 +120,7 @@ def read_ranges(
     notes = []
     if lacking:
         notes.append(
-            f"{len(lacking)} main run commit(s) are not in {root} (fetch its history, e.g. "
+            f"{len(lacking)} main run commit(s) are not in --repo-dir (fetch its history, e.g. "
             "`git fetch --unshallow`): steps in those ranges are not explained"
         )
     return found, notes

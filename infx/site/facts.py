@@ -26,6 +26,18 @@ from infx.site.read import history_url, read_history
 
 _VERDICT_NAME = re.compile(r"(?:pr-?)?(\d+)(?:-run-(\d+))?(?:-[^/]*)?\.json")
 _PULL_REF = re.compile(r"refs/pull/(\d+)/")
+# The pull request numbers an overlay may have: positive (the pages' router takes digits
+# only), and exact in JavaScript (a number past 2**53 arrived rounded: its link opened
+# nothing). A run id stands in for a number no table names, so not GitHub's 2**31.
+PR_NUMBERS = range(1, 2**53)
+
+
+def _pr(number: int, where: object) -> int:
+    if number not in PR_NUMBERS:
+        raise UsageError(
+            f"{where}: pull request #{number} is not a number the site can link (1 to 2**53 - 1)"
+        )
+    return number
 
 
 def load_verdicts(folder: Path) -> tuple[VerdictRecord, ...]:
@@ -51,7 +63,7 @@ def load_verdicts(folder: Path) -> tuple[VerdictRecord, ...]:
             where = ".".join(str(p) for p in problems[0].absolute_path) or "document"
             raise UsageError(f"{path}: not an infx verdict: {where}: {problems[0].message}")
         run = int(named.group(2)) if named.group(2) else None
-        found.append(VerdictRecord(int(named.group(1)), run, path.name, doc))
+        found.append(VerdictRecord(_pr(int(named.group(1)), path), run, path.name, doc))
     return tuple(found)
 
 
@@ -73,6 +85,7 @@ def stored_verdicts(url: str) -> tuple[VerdictRecord, ...] | None:
             v.head_sha,
         )
         for v in found
+        if v.pr in PR_NUMBERS  # `results compare --pr` once took any integer
     )
     return records or None
 
@@ -81,12 +94,12 @@ def _pr_number(table: Table, path: Path) -> int:
     run = run_of(table)
     pull = _PULL_REF.match(str(run.get("ref", "")))
     if pull:
-        return int(pull.group(1))
+        return _pr(int(pull.group(1)), path)
     named = re.fullmatch(r"pr-?(\d+)(?:\D.*)?", path.stem)
     if named:
-        return int(named.group(1))
+        return _pr(int(named.group(1)), path)
     if isinstance(run.get("id"), int):
-        return int(run["id"])
+        return _pr(int(run["id"]), path)
     raise UsageError(
         f"{path}: its run names no pull request (run.ref refs/pull/<N>/merge) and no run id; "
         "name the file pr-<N>.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -32,6 +33,8 @@ SHOWN: dict[str, Shown] = {
 assert set(SHOWN) == set(METRICS)
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_NAME_CHARS = 60
+_NAME = re.compile(rf"[a-z0-9_](?:[a-z0-9._-]{{0,{_NAME_CHARS - 2}}}[a-z0-9_])?")
 
 
 def num(value: float | None, digits: int = 4) -> float | None:
@@ -65,8 +68,16 @@ def shown_all(metric: str, values: list[float | None]) -> list[float | None]:
 
 
 def name(text: str) -> str:
-    """A URL- and file-safe piece of a page name."""
-    return _SAFE.sub("-", text).strip("-").lower() or "none"
+    """A URL- and file-safe piece of a page name, one per text: the text itself when it is
+    already such a name (`dsr1`, `agentic-coding`), else what is safe of it (at most
+    `_NAME_CHARS` characters, never starting with a dot: the pages' router refuses that, and
+    `..` is no file name) and a hash of the whole text, so `Foo`, `foo`, two names of
+    non-ASCII letters or two long names sharing a beginning never share a page."""
+    if _NAME.fullmatch(text):
+        return text
+    safe = _SAFE.sub("-", text).strip("-.").lower()[:_NAME_CHARS].rstrip("-.")
+    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+    return f"{safe}-{digest}" if safe else digest
 
 
 def scenario_name(identity: Mapping[str, Any]) -> str:

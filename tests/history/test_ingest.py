@@ -86,6 +86,14 @@ def test_on_postgresql(repo: GitRepo, tmp_path: Path, history_url: str) -> None:
             "run 5000 ran on refs/pull/7/merge, not refs/heads/main: only main's runs",
         ),
         ({"format": "infx-results/1", "rows": []}, 1, "names no run"),
+        # times the schema's pattern holds and no calendar does (an internal error, exit 3)
+        (
+            table(5000, curve(1000), created_at="2026-13-45T99:99:99Z"),
+            1,
+            "run 5000: created_at '2026-13-45T99:99:99Z' is no time: month must be in 1..12",
+        ),
+        (table(5000, curve(1000), created_at="2026-03-01T12:00:00+99:99"), 1, "is no time"),
+        (table(5000, curve(1000), created_at="9999-12-31T23:59:59-23:59"), 1, "is no time"),
         ({"format": "infx-results/1", "run": run_facts(5000), "rows": [{}]}, 1, "rows.0"),
     ],
 )

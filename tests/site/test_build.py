@@ -18,7 +18,7 @@ from infx.site.changelog import read_ranges
 from infx.site.facts import load_verdicts
 from infx.site.read import history_url, read_history
 from tests.history.postgres import create_database
-from tests.site.conftest import L1B_LINK, MAIN_RUNS, OTHER_LINK, Repo, ingest
+from tests.site.conftest import L1B_LINK, MAIN_RUNS, OTHER_LINK, Repo, git, ingest
 
 _names = itertools.count()
 
@@ -81,7 +81,7 @@ def test_ranges_hold_the_entries_a_commit_range_added(bench_repo: Repo, tmp_path
     assert l1b.scenario_types == ("fixed-seq-len",)
     assert found[gone].entries is None and "is not in" in found[gone].note
     assert notes == [
-        f"1 main run commit(s) are not in {bench_repo.path} (fetch its history, e.g. "
+        "1 main run commit(s) are not in --repo-dir (fetch its history, e.g. "
         "`git fetch --unshallow`): steps in those ranges are not explained"
     ]
     elsewhere, notes = read_ranges(tmp_path, [change])
@@ -174,6 +174,32 @@ def test_a_relative_history_is_read_from_where_the_command_runs(
     assert not (bench_repo.path / "main.sqlite").exists()
 
 
+@pytest.mark.parametrize("number", ["99999999999999999999", "0"])
+def test_a_pr_number_the_site_cannot_link_is_refused(
+    main_history: Path, tables: dict[str, Path], tmp_path: Path, number: str
+) -> None:
+    """refs/pull/99999999999999999999/merge built an overlay whose link (the number rounded
+    by JavaScript, 100000000000000000000) opened nothing; PR 0's route was no route."""
+    doc = json.loads(tables["main03"].read_text())
+    doc["run"]["ref"] = f"refs/pull/{number}/merge"
+    pr = tmp_path / "results.json"
+    pr.write_text(json.dumps(doc))
+    code, output = build("--history", str(main_history), "--out", str(tmp_path / "site"),
+                         "--pr-results", str(pr))  # fmt: skip
+    assert code == 2 and output.count("\n") == 1, output
+    assert f"pull request #{number} is not a number the site can link" in output
+    verdicts = tmp_path / "verdicts"
+    verdicts.mkdir()
+    (verdicts / f"pr-{number}.json").write_text(json.dumps(verdict_doc("within-noise", None)))
+    with pytest.raises(UsageError, match=f"pull request #{number} is not"):
+        load_verdicts(verdicts)
+    compared = CliRunner().invoke(
+        cli, ["results", "compare", str(tables["main03"]), "--history", str(main_history),
+              "--pr", number]
+    )  # fmt: skip
+    assert compared.exit_code == 2 and "--pr" in compared.output
+
+
 def test_the_documented_synopsis_is_the_command() -> None:
     import re
 
@@ -198,11 +224,21 @@ def test_the_site_names_neither_the_build_machine_s_paths_nor_the_database_s_add
     code, output = build("--history", empty_history, "--out", str(out),
                          "--repo-dir", str(bench_repo.path))  # fmt: skip
     assert code == 0, output
+    # a repository without the runs' commits, and a folder that is none: the notes the site
+    # publishes said where each was (`... are not in /home/runner/work/...`)
+    (tmp_path / "fresh").mkdir()
+    git(tmp_path / "fresh", "init", "-q")
+    for where in ("fresh", "no-repo"):
+        (tmp_path / where).mkdir(exist_ok=True)
+        code, output = build("--history", empty_history, "--out", str(tmp_path / f"site-{where}"),
+                             "--repo-dir", str(tmp_path / where))  # fmt: skip
+        assert code == 0 and "--repo-dir" in output, output
     url = make_url(empty_history)
     secret = [str(tmp_path), str(bench_repo.path), url.database]
     if url.host:
         secret += [f"{url.host}:{url.port}", f"{url.username}@", f"/{url.database}"]
-    text = "\n".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    sites = (out, tmp_path / "site-fresh", tmp_path / "site-no-repo")
+    text = "\n".join(p.read_text() for site in sites for p in site.rglob("*") if p.is_file())
     for word in secret:
         assert word not in text, word
     kind = "PostgreSQL" if url.host else "SQLite"

@@ -50,9 +50,13 @@
     return Number(value.toPrecision(d)).toLocaleString("en-US", { maximumFractionDigits: 6 });
   }
 
-  /** A tick for a narrow chart: 60k, 1.5M (the axis keeps its unit). */
+  /** A tick for a narrow chart, or for numbers of seven digits or more: 60k, 1.5M, 2G,
+   * 3e+15 (the axis keeps its unit; "10,000,000" ran into the axis' title). */
   function short(value) {
     const abs = Math.abs(value);
+    if (abs >= 1e15) return value.toExponential(1).replace(".0e", "e");
+    if (abs >= 1e12) return fmt(value / 1e12) + "T";
+    if (abs >= 1e9) return fmt(value / 1e9) + "G";
     if (abs >= 1e6) return fmt(value / 1e6) + "M";
     if (abs >= 1e4) return fmt(value / 1e3) + "k";
     return fmt(value);
@@ -251,12 +255,13 @@
     sv("title", { id: titleId }, opts.title || ""),
     opts.desc ? sv("desc", {}, opts.desc) : null);
     const grid = sv("g", { class: "grid", "aria-hidden": "true" });
+    const tick = (v, end) => (narrow || end >= 1e6 ? short(v) : fmt(v));
     for (const v of ys.ticks) {
       grid.appendChild(sv("line", { x1: m.left, x2: width - m.right, y1: y(v), y2: y(v) }));
       grid.appendChild(sv("text", { class: "ytick", x: m.left - 6, y: y(v) + 4, "text-anchor": "end" },
-        narrow ? short(v) : fmt(v)));
+        tick(v, ys.end)));
     }
-    const xTicks = opts.xTicks || xs.ticks.map((v) => [v, fmt(v)]);
+    const xTicks = opts.xTicks || xs.ticks.map((v) => [v, tick(v, xs.end)]);
     for (const [v, text] of xTicks) {
       const at = opts.xTicks ? m.left + v * (width - m.left - m.right) : x(v);
       const anchor = at > width - m.right - 30 ? "end" : "middle";
@@ -290,7 +295,10 @@
     const quote = (text, num) => {
       let value = text.trim().replace(/\s+/g, " ");
       if (num) value = value.replace(/,/g, "").replace(/\u2212/g, "-");
-      if (/^[=@\t\r]/.test(value)) value = "'" + value;
+      // = @ + - (and tab, CR) start a formula; a signed number (+2.1%) is left a number
+      if (/^[=@\t\r]/.test(value) || (/^[+-]/.test(value) && !/^[+-][\d.,]+%?$/.test(value))) {
+        value = "'" + value;
+      }
       return /[",\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
     };
     const lines = [];

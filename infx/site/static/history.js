@@ -46,6 +46,16 @@
   /** One metric of the config over its runs: one line per concurrency, steps marked. */
   function metricChart(doc, metric, runs) {
     const concs = Object.keys(doc.series).map(Number).sort((a, b) => a - b);
+    const shownRuns = new Set(runs);
+    const measured = concs.some((c) => doc.series[c].m[metric.key].some((v, j) =>
+      v !== null && shownRuns.has(doc.series[c].runs[j])));
+    if (!measured) {
+      // A client that reports no such number (an empty 0-to-1 frame read as a broken chart).
+      return el("figure", { class: "figure unmeasured", "data-metric": metric.key },
+        el("figcaption", {}, `${metric.label} (${metric.unit})`),
+        el("p", { class: "notes" }, `Not measured: no run shown here reports ${metric.label} ` +
+          "for this config."));
+    }
     const place = new Map(runs.map((r, i) => [r, i]));
     const span = Math.max(runs.length - 1, 1);
     const unitX = (r) => (runs.length === 1 ? 0.5 : place.get(r) / span);
@@ -62,7 +72,9 @@
     }
     const f = C.frame({ title: `${metric.label} of ${doc.label} over main's runs`,
       desc: `${concs.length} concurrencies over ${runs.length} runs; y from zero.`,
-      xLabel: `Main run, oldest to newest (${runs.length} runs; ticks: run date)`,
+      // a phone's chart has room for a short title only (the long one ran past its right edge)
+      xLabel: C.roomFor() < 520 ? `${runs.length} main runs, oldest to newest`
+        : `Main run, oldest to newest (${runs.length} runs; ticks: run date)`,
       yLabel: `${metric.label} (${metric.unit})`, xMax: 1, yMax: yMax * 1.05, xTicks,
       height: 300 });
     const x = (r) => f.margin.left + unitX(r) * (f.width - f.margin.left - f.margin.right);
