@@ -109,6 +109,9 @@ class Model:
     kept: np.ndarray  # (C, N) runs of the window that shape and level are read from
     dev: np.ndarray  # (C, N, M) each run's deviation from `base` (all window runs)
     weight: np.ndarray  # each point's weight in its run's deviation (sums to 1 per config)
+    # (C, J, M) the level's runs that measured each point: a concurrency added to the sweep
+    # lately has fewer than the config's n, and its mean and scatter rest on those alone
+    point_n: np.ndarray | None = None
 
 
 def _gated_complete(x: np.ndarray, gated: np.ndarray) -> np.ndarray:
@@ -147,7 +150,9 @@ def weights(x: np.ndarray, base: np.ndarray, runs: np.ndarray) -> np.ndarray:
     w = have.astype(float)
     n = runs.sum(axis=1)
     pick = runs[:, :, None, None]
-    df = np.maximum(n - 1, 0).astype(float)[:, None, None]
+    # a point's own runs: one measured in fewer of them (a concurrency added lately) has
+    # fewer degrees of freedom, not the config's, and its scatter is shrunk the more
+    df = np.maximum((pick & np.isfinite(x)).sum(axis=1) - 1, 0).astype(float)
     for _ in range(WEIGHT_PASSES):
         y = deviations(x, base, w)
         r = np.where(pick, x - base[:, None, :, :] - y[:, :, None, :], np.nan)
@@ -340,11 +345,16 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     points = np.isfinite(base).sum(axis=1)  # (C, M)
     # a point's residual after its run's deviation: its scatter per run, and the degrees of
     # freedom the weighted mean leaves it ((n - 1)(P - 1)/P with equal weights)
-    squares = np.nansum(resid * resid, axis=1)  # (C, J, M)
-    point_sd = np.sqrt(squares / np.maximum(n1, 1)[:, None, None])
-    point_df = n1[:, None, None] * (1 - weight)
-    pooled_sd = np.sqrt(squares.sum(axis=1) / np.maximum(n1[:, None] * points, 1))
-    pooled_df = n1[:, None] * (points - 1)  # (C, M)
+    # (C, J, M); a point measured by fewer of the level's runs (a concurrency added to the
+    # sweep lately) has its own n - 1, never the config's: one run's residual divided by
+    # the config's n - 1 read as a scatter near 0, and every unchanged PR failed there
+    squares = np.nansum(resid * resid, axis=1)
+    point_n = np.isfinite(resid).sum(axis=1)
+    own1 = np.maximum(point_n - 1, 0).astype(float)
+    point_sd = np.sqrt(squares / np.maximum(own1, 1))
+    point_df = own1 * (1 - weight)
+    pooled_sd = np.sqrt(squares.sum(axis=1) / np.maximum(own1.sum(axis=1), 1))
+    pooled_df = np.maximum(own1.sum(axis=1) - n1[:, None], 0.0)  # (C, M)
     few = point_df < MIN_DF
     point_sd = np.where(few, pooled_sd[:, None, :], point_sd)
     point_df = np.where(few, np.broadcast_to(pooled_df[:, None, :], point_df.shape), point_df)
@@ -404,4 +414,5 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
         kept=kept,
         dev=dev,
         weight=weight,
+        point_n=point_n,
     )

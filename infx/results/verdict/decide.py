@@ -142,6 +142,8 @@ def tests(base: Base, model: Model, threshold: float, moved: bool) -> tuple[Test
     resid, x, mean = base.resid, base.x, base.mean
     n = np.maximum(model.n, 1).astype(float)[:, None, None]
     lag = 1 / n[:, :, 0]
+    if model.point_n is not None:  # a point's mean rests on the runs that measured it
+        n = np.maximum(model.point_n, 1).astype(float)
     if moved:
         has = model.recent[:, None, None]
         with np.errstate(invalid="ignore"):

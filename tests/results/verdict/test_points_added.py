@@ -1,0 +1,38 @@
+"""A concurrency added to a config's sweep lately: main's newest runs measured it, the older
+ones did not. Its mean and scatter rest on the runs that measured it, never on the config's
+run count: one run's residual divided by the config's n - 1 read as a scatter near 0, and
+every unchanged pull request failed at that point (found by benchmarks/bench_noise_stress.py
+on the real H200 runs: 8 of 8 unchanged runs failing with concurrency 16 in main's newest
+run only)."""
+
+from __future__ import annotations
+
+import pytest
+
+from infx.results.verdict.judge import compare
+from tests.results.simulate import Sweeps
+
+CONCS = (4, 8, 16, 32, 64)
+
+
+@pytest.mark.parametrize("newest", [1, 2, 3])
+def test_a_concurrency_main_measured_lately_does_not_fail_unchanged_runs(newest: int) -> None:
+    sweeps = Sweeps(1, seed=11, concs=CONCS)
+    runs = 16
+    history = [
+        sweeps.run(1000 + r, keep=lambda i, c, r=r: c != 64 or r >= runs - newest)
+        for r in range(runs)
+    ]
+    # 2 % noise per point: the full history fails 1 to 3 of these 40 by chance; before the
+    # fix, 13 to 40 of them failed
+    failing = [compare(sweeps.run(9000 + k)["rows"], history).failing for k in range(40)]
+    assert sum(failing) <= 4, f"{sum(failing)} of 40 unchanged runs failed"
+
+
+def test_a_concurrency_main_measured_lately_still_catches_a_drop_there() -> None:
+    sweeps = Sweeps(1, seed=12, concs=CONCS)
+    history = [sweeps.run(1000 + r, keep=lambda i, c, r=r: c != 64 or r >= 13) for r in range(16)]
+    pr = sweeps.run(9000, factor=lambda i, c: 0.7 if c == 64 else 1.0)
+    report = compare(pr["rows"], history)
+    point = next(p for c in report.configs for p in c.points if p.conc == 64)
+    assert report.failing and point.verdict == "regressed"
