@@ -82,6 +82,8 @@ KNOWN = {
         "context.ack_note",
     ): "Md (Context.ack_note: Md, by gate.ack_note)",
     ("infx/review/signoff.py", "title"): "'Not counted' or 'Note'",
+    ("infx/site/facts.py", "number"): "an int, in a one-line error, not Markdown",
+    ("infx/site/facts.py", "where"): "a file name, in a one-line error, not Markdown",
 }
 
 
