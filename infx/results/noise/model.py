@@ -374,6 +374,11 @@ def fit(values: np.ndarray, window: np.ndarray, gated: np.ndarray) -> Model:
     fallback = np.where(gated[None, None, :], np.maximum(residual, FLOOR), DEFAULT_NOISE)
     point_sd = np.where(point_assumed, fallback, point_sd)
     point_df = np.where(point_assumed, math.inf, point_df)
+    # a run's deviation is a weighted mean of its points, so it scatters at least as much as
+    # their own residuals imply (sum of w^2 s^2); fewer runs can read less by chance
+    with quiet():
+        implied = np.sqrt(np.nansum(weight * weight * point_sd * point_sd, axis=1))
+    run_sd = np.where(assumed | ~gated[None, :], run_sd, np.maximum(run_sd, implied))
     run_sd = np.maximum(run_sd, FLOOR)
     point_sd = np.where(np.isfinite(base), np.maximum(point_sd, FLOOR), np.nan)
     # main's recent level: its provisional runs, else a drift's trend at its newest run
