@@ -177,14 +177,19 @@ def tally(
         for size in (1, 2, 3):
             for group in itertools.combinations(names, size):
                 first, *rest = (runs[kind][g]["rows"] for g in group)
-                verdict = judge(first, history, rest, keep)
-                c = counts.setdefault(f"{kind}{size}", [0, 0])
-                c[0] += verdict in FAILING
-                c[1] += 1
-                if kind == "change":
-                    m = counts.setdefault(f"miss{size}", [0, 0])
-                    m[0] += verdict not in (*FAILING, UNCONFIRMED)
-                    m[1] += 1
+                count(counts, kind, size, judge(first, history, rest, keep))
+
+
+def count(counts: dict[str, list[int]], kind: str, size: int, verdict: str) -> None:
+    """One judgment of `size` pooled runs of `kind`: failing, and for a change missed
+    (neither failing nor unconfirmed)."""
+    c = counts.setdefault(f"{kind}{size}", [0, 0])
+    c[0] += verdict in FAILING
+    c[1] += 1
+    if kind == "change":
+        m = counts.setdefault(f"miss{size}", [0, 0])
+        m[0] += verdict not in (*FAILING, UNCONFIRMED)
+        m[1] += 1
 
 
 def started(name: str) -> dict[str, float]:
@@ -221,14 +226,7 @@ def in_time(
                     if len(before) < 5:
                         continue
                     first, *rest = (runs[kind][g]["rows"] for g in group)
-                    verdict = judge(first, before, rest, None)
-                    c = scenario.setdefault(f"{kind}{size}", [0, 0])
-                    c[0] += verdict in FAILING
-                    c[1] += 1
-                    if kind == "change":
-                        m = scenario.setdefault(f"miss{size}", [0, 0])
-                        m[0] += verdict not in (*FAILING, UNCONFIRMED)
-                        m[1] += 1
+                    count(scenario, kind, size, judge(first, before, rest, None))
 
 
 def own_runs(name: str, main: list[Doc]) -> Iterator[tuple[str, Doc, list[Doc]]]:
