@@ -91,6 +91,7 @@ def loaded_by(layout: GitRepo, tmp_path: Path, command: str, code: int) -> set[s
         "GITHUB_EVENT_NAME": "push",
         "GITHUB_EVENT_PATH": str(layout.path / "event.json"),
     }
+    env.pop("GITHUB_STEP_SUMMARY", None)  # outside Actions, as a user runs it
     out = tmp_path / "modules"
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(out), *command.split()],
@@ -120,7 +121,7 @@ UNUSED = [
     (
         "changelog check --base base --pr 7 --repo acme/bench",
         0,
-        ("infx.sweep", "infx.results", "infx.reuse", "infx.history", "infx.rerun"),
+        ("infx.sweep", "infx.results", "infx.reuse", "infx.history", "infx.rerun", "infx.github"),
     ),
     (
         "sweep plan --base base",

@@ -112,8 +112,7 @@ def _version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     epilog=EXIT_CODES,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
-              help="Show the version, the package that answers and its distribution, then exit.")  # fmt: skip
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version, help="Show the version, the package that answers and its distribution, then exit.")  # fmt: skip
 def cli() -> None:
     """CI for GPU inference benchmark repositories: changelog gate, sweep planning, comment
     commands.

@@ -3,6 +3,7 @@ through the planner's edge), calls `infx.changelog.gate` or `edits`, and does wh
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn, TypeAlias, Unpack
@@ -20,7 +21,6 @@ from infx.changelog.new import NewEntry
 from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option, shown
 from infx.cli.options import master_configs as configs_option
 from infx.errors import InfxError
-from infx.github.actions import append_summary
 from infx.matrix import gate_rules
 from infx.yamlio import atomic_write
 
@@ -62,7 +62,9 @@ def _finish(outcome: Outcome, target: Path | None = None) -> NoReturn:
         atomic_write(target, outcome.write)
     for line in outcome.warnings:
         click.echo(line, err=True)
-    if outcome.summary is not None:
+    if outcome.summary is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
+        from infx.github.actions import append_summary  # in Actions only: the gate's start-up
+
         append_summary(outcome.summary)
     sys.exit(outcome.exit_code)
 

@@ -17,6 +17,7 @@ from click.decorators import FC
 
 from infx import git
 from infx.context import branch_base as branch_base
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
@@ -44,6 +45,19 @@ class FiniteRange(click.FloatRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         number = super().convert(value, param, ctx)
         return self.fail(f"{value!r} is not a number", param, ctx) if number != number else number
+
+
+class Stored(click.IntRange):
+    """A run id, attempt or concurrency the history can store: ASCII digits (int() takes
+    `٣`, `+1`, `1_0`) from `low` below SQLite's INTEGER bound (2**63 overflowed SQLite)."""
+
+    def __init__(self, low: int = 1) -> None:
+        super().__init__(low, SQLITE_INTEGER_END - 1)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and decimal(value, below=SQLITE_INTEGER_END) is None:
+            self.fail(f"{value!r} is not a whole number from {self.min} below 2**63", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def request(kind: Callable[..., T], options: Mapping[str, object]) -> T:

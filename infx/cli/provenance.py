@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from infx.cli.options import EXISTING, FILE, api_repo_option, emit, history_option
+from infx.cli.options import EXISTING, FILE, Stored, api_repo_option, emit, history_option
 
 _ARTIFACT_HELP = "NAME=PATH: an artifact this run uploads, as a folder or file; repeat."
 
@@ -39,13 +39,10 @@ def run_cmd(out: Path, artifacts: tuple[str, ...], previous: tuple[str, ...], ma
 
 
 @receipt.command("issue")
-@click.option("--run", "run_id", type=click.IntRange(min=1), required=True,
-              help="The completed sweep run to seal (github.event.workflow_run.id).")  # fmt: skip
-@click.option("--attempt", type=click.IntRange(min=1), default=None,
-              help="The attempt the event named; a run at another attempt now is refused.")  # fmt: skip
+@click.option("--run", "run_id", type=Stored(), required=True, help="The completed sweep run to seal (github.event.workflow_run.id).")  # fmt: skip
+@click.option("--attempt", type=Stored(), default=None, help="The attempt the event named; a run at another attempt now is refused.")  # fmt: skip
 @click.option("--out", type=FILE, required=True, help="Where to write the run receipt.")
-@click.option("--trusted-root", type=FILE, default=None,
-              help="Sigstore's trusted root (`gh attestation trusted-root`); without it no attestation is believed.")  # fmt: skip
+@click.option("--trusted-root", type=FILE, default=None, help="Sigstore's trusted root (`gh attestation trusted-root`); without it no attestation is believed.")  # fmt: skip
 @api_repo_option
 def issue_cmd(run_id: int, attempt: int | None, out: Path, trusted_root: Path | None, repo: str | None) -> None:  # fmt: skip
     """Seal a completed sweep run as the trusted issuer (workflow sweep-receipt.yml, the
@@ -78,8 +75,7 @@ def check_cmd(receipt_file: Path, artifacts: tuple[str, ...]) -> None:
 
 
 @receipt.command("fetch")
-@click.option("--run", "run_id", type=click.IntRange(min=1), required=True,
-              help="The sweep run whose receipt to fetch (its latest attempt).")  # fmt: skip
+@click.option("--run", "run_id", type=Stored(), required=True, help="The sweep run whose receipt to fetch (its latest attempt).")  # fmt: skip
 @click.option("--out", type=FILE, required=True, help="Where to write the receipt, as sealed.")
 @api_repo_option
 def fetch_cmd(run_id: int, out: Path, repo: str | None) -> None:
@@ -96,14 +92,12 @@ def fetch_cmd(run_id: int, out: Path, repo: str | None) -> None:
 
 @receipt.command("store")
 @click.argument("receipts", nargs=-1, required=True, type=EXISTING)
-@click.option("--run", "run_id", type=click.IntRange(min=1), required=True,
-              help="The main run whose rows the receipts vouch for (stored already).")  # fmt: skip
-@click.option("--table", type=FILE, required=True,
-              help="The results.json stored for that run, as downloaded.")  # fmt: skip
-@click.option("--fetch", is_flag=True,
-              help="Fetch the issuer's receipts of the run, and of the run a merge receipt republished, checked against the issuer's identity.")  # fmt: skip
-@click.option("--check", "check_only", is_flag=True,
-              help="Check that the receipts vouch for the table, store nothing (before the rows are stored).")  # fmt: skip
+@click.option("--run", "run_id", type=Stored(), required=True, help="The main run whose rows the receipts vouch for (stored already).")  # fmt: skip
+@click.option(
+    "--table", type=FILE, required=True, help="The results.json stored for that run, as downloaded."
+)
+@click.option("--fetch", is_flag=True, help="Fetch the issuer's receipts of the run, and of the run a merge receipt republished, checked against the issuer's identity.")  # fmt: skip
+@click.option("--check", "check_only", is_flag=True, help="Check that the receipts vouch for the table, store nothing (before the rows are stored).")  # fmt: skip
 @history_option
 def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool, check_only: bool, history_url: str | None) -> None:  # fmt: skip
     """Store a main run's receipts (files, or folders holding them) beside its rows: the
@@ -130,7 +124,7 @@ def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool,
 
 @click.command("provenance")
 @click.argument("target")
-@click.argument("conc", required=False, type=click.IntRange(min=1))
+@click.argument("conc", required=False, type=Stored())
 @history_option
 @click.option("--verify", is_flag=True, help="Download the measuring run's artifacts and check every member against its receipt.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="text: the chain for people; json: as JSON.")  # fmt: skip

@@ -20,6 +20,7 @@ from infx.cli.options import (
     FOLDER,
     PATH,
     FiniteRange,
+    Stored,
     emit,
     env_option,
     history_option,
@@ -142,7 +143,7 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @click.option("--repeat", "repeats", type=EXISTING, multiple=True, help=HELP["repeat"])
 @click.option("--baseline", type=EXISTING, default=None, help=HELP["baseline"])
 @click.option("--baseline-repeat", "baseline_repeats", type=EXISTING, multiple=True, help="A run of main's image measured in the same session as this PR's, on the same runner, interleaved: one per PR run (CURRENT, then each --repeat, in order), or fewer: then they pair with this PR's newest runs. The configs they measured are judged on the pairs' differences alone, main's history giving the scatter only; the others on all of this PR's runs against main's history. Repeatable.")  # fmt: skip
-@click.option("--baseline-run", type=int, default=None, help=HELP["baseline-run"])
+@click.option("--baseline-run", type=Stored(), default=None, help=HELP["baseline-run"])
 @click.option("--history", "where", default=None, metavar="DIR|URL", help=HELP["history"])
 @click.option("--history-runs", "runs", type=click.IntRange(1, 50), help=HELP["history-runs"])
 @repo_option
@@ -213,7 +214,7 @@ def changes(repo: str | None, **options: object) -> None:
 @results.command()
 @click.argument("table", type=PATH)
 @history_option
-@click.option("--run", "run_id", type=click.IntRange(min=1), default=None, help=HELP["run"])
+@click.option("--run", "run_id", type=Stored(), default=None, help=HELP["run"])
 @repo_option
 def ingest(table: Path, history_url: str | None, run_id: int | None, repo: str | None) -> None:
     """Store a main run's results table (results_bmk/results.json) in the results history.

@@ -5,7 +5,6 @@ PyGithub, YAML and the database load only inside the command that needs them."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,7 @@ from infx.cli.options import (
     EXISTING,
     EXISTING_FILE,
     FILE,
+    Stored,
     emit,
     history_option,
     runners_file,
@@ -125,29 +125,19 @@ def pareto_coverage(ctx: click.Context, table: Path, plan: Path | None, points: 
 @click.option("--at", "ref", required=True, help=HELP["at"])
 @shown("--policy", default=POLICY_FILE, help=HELP["policy"])
 @runners_file
-@click.option("--run-id", type=click.IntRange(min=0), envvar="GITHUB_RUN_ID", default=0, help=HELP["run-id"])  # fmt: skip
+@click.option("--run-id", type=Stored(0), envvar="GITHUB_RUN_ID", default=0, help=HELP["run-id"])  # fmt: skip
 @shown("--event", "event_name", default="push", help=HELP["event"])
 def priority(plan_file: Path, ref: str, policy: str, runners_path: str, run_id: int, event_name: str) -> None:  # fmt: skip
     """Score every job of a plan by the priority policy committed at --at, into priority.json
     beside the plan (nothing without a policy). Runs in the sweep's setup job."""
     from infx import git
-    from infx.matrix.cost import node_gpus
-    from infx.matrix.sources import load_runners
-    from infx.review.priority import Context
-    from infx.review.schedule import event_context, priority_outcome, read_policy
+    from infx.review.schedule import priority_outcome, read_context, read_policy, read_sizes
     from infx.sweep.facts import read_plan_file
 
     root = git.root()
-    found = read_policy(root, ref, policy)
-    runners = load_runners(root, ref, runners_path).runners
-    sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
-    from infx.github.actions import event
-
-    context = (
-        event_context(*event()) if os.environ.get("GITHUB_EVENT_PATH") else Context(event_name)
-    )
+    found, sizes = read_policy(root, ref, policy), read_sizes(root, ref, runners_path)
     out = plan_file.parent / "priority.json"
-    emit(priority_outcome(read_plan_file(plan_file), found, context, run_id, sizes, out))
+    emit(priority_outcome(read_plan_file(plan_file), found, read_context(event_name), run_id, sizes, out))  # fmt: skip
 
 
 @click.command("priority-labels")

@@ -24,8 +24,7 @@ def security() -> None:
 @security.command()
 @api_repo_option
 @runners_file
-@shown("--workflow", "workflows", multiple=True, default=(SWEEP_WORKFLOW, "benchmark-tmpl.yml"),
-       help=HELP["--workflow"])  # fmt: skip
+@shown("--workflow", "workflows", multiple=True, default=(SWEEP_WORKFLOW, "benchmark-tmpl.yml"), help=HELP["--workflow"])  # fmt: skip
 @shown("--environment", default="gpu-budget", help=HELP["--environment"])
 def check(repo: str | None, runners_path: str, workflows: tuple[str, ...], environment: str) -> None:  # fmt: skip
     """Read through the API what the workflow files cannot enforce, and judge it.

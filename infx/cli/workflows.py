@@ -17,8 +17,7 @@ def workflows() -> None:
 
 
 @workflows.command()
-@shown("--workflows", "pattern", default=".github/workflows/*.yml",
-       help="Workflow files to read, as a glob from the repository root.")  # fmt: skip
+@shown("--workflows", "pattern", default=".github/workflows/*.yml", help="Workflow files to read, as a glob from the repository root.")  # fmt: skip
 def check(pattern: str) -> None:
     """Check that the sweep labels the workflows spell out are the names infx.toml gives.
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from infx.history.sources import history_url, stored_history
 from infx.markdown import Md, code
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.results.compare.rules import (
     CompareOutcome,
     CompareRequest,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:  # the GitHub edge loads when the API is read
 def this_run(env: Mapping[str, str]) -> int | None:
     """The workflow run this command runs in, if any (the comment names it)."""
     run_id = env.get("GITHUB_RUN_ID", "")
-    return int(run_id) if run_id.isdecimal() else None
+    return decimal(run_id, below=SQLITE_INTEGER_END)
 
 
 def compare(

@@ -19,6 +19,7 @@ from infx.context import repo_slug
 from infx.errors import InfxError
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub, Status
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.reuse.ack import ack
 from infx.reuse.facts import Roles, ack_reads, gate_facts, pull_facts, stage_facts
 from infx.reuse.gate import GateEvent, GateOutcome, Local, gate, gate_failed, needs_merging
@@ -121,7 +122,7 @@ class Checkout:
                 merge,
                 checks=tuple(checks),
                 approvals=tuple(approvals),
-                run_id=int(run_id) if run_id.isdecimal() else None,
+                run_id=decimal(run_id, below=SQLITE_INTEGER_END),  # the history stores it
             )
         )
 

@@ -63,7 +63,10 @@ def authorities_of(path: Path | None) -> list[Any] | None:
 
 
 def issuer_of(environ: Mapping[str, str]) -> Issuer:
-    """The issuer run from its Actions environment."""
+    """The issuer run from its Actions environment (a run id or attempt that is not one is a
+    usage error: int() crashed on junk, and took `٣` and 2**63)."""
+    from infx.reuse.receipt_files import actions_number
+
     missing = [
         n for n in ("GITHUB_WORKFLOW_REF", "GITHUB_SHA", "GITHUB_RUN_ID") if not environ.get(n)
     ]
@@ -75,8 +78,8 @@ def issuer_of(environ: Mapping[str, str]) -> Issuer:
         workflow,
         ref,
         environ["GITHUB_SHA"],
-        int(environ["GITHUB_RUN_ID"]),
-        int(environ.get("GITHUB_RUN_ATTEMPT") or 1),
+        actions_number(environ, "GITHUB_RUN_ID"),
+        actions_number({"GITHUB_RUN_ATTEMPT": "1", **environ}, "GITHUB_RUN_ATTEMPT"),
     )
 
 

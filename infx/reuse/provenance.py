@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from infx.errors import GitHubError, ResultsError, UsageError
 from infx.history.receipts import Stored, stored_point, stored_run
 from infx.matrix.manifest import digest
-from infx.numbers import SQLITE_INTEGER_END
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.reuse.receipt import mismatches, table_digest
 from infx.sweep.outcome import Outcome
 
@@ -253,10 +253,12 @@ def trace(
 
     require_existing(url)  # a path mistyped would otherwise be made an empty history
     if conc is None:
-        if not target.isdecimal():
-            raise UsageError(f"{target!r}: give a run id, or a config key and a concurrency")
-        number = int(target)
-        stored = stored_run(url, number) if number < SQLITE_INTEGER_END else None
+        number = decimal(target, below=SQLITE_INTEGER_END)  # isdecimal() took `٣` for 3
+        if number is None:
+            raise UsageError(
+                f"{target!r}: give a run id (digits, below 2**63), or a config key and a concurrency"
+            )
+        stored = stored_run(url, number)
     else:
         stored = stored_point(url, target, conc) if conc < SQLITE_INTEGER_END else None
     if stored is None:

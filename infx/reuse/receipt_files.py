@@ -94,8 +94,8 @@ def actions_run(environ: Mapping[str, str], payload: Mapping[str, Any]) -> RunFa
     workflow = ref.split("/", 2)[2] if ref.count("/") >= 2 else ""
     return RunFacts(
         repository=environ["GITHUB_REPOSITORY"],
-        id=_positive(environ, "GITHUB_RUN_ID"),
-        attempt=_positive({"GITHUB_RUN_ATTEMPT": "1", **environ}, "GITHUB_RUN_ATTEMPT"),
+        id=actions_number(environ, "GITHUB_RUN_ID"),
+        attempt=actions_number({"GITHUB_RUN_ATTEMPT": "1", **environ}, "GITHUB_RUN_ATTEMPT"),
         event=environ.get("GITHUB_EVENT_NAME", ""),
         workflow=workflow or SWEEP_WORKFLOW_PATH,
         sha=sha,
@@ -104,7 +104,7 @@ def actions_run(environ: Mapping[str, str], payload: Mapping[str, Any]) -> RunFa
     )
 
 
-def _positive(environ: Mapping[str, str], name: str) -> int:
+def actions_number(environ: Mapping[str, str], name: str) -> int:
     """A run id or attempt as Actions sets it: a whole number from 1 (else a usage error, not
     a ValueError, nor a receipt its own check refuses), below the history's INTEGER bound:
     receipts are stored beside its rows."""

@@ -1,7 +1,7 @@
 """`sweep priority` and `sweep priority-labels` as use cases: score every job of a plan
 (setup, which has the base commit and the event), then give one chunk's jobs their runner
-labels (the `rows` job of benchmark-tmpl.yml). `read_policy` and `event_context` are the
-edges; the rest is pure."""
+labels (the `rows` job of benchmark-tmpl.yml). `read_policy`, `read_context` and
+`read_sizes` are the edges; the rest is pure."""
 
 from __future__ import annotations
 
@@ -56,6 +56,26 @@ def event_context(name: str, payload: Mapping[str, Any]) -> Context:
     )
     number = pull.get("number")
     return Context(name, labels, number if isinstance(number, int) else None)
+
+
+def read_context(event_name: str) -> Context:
+    """The event this step runs for, from its payload when Actions names one; else only
+    `event_name` (a local run)."""
+    import os
+
+    from infx.github.actions import event
+
+    return event_context(*event()) if os.environ.get("GITHUB_EVENT_PATH") else Context(event_name)
+
+
+def read_sizes(root: Path, ref: str, runners_path: str) -> dict[str, int]:
+    """The GPUs of one node of each runner label, from the runners file at `ref` ({} when
+    there is none)."""
+    from infx.matrix.cost import node_gpus
+    from infx.matrix.sources import load_runners
+
+    runners = load_runners(root, ref, runners_path).runners
+    return node_gpus(runners.labels, runners.hardware) if runners else {}
 
 
 def priority_outcome(

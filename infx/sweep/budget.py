@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from infx.errors import ConfigError, UsageError
 from infx.github.client import Status
+from infx.numbers import SQLITE_INTEGER_END, decimal
 
 if TYPE_CHECKING:
     from infx.github.values import Approval, Environment
@@ -45,7 +46,8 @@ class StatusRequest:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[0-9a-f]{40}", self.sha):
             raise UsageError(f"--sha must be a full commit sha, not {self.sha!r}")
-        if self.approved and not re.fullmatch(r"[1-9][0-9]{0,19}", self.run_id or ""):
+        number = decimal(self.run_id or "", below=SQLITE_INTEGER_END)
+        if self.approved and (not number or self.run_id.startswith("0")):
             raise UsageError("--approved checks this run's approval: --run-id names no run")
 
 

@@ -18,6 +18,7 @@ from infx.errors import InfxError, UsageError
 from infx.github.actions import event
 from infx.matrix.rows import PlanDocument, read_plan
 from infx.matrix.sources import plan_change
+from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.paths import outside_repository
 from infx.settings import SETTINGS_FILES, Settings, committed
 from infx.settings import load as load_settings
@@ -86,9 +87,19 @@ def read_plan_facts(
         authority = read_authority(names, start.payload or {})
     run_id, sha = 0, ""
     if request.rerun_record is not None:
-        run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
+        run_id = _this_run()
         sha = git.git(["rev-parse", "HEAD"], root).strip()
     return PlanFacts(start, planned, budgets, durations, authority, manifest, run_id, sha)
+
+
+def _this_run() -> int:
+    """GITHUB_RUN_ID, 0 when unset; a usage error when it is set but no run id the history
+    can store (int() crashed on junk, and took `٣` and 2**63)."""
+    text = os.environ.get("GITHUB_RUN_ID") or "0"
+    number = decimal(text, below=SQLITE_INTEGER_END)
+    if number is None:
+        raise UsageError(f"GITHUB_RUN_ID must be a run id (digits), not {text!r}")
+    return number
 
 
 def read_authority(sweep_labels: list[str], payload: Mapping[str, Any]) -> Authority:
@@ -132,7 +143,7 @@ def read_supersede(workflow: str, repo: str | None) -> tuple[GitHub, SupersedeFa
         raise UsageError(f"`sweep supersede` reads a pull_request event, not {name or 'none'}")
     action = str(payload.get("action", ""))
     sender = str((payload.get("sender") or {}).get("login") or "")
-    run_id = int(os.environ.get("GITHUB_RUN_ID", "0") or 0)
+    run_id = _this_run()
     if run_id <= 0:
         raise UsageError("GITHUB_RUN_ID names no run")
     gh = GitHub(repo_slug(repo))

@@ -136,3 +136,31 @@ def test_what_cannot_be_sealed_is_one_line(api, tmp_path) -> None:
     code, output, _ = issued(api, pr, tmp_path, "--run", str(RUN))
     assert code == 2 and "has two results_bmk artifacts" in output
     assert len(output.strip().splitlines()) == 1 and "Traceback" not in output
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GITHUB_RUN_ID", "abc"),
+        ("GITHUB_RUN_ID", "\u0663"),  # Arabic-Indic three: int() read it as 3
+        ("GITHUB_RUN_ID", str(2**63)),  # past the history, beside whose rows receipts go
+        ("GITHUB_RUN_ATTEMPT", "1_0"),
+    ],
+)
+def test_an_issuer_run_id_or_attempt_that_is_not_one_is_one_line(
+    api, tmp_path, name: str, value: str
+) -> None:
+    """int() of the issuer's GITHUB_RUN_ID or GITHUB_RUN_ATTEMPT crashed on junk (exit 3,
+    a traceback) and sealed `٣` as run 3 and 2**63, which no history can store."""
+    pr = green_pr(api.state)
+    pr.at_main()
+    out = tmp_path / "run-receipt.json"
+    env = {**issue_env(api, pr), name: value}
+    result = invoke(
+        ["receipt", "issue", "--out", str(out), "--run", str(RUN)], env, cwd=pr.runner.path
+    )
+    assert result.exit_code == 2, result.output
+    assert (
+        result.output.strip() == f"infx: error: {name} must be a whole number from 1, not {value!r}"
+    )
+    assert not out.exists()

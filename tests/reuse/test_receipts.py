@@ -391,8 +391,31 @@ def test_provenance_of_a_missing_history_or_a_huge_number_is_one_line(tmp_path: 
     for args in (["9" * 30], ["llama", "9" * 30], ["\u00b2"]):  # `²` isdigit(), not int()
         result = CliRunner().invoke(cli, ["results", "provenance", *args, "--history", history])
         assert result.exit_code == 2, result.output
-        assert "is not in the history" in result.output or "give a run id" in result.output
-        assert "Traceback" not in result.output
+        said = ("is not in the history", "give a run id", "is not a whole number from 1 below")
+        assert any(s in result.output for s in said) and "Traceback" not in result.output
+
+
+def test_a_run_id_in_another_script_s_digits_or_past_the_history_is_one_line(
+    tmp_path: Path,
+) -> None:
+    """isdecimal() took `٣` (Arabic-Indic three) for run 3, and `--run` of `receipt store`
+    or `results provenance`'s concurrency took 2**63, which SQLite cannot hold; each is now
+    a usage error naming the value, as ASCII digits below 2**63 are the only run ids."""
+    history = stored_chain(tmp_path)
+    result = provenance(history, "\u0663")
+    assert result.exit_code == 2, result.output
+    assert "'\u0663': give a run id (digits, below 2**63)" in result.output
+    data, receipt = sealed_table(6000)
+    for run in (str(2**63), "\u0663", "-1", "1_0"):
+        result = store(tmp_path, run, data, receipt)  # type: ignore[arg-type]
+        assert result.exit_code == 2, result.output
+        assert (
+            f"Invalid value for '--run': {run!r} is not a whole number from 1 below 2**63"
+            in result.output
+        )
+    args = ["results", "provenance", "llama", str(2**63), "--history", history]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "is not a whole number from 1 below 2**63" in result.output
 
 
 def double_a_point(history: str) -> None:

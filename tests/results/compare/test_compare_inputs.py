@@ -168,3 +168,21 @@ def test_a_run_id_env_that_is_not_a_number_is_no_run(repo: GitRepo, tmp_path: Pa
     mains, _ = _tables(tmp_path)
     outcome = repo.infx(*_compare(tmp_path, mains[0].parent), env={"GITHUB_RUN_ID": "\u00b2"})
     assert outcome.exit_code == 1, outcome.output
+
+
+def test_a_run_id_env_in_another_script_s_digits_names_no_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """isdecimal() took GITHUB_RUN_ID=٣ (Arabic-Indic three) for run 3, which the comment
+    then named; ASCII digits alone name a run."""
+    mains, _ = _tables(tmp_path)
+    (tmp_path / "mains").mkdir()
+    for path in mains:
+        path.rename(tmp_path / "mains" / path.name)
+    comment = tmp_path / "comment.md"
+    for run, named in (("3", True), ("\u0663", False)):
+        args = [*_compare(tmp_path, tmp_path / "mains"), "--out", str(comment)]
+        outcome = repo.infx(*args, env={"GITHUB_RUN_ID": run})
+        assert outcome.exit_code == 1, outcome.output
+        assert comment.exists(), outcome.output
+        assert ("<!-- infx:run 3 -->" in comment.read_text()) is named, comment.read_text()[:300]
