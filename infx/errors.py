@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
@@ -93,12 +95,27 @@ class ReviewError(InfxError):
 
 
 def printable(text: str) -> str:
-    """`text` safe to print on a terminal: control characters other than newline and tab
-    (ESC, CR, backspace, DEL, the C1 set) as `\\x1b` and the like. A file name, config key or
-    field value in a message is the input's, and raw it could rewrite the terminal."""
-    return "".join(
-        f"\\x{ord(ch):02x}"
-        if ch not in "\n\t" and (ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F)
-        else ch
-        for ch in text
-    )
+    """`text` safe to print on a terminal or in a job log: control characters other than
+    newline and tab (ESC, CR, backspace, DEL, the C1 set) as `\\x1b` and the like, and the
+    invisible format characters (Unicode's Cf: the bidirectional overrides and isolates
+    U+202A-U+202E and U+2066-U+2069, the marks U+200E/U+200F, zero-width ones) and the line
+    and paragraph separators U+2028/U+2029 as `\\u202e`. A file name, config key or field
+    value in a message is the input's: raw, a control could rewrite the terminal, and a
+    bidirectional one make the line read otherwise than what it names ("Trojan Source").
+    Letters of any script (é, 中) stay as they are."""
+    return "".join(_shown(ch) for ch in text)
+
+
+def _shown(ch: str) -> str:
+    code = ord(ch)
+    if ch in "\n\t" or 0x20 <= code < 0x7F:
+        return ch
+    if code <= 0x9F:  # C0 (but newline and tab), DEL, C1
+        return f"\\x{code:02x}"
+    if unicodedata.category(ch) in _INVISIBLE:
+        return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    return ch
+
+
+# Format characters, and the line and paragraph separators (a line break to some readers).
+_INVISIBLE = frozenset({"Cf", "Zl", "Zp"})

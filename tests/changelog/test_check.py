@@ -324,6 +324,31 @@ def test_control_characters_in_an_annotation_are_escaped(repo: GitRepo) -> None:
     )
 
 
+def test_bidirectional_and_invisible_characters_are_printed_escaped(repo: GitRepo) -> None:
+    """A right-to-left override (U+202E) in an infx.toml key reached the terminal raw, where
+    it made the rest of the error line read backwards ("Trojan Source"); it and the other
+    invisible format characters are printed escaped, and letters of any script stay."""
+    key = "d\u202egnp.\u2066é中\u200f\u2028\ufeffx"
+    repo.write("infx.toml", f'repository = "acme/bench"\n"{key}" = 1\n')
+    append(repo, "\n" + entry())
+    result = run_check(repo)
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        "infx: error: infx.toml: entry: unknown key(s) d\\u202egnp.\\u2066é中\\u200f\\u2028\\ufeffx\n"
+    )
+
+
+def test_bidirectional_characters_in_an_annotation_are_escaped(repo: GitRepo) -> None:
+    """A file name with a right-to-left override went raw into the annotation GitHub shows
+    on the PR, reading otherwise than the file it names; it is escaped as in errors."""
+    name = "perf-\u202elmay.\u2069-é.yaml"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", "--file", name)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "\u202e" not in result.stdout and "\u2069" not in result.stdout
+    assert "no such file: perf-\\u202elmay.\\u2069-é.yaml (neither" in result.stdout
+
+
 def test_the_summary_shows_a_hostile_config_key_as_plain_text(repo: GitRepo, tmp_path) -> None:
     """A PR author writes the entry: in the step summary a pipe in a key stays inside its
     cell, and a tag or a mention stays text."""
