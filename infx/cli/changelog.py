@@ -20,7 +20,7 @@ from infx.changelog.model import Outcome
 from infx.changelog.new import NewEntry
 from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option, shown
 from infx.cli.options import master_configs as configs_option
-from infx.errors import InfxError
+from infx.errors import InfxError, printable
 from infx.matrix import gate_rules
 from infx.yamlio import atomic_write
 
@@ -48,20 +48,20 @@ PR = click.IntRange(min=1)
 def _said(links: Links) -> LinkPolicy:
     """The link rules, with the note on stderr when the repository was guessed."""
     if links.note:
-        click.echo(links.note, err=True)
+        click.echo(printable(links.note), err=True)
     return links.policy
 
 
 def _finish(outcome: Outcome, target: Path | None = None) -> NoReturn:
     """Print, write (atomically), add the step summary and exit as the outcome says."""
-    for line in outcome.notes:
-        click.echo(line, err=True)
+    for line in outcome.notes:  # notes and warnings quote input: printable
+        click.echo(printable(line), err=True)
     for line in outcome.lines:
         click.echo(line)
     if outcome.write is not None and target is not None:
         atomic_write(target, outcome.write)
     for line in outcome.warnings:
-        click.echo(line, err=True)
+        click.echo(printable(line), err=True)
     if outcome.summary is not None and os.environ.get("GITHUB_STEP_SUMMARY"):
         from infx.github.actions import append_summary  # in Actions only: the gate's start-up
 
@@ -199,8 +199,7 @@ def merge_driver(ancestor: Path, current: Path, other: Path, pathname: Given, pr
     stopped = lambda: facts.stopped_operation(root)  # noqa: E731  (asked only on a refusal)
     refused = run_driver(ancestor, current, other, side, policy, marker_size, stopped)
     if refused is not None:
-        where = pathname or current
-        click.echo(f"infx: {where}: left both sides between conflict markers: {refused}", err=True)
+        click.echo(printable(f"infx: {pathname or current}: left both sides between conflict markers: {refused}"), err=True)  # fmt: skip
         sys.exit(1)
 
 

@@ -17,6 +17,7 @@ from click.decorators import FC
 
 from infx import git
 from infx.context import branch_base as branch_base
+from infx.errors import printable
 from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
@@ -71,8 +72,8 @@ def emit(outcome: Outcome) -> None:
     that never emit (the gate) start without it."""
     from infx.github.actions import append_summary, set_outputs
 
-    for line in outcome.stderr:
-        click.echo(line, err=True)
+    for line in outcome.stderr:  # warnings quote input: a path, a key, an API's answer
+        click.echo(printable(line), err=True)
     for path, data in outcome.files.items():
         if outcome.make_folders:
             path.parent.mkdir(parents=True, exist_ok=True)

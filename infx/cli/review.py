@@ -136,8 +136,8 @@ def priority(plan_file: Path, ref: str, policy: str, runners_path: str, run_id: 
 
     root = git.root()
     found, sizes = read_policy(root, ref, policy), read_sizes(root, ref, runners_path)
-    out = plan_file.parent / "priority.json"
-    emit(priority_outcome(read_plan_file(plan_file), found, read_context(event_name), run_id, sizes, out))  # fmt: skip
+    out, context = plan_file.parent / "priority.json", read_context(event_name)
+    emit(priority_outcome(read_plan_file(plan_file), found, context, run_id, sizes, out))
 
 
 @click.command("priority-labels")

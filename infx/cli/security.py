@@ -8,6 +8,7 @@ import click
 
 from infx import git
 from infx.cli.options import api_repo_option, runners_file, shown
+from infx.errors import printable
 from infx.settings import SWEEP_WORKFLOW
 
 HELP = {
@@ -49,5 +50,5 @@ def check(repo: str | None, runners_path: str, workflows: tuple[str, ...], envir
     for line in outcome.lines:
         click.echo(line)
     if outcome.error:
-        click.echo(f"infx: error: {outcome.error}", err=True)
+        click.echo(f"infx: error: {printable(outcome.error)}", err=True)
     sys.exit(outcome.exit_code)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from infx.cli.options import EXISTING, EXISTING_FOLDER, FOLDER, history_option
+from infx.errors import printable
 
 HELP = {
     "--pr-results": "A PR's results.json, drawn over main's curves at #/pr/<N>. Repeatable.",
@@ -40,5 +41,5 @@ def build(history_url: str | None, out: Path, pr_results: tuple[Path, ...], verd
     built = build_site(gather(history_url, repo_dir, pr_results, verdicts))
     write_site(out, built)
     for note in built.notes:
-        click.echo(f"infx: note: {note}", err=True)
+        click.echo(printable(f"infx: note: {note}"), err=True)
     click.echo(f"wrote {out}: {built.describe()}")

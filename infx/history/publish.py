@@ -6,10 +6,11 @@ prints them as they are done. Nothing is decided here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from infx.errors import printable
 from infx.github.actions import append_summary, summary_wanted
 from infx.yamlio import atomic_write
 
@@ -22,9 +23,15 @@ if TYPE_CHECKING:  # a local comparison loads neither the GitHub edge nor the ot
 Line = tuple[str, bool]  # (text, to stderr)
 
 
+def _stderr(lines: Iterable[str]) -> Iterator[Line]:
+    """Lines for stderr, which quote input (a path, a config key, an API's answer): their
+    control and bidirectional characters escaped, as infx prints errors."""
+    return ((printable(line), True) for line in lines)
+
+
 def collected(out_dir: Path, done: Collected) -> Iterator[Line]:
     """Warnings; then the run's tables written into `out_dir`, the summary, what it says."""
-    yield from ((warning, True) for warning in done.warnings)
+    yield from _stderr(done.warnings)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, data in done.files.items():
         atomic_write(out_dir / name, data)
@@ -35,7 +42,7 @@ def collected(out_dir: Path, done: Collected) -> Iterator[Line]:
 def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome) -> Iterator[Line]:
     """Notes; then (with something compared) --out, the summary, stdout, the comment and
     check run, the verdict record; the failure last."""
-    yield from ((note, True) for note in done.notes)
+    yield from _stderr(done.notes)
     if done.report is None:
         if done.stdout:
             yield done.stdout, False
@@ -51,20 +58,20 @@ def compared(github: Callable[[], Reader], how: Reporting, done: CompareOutcome)
         if how.pr is not None or done.check is not None:
             from infx.results.compare.facts import publish  # the GitHub edge, when used
 
-            yield from ((line, True) for line in publish(github, how, done))
+            yield from _stderr(publish(github, how, done))
         if done.record is not None and done.record_to is not None:
             from infx.history.verdicts import save  # SQLAlchemy, when a verdict is kept
 
-            yield save(done.record_to, done.record), True
+            yield from _stderr([save(done.record_to, done.record)])
     if done.failure:
-        yield done.failure, True
+        yield from _stderr([done.failure])
 
 
 def changed(github: Callable[[], Reader], done: ChangesOutcome) -> Iterator[Line]:
     """Warnings, the summary, stdout, then the issues opened."""
-    yield from ((warning, True) for warning in done.warnings)
+    yield from _stderr(done.warnings)
     append_summary(done.markdown)
     yield done.stdout, False
     from infx.results.compare.facts import open_issues  # the GitHub edge
 
-    yield from ((line, True) for line in open_issues(github, done.issues, done.label))
+    yield from _stderr(open_issues(github, done.issues, done.label))

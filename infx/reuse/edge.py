@@ -16,7 +16,7 @@ from typing import Any
 
 from infx import git
 from infx.context import repo_slug
-from infx.errors import InfxError
+from infx.errors import InfxError, printable
 from infx.github.actions import CommentEvent, append_summary, event, set_outputs
 from infx.github.client import GitHub, Status
 from infx.numbers import SQLITE_INTEGER_END, decimal
@@ -188,7 +188,7 @@ def try_reuse_status(gh: GitHub, decided: StatusDecision) -> str:
     try:
         return set_reuse_status(gh, decided)
     except InfxError as exc:
-        return f"infx: warning: {STATUS_CONTEXT} not set: {exc}"
+        return printable(f"infx: warning: {STATUS_CONTEXT} not set: {exc}")  # quotes an answer
 
 
 def carry_out(

@@ -92,6 +92,20 @@ def test_identical_entry_gets_a_warning(repo: GitRepo) -> None:
     assert repo.read().decode().count('    - "x"\n') == 2
 
 
+def test_a_warning_quoting_the_file_name_prints_it_escaped(repo: GitRepo) -> None:
+    """The duplicate-entry warning quoted --file raw, outside the error printer: a
+    right-to-left override (U+202E) in the name reversed the rest of the line."""
+    name = "perf-\u202elmay.\x07-é.yaml"
+    repo.write(name, HISTORY)
+    args = ["changelog", "new", "--config-key", "llama-fp8-mi355x-vllm", "--description", "x"]
+    assert repo.infx(*args, "--file", name).exit_code == 0
+    second = repo.infx(*args, "--file", name)
+    assert second.exit_code == 0, second.output
+    assert "\u202e" not in second.stderr and "\x07" not in second.stderr
+    line = HISTORY.count("\n") + 2
+    assert f"infx: warning: perf-\\u202elmay.\\x07-é.yaml:{line}: an entry" in second.stderr
+
+
 def test_new_refuses_an_entry_that_selects_no_job(inferencex) -> None:
     before = inferencex.read()
     result = inferencex.infx(

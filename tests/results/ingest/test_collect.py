@@ -277,3 +277,20 @@ def test_the_same_point_measured_with_two_recipes_keeps_both(tmp_path: Path) -> 
         "vllm/vllm-openai-rocm:v0.11.0",
         "vllm:next",
     ]
+
+
+def test_a_warning_quoting_a_folder_name_prints_its_invisible_characters_escaped(
+    tmp_path: Path,
+) -> None:
+    """The warning that no job file was found quoted the folder raw: a right-to-left
+    override in its name (U+202E) reversed the rest of the line in the terminal and the job
+    log, an ESC could rewrite the screen. It is printed as errors are, escaped."""
+    folder = tmp_path / "e\u202emoc.\x1b[2Jexe-é"
+    folder.mkdir()
+    args = ["results", "collect", str(folder), "--out-dir", str(tmp_path / "out")]
+    outcome = CliRunner().invoke(cli, args, env={"GITHUB_RUN_ID": ""})
+    assert outcome.exit_code == 0, outcome.output
+    assert (
+        outcome.stderr
+        == f"infx: warning: no infx-result.json below {tmp_path}/e\\u202emoc.\\x1b[2Jexe-é\n"
+    )
