@@ -84,6 +84,9 @@ KNOWN = {
     ("infx/review/signoff.py", "title"): "'Not counted' or 'Note'",
     ("infx/site/facts.py", "number"): "an int, in a one-line error, not Markdown",
     ("infx/site/facts.py", "where"): "a file name, in a one-line error, not Markdown",
+    ("infx/cli/options.py", "value"): "an option's value, in click's usage error (2**63)",
+    ("infx/cli/options.py", "self.min"): "an int, in click's usage error (2**63)",
+    ("infx/reuse/provenance.py", "target"): "TARGET, in a one-line error (2**63)",
 }
 
 
