@@ -306,6 +306,25 @@ def test_a_reusing_push_seals_who_asked_the_verdict_and_the_approvals(api, tmp_p
     ]
 
 
+@pytest.mark.parametrize(("value", "kept"), [("4321", 4321), ("\u0663", None), (str(2**63), None)])
+def test_a_merge_receipt_names_this_run_only_by_a_run_id_the_history_holds(
+    api, tmp_path, monkeypatch, value: str, kept: int | None
+) -> None:
+    """isdecimal() sealed GITHUB_RUN_ID=٣ (Arabic-Indic three) as run 3, and 2**63, which
+    the history cannot store beside the rows; neither names a run now."""
+    monkeypatch.setenv("GITHUB_RUN_ID", value)
+    pr = green_pr(api.state)
+    api.state.check_runs[pr.sha1] = [
+        {"id": 1, "name": "infx/results", "status": "completed", "conclusion": "success"}
+    ]
+    api.state.approve(RUN, "lead")
+    out = tmp_path / "reuse-receipt.json"
+    result, outputs = pr.gate(receipt=str(out))
+    assert outputs["reuse-enabled"] == "true", result.output
+    receipt = json.loads(out.read_text())
+    assert receipt["merge"]["run"] == kept and schemas.errors("receipt", receipt) == []
+
+
 def test_no_merge_receipt_means_no_reuse(api, tmp_path, monkeypatch) -> None:
     """The receipt's reads fail: the push sweeps instead of publishing unsealed numbers."""
     from tests.github.fake_api import Fault
