@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infx.numbers import SQLITE_INTEGER_END, decimal
+
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 # Fulcio's certificate extensions (the "V2" ones, each a DER UTF8String).
@@ -61,12 +63,14 @@ class Signer:
     invocation: str  # https://github.com/<repo>/actions/runs/<id>/attempts/<n>
 
     def run(self) -> tuple[int, int] | None:
-        """The run id and attempt the certificate names (None: it names none)."""
+        """The run id and attempt the certificate names (None: it names none, or numbers in
+        other digits than ASCII's, or past what the history stores)."""
         parts = self.invocation.rstrip("/").split("/")
-        shaped = len(parts) >= 4 and parts[-4] == "runs" and parts[-2] == "attempts"
-        if shaped and parts[-3].isdecimal() and parts[-1].isdecimal():
-            return int(parts[-3]), int(parts[-1])
-        return None
+        if len(parts) < 4 or parts[-4] != "runs" or parts[-2] != "attempts":
+            return None
+        run = decimal(parts[-3], below=SQLITE_INTEGER_END)
+        attempt = decimal(parts[-1], below=SQLITE_INTEGER_END)
+        return (run, attempt) if run is not None and attempt is not None else None
 
 
 def _der_text(data: bytes) -> str:

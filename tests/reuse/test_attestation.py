@@ -60,6 +60,16 @@ def test_a_bundle_names_its_signer_as_the_certificate_says(fulcio, roots) -> Non
     assert signed_by_run(signer, sweep_run(), REPO) == ""
 
 
+@pytest.mark.parametrize("run", ["\u0663", "9" * 5000, str(2**63), "+5"])
+def test_a_certificate_naming_no_run_id_names_no_run(fulcio, roots, run: str) -> None:
+    """isdecimal() read `٣` (Arabic-Indic three) in the invocation URL as run 3, and int() of
+    5,000 digits raised ValueError (exit 3): each names no run now."""
+    fields = identity(REPO, SWEEP, "refs/pull/7/merge", "c" * 40, "pull_request", run)  # type: ignore[arg-type]
+    signer, why = verified(fulcio.attest(DIGEST, fields), DIGEST, roots)
+    assert why == "" and signer is not None
+    assert signer.run() is None
+
+
 def test_a_certificate_no_trusted_authority_issued_is_anyone_s(fulcio, roots) -> None:
     """A job holding `attestations: write` can store a bundle whose certificate it made
     itself, saying whatever ref and commit it likes: without the trusted root's authority
