@@ -91,6 +91,8 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
             if start is not None:
                 chunks.append(Chunk(data[start_offset:offset], first_line + start))
             start, start_offset = index, offset
+        elif line.startswith(ENTRY_START):
+            found.append(_crowded_start(line, first_line + index))
         elif line[:1] not in (b"", b" ", b"\t", b"#"):
             found.append(
                 Violation(
@@ -104,6 +106,30 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
     if start is not None:
         chunks.append(Chunk(data[start_offset:], first_line + start))
     return chunks, found
+
+
+def _crowded_start(line: bytes, number: int) -> Violation:
+    """An entry start with more after `- config-keys:` on its line: infx cuts entries at
+    lines that hold that text alone, so this line starts no entry."""
+    rest = line[len(ENTRY_START) :]
+    if not rest.strip(b" \t\r"):
+        what, fix = (
+            "trailing spaces",
+            "remove the spaces after '- config-keys:' (infx changelog fix does it)",
+        )
+    else:
+        what, fix = (
+            f"{clip(rest.strip())!r}",
+            "end the line after '- config-keys:' and list the keys below it, one "
+            "'    - key' per line (no anchor, flow list or comment on that line)",
+        )
+    return Violation(
+        number,
+        Rule.ENTRY_START,
+        f"'- config-keys:' must stand alone on its line to start an entry; this one is "
+        f"followed by {what}",
+        fix,
+    )
 
 
 def _refusal(event: Any, depth: int) -> tuple[str, str] | None:
