@@ -143,6 +143,38 @@ def test_history_deletion_is_rejected(repo: GitRepo) -> None:
     assert violated(repo) == ["history"]
 
 
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            lambda h: h.replace("  pr-link: " + LINK + "1\n", ""),
+            "perf-changelog.yaml:5: history: 1 line(s) of history were removed at line 5, "
+            "the first '  pr-link: " + LINK + "1'",
+        ),
+        (
+            lambda h: h.replace("\n\n", "\n\n\n", 1),
+            "perf-changelog.yaml:7: history: 1 line(s) inserted into history at line 7",
+        ),
+        (
+            lambda h: h.replace('    - "Bring up', '    - "Also this"\n    - "Bring up'),
+            "perf-changelog.yaml:4: history: 1 line(s) inserted into history at line 4",
+        ),
+    ],
+    ids=["line-removed", "empty-line-inserted", "line-inserted"],
+)
+def test_a_line_inserted_or_removed_before_an_append_is_named(
+    repo: GitRepo, edit: object, said: str
+) -> None:
+    # With an entry appended too, one line added to or taken from history used to read as
+    # every later line changed ("history changed at line 5: ... (8 lines differ)").
+    assert callable(edit)
+    repo.commit(**{"perf-changelog.yaml": edit(HISTORY) + "\n" + entry()})
+    result = run_check(repo)
+    assert result.exit_code == 1 and said in result.output, result.output
+    assert "lines differ" not in result.output
+    assert violated(repo) == ["history"]
+
+
 def test_reordering_is_rejected(repo: GitRepo) -> None:
     first, second = HISTORY.split("\n\n")
     repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
