@@ -32,6 +32,7 @@ from ruamel.yaml.events import (
     StreamEndEvent,
 )
 from ruamel.yaml.nodes import ScalarNode, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Entry, Violation, clip, summarized
@@ -200,7 +201,28 @@ def _byte_offset(line: bytes, column: int) -> int:
     return len(line.decode("utf-8", "replace")[:column].encode("utf-8"))
 
 
+def _unacceptable(exc: ReaderError, chunk: Chunk) -> Violation | None:
+    """A character YAML refuses (a control character), at its own line and column: the
+    reader's error has no line, so it would be named at the entry's first line."""
+    character = exc.character
+    if not isinstance(character, int):
+        return None
+    text = chunk.text.decode("utf-8", "replace")
+    index = text.find(chr(character))
+    if index < 0:
+        return None
+    return Violation(
+        chunk.line + text.count("\n", 0, index),
+        Rule.YAML,
+        f"invalid YAML: unacceptable character U+{character:04X}: {exc.reason}",
+        f"remove it (inside a double-quoted string, write it as \\u{character:04x})",
+        index - (text.rfind("\n", 0, index) + 1) + 1,
+    )
+
+
 def _yaml_violation(exc: YAMLError, chunk: Chunk) -> Violation:
+    if isinstance(exc, ReaderError) and (found := _unacceptable(exc, chunk)) is not None:
+        return found
     text = yaml_error_text(exc)
     rel = yaml_error_line(exc)
     column = None

@@ -239,6 +239,22 @@ def test_control_characters(repo: GitRepo, bad: str, rule: str) -> None:
     assert result.exit_code == 1 and f"{rule} is not allowed" in result.output
 
 
+@pytest.mark.parametrize("char", ["\x07", "\x1b", "\x7f", "\x80"])
+def test_a_control_character_is_named_at_its_own_line_and_column(repo: GitRepo, char: str) -> None:
+    # YAML refuses it while reading, before any line is known: it used to be named at the
+    # entry's first line, with "fix the entry's YAML syntax".
+    append(repo, "\n" + entry(description=f"Tune{char} flags"))
+    result = run_check(repo)
+    line = HISTORY.count("\n") + 5
+    code = f"{ord(char):04X}"
+    assert result.exit_code == 1
+    assert (
+        f"perf-changelog.yaml:{line}:12: yaml: invalid YAML: unacceptable character U+{code}"
+        in result.output
+    ), result.output
+    assert f"write it as \\u{code.lower()}" in result.output
+
+
 def test_invalid_utf8(repo: GitRepo) -> None:
     repo.commit(
         **{
