@@ -205,8 +205,9 @@ _MAX_SHIFT = 64
 
 def _shift(base_lines: list[bytes], head_lines: list[bytes], at: int) -> ChangelogDiff | None:
     """A rejection naming lines inserted into or removed from history at index `at`, when the
-    rest of history follows them unchanged (whatever is appended after it); None otherwise.
-    Without it, one inserted or removed line reads as every later line changed."""
+    rest of history (some of it: not a changed tail) follows them unchanged, whatever is
+    appended after it; None otherwise. Without it, one inserted or removed line reads as
+    every later line changed."""
     rest = base_lines[at:]
     if rest and rest[-1] == b"":
         rest = rest[:-1]  # the file's final newline: appended text may follow it
@@ -228,8 +229,10 @@ def _shift(base_lines: list[bytes], head_lines: list[bytes], at: int) -> Changel
         kept = base_lines[at + k :]
         if kept and kept[-1] == b"":
             kept = kept[:-1]
-        if head_lines[at : at + len(kept)] == kept and not _holds(
-            head_lines[at + len(kept) :], base_lines[at : at + k]
+        if (
+            kept
+            and head_lines[at : at + len(kept)] == kept
+            and not _holds(head_lines[at + len(kept) :], base_lines[at : at + k])
         ):
             return _rejected(
                 at + 1,

@@ -175,6 +175,16 @@ def test_a_line_inserted_or_removed_before_an_append_is_named(
     assert violated(repo) == ["history"]
 
 
+def test_a_replaced_last_entry_is_a_change_not_a_removal(repo: GitRepo) -> None:
+    # The last entry's lines replaced by others (a merge resolved by taking one side): no
+    # later history line follows them, so it is not named as lines removed.
+    first = HISTORY.split("\n\n")[0]
+    repo.commit(**{"perf-changelog.yaml": first + "\n\n" + entry(link=f"{LINK}2")})
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert "history changed at line 8: '    - llama-fp8-*' became" in result.output, result.output
+
+
 def test_reordering_is_rejected(repo: GitRepo) -> None:
     first, second = HISTORY.split("\n\n")
     repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
