@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from infx import schemas
 from infx.changelog.check import key_violations
 from infx.changelog.landed import added_entries
+from infx.changelog.model import summarized
 from infx.errors import ChangelogError, ConfigError, InternalError
 from infx.matrix.era import Choice, choose
 from infx.matrix.options import PlanOptions
@@ -79,7 +80,7 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
     if unknown:
         raise ChangelogError(
             "config keys do not resolve:\n"
-            + "\n".join(f"  line {v.line}: {v.text()}" for v in unknown)
+            + "\n".join(f"  line {v.line}: {v.text()}" for v in summarized(unknown))
         )
     entries = [entry.data for entry in landed.entries]
     selected = list(dict.fromkeys(k for e in entries for k in entry_configs(e, keys)))
