@@ -253,7 +253,22 @@ def _values_violation(line: int | None = None) -> Violation:
     return too_large(f"the entries hold more than {MAX_VALUES:,} values", f"{MAX_VALUES:,}", line)
 
 
-_YAML_BREAK = re.compile(rb"\r\n|\r|\n")
+# Every line break of the YAML reader (libyaml reads YAML 1.1: NEL, LS and PS are breaks).
+_YAML_BREAK = re.compile(rb"\r\n|\r|\n|\xc2\x85|\xe2\x80[\xa8\xa9]")
+
+
+def _file_lines(text: bytes) -> list[int]:
+    """For each line the YAML reader sees in `text`, the file line it is on (0-based, lines
+    ended by LF as git and editors count them): a NEL, LS, PS or lone CR breaks a YAML line
+    inside one file line."""
+    lines = [0]
+    number = 0
+    for found in _YAML_BREAK.finditer(text):
+        number += found.group().endswith(b"\n")
+        lines.append(number)
+    return lines
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 _KINDS = {
     "tag:yaml.org,2002:bool": "boolean",
@@ -351,13 +366,19 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     misread = _misread_values(root, chunk.line, doc[0])
     if any(v.rule == Rule.YAML and "as a date" in v.message for v in misread):
         return None, misread
-    # YAML's own line breaks (a lone CR is one too), so marks index the right line.
+    # YAML's own line breaks (a lone CR, NEL, LS and PS are too), so marks index the right
+    # line; `file_line` turns a mark's line into the file's.
     lines = _YAML_BREAK.split(chunk.text)
+    file_of = _file_lines(chunk.text)
+
+    def file_line(yaml_line: int) -> int:
+        return chunk.line + file_of[min(yaml_line, len(file_of) - 1)]
+
     entry = Entry(data=_plain(doc[0]), line=chunk.line, text=chunk.text)
     inline = set()
     for key, (key_node, value_node) in zip(doc[0], root.value[0].value, strict=True):
         name = key if isinstance(key, str) else str(key)
-        entry.key_lines[name] = chunk.line + key_node.start_mark.line
+        entry.key_lines[name] = file_line(key_node.start_mark.line)
         v_line = value_node.start_mark.line
         if (
             isinstance(value_node, ScalarNode)
@@ -366,13 +387,11 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         ):
             inline.add(name)
         entry.value_pos[name] = (
-            chunk.line + v_line,
-            _byte_offset(lines[v_line], value_node.start_mark.column),
+            file_line(v_line),
+            _byte_offset(lines[min(v_line, len(lines) - 1)], value_node.start_mark.column),
         )
         if isinstance(value_node, SequenceNode):
-            entry.item_lines[name] = [
-                chunk.line + item.start_mark.line for item in value_node.value
-            ]
+            entry.item_lines[name] = [file_line(item.start_mark.line) for item in value_node.value]
     entry.inline = frozenset(inline)
     return entry, misread + schema_violations(entry)
 

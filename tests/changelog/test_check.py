@@ -265,6 +265,25 @@ def test_a_control_character_is_named_at_its_own_line_and_column(repo: GitRepo, 
     assert f"write it as \\u{code.lower()}" in result.output
 
 
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85"])
+def test_a_yaml_line_break_inside_a_line_keeps_lines_right_and_never_crashes(
+    repo: GitRepo, brk: str
+) -> None:
+    # libyaml breaks lines at NEL, LS and PS, git does not: lines of the entry were counted
+    # in YAML's lines, one too many after it, and with no final newline the gate, the
+    # planner, fix and lint crashed (exit 3, IndexError).
+    text = entry(link="http://x").replace('    - "Tune', brk + '    - "Tune').rstrip("\n")
+    append(repo, "\n" + text)
+    start = HISTORY.count("\n") + 2
+    result = run_check(repo)
+    assert result.exit_code == 1, result.output
+    assert f"perf-changelog.yaml:{start + 3}:1: characters:" in result.output
+    assert f"perf-changelog.yaml:{start + 4}: pr-link: 'http://x'" in result.output
+    for command in (("changelog", "lint"), ("changelog", "fix", "--base", "base")):
+        assert repo.infx(*command).exit_code == 1
+    assert repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD").exit_code in (0, 1)
+
+
 def test_invalid_utf8(repo: GitRepo) -> None:
     repo.commit(
         **{
