@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from infx.changelog.check import CheckResult, check
 from infx.changelog.links import LinkPolicy
-from infx.changelog.model import Entry, Violation
+from infx.changelog.model import Entry
 from infx.changelog.parse import parse_region
 from infx.errors import ChangelogError, InternalError
 
@@ -112,11 +112,6 @@ def _linked_at(history: bytes, link: str) -> int | None:
     return history.count(b"\n", 0, found.start()) + 1 if found else None
 
 
-def _where(violation: Violation) -> str:
-    """`line N: ` before a problem at a line; nothing before one about the whole file."""
-    return f"line {violation.line}: " if violation.line is not None else ""
-
-
 def canonicalize(
     base: bytes | None,
     head: bytes,
@@ -131,7 +126,7 @@ def canonicalize(
     if not result.ok:
         raise ChangelogError(
             "the changelog diff breaks the rules; nothing was rewritten:\n"
-            + "\n".join(f"  {_where(v)}{v.text()}" for v in result.violations)
+            + "\n".join(f"  {v.located()}" for v in result.violations)
         )
     if result.diff.kind != "append":
         return head, [], result
@@ -153,6 +148,6 @@ def canonicalize(
     if not after.ok:
         raise ChangelogError(
             "nothing was rewritten: the result would break the rules:\n"
-            + "\n".join(f"  {_where(v)}{v.text()}" for v in after.violations)
+            + "\n".join(f"  {v.located()}" for v in after.violations)
         )
     return rewritten, shifted, result

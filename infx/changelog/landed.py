@@ -38,7 +38,7 @@ class Landed:
 
 
 def _refuse(problems: list[Violation], what: str) -> ChangelogError:
-    lines = "\n".join(f"  line {v.line or 1}: {v.text()}" for v in problems)
+    lines = "\n".join(f"  {v.located()}" for v in problems)
     return ChangelogError(f"{what}:\n{lines}")
 
 

@@ -56,7 +56,7 @@ class SweepPlan:
 def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) -> SweepPlan:
     """Plan the entries the diff added; raise on anything that would plan the wrong rows."""
     landed = added_entries(inputs.changelog_base, inputs.changelog_head)
-    warnings = [f"line {v.line or 1}: {v.text()}" for v in landed.warnings]
+    warnings = [v.located() for v in landed.warnings]
     masters = inputs.head.masters
     choice = choose(
         masters,

@@ -161,3 +161,14 @@ def test_an_appended_entry_whose_start_is_not_cut_is_refused_not_called_an_edit(
     assert "an added changelog entry is invalid" in result.output and said in result.output
     gate = _gate(landed)
     assert gate.exit_code == 1 and said in gate.output
+
+
+def test_a_problem_of_the_whole_appended_text_names_no_line(landed: GitRepo) -> None:
+    # Too many entries is about the whole appended text: it was printed as "line 1:", a
+    # line of history.
+    many = "".join("\n" + NEW for _ in range(10_001))
+    landed.commit(**{"perf-changelog.yaml": OLD + "\n" + LAST + many})
+    result = _plan(landed)
+    assert result.exit_code == 1
+    assert "  10,001 entries to check; infx checks at most 10,000" in result.output
+    assert "line 1:" not in result.output
