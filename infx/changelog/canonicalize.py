@@ -126,7 +126,7 @@ def canonicalize(
     if not result.ok:
         raise ChangelogError(
             "the changelog diff breaks the rules; nothing was rewritten:\n"
-            + "\n".join(f"  line {v.line}: {v.text()}" for v in result.violations)
+            + "\n".join(f"  {v.located()}" for v in result.violations)
         )
     if result.diff.kind != "append":
         return head, [], result
@@ -148,6 +148,6 @@ def canonicalize(
     if not after.ok:
         raise ChangelogError(
             "nothing was rewritten: the result would break the rules:\n"
-            + "\n".join(f"  line {v.line}: {v.text()}" for v in after.violations)
+            + "\n".join(f"  {v.located()}" for v in after.violations)
         )
     return rewritten, shifted, result

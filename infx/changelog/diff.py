@@ -198,6 +198,56 @@ def _insertion(base_lines: list[bytes], head_lines: list[bytes]) -> ChangelogDif
     )
 
 
+# How many lines an edit of history that shifts the rest may insert or remove and still be
+# named as that (each candidate compares the rest of history once).
+_MAX_SHIFT = 64
+
+
+def _shift(base_lines: list[bytes], head_lines: list[bytes], at: int) -> ChangelogDiff | None:
+    """A rejection naming lines inserted into or removed from history at index `at`, when the
+    rest of history (some of it: not a changed tail) follows them unchanged, whatever is
+    appended after it; None otherwise. Without it, one inserted or removed line reads as
+    every later line changed."""
+    rest = base_lines[at:]
+    if rest and rest[-1] == b"":
+        rest = rest[:-1]  # the file's final newline: appended text may follow it
+    for k in range(1, _MAX_SHIFT + 1):
+        if head_lines[at + k : at + k + len(rest)] == rest:
+            block = head_lines[at : at + k]
+            if ENTRY_START in block:
+                line = at + block.index(ENTRY_START) + 1
+                return _rejected(
+                    line,
+                    f"entry inserted at line {line}; move it to the end of the file",
+                    "history is append-only: new entries go after the last entry",
+                )
+            return _rejected(
+                at + 1,
+                f"{k} line(s) inserted into history at line {at + 1}",
+                "history is append-only: put the change in a new entry at the end of the file",
+            )
+        kept = base_lines[at + k :]
+        if kept and kept[-1] == b"":
+            kept = kept[:-1]
+        if (
+            kept
+            and head_lines[at : at + len(kept)] == kept
+            and not _holds(head_lines[at + len(kept) :], base_lines[at : at + k])
+        ):
+            return _rejected(
+                at + 1,
+                f"{k} line(s) of history were removed at line {at + 1}, the first "
+                f"{clip(base_lines[at])!r}",
+            )
+    return None
+
+
+def _holds(lines: list[bytes], block: list[bytes]) -> bool:
+    """Whether `block` occurs in `lines` as consecutive lines (lines moved, not removed)."""
+    first = block[0]
+    return any(lines[i : i + len(block)] == block for i, line in enumerate(lines) if line == first)
+
+
 def _chunk_around(lines: list[bytes], index: int) -> Chunk:
     start = index
     while start > 0 and lines[start] != ENTRY_START:
@@ -291,6 +341,9 @@ def _line_changes(
         )
     if moved:
         first = moved[0] + 1
+        shifted = _shift(base_lines, head_lines, moved[0]) if len(moved) > 1 else None
+        if shifted is not None:
+            return shifted
         more = f" ({len(moved)} lines differ)" if len(moved) > 1 else ""
         old, new = clip(base_lines[moved[0]]), clip(head_lines[moved[0]])
         return _rejected(first, f"history changed at line {first}: {old!r} became {new!r}{more}")

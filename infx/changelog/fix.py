@@ -28,6 +28,9 @@ _PLACEHOLDER_LIKE = re.compile(
 )
 
 
+_SPACED_START = re.compile(rb"^" + re.escape(ENTRY_START) + rb"[ \t]+$", re.M)
+
+
 @dataclass(frozen=True)
 class Fix:
     """One repair; `line` is a line of the fixed file, None for the whole file."""
@@ -118,8 +121,9 @@ def fix_appended(base: bytes | None, head: bytes) -> tuple[bytes, list[Fix]]:
     if crlf:
         region = region.replace(b"\r\n", b"\n")
         fixes.append(Fix(None, f"converted {crlf:,} CRLF line ending(s) to LF"))
-    # What the appended text says before any repair (YAML reads CRLF as a line break).
-    said, _ = parse_region(region)
+    # What the appended text says before any repair (YAML reads CRLF as a line break, and
+    # an entry start followed by spaces as the entry start it is once they are removed).
+    said, _ = parse_region(_SPACED_START.sub(ENTRY_START, region))
     lines = region.split(b"\n")
     stripped = [line.rstrip(b" \t") if line.strip(b" \t") else line for line in lines]
     trailing = sum(a != b for a, b in zip(lines, stripped, strict=True))

@@ -38,7 +38,7 @@ class Landed:
 
 
 def _refuse(problems: list[Violation], what: str) -> ChangelogError:
-    lines = "\n".join(f"  line {v.line or 1}: {v.text()}" for v in problems)
+    lines = "\n".join(f"  {v.located()}" for v in problems)
     return ChangelogError(f"{what}:\n{lines}")
 
 
@@ -56,7 +56,20 @@ def _preamble(data: bytes, first_entry_line: int | None) -> bytes:
 
 
 def _continues_history(region: bytes) -> bool:
-    """Whether appended text starts with lines that belong to the last existing entry."""
+    """Whether appended text starts with lines that belong to the last existing entry: an
+    indented line before the first entry. CRLF is read as YAML reads it (a line break), as
+    the gate does; a top-level line there (`---`, or `- config-keys:` with more on its line)
+    starts something new, which the gate's own rules name."""
+    region = region.replace(b"\r\n", b"\n")
+    chunks, _ = split_entries(region)
+    preamble = _preamble(region, chunks[0].line if chunks else None)
+    return preamble[:1] in (b" ", b"\t")
+
+
+def _stray_start(region: bytes) -> bool:
+    """Whether appended text holds a top-level line that is not an entry start before its
+    first entry (or holds no entry at all)."""
+    region = region.replace(b"\r\n", b"\n")
     chunks, _ = split_entries(region)
     return bool(_preamble(region, chunks[0].line if chunks else None))
 
@@ -123,6 +136,22 @@ def added_entries(base: bytes | None, head: bytes | None) -> Landed:
             "cannot tell which entries this diff added; history was edited",
         )
     blocking = [v for v in result.violations if v.rule not in LAYOUT_RULES]
+    if kind == "append" and _stray_start(result.diff.appended):
+        # A top-level line before the first entry it can cut: what follows it would be
+        # dropped unplanned, so it is refused in the gate's words.
+        line = (base or b"").count(b"\n") + 1
+        blocking = (
+            blocking
+            or [v for v in result.violations if v.rule == Rule.ENTRY_START]
+            or [
+                Violation(
+                    line,
+                    Rule.ENTRY_START,
+                    "the appended text does not start with an entry",
+                    "every entry starts with a line '- config-keys:'",
+                )
+            ]
+        )
     if blocking:
         raise _refuse(blocking, "an added changelog entry is invalid")
     return Landed(result.entries, list(result.violations))

@@ -36,6 +36,10 @@ class Violation:
     def text(self) -> str:
         return f"{self.message} (fix: {self.fix})" if self.fix else self.message
 
+    def located(self) -> str:
+        """`line N: ` and the text; the text alone for a problem of the whole file."""
+        return self.text() if self.line is None else f"line {self.line or 1}: {self.text()}"
+
     def shifted(self, offset: int) -> Violation:
         if self.line is None or offset == 0:
             return self

@@ -32,6 +32,7 @@ from ruamel.yaml.events import (
     StreamEndEvent,
 )
 from ruamel.yaml.nodes import ScalarNode, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from infx.changelog import ENTRY_START
 from infx.changelog.model import Entry, Violation, clip, summarized
@@ -91,6 +92,8 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
             if start is not None:
                 chunks.append(Chunk(data[start_offset:offset], first_line + start))
             start, start_offset = index, offset
+        elif line.startswith(ENTRY_START):
+            found.append(_crowded_start(line, first_line + index))
         elif line[:1] not in (b"", b" ", b"\t", b"#"):
             found.append(
                 Violation(
@@ -104,6 +107,30 @@ def split_entries(data: bytes, first_line: int = 1) -> tuple[list[Chunk], list[V
     if start is not None:
         chunks.append(Chunk(data[start_offset:], first_line + start))
     return chunks, found
+
+
+def _crowded_start(line: bytes, number: int) -> Violation:
+    """An entry start with more after `- config-keys:` on its line: infx cuts entries at
+    lines that hold that text alone, so this line starts no entry."""
+    rest = line[len(ENTRY_START) :]
+    if not rest.strip(b" \t\r"):
+        what, fix = (
+            "trailing spaces",
+            "remove the spaces after '- config-keys:' (infx changelog fix does it)",
+        )
+    else:
+        what, fix = (
+            f"{clip(rest.strip())!r}",
+            "end the line after '- config-keys:' and list the keys below it, one "
+            "'    - key' per line (no anchor, flow list or comment on that line)",
+        )
+    return Violation(
+        number,
+        Rule.ENTRY_START,
+        f"'- config-keys:' must stand alone on its line to start an entry; this one is "
+        f"followed by {what}",
+        fix,
+    )
 
 
 def _refusal(event: Any, depth: int) -> tuple[str, str] | None:
@@ -174,7 +201,28 @@ def _byte_offset(line: bytes, column: int) -> int:
     return len(line.decode("utf-8", "replace")[:column].encode("utf-8"))
 
 
+def _unacceptable(exc: ReaderError, chunk: Chunk) -> Violation | None:
+    """A character YAML refuses (a control character), at its own line and column: the
+    reader's error has no line, so it would be named at the entry's first line."""
+    character = exc.character
+    if not isinstance(character, int):
+        return None
+    text = chunk.text.decode("utf-8", "replace")
+    index = text.find(chr(character))
+    if index < 0:
+        return None
+    return Violation(
+        chunk.line + text.count("\n", 0, index),
+        Rule.YAML,
+        f"invalid YAML: unacceptable character U+{character:04X}: {exc.reason}",
+        f"remove it (inside a double-quoted string, write it as \\u{character:04x})",
+        index - (text.rfind("\n", 0, index) + 1) + 1,
+    )
+
+
 def _yaml_violation(exc: YAMLError, chunk: Chunk) -> Violation:
+    if isinstance(exc, ReaderError) and (found := _unacceptable(exc, chunk)) is not None:
+        return found
     text = yaml_error_text(exc)
     rel = yaml_error_line(exc)
     column = None
@@ -205,7 +253,22 @@ def _values_violation(line: int | None = None) -> Violation:
     return too_large(f"the entries hold more than {MAX_VALUES:,} values", f"{MAX_VALUES:,}", line)
 
 
-_YAML_BREAK = re.compile(rb"\r\n|\r|\n")
+# Every line break of the YAML reader (libyaml reads YAML 1.1: NEL, LS and PS are breaks).
+_YAML_BREAK = re.compile(rb"\r\n|\r|\n|\xc2\x85|\xe2\x80[\xa8\xa9]")
+
+
+def _file_lines(text: bytes) -> list[int]:
+    """For each line the YAML reader sees in `text`, the file line it is on (0-based, lines
+    ended by LF as git and editors count them): a NEL, LS, PS or lone CR breaks a YAML line
+    inside one file line."""
+    lines = [0]
+    number = 0
+    for found in _YAML_BREAK.finditer(text):
+        number += found.group().endswith(b"\n")
+        lines.append(number)
+    return lines
+
+
 _STR_TAG = "tag:yaml.org,2002:str"
 _KINDS = {
     "tag:yaml.org,2002:bool": "boolean",
@@ -303,13 +366,19 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
     misread = _misread_values(root, chunk.line, doc[0])
     if any(v.rule == Rule.YAML and "as a date" in v.message for v in misread):
         return None, misread
-    # YAML's own line breaks (a lone CR is one too), so marks index the right line.
+    # YAML's own line breaks (a lone CR, NEL, LS and PS are too), so marks index the right
+    # line; `file_line` turns a mark's line into the file's.
     lines = _YAML_BREAK.split(chunk.text)
+    file_of = _file_lines(chunk.text)
+
+    def file_line(yaml_line: int) -> int:
+        return chunk.line + file_of[min(yaml_line, len(file_of) - 1)]
+
     entry = Entry(data=_plain(doc[0]), line=chunk.line, text=chunk.text)
     inline = set()
     for key, (key_node, value_node) in zip(doc[0], root.value[0].value, strict=True):
         name = key if isinstance(key, str) else str(key)
-        entry.key_lines[name] = chunk.line + key_node.start_mark.line
+        entry.key_lines[name] = file_line(key_node.start_mark.line)
         v_line = value_node.start_mark.line
         if (
             isinstance(value_node, ScalarNode)
@@ -318,13 +387,11 @@ def _load_chunk(chunk: Chunk) -> tuple[Entry | None, list[Violation]]:
         ):
             inline.add(name)
         entry.value_pos[name] = (
-            chunk.line + v_line,
-            _byte_offset(lines[v_line], value_node.start_mark.column),
+            file_line(v_line),
+            _byte_offset(lines[min(v_line, len(lines) - 1)], value_node.start_mark.column),
         )
         if isinstance(value_node, SequenceNode):
-            entry.item_lines[name] = [
-                chunk.line + item.start_mark.line for item in value_node.value
-            ]
+            entry.item_lines[name] = [file_line(item.start_mark.line) for item in value_node.value]
     entry.inline = frozenset(inline)
     return entry, misread + schema_violations(entry)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from infx import schemas
 from infx.changelog.check import key_violations
 from infx.changelog.landed import added_entries
+from infx.changelog.model import summarized
 from infx.errors import ChangelogError, ConfigError, InternalError
 from infx.matrix.era import Choice, choose
 from infx.matrix.options import PlanOptions
@@ -55,7 +56,7 @@ class SweepPlan:
 def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) -> SweepPlan:
     """Plan the entries the diff added; raise on anything that would plan the wrong rows."""
     landed = added_entries(inputs.changelog_base, inputs.changelog_head)
-    warnings = [f"line {v.line or 1}: {v.text()}" for v in landed.warnings]
+    warnings = [v.located() for v in landed.warnings]
     masters = inputs.head.masters
     choice = choose(
         masters,
@@ -79,7 +80,7 @@ def plan_sweep(inputs: SweepInputs, options: PlanOptions, strict: bool = False) 
     if unknown:
         raise ChangelogError(
             "config keys do not resolve:\n"
-            + "\n".join(f"  line {v.line}: {v.text()}" for v in unknown)
+            + "\n".join(f"  line {v.line}: {v.text()}" for v in summarized(unknown))
         )
     entries = [entry.data for entry in landed.entries]
     selected = list(dict.fromkeys(k for e in entries for k in entry_configs(e, keys)))

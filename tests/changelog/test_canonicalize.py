@@ -135,3 +135,14 @@ def test_refuses_a_pr_number_history_already_holds(repo: GitRepo, landed: str) -
     assert "already links PR #2 at line 11" in result.output
     assert repo.read().decode() == text
     assert repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "22").exit_code == 0
+
+
+def test_a_problem_of_the_whole_appended_text_is_not_given_line_none(repo: GitRepo) -> None:
+    many = "".join(f'    - "point {n} {"x" * 200}"\n' for n in range(22_000))
+    big = entry().replace('    - "Tune flags"\n', many)
+    repo.write("perf-changelog.yaml", HISTORY + "\n" + big)
+    before = repo.read()
+    result = repo.infx("changelog", "canonicalize", "--base", "base", "--pr", "41")
+    assert result.exit_code == 1 and "infx checks at most 4 MiB" in result.output
+    assert "line None" not in result.output
+    assert repo.read() == before

@@ -143,6 +143,48 @@ def test_history_deletion_is_rejected(repo: GitRepo) -> None:
     assert violated(repo) == ["history"]
 
 
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            lambda h: h.replace("  pr-link: " + LINK + "1\n", ""),
+            "perf-changelog.yaml:5: history: 1 line(s) of history were removed at line 5, "
+            "the first '  pr-link: " + LINK + "1'",
+        ),
+        (
+            lambda h: h.replace("\n\n", "\n\n\n", 1),
+            "perf-changelog.yaml:7: history: 1 line(s) inserted into history at line 7",
+        ),
+        (
+            lambda h: h.replace('    - "Bring up', '    - "Also this"\n    - "Bring up'),
+            "perf-changelog.yaml:4: history: 1 line(s) inserted into history at line 4",
+        ),
+    ],
+    ids=["line-removed", "empty-line-inserted", "line-inserted"],
+)
+def test_a_line_inserted_or_removed_before_an_append_is_named(
+    repo: GitRepo, edit: object, said: str
+) -> None:
+    # With an entry appended too, one line added to or taken from history used to read as
+    # every later line changed ("history changed at line 5: ... (8 lines differ)").
+    assert callable(edit)
+    repo.commit(**{"perf-changelog.yaml": edit(HISTORY) + "\n" + entry()})
+    result = run_check(repo)
+    assert result.exit_code == 1 and said in result.output, result.output
+    assert "lines differ" not in result.output
+    assert violated(repo) == ["history"]
+
+
+def test_a_replaced_last_entry_is_a_change_not_a_removal(repo: GitRepo) -> None:
+    # The last entry's lines replaced by others (a merge resolved by taking one side): no
+    # later history line follows them, so it is not named as lines removed.
+    first = HISTORY.split("\n\n")[0]
+    repo.commit(**{"perf-changelog.yaml": first + "\n\n" + entry(link=f"{LINK}2")})
+    result = run_check(repo)
+    assert result.exit_code == 1
+    assert "history changed at line 8: '    - llama-fp8-*' became" in result.output, result.output
+
+
 def test_reordering_is_rejected(repo: GitRepo) -> None:
     first, second = HISTORY.split("\n\n")
     repo.commit(**{"perf-changelog.yaml": second + "\n" + first + "\n"})
@@ -205,6 +247,41 @@ def test_control_characters(repo: GitRepo, bad: str, rule: str) -> None:
     append(repo, "\n" + entry(description=f"x{bad}y"))
     result = run_check(repo)
     assert result.exit_code == 1 and f"{rule} is not allowed" in result.output
+
+
+@pytest.mark.parametrize("char", ["\x07", "\x1b", "\x7f", "\x80"])
+def test_a_control_character_is_named_at_its_own_line_and_column(repo: GitRepo, char: str) -> None:
+    # YAML refuses it while reading, before any line is known: it used to be named at the
+    # entry's first line, with "fix the entry's YAML syntax".
+    append(repo, "\n" + entry(description=f"Tune{char} flags"))
+    result = run_check(repo)
+    line = HISTORY.count("\n") + 5
+    code = f"{ord(char):04X}"
+    assert result.exit_code == 1
+    assert (
+        f"perf-changelog.yaml:{line}:12: yaml: invalid YAML: unacceptable character U+{code}"
+        in result.output
+    ), result.output
+    assert f"write it as \\u{code.lower()}" in result.output
+
+
+@pytest.mark.parametrize("brk", ["\u2028", "\u2029", "\x85"])
+def test_a_yaml_line_break_inside_a_line_keeps_lines_right_and_never_crashes(
+    repo: GitRepo, brk: str
+) -> None:
+    # libyaml breaks lines at NEL, LS and PS, git does not: lines of the entry were counted
+    # in YAML's lines, one too many after it, and with no final newline the gate, the
+    # planner, fix and lint crashed (exit 3, IndexError).
+    text = entry(link="http://x").replace('    - "Tune', brk + '    - "Tune').rstrip("\n")
+    append(repo, "\n" + text)
+    start = HISTORY.count("\n") + 2
+    result = run_check(repo)
+    assert result.exit_code == 1, result.output
+    assert f"perf-changelog.yaml:{start + 3}:1: characters:" in result.output
+    assert f"perf-changelog.yaml:{start + 4}: pr-link: 'http://x'" in result.output
+    for command in (("changelog", "lint"), ("changelog", "fix", "--base", "base")):
+        assert repo.infx(*command).exit_code == 1
+    assert repo.infx("sweep", "plan", "--base", "base", "--head", "HEAD").exit_code in (0, 1)
 
 
 def test_invalid_utf8(repo: GitRepo) -> None:

@@ -227,3 +227,19 @@ def test_a_quoted_spelling_with_a_comment_right_after_it_becomes_xxx(repo: GitRe
     result = repo.infx("changelog", "fix", "--base", "base")
     assert result.exit_code == 0, result.output
     assert repo.read().decode() == HISTORY + "\n" + entry(link="XXX #later")
+
+
+def test_trailing_spaces_after_an_entry_start_are_removed(repo: GitRepo) -> None:
+    # `- config-keys: ` reads as `- config-keys:` to YAML; fix removes the spaces and the
+    # gate then cuts the entry there (before, fix refused: "would hold 1 entries instead of 0").
+    repo.write(
+        "perf-changelog.yaml",
+        HISTORY + "\n" + entry().replace("- config-keys:\n", "- config-keys:  \n", 1),
+    )
+    before = repo.infx("changelog", "check", "--base", "base")
+    assert before.exit_code == 1 and "followed by trailing spaces" in before.output
+    assert "infx changelog fix does it" in before.output
+    result = repo.infx("changelog", "fix", "--base", "base")
+    assert result.exit_code == 0, result.output
+    assert "removed trailing spaces from 1 line(s)" in result.output
+    assert repo.read().decode() == HISTORY + "\n" + entry()

@@ -124,3 +124,51 @@ def test_master_configs_are_read_at_head(landed: GitRepo) -> None:
         16,
         32,
     ]
+
+
+def test_an_entry_saved_with_crlf_plans_with_a_warning(landed: GitRepo) -> None:
+    # YAML reads CRLF as a line break, so the entry is attributable: it plans, as a whole
+    # file saved with CRLF does, rather than being called an edit of the last old entry.
+    landed.commit(**{"perf-changelog.yaml": OLD + "\n" + LAST + "\n" + NEW.replace("\n", "\r\n")})
+    result = _plan(landed)
+    assert result.exit_code == 0, result.output
+    assert "CRLF" in result.stderr and "history was edited" not in result.output
+    payload = json.loads(result.stdout)
+    assert [e["description"] for e in payload["changelog_metadata"]["entries"]] == [["second"]]
+
+
+@pytest.mark.parametrize(
+    ("start", "said"),
+    [
+        ("- config-keys: ", "followed by trailing spaces"),
+        ("- config-keys: # bump", "followed by '# bump'"),
+        ("- config-keys: &keys", "followed by '&keys'"),
+        ('- config-keys: ["dsv41flash-fp4-mi355x-vllm-agentic"]', "followed by '["),
+        ("---\n- config-keys:", "top-level line '---' is not an entry start"),
+    ],
+    ids=["trailing-space", "comment", "anchor", "flow-list", "document-start"],
+)
+def test_an_appended_entry_whose_start_is_not_cut_is_refused_not_called_an_edit(
+    landed: GitRepo, start: str, said: str
+) -> None:
+    new = NEW.replace("- config-keys:", start, 1)
+    if start.startswith("- config-keys: ["):
+        new = new.replace('    - "dsv41flash-fp4-mi355x-vllm-agentic"\n', "")
+    landed.commit(**{"perf-changelog.yaml": OLD + "\n" + LAST + "\n" + new})
+    result = _plan(landed)
+    assert result.exit_code == 1, result.output
+    assert "history was edited" not in result.output and "continues" not in result.output
+    assert "an added changelog entry is invalid" in result.output and said in result.output
+    gate = _gate(landed)
+    assert gate.exit_code == 1 and said in gate.output
+
+
+def test_a_problem_of_the_whole_appended_text_names_no_line(landed: GitRepo) -> None:
+    # Too many entries is about the whole appended text: it was printed as "line 1:", a
+    # line of history.
+    many = "".join("\n" + NEW for _ in range(10_001))
+    landed.commit(**{"perf-changelog.yaml": OLD + "\n" + LAST + many})
+    result = _plan(landed)
+    assert result.exit_code == 1
+    assert "  10,001 entries to check; infx checks at most 10,000" in result.output
+    assert "line 1:" not in result.output

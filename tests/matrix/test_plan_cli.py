@@ -382,3 +382,15 @@ def test_text_is_the_summary_and_summary_still_works(bench: GitRepo) -> None:
     text, summary = bench.infx(*args, "text"), bench.infx(*args, "summary")
     assert text.exit_code == summary.exit_code == 0, text.output
     assert text.stdout == summary.stdout and text.stdout.startswith("|")
+
+
+def test_unknown_keys_are_listed_as_the_gate_lists_them(bench: GitRepo) -> None:
+    # 25 unknown keys: the first 20 named, the rest counted in one line, as the gate does
+    # (a plan of a long history printed one line per key, 800 lines for InferenceX's).
+    keys = [f"gone-fp8-mi355x-vllm-{n}" for n in range(25)]
+    bench.commit(**{"perf-changelog.yaml": entry(*keys)})
+    result = bench.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    assert result.exit_code == 1
+    named = [line for line in result.output.splitlines() if "is not defined" in line]
+    assert len(named) == 20, result.output
+    assert "and 5 more config-keys problem(s) like the ones above" in result.output
