@@ -103,6 +103,8 @@ def printable(text: str) -> str:
     value in a message is the input's: raw, a control could rewrite the terminal, and a
     bidirectional one make the line read otherwise than what it names ("Trojan Source").
     Letters of any script (é, 中) stay as they are."""
+    if text.isprintable():  # the common case, and what Markdown cells ask for by the thousand
+        return text  # (no Cc, Cf, Zl or Zp character: none that _shown changes)
     return "".join(_shown(ch) for ch in text)
 
 

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from infx.errors import printable
+
 # Punctuation that starts emphasis, code, links, tables, strike-through or headings.
 _PUNCTUATION = re.compile(r"([\\`*_\[\]|~#])")
 Align = Literal["left", "right"]
@@ -27,12 +29,14 @@ EMPTY = Md("")
 
 
 def text(value: object) -> Md:
-    """A data string as inert Markdown on one line: HTML special characters as entities
+    """A data string as inert Markdown on one line: control and invisible format characters
+    shown escaped as the error printer shows them (`\\u202e`: a bidirectional override
+    made the text read otherwise than what it names), HTML special characters as entities
     (no tag, no `<!--`), Markdown punctuation and table pipes backslash-escaped, and a
     zero-width space after each `@` so no one is mentioned."""
     if isinstance(value, Md):
         return value
-    out = " ".join(str(value).split())
+    out = _visible(value)
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     out = _PUNCTUATION.sub(r"\\\1", out)
     return Md(out.replace("@", "@&#8203;"))
@@ -41,14 +45,21 @@ def text(value: object) -> Md:
 def code(value: object) -> Md:
     """A data string as an inline code span: fenced with one backtick more than its longest
     run of them, pipes escaped for tables, on one line. Mentions and tags are inert inside
-    a code span already."""
-    out = " ".join(str(value).split()).replace("|", "\\|")
+    a code span already; control and invisible format characters shown escaped, as in text."""
+    out = _visible(value).replace("|", "\\|")
     if not out:
         return Md("")
     longest = max((len(run) for run in re.findall(r"`+", out)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if out.startswith("`") or out.endswith("`") else ""
     return Md(f"{fence}{pad}{out}{pad}{fence}")
+
+
+def _visible(value: object) -> str:
+    """`value` on one line (every run of whitespace one space), its control and invisible
+    format characters (bidi overrides and isolates, zero-width ones) as `\\x1b` or `\\u202e`
+    (infx.errors.printable, one rule for the terminal and for Markdown)."""
+    return printable(" ".join(str(value).split()))
 
 
 def bold(value: object) -> Md:

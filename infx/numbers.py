@@ -12,6 +12,11 @@ from __future__ import annotations
 # One past the largest INTEGER SQLite stores (a signed 64-bit value; PostgreSQL's BIGINT
 # is the same): a run id, attempt or concurrency the history keeps must be below it.
 SQLITE_INTEGER_END = 1 << 63
+# The pull request numbers infx takes (a command's PR option, a verdict the site links):
+# positive (the pages' router takes digits only), and exact in JavaScript (a number past
+# 2**53 arrived rounded: its link opened nothing). A run id stands in for a number no table
+# names, so not GitHub's 2**31.
+PR_NUMBERS = range(1, 1 << 53)
 
 
 def decimal(text: str, *, below: int) -> int | None:

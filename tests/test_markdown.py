@@ -46,6 +46,13 @@ def test_code_spans_hold_backticks_and_pipes() -> None:
     assert markdown.code("`x") == "`` `x ``"
 
 
+def test_bidi_and_invisible_characters_are_shown_escaped_as_the_error_printer_shows_them() -> None:
+    value = "d\u202egnp.\u2066x\u200b\x1b é中"
+    assert markdown.text(value) == "d\\\\u202egnp.\\\\u2066x\\\\u200b\\\\x1b é中"
+    assert markdown.code(value) == "`d\\u202egnp.\\u2066x\\u200b\\x1b é中`"
+    assert markdown.table(["k"], [[value]]).splitlines()[2] == f"| {markdown.text(value)} |"
+
+
 @given(st.text())
 def test_text_is_one_line_and_idempotent_as_md(value: str) -> None:
     out = markdown.text(value)

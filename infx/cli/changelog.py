@@ -18,6 +18,7 @@ from infx.changelog.gate import unrunnable, verdict
 from infx.changelog.links import LinkPolicy, Links
 from infx.changelog.model import Outcome
 from infx.changelog.new import NewEntry
+from infx.cli.options import PR_NUMBER as PR
 from infx.cli.options import base_option, branch_base, changelog_file, links_repo_option, shown
 from infx.cli.options import master_configs as configs_option
 from infx.errors import InfxError, printable
@@ -42,7 +43,6 @@ _HELP = {  # the help of options declared on one line
 FORMATS = click.Choice(["text", "json", "github"])
 SCENARIOS = click.Choice(["fixed-seq-len", "agentic-coding"])
 SIDES = click.Choice(["theirs", "ours"])
-PR = click.IntRange(min=1)
 
 
 def _said(links: Links) -> LinkPolicy:

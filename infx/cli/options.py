@@ -18,7 +18,7 @@ from click.decorators import FC
 from infx import git
 from infx.context import branch_base as branch_base
 from infx.errors import printable
-from infx.numbers import SQLITE_INTEGER_END, decimal
+from infx.numbers import PR_NUMBERS, SQLITE_INTEGER_END, decimal
 from infx.settings import SWEEP_WORKFLOW, Settings
 from infx.settings import load as load_settings
 from infx.yamlio import atomic_write
@@ -49,15 +49,15 @@ class FiniteRange(click.FloatRange):
 
 
 class Stored(click.IntRange):
-    """A run id, attempt or concurrency the history can store: ASCII digits (int() takes
-    `٣`, `+1`, `1_0`) from `low` below SQLite's INTEGER bound (2**63 overflowed SQLite)."""
+    """ASCII digits (int() takes `٣`, `+1`, `1_0`) from `low` below `end`, a power of two: a run
+    id, attempt or concurrency the history can store (2**63 overflowed SQLite), or a PR."""
 
-    def __init__(self, low: int = 1) -> None:
-        super().__init__(low, SQLITE_INTEGER_END - 1)
+    def __init__(self, low: int = 1, end: int = SQLITE_INTEGER_END) -> None:
+        super().__init__(low, end - 1)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and decimal(value, below=SQLITE_INTEGER_END) is None:
-            self.fail(f"{value!r} is not a whole number from {self.min} below 2**63", param, ctx)
+        if isinstance(value, str) and decimal(value, below=(end := int(self.max or 0) + 1)) is None:  # fmt: skip
+            self.fail(f"{value!r} is not a whole number from {self.min} below 2**{end.bit_length() - 1:d}", param, ctx)  # fmt: skip
         return super().convert(value, param, ctx)
 
 
@@ -122,6 +122,7 @@ def _setting_option(
 changelog_file = _setting_option("--file", "path", "changelog", "Changelog path from the repository root.")
 master_configs = _setting_option("--config", "config_globs", "master_configs", "Master config files, as a glob whose '*' stays within one folder; repeat for several.", multiple=True)
 runners_file = _setting_option("--runners", "runners_path", "runners", "Runner labels and hardware file.")
+PR_NUMBER = Stored(PR_NUMBERS.start, PR_NUMBERS.stop)  # a pull request's number, as the site links it
 # fmt: on
 
 

@@ -19,6 +19,7 @@ from infx.cli.options import (
     FILE,
     FOLDER,
     PATH,
+    PR_NUMBER,
     FiniteRange,
     Stored,
     emit,
@@ -76,7 +77,6 @@ HELP = {
     "backfill branch": f"The main branch. {_MAIN}",
     "backfill budget": "Most GitHub API requests to make; default 2 + 2 x RUNS (each run may need a lookup and a download).",
 }
-PERCENT = FiniteRange(0, 100)
 TEXT_OR_JSON = click.Choice(["text", "json"])
 # --format of the commands that print text or JSON.
 text_or_json = partial(shown, "--format", "output_format", type=TEXT_OR_JSON, default="text")
@@ -150,10 +150,10 @@ def collect(roots: tuple[Path, ...], out_dir: Path, previous: tuple[Path, ...], 
 @workflow_id(default=SWEEP_WORKFLOW, help=HELP["workflow-id"])
 @click.option("--branch", default=None, help=HELP["branch"])
 @click.option("--budget", type=click.IntRange(3, 200), default=None, help=HELP["budget"])
-@shown("--threshold", type=PERCENT, default=2.0, help=HELP["threshold"])
+@shown("--threshold", type=FiniteRange(0, 100), default=2.0, help=HELP["threshold"])
 @click.option("--false-fail", type=FiniteRange(0, 0.5, min_open=True), help="The share of unchanged sweeps the gate may fail (Benjamini-Hochberg across configs). Default: false-fail in infx.toml [results], else 0.05.")  # fmt: skip
 @text_or_json(help=HELP["format"])
-@click.option("--pr", type=click.IntRange(1, 2**53 - 1), default=None, help=HELP["pr"])
+@click.option("--pr", type=PR_NUMBER, default=None, help=HELP["pr"])
 @click.option("--check-sha", default=None, help=HELP["check-sha"])
 @click.option("--ack-label", default=None, help=HELP["ack-label"])
 @click.option("--trimmed", is_flag=True, help=HELP["trimmed"])
@@ -189,7 +189,7 @@ def compare(repo: str | None, **options: object) -> None:
 @workflow_id(default=SWEEP_WORKFLOW, help=_READ)
 @click.option("--branch", default=None, help=HELP["changes branch"])
 @shown("--recent", type=click.IntRange(1, 20), default=3, help=HELP["recent"])
-@shown("--threshold", type=PERCENT, default=2.0, help=HELP["changes threshold"])
+@shown("--threshold", type=FiniteRange(0, 100), default=2.0, help=HELP["changes threshold"])
 @click.option("--issue/--no-issue", default=None, help=HELP["issue"])
 @text_or_json(help=HELP["changes format"])
 def changes(repo: str | None, **options: object) -> None:

@@ -9,7 +9,7 @@ from typing import TypeAlias
 
 import click
 
-from infx.cli.options import FILE, api_repo_option, request, shown, workflow_option
+from infx.cli.options import FILE, PR_NUMBER, api_repo_option, request, shown, workflow_option
 from infx.context import repo_slug
 from infx.github.actions import append_summary, event, set_outputs
 from infx.github.client import GitHub
@@ -33,7 +33,6 @@ HELP = {
 }
 decide_only_option = click.option("--decide-only", is_flag=True, help=HELP["--decide-only"])
 remote_option = click.option("--remote", default="origin", show_default=True, help=HELP["--remote"])
-PRS = click.IntRange(min=1)
 Given: TypeAlias = str | None
 
 
@@ -60,7 +59,7 @@ def ack_cmd(repo: str | None, workflow: str, remote: str, decide_only: bool) -> 
 @click.option("--commit-sha", required=True, help=HELP["gate --commit-sha"])
 @click.option("--event-name", "name", required=True, help=HELP["gate --event-name"])
 @click.option("--event-action", "action", default=None, help=HELP["gate --event-action"])
-@click.option("--pr-number", type=int, default=None, help="The pull request's number (PR events).")
+@click.option("--pr-number", type=PR_NUMBER, help="The pull request's number (PR events).")
 @click.option("--ref", required=True, help="github.ref; only the main branch reuses on push.")
 @click.option("--before", default=None, help="github.event.before: the branch before a push.")
 @click.option("--status", "post_status", is_flag=True, help=HELP["gate --status"])
@@ -88,8 +87,8 @@ def gate_cmd(repo: str | None, post_status: bool, receipt_file: Path | None, wor
 @api_repo_option
 @workflow_option
 @remote_option
-@click.option("--pr", "numbers", type=PRS, multiple=True, help=HELP["status --pr"])
-@shown("--max-prs", type=PRS, default=20, help=HELP["status --max-prs"])
+@click.option("--pr", "numbers", type=PR_NUMBER, multiple=True, help=HELP["status --pr"])
+@shown("--max-prs", type=click.IntRange(min=1), default=20, help=HELP["status --max-prs"])
 def status_cmd(repo: str | None, workflow: str, remote: str, numbers: tuple[int, ...], max_prs: int) -> None:  # fmt: skip
     """Set the infx/reuse commit status of open PRs that ask for reuse, as merging them now
     would find it (after a push to main, whose changes may change the answer). Runs in a

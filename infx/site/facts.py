@@ -14,6 +14,7 @@ from pathlib import Path
 from infx import git, schemas
 from infx.errors import GitError, UsageError
 from infx.history.database import ENV
+from infx.numbers import PR_NUMBERS
 from infx.results.ingest.files import load_results
 from infx.results.table.keys import family_key
 from infx.results.table.rows import Row, Table, run_of
@@ -26,10 +27,6 @@ from infx.site.read import history_url, read_history
 
 _VERDICT_NAME = re.compile(r"(?:pr-?)?(\d+)(?:-run-(\d+))?(?:-[^/]*)?\.json")
 _PULL_REF = re.compile(r"refs/pull/(\d+)/")
-# The pull request numbers an overlay may have: positive (the pages' router takes digits
-# only), and exact in JavaScript (a number past 2**53 arrived rounded: its link opened
-# nothing). A run id stands in for a number no table names, so not GitHub's 2**31.
-PR_NUMBERS = range(1, 2**53)
 
 
 def _pr(number: int, where: object) -> int:

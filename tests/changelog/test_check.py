@@ -443,6 +443,21 @@ def test_the_summary_shows_a_hostile_config_key_as_plain_text(repo: GitRepo, tmp
     assert len(rows) == 3 and all(r.count("|") - r.count("\\|") == 4 for r in rows)
 
 
+def test_the_summary_shows_bidi_and_invisible_characters_escaped(repo: GitRepo, tmp_path) -> None:
+    """A config key with a right-to-left override (or an isolate, a zero-width space, a
+    line separator) went raw into the step summary, where it reads otherwise than the key
+    it names ("Trojan Source"); it is shown escaped, as the error printer shows it."""
+    key = '"nosuch-\\u202egnp.\\u2066x\\u200b\\L\\e"'  # YAML's escapes: written by no editor
+    append(repo, "\n" + entry(keys=[key]))
+    summary = tmp_path / "summary.md"
+    result = repo.infx("changelog", "check", "--base", "base", "--head", "HEAD", "--pr", "7",
+                       "--format", "github", env={"GITHUB_STEP_SUMMARY": str(summary)})  # fmt: skip
+    assert result.exit_code == 1, result.output
+    text = summary.read_text()
+    assert not {"\u202e", "\u2066", "\u200b", "\u2028", "\x1b"} & set(text), text
+    assert "nosuch-\\\\u202egnp.\\\\u2066x\\\\u200b \\\\x1b" in text, text  # `\\u202e` as Markdown
+
+
 def test_the_summary_shows_entry_text_never_renders_it(repo: GitRepo, tmp_path) -> None:
     """Issue 31, case 11: a config key written as HTML reached the step summary raw."""
     append(repo, "\n" + entry(keys=["nosuch-<b>x</b>"], description="<img src=x onerror=1>"))
