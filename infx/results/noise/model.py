@@ -163,6 +163,11 @@ def weights(x: np.ndarray, base: np.ndarray, runs: np.ndarray) -> np.ndarray:
         shrunk = (df * var + MIN_DF * np.nan_to_num(mean)) / (df + MIN_DF)
         w = np.where(have, 1 / np.maximum(shrunk, FLOOR * FLOOR), 0.0)
     w = np.where((n >= MIN_LEVEL)[:, None, None], w, have.astype(float))
+    # a point fewer than MIN_LEVEL of the runs measured (a concurrency added lately) has no
+    # level of its own yet: it does not move a run's deviation while others do (one fast
+    # run's point, as main's only value there, read as the whole config slower)
+    young = have & (df + 1 < np.minimum(n, MIN_LEVEL)[:, None, None])
+    w = np.where(young & (have & ~young).any(axis=1, keepdims=True), 0.0, w)
     total = w.sum(axis=1, keepdims=True)
     out: np.ndarray = np.where(total > 0, w / np.where(total > 0, total, 1.0), 0.0)
     return out

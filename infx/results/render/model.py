@@ -8,7 +8,7 @@ Numbers only come from the report; data strings go through `infx.markdown.text`.
 from __future__ import annotations
 
 from infx.markdown import Md, text
-from infx.results.verdict.report import MAIN_MOVED, Config, Curve, Report
+from infx.results.verdict.report import FEW_RUNS, MAIN_MOVED, Config, Curve, Report
 from infx.results.verdict.words import IMPROVED, NOISE, REGRESSED
 
 NOT_MEANINGFUL = "not meaningful here"
@@ -74,6 +74,11 @@ def repeats_sentence(config: Config, threshold: float) -> str:
         return (
             " Unconfirmed: it differs from main's established level, but main's newest "
             "run(s) moved too, and a level never rests on fewer than 3 runs."
+        )
+    if config.why == FEW_RUNS:
+        return (
+            " Unconfirmed: it differs from main only at point(s) main measured in fewer "
+            "than 3 runs, and a level never rests on fewer than 3 runs."
         )
     found = config.repeats
     if found is None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from infx.results.noise.median import nanmedian
-from infx.results.noise.model import Model
+from infx.results.noise.model import MIN_LEVEL, Model
 from infx.results.noise.pool import Pooled
 from infx.results.noise.series import GATED, SIGNS
 from infx.results.noise.sweep import Sweep, sweep
@@ -182,7 +182,9 @@ class Side:
     points: np.ndarray  # (C, J, M) point tests flagged
     means: np.ndarray  # (C, M) config tests flagged
     moved: np.ndarray  # (C,) flagged, yet within noise (both ways) of main's recent level
-    points_moved: np.ndarray  # (C, J, M) likewise per point test
+    points_moved: np.ndarray  # (C, J, M) likewise per point test, or main measured it lately
+    # (C,) flagged by points main measured in fewer than MIN_LEVEL runs alone: unconfirmed
+    young: np.ndarray
 
 
 def family(base: Base, found: Tests) -> np.ndarray:
@@ -196,10 +198,13 @@ def family(base: Base, found: Tests) -> np.ndarray:
 
 def side(
     base: Base, found: Tests, recent: tuple[Tests, Tests], curve_p: np.ndarray,
-    has_moved: np.ndarray,
+    has_moved: np.ndarray, young: np.ndarray,
 ) -> Side:  # fmt: skip
     """Benjamini-Hochberg across configs; inside a flagged config, each test at the level
-    it passed; and whether it is within noise (both ways) of main's recent level."""
+    it passed; and whether it is within noise (both ways) of main's recent level. A point
+    main measured in fewer than MIN_LEVEL runs while the config has more (`young`: a
+    concurrency added lately) has no established level: flagged, it is unconfirmed, and so
+    is a config flagged by such points alone."""
     config_p = family(base, found)
     flagged, cutoff = bh(config_p, base.q)
     loose, _ = bh(config_p, min(1.0, SUGGEST * base.q))
@@ -213,8 +218,10 @@ def side(
     for tests_ in recent:
         differs |= np.nan_to_num(family(base, tests_), nan=1.0) <= cutoff
         again |= np.nan_to_num(tests_.points, nan=1.0) <= reach_pt[:, None, None]
+    settled = Tests(np.where(young, np.nan, found.points), found.means)
+    established = np.nan_to_num(family(base, settled), nan=1.0) <= cutoff
     moved = flagged & has_moved & ~differs
-    points_moved = points & has_moved[:, None, None] & ~again
+    points_moved = points & ((has_moved[:, None, None] & ~again) | young)
     return Side(
         tests=found,
         curve_p=curve_p,
@@ -226,6 +233,7 @@ def side(
         means=means,
         moved=moved,
         points_moved=points_moved,
+        young=flagged & ~moved & ~established,
     )
 
 
@@ -308,8 +316,12 @@ def decide(
     c_worse, c_better = curves.p(threshold)
     has_moved = model.recent
     recent = (worse_v, better_v)
-    regressed = side(base, worse, recent, c_worse, has_moved)
-    improved = side(base, better, recent, c_better, has_moved)
+    young = np.zeros(base.tested.shape, dtype=bool)
+    if model.point_n is not None:
+        fewer = np.minimum(model.n, MIN_LEVEL)[:, None, None]  # than the config's own runs
+        young = base.tested & (model.point_n < fewer)
+    regressed = side(base, worse, recent, c_worse, has_moved, young)
+    improved = side(base, better, recent, c_better, has_moved, young)
     sign = SIGNS[None, None, :]
     pct = sign * np.expm1(base.x) * 100
     beyond_worse = base.valid & (pct < -(threshold + EDGE))

@@ -21,6 +21,7 @@ from infx.results.verdict.curves import Measured
 from infx.results.verdict.decide import Decision
 from infx.results.verdict.power import Power
 from infx.results.verdict.report import (
+    FEW_RUNS,
     MAIN_MOVED,
     NEEDS_RUNS,
     Check,
@@ -239,7 +240,7 @@ def _curve(j: Judged, c: int) -> Curve | None:
 
 def _moved_words(j: Judged, c: int, width: int, job: Pending, hist: History) -> tuple[str, ...]:
     """What main's history did that the level leaves out: its provisional newest runs,
-    the runs left out as outliers, a drift."""
+    points it measured lately, the runs left out as outliers, a drift."""
     out = []
     fit = j.fit
     offset = fit.level.shape[1] - len(job.runs)
@@ -254,6 +255,18 @@ def _moved_words(j: Judged, c: int, width: int, job: Pending, hist: History) -> 
                 f"at {int(has.sum())} of {width} point(s) (provisional: a level needs "
                 f"{MIN_LEVEL} runs, so main's level is the one before)"
             )
+    if fit.point_n is not None:
+        fewer = min(int(fit.n[c]), MIN_LEVEL)  # than the config's own runs
+        few = [
+            (conc, int(fit.point_n[c, i, 0]))
+            for i, conc in enumerate(job.concs[:width])
+            if 0 < fit.point_n[c, i, 0] < fewer
+        ]
+        out += [
+            f"main measured conc {conc} in {k} run(s) only (added lately): a change there "
+            f"is unconfirmed until {MIN_LEVEL} runs of main measure it"
+            for conc, k in few
+        ]
     left = [
         str(hist.runs[job.runs[p - offset]].get("id", "?"))
         for p in np.nonzero(fit.outlier[c] & ~fit.provisional[c])[0]
@@ -279,8 +292,9 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
     c = job.row
     dec = j.decision
     reg, imp = dec.regressed, dec.improved
-    moved = bool(reg.moved[c])
-    why = MAIN_MOVED if moved else (NEEDS_RUNS if reg.suggested[c] else None)
+    moved = bool(reg.moved[c] or reg.young[c])
+    why = MAIN_MOVED if reg.moved[c] else FEW_RUNS if reg.young[c] else None
+    why = why or (NEEDS_RUNS if reg.suggested[c] else None)
     newest = hist.points[job.runs[-1]][job.key]
     slot = {conc: i for i, conc in enumerate(job.concs)}
     points = []
@@ -308,7 +322,7 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
         parts.append(UNCONFIRMED if moved else REGRESSED)
     elif reg.suggested[c]:
         parts.append(UNCONFIRMED)
-    if imp.flagged[c] and not imp.moved[c]:
+    if imp.flagged[c] and not imp.moved[c] and not imp.young[c]:
         parts.append(IMPROVED)
     verdict = worst([p for p in parts if p != UNKNOWN])
     if verdict == REGRESSED and moved:

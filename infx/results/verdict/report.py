@@ -29,6 +29,8 @@ SEVERITY = (REGRESSED, COVERAGE_LOST, UNCONFIRMED, IMPROVED, NOISE, NEW)
 # Why a config or check is unconfirmed.
 NEEDS_RUNS = "needs-runs"  # beyond the threshold, suggestive, not significant in this sweep
 MAIN_MOVED = "main-moved"  # significant against main's level, not against its newest runs
+# significant only at points main measured in fewer than 3 runs (a concurrency added lately)
+FEW_RUNS = "main-few-runs"
 
 
 class Check(NamedTuple):
@@ -146,7 +148,7 @@ class Config:
     p_improved: float | None = None
     tests: int = 0
     alpha: float | None = None  # the level a discovery needed in this sweep
-    why: str | None = None  # unconfirmed: NEEDS_RUNS or MAIN_MOVED
+    why: str | None = None  # unconfirmed: NEEDS_RUNS, MAIN_MOVED or FEW_RUNS
     repeats: Repeats | None = None
     power: tuple[Power, ...] = ()
     pr_runs: int = 1  # this PR's runs behind it

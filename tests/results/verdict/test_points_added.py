@@ -23,10 +23,14 @@ def test_a_concurrency_main_measured_lately_does_not_fail_unchanged_runs(newest:
         sweeps.run(1000 + r, keep=lambda i, c, r=r: c != 64 or r >= runs - newest)
         for r in range(runs)
     ]
-    # 2 % noise per point: the full history fails 1 to 3 of these 40 by chance; before the
-    # fix, 13 to 40 of them failed
-    failing = [compare(sweeps.run(9000 + k)["rows"], history).failing for k in range(40)]
-    assert sum(failing) <= 4, f"{sum(failing)} of 40 unchanged runs failed"
+    full = [sweeps.run(1000 + r) for r in range(runs)]
+    unchanged = [sweeps.run(9000 + k)["rows"] for k in range(40)]
+    # 2 % noise per point: the full history fails 2 of these 40 by chance (of 80, 7); the
+    # points' scatter differs when one is missing from most runs, so give or take 3; before
+    # the fix, 13 to 40 of them failed
+    failing = sum(compare(rows, history).failing for rows in unchanged)
+    by_chance = sum(compare(rows, full).failing for rows in unchanged)
+    assert failing <= by_chance + 3, f"{failing} of 40 unchanged runs failed ({by_chance})"
 
 
 def test_a_concurrency_main_measured_lately_still_catches_a_drop_there() -> None:
@@ -36,3 +40,25 @@ def test_a_concurrency_main_measured_lately_still_catches_a_drop_there() -> None
     report = compare(pr["rows"], history)
     point = next(p for c in report.configs for p in c.points if p.conc == 64)
     assert report.failing and point.verdict == "regressed"
+
+
+@pytest.mark.parametrize("newest", [1, 2])
+def test_a_drop_only_at_a_concurrency_main_measured_in_fewer_than_3_runs_is_unconfirmed(
+    newest: int,
+) -> None:
+    """Main's level there rests on 1 or 2 runs, and a level needs 3: the drop is said,
+    with why, and the gate does not fail on it; the comment names the point."""
+    sweeps = Sweeps(1, seed=12, concs=CONCS)
+    history = [
+        sweeps.run(1000 + r, keep=lambda i, c, r=r: c != 64 or r >= 16 - newest) for r in range(16)
+    ]
+    pr = sweeps.run(9000, factor=lambda i, c: 0.7 if c == 64 else 1.0)
+    report = compare(pr["rows"], history)
+    config = report.configs[0]
+    point = next(p for p in config.points if p.conc == 64)
+    assert not report.failing
+    assert config.verdict == point.verdict == "unconfirmed"
+    assert config.why == "main-few-runs"
+    assert f"main measured conc 64 in {newest} run(s) only" in " ".join(config.moved)
+    everywhere = compare(sweeps.run(9001, factor=lambda i, c: 0.7)["rows"], history)
+    assert everywhere.failing  # a drop at every point still fails on the others

@@ -274,7 +274,7 @@ def test_matched_interactivity_is_advisory_and_says_where_it_is_meaningless(
 
 
 @pytest.mark.parametrize("real", ["eager"], indirect=True)
-@pytest.mark.parametrize("newest", [2, 3])
+@pytest.mark.parametrize("newest", [1, 2, 3])
 def test_the_noisiest_concurrency_added_lately_does_not_fail_unchanged_runs(
     real: Built, newest: int
 ) -> None:
@@ -283,7 +283,10 @@ def test_the_noisiest_concurrency_added_lately_does_not_fail_unchanged_runs(
     own, so its config's scatter, pooled over quieter points, stood in, and 28 of 56
     unchanged triples failed there. Its own residuals, shrunk toward the pool, now count
     when they are larger (on the second set, 64 in main's newest 3 runs: 14 of 20 failed
-    before, 4 after). The change is still caught in every triple."""
+    before, 4 after). Measured by main's newest 1 or 2 runs only, it has no level yet: it
+    no longer moves the config's run deviation (one fast run there read as the whole
+    config slower: 16 of 56 failed), and a change there alone is unconfirmed. The change
+    is still caught in every triple."""
     base = real.history.parent
     history = base / f"lately{newest}.sqlite"
     older = len(real.spec.main) - newest
