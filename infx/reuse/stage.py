@@ -94,6 +94,10 @@ def stageable(
 ) -> tuple[str | None, list[Artifact]]:
     """Why a run cannot be staged (None: it can), and the artifacts to stage."""
     run = candidate.run
+    if run.event != "pull_request":
+        # A dispatched run (a rerun) carries the results of whatever its `rerun-of` named,
+        # a lineage nothing here checks: staged under this PR's name, they would pass for it.
+        return f"run {run.id} was triggered by {run.event}, not pull_request", []
     why = check_run(run, commits, workflow, True, repo)
     if why:
         return why, []

@@ -139,3 +139,24 @@ def test_a_run_with_two_results_tables_is_not_staged(api, tmp_path) -> None:
     result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
     assert reactions == ["-1"] and not api.state.dispatches
     assert f"run {RUN} has 2 unexpired results_bmk artifacts" in result.output
+
+
+def test_a_dispatched_run_on_the_pr_branch_is_not_staged(api, tmp_path) -> None:
+    """/stage-results stages a pull_request run of the PR's commits (docs/reuse.md). A
+    workflow_dispatch run of the sweep on the PR's branch ran whatever its `rerun-of` named
+    (another PR's sweep, main's), and nothing checks that lineage here: staged under
+    `pr7-run<id>-...`, another sweep's results passed as this PR's."""
+    pr = staged_pr(api.state)
+    api.state.add_run(
+        3100,
+        head_sha=pr.sha1,
+        minute=90,
+        event="workflow_dispatch",
+        artifacts=["results_bmk", "changelog-metadata", "sweep-plan"],
+    )
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 3100")
+    assert reactions == ["-1"], result.output
+    assert "run 3100 was triggered by workflow_dispatch, not pull_request" in result.output
+    assert api.state.dispatches == []
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and f"run {RUN}" in result.output, result.output
