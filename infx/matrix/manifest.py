@@ -13,12 +13,12 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from infx.digest import canonical as canonical
 from infx.digest import digest as digest
 from infx.digest import sha256 as sha256
-from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
+from infx.matrix.rows import MatrixPlan, MatrixRow, PlanDocument, buckets, recipe_path
 
 if TYPE_CHECKING:
     from infx.matrix.plan import Plan
@@ -70,11 +70,12 @@ def plan_rows(plan: PlanDocument) -> dict[str, list[MatrixRow]]:
     return {name: rows for name, rows in buckets(plan).items() if name != "canary"}
 
 
-def entries_of(plan: PlanDocument) -> list[dict[str, Any]]:
+def entries_of(plan: MatrixPlan) -> list[dict[str, Any]]:
     """The changelog entries a plan ran for, as its changelog-metadata records them (what
     republish copies as main's), without their pr-link: a placeholder the merge helper
     canonicalizes after the sweep, and the merge's own number."""
-    found = plan.get("changelog_metadata", {}).get("entries") or []
+    metadata: Mapping[str, Any] = cast(Mapping[str, Any], plan).get("changelog_metadata") or {}
+    found: list[Mapping[str, Any]] = metadata.get("entries") or []
     return [_plain({k: v for k, v in e.items() if k != "pr-link"}) for e in found]
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-import pytest
-
 from infx.reuse.commands import reuse_command, stage_command
 from tests.github.scenario import RUN, green_pr
 

@@ -296,7 +296,9 @@ def test_a_run_of_an_edited_infx_launcher_is_refused(api) -> None:
     files = {WORKFLOW: HONEST, TEMPLATE: TEMPLATE_TEXT, **INFX_FILES, "infx_launcher.py": LAUNCHER}
     pr.branch.on_main("infx itself", **files)
     pr.branch.merge_main()
-    forged = LAUNCHER.replace("    cli()", "    __import__('os').environ['FAST'] = '1000'\n    cli()")
+    forged = LAUNCHER.replace(
+        "    cli()", "    __import__('os').environ['FAST'] = '1000'\n    cli()"
+    )
     sha_a, _, manifest = attack(pr, {"infx_launcher.py": forged}, {"infx_launcher.py": LAUNCHER})
     assert "infx_launcher.py" in manifest["measured"]["files"]
     forged_run(pr, 2000, sha_a, manifest)
