@@ -36,8 +36,17 @@ LINK_HOPS = 8
 # Folders a listing descends through links before it stops (a link to an ancestor loops).
 MAX_DEPTH = 32
 # What makes infx itself, where it lives in the repository (infx/ beside pyproject.toml):
-# a job installs it from the checkout (`uses: ./`) and processes its results with it.
-INFX_CODE = ("infx/**", "schemas/**", "requirements/**", "pyproject.toml", "action.yml")
+# a job installs it from the checkout (`uses: ./`) and processes its results with it. The
+# `infx` command is infx_launcher.py (pyproject's [project.scripts], built into the wheel
+# beside infx/): it runs before any infx module does.
+INFX_CODE = (
+    "infx/**",
+    "infx_launcher.py",
+    "schemas/**",
+    "requirements/**",
+    "pyproject.toml",
+    "action.yml",
+)
 # Always an input, recorded even when absent: adding one changes what a checkout writes.
 ALWAYS = (".gitattributes", ".gitmodules")
 _WILD = frozenset("*?[")

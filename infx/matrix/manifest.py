@@ -13,19 +13,20 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from infx.digest import canonical as canonical
 from infx.digest import digest as digest
 from infx.digest import sha256 as sha256
-from infx.matrix.rows import MatrixRow, PlanDocument, buckets, recipe_path
+from infx.matrix.rows import MatrixPlan, MatrixRow, PlanDocument, buckets, recipe_path
 
 if TYPE_CHECKING:
     from infx.matrix.plan import Plan
 
 # /2: files hold submodule commits, every input the jobs run (the workflow and what it
 # calls, .gitattributes, infx's code where it lives here), and job-files matching nothing.
-FORMAT = "infx-sweep-manifest/2"
+# /3: the changelog entries the sweep ran for (republish copies its changelog-metadata).
+FORMAT = "infx-sweep-manifest/3"
 ARTIFACT = "sweep-manifest"
 FILE = "sweep-manifest.json"
 # Options that change what the jobs measure; the others (canary first, fail fast) only
@@ -67,6 +68,15 @@ def plan_rows(plan: PlanDocument) -> dict[str, list[MatrixRow]]:
     """The rows of each job family, without `changelog_metadata` (refs and pr-links are
     not measured)."""
     return {name: rows for name, rows in buckets(plan).items() if name != "canary"}
+
+
+def entries_of(plan: MatrixPlan) -> list[dict[str, Any]]:
+    """The changelog entries a plan ran for, as its changelog-metadata records them (what
+    republish copies as main's), without their pr-link: a placeholder the merge helper
+    canonicalizes after the sweep, and the merge's own number."""
+    metadata: Mapping[str, Any] = cast(Mapping[str, Any], plan).get("changelog_metadata") or {}
+    found: list[Mapping[str, Any]] = metadata.get("entries") or []
+    return [_plain({k: v for k, v in e.items() if k != "pr-link"}) for e in found]
 
 
 def recipe_files(plan: PlanDocument, nodes: Mapping[str, list[str]]) -> list[str]:
@@ -112,6 +122,7 @@ def build(
         "configs": {key: _plain(configs[key]) for key in plan.selected},
         "runners": {label: list(nodes.get(label) or []) for label in labels},
         "files": {name: files[name] for name in sorted(files)},
+        "entries": entries_of(plan.as_json()),
     }
     sweep: dict[str, Any] = {
         "event": options.event,
@@ -159,8 +170,8 @@ def _paths(run: Any, merge: Any, where: str) -> Iterable[str]:
 
 def differences(run: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
     """What the run measured that differs from what merges, most telling first: options,
-    then configs (key and field), runner labels, files, and the plan's rows last (a config
-    difference usually explains them)."""
+    then configs (key and field), runner labels, files, the plan's rows (a config
+    difference usually explains them), and the changelog entries it ran for."""
     a, b = run["measured"], merge["measured"]
     found = [
         f"option {name}: {_show(a['options'].get(name))} at the run, "
@@ -196,7 +207,20 @@ def differences(run: Mapping[str, Any], merge: Mapping[str, Any]) -> list[str]:
             if a["plan"]["rows"].get(name) != b["plan"]["rows"].get(name)
         )
         found.append(f"plan rows differ ({counts or 'same counts, other rows'})")
+    if a.get("entries") != b.get("entries"):
+        # Last: what republish copies as main's changelog-metadata, not what the jobs ran.
+        found.append(_entries_difference(a.get("entries"), b.get("entries")))
     return found
+
+
+def _entries_difference(run: Any, merge: Any) -> str:
+    """The changelog entries that differ: the first field, or how many there are."""
+    if isinstance(run, list) and isinstance(merge, list) and len(run) == len(merge):
+        paths = list(_paths(run, merge, ""))
+        more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+        return f"changelog entry {paths[0]}{more}" if paths else "changelog entries differ"
+    count = [len(v) if isinstance(v, list) else 0 for v in (run, merge)]
+    return f"changelog entries: {count[0]} at the run, {count[1]} at merge"
 
 
 def _file_difference(name: str, run: str | None, merge: str | None) -> str:

@@ -6,7 +6,7 @@ this run. Pure: `infx.rerun.reads.rerun_plan_facts` reads the facts."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,6 +224,13 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
     mine = record.rerun(request.this_run, facts.head_sha, request.scope)
     costs = estimate(todo.jobs, facts.timings.durations(), record.agentx_fast, facts.node_gpus)
     budget = verdict(costs, record.category, facts.budgets)
+    if record.held:
+        # Whoever asked for the lineage's sweep may not spend GPU-hours: a reviewer
+        # approved that run, not this one, which the workflow's token dispatched.
+        held = f"run {record.root}'s sweep waited for approval: {record.held}"
+        budget = replace(budget, held=held)
+        if budget.over:
+            out.stderr.append(f"infx: {held}: the rerun waits for approval")
     wall = wall_minutes(costs, {label: len(nodes) for label, nodes in facts.pools.items()})
     folder = request.output_dir
     out.files[folder / PLAN_FILE] = json_bytes(todo.plan)

@@ -473,7 +473,7 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
         commits,
         workflow,
         (METADATA_ARTIFACT,),
-        lambda c: stageable(c, commits, events, workflow, reader.slug)[0] is None,
+        lambda c: stageable(c, pull, commits, events, workflow, reader.slug)[0] is None,
         listed_suffice=False,
     )
     return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)

@@ -230,6 +230,13 @@ def to_store(
     if not merges:
         if len(runs) != 1 or run_id not in by_run:
             raise ResultsError(f"run {run_id}: need the issuer's receipt of run {run_id} alone")
+        if by_run[run_id]["artifacts"].get(MERGE_ARTIFACT):
+            # The run republished another run's table: alone, its receipt would say it
+            # measured what it only copied (a merge receipt lost to a failed download).
+            raise ResultsError(
+                f"run {run_id}: its receipt seals a merge receipt, so it reused another run's "
+                "table; give that merge receipt"
+            )
         _seals_table(by_run[run_id], table, run_id)
         return [("run", by_run[run_id])]
     (merged,) = merges

@@ -87,6 +87,7 @@ def stage_refusal(event: CommentEvent) -> str | None:
 
 def stageable(
     candidate: Candidate,
+    pull: Pull,
     commits: frozenset[str],
     events: tuple[LabelEvent, ...],
     workflow: str,
@@ -94,6 +95,18 @@ def stageable(
 ) -> tuple[str | None, list[Artifact]]:
     """Why a run cannot be staged (None: it can), and the artifacts to stage."""
     run = candidate.run
+    if run.event != "pull_request":
+        # A dispatched run (a rerun) carries the results of whatever its `rerun-of` named,
+        # a lineage nothing here checks: staged under this PR's name, they would pass for it.
+        return f"run {run.id} was triggered by {run.event}, not pull_request", []
+    if run.head_branch != pull.head_ref:
+        # Another branch's run of a commit this PR holds (merged in, or branched from) ran
+        # that branch's merge, not this PR's.
+        shown = run.head_branch or "an unknown branch"
+        return (
+            f"run {run.id} ran branch {shown}, not PR #{pull.number}'s branch {pull.head_ref}",
+            [],
+        )
     why = check_run(run, commits, workflow, True, repo)
     if why:
         return why, []
@@ -136,14 +149,16 @@ def decide_stage(
         if not found:
             return StageResult("-1", f"run {run_id} does not exist")
         chosen = found[0]
-        why, artifacts = stageable(chosen, facts.commits, facts.label_events, workflow, repo)
+        why, artifacts = stageable(chosen, pull, facts.commits, facts.label_events, workflow, repo)
         if why:
             return StageResult("-1", why)
     else:
         valid = [
             (c, artifacts)
             for c in facts.candidates
-            for why, artifacts in [stageable(c, facts.commits, facts.label_events, workflow, repo)]
+            for why, artifacts in [
+                stageable(c, pull, facts.commits, facts.label_events, workflow, repo)
+            ]
             if why is None
         ]
         if not valid:

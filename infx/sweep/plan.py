@@ -224,6 +224,7 @@ def _record(start: PlanStart, facts: PlanFacts) -> RunRecord:
         fail_fast=decision.fail_fast,
         agentx_fast=decision.agentx_fast,
         root=facts.run_id,
+        held=facts.authority.reason() if facts.authority is not None else "",
     )
 
 

@@ -39,6 +39,11 @@ class RunRecord:
     scope: str | None = None  # None: an original sweep
     depth: int = 0
     repeats: int = 0  # `repeat` reruns in the lineage (issue #24: confirm-repeats)
+    # Why the original sweep waited for a reviewer because of who asked for it ("": it need
+    # not). Its reruns are dispatched with the workflow's token, which names no one: they
+    # wait too, whatever they cost, or GPU-hours would start that no one allowed to spend
+    # them asked for.
+    held: str = ""
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)

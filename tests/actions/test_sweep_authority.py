@@ -342,3 +342,33 @@ def test_an_over_budget_sweep_passes_only_a_reviewers_approval(
     assert why in run.log("budget-approval")
     assert ours[0]["state"] == "failure" and ours[0]["description"].startswith("held: ")
     assert not any("approved" in s["description"] for s in ours)
+
+
+def test_a_rerun_of_a_sweep_held_for_who_labeled_it_waits_for_approval_too(
+    api: FakeGitHub, tmp_path: Path
+) -> None:
+    """A triager's label held the sweep, within budget; a reviewer approved that one run.
+    Its reruns (the automatic infra retry, a repeat, /rerun-failed) are dispatched with the
+    workflow's token: nothing said who asked for their GPU-hours, and within budget they
+    started unapproved. The record a rerun carries says the lineage waited, and why."""
+    from tests.actions.gpu import pr_merge_ref, publish
+    from tests.actions.harness import World
+
+    repo = budgeted(tmp_path, 1000.0)
+    pr_merge_ref(repo.path)
+    people(api)
+    api.state.environment("gpu-budget", ["lead"])
+    api.state.approve(7100, "lead", "gpu-budget")
+    payload = event(repo, "labeled", [PRIMARY], PRIMARY, sender="triager")
+    first = sweep(api, tmp_path, repo, payload, approvals={"gpu-budget": True}, run_id=7100)
+    assert first.outputs["setup"]["over-budget"] == "true" and first.dispatches
+    world = World(repo.path, tmp_path / "world", api.url, api.state.requests)
+    publish(api, world, first, 7100, head_sha=repo.head, conclusion="failure", jobs=[])
+    dispatch = {"ref": "refs/heads/feature", "repository": {"full_name": "acme/bench"},
+                "inputs": {"rerun-of": "7100", "scope": "missing", "pr-number": 17}}  # fmt: skip
+    rerun = simulate(world, "run-sweep.yml", "workflow_dispatch", dispatch, run_id=7101)
+    assert rerun.ran("setup"), rerun.log("setup")
+    assert rerun.outputs["setup"]["over-budget"] == "true", rerun.log("setup")
+    says = f"run 7100's sweep waited for approval: label {PRIMARY} added by triager"
+    assert says in rerun.log("setup"), rerun.log("setup")
+    assert rerun.jobs["budget-approval"] == "waiting" and rerun.dispatches == []

@@ -8,7 +8,7 @@ import json
 import os
 import zipfile
 
-from tests.conftest import MASTER, entry
+from tests.conftest import LINK, MASTER, entry
 from tests.github.scenario import RUN, Green, green_pr, manifest_zip
 
 EVAL_ENTRY = entry(keys=["llama-fp8-mi355x-sglang"], description="8k1k evals")
@@ -219,3 +219,23 @@ def test_a_second_manifest_beyond_the_first_page_is_still_seen(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert f"run {RUN} has 2 unexpired sweep-manifest artifacts" in out["reuse-reason"]
+
+
+# --- what republish copies besides the results ------------------------------------------------
+
+
+def test_an_entry_description_edited_after_the_sweep_voids_reuse(api) -> None:
+    """The PR's sweep ran with one description of its entry; the PR then rewrote it. Main's
+    own sweep of the merge would publish the new text in its changelog-metadata; reuse
+    republishes the run's, naming the old one."""
+    from tests.github.scenario import PR_ENTRY, changelog
+
+    pr = green_pr(api.state)
+    edited = PR_ENTRY.replace('"PR change"', '"Official image, no flag changes"')
+    pr.branch.commit("reword", **{"perf-changelog.yaml": changelog(edited, link=f"{LINK}7")})
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "false", out
+    assert (
+        'changelog entry [0].description[0]: "PR change" -> "Official image, no flag changes"'
+        in out["reuse-reason"]
+    ), out["reuse-reason"]

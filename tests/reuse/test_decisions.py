@@ -74,6 +74,7 @@ def run(rid: int, sha: str = HEAD, minute: float = 60, **kw) -> Run:
         run_attempt=1,
         html_url=f"https://github.com/{REPO}/actions/runs/{rid}",
         created_at=at(minute),
+        head_branch="feature",
         head_repo=REPO,
     )
     return Run(**{**values, **kw})

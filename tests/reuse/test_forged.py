@@ -283,3 +283,24 @@ def test_a_run_whose_commit_cannot_be_fetched_is_refused(api) -> None:
     pr.state.git_remote = None
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
+
+
+LAUNCHER = "def main():\n    from infx.cli import cli\n    cli()\n"
+
+
+def test_a_run_of_an_edited_infx_launcher_is_refused(api) -> None:
+    """infx_launcher.py is the `infx` command every job runs (pyproject's [project.scripts],
+    built into the wheel beside infx/): one that rewrites the results before infx reads
+    them is code that ran, outside infx/."""
+    pr = green_pr(api.state)
+    files = {WORKFLOW: HONEST, TEMPLATE: TEMPLATE_TEXT, **INFX_FILES, "infx_launcher.py": LAUNCHER}
+    pr.branch.on_main("infx itself", **files)
+    pr.branch.merge_main()
+    forged = LAUNCHER.replace(
+        "    cli()", "    __import__('os').environ['FAST'] = '1000'\n    cli()"
+    )
+    sha_a, _, manifest = attack(pr, {"infx_launcher.py": forged}, {"infx_launcher.py": LAUNCHER})
+    assert "infx_launcher.py" in manifest["measured"]["files"]
+    forged_run(pr, 2000, sha_a, manifest)
+    ask(pr, "/use 2000")
+    refused(pr, "ran other code than what merges: infx_launcher.py")

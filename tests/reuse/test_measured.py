@@ -208,7 +208,7 @@ def test_a_manifest_that_cannot_be_read_is_never_a_yes(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert (
-        f"run {RUN}'s sweep-manifest is not a infx-sweep-manifest/2 manifest" in out["reuse-reason"]
+        f"run {RUN}'s sweep-manifest is not a infx-sweep-manifest/3 manifest" in out["reuse-reason"]
     )
     api.state.blobs[manifest_id] = b"PK\x03\x04 truncated"
     result, out = pr.gate()

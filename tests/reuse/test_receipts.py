@@ -261,6 +261,18 @@ def test_receipts_that_do_not_chain_with_the_table_are_refused(tmp_path: Path, c
     assert says in result.output and "Traceback" not in result.output
 
 
+def test_a_reusing_run_s_receipt_alone_does_not_vouch_for_its_table(tmp_path: Path) -> None:
+    """A push that reused republished a PR run's table; the issuer sealed its merge receipt.
+    With that merge receipt lost (the ingest's download of it may fail and go on), its own
+    receipt alone said the push measured the table."""
+    merge = {"reuse-receipt": {"reuse-receipt.json": "sha256:" + "d" * 64}}
+    data, receipt = sealed_table(6000, extra=merge)
+    ingest(tmp_path, json.loads(data))
+    result = store(tmp_path, 6000, data, receipt)
+    assert result.exit_code == 1, result.output
+    assert "its receipt seals a merge receipt, so it reused another run's table" in result.output
+
+
 def test_a_receipt_that_breaks_its_schema_is_refused(tmp_path: Path) -> None:
     data, receipt = sealed_table(6000)
     ingest(tmp_path, json.loads(data))

@@ -139,3 +139,42 @@ def test_a_run_with_two_results_tables_is_not_staged(api, tmp_path) -> None:
     result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
     assert reactions == ["-1"] and not api.state.dispatches
     assert f"run {RUN} has 2 unexpired results_bmk artifacts" in result.output
+
+
+def test_a_dispatched_run_on_the_pr_branch_is_not_staged(api, tmp_path) -> None:
+    """/stage-results stages a pull_request run of the PR's commits (docs/reuse.md). A
+    workflow_dispatch run of the sweep on the PR's branch ran whatever its `rerun-of` named
+    (another PR's sweep, main's), and nothing checks that lineage here: staged under
+    `pr7-run<id>-...`, another sweep's results passed as this PR's."""
+    pr = staged_pr(api.state)
+    api.state.add_run(
+        3100,
+        head_sha=pr.sha1,
+        minute=90,
+        event="workflow_dispatch",
+        artifacts=["results_bmk", "changelog-metadata", "sweep-plan"],
+    )
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 3100")
+    assert reactions == ["-1"], result.output
+    assert "run 3100 was triggered by workflow_dispatch, not pull_request" in result.output
+    assert api.state.dispatches == []
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and f"run {RUN}" in result.output, result.output
+
+
+def test_a_run_of_another_branch_holding_a_pr_commit_is_not_staged(api, tmp_path) -> None:
+    """PR #7's branch holds a commit of another branch (merged in, or branched from it):
+    that branch's own pull_request run ran its own merge, not PR #7's. Its head_sha is one
+    of PR #7's commits, and pinned, nothing else was asked of it: staged as PR #7's."""
+    pr = staged_pr(api.state)
+    api.state.add_run(
+        3200,
+        head_sha=pr.sha0,
+        minute=90,
+        branch="other-feature",
+        artifacts=["results_bmk", "changelog-metadata"],
+    )
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 3200")
+    assert reactions == ["-1"], result.output
+    assert "run 3200 ran branch other-feature, not PR #7's branch feature" in result.output
+    assert api.state.dispatches == []
