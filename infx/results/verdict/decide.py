@@ -304,12 +304,17 @@ class Decision:
     tests: np.ndarray  # (C,) tests behind each config's p-value
     worse: np.ndarray  # (C, J, M) a point's check flagged worse (its own test or its config's)
     better: np.ndarray  # (C, J, M)
+    # (C, J, M) points main's history measured in fewer than MIN_LEVEL runs while the config
+    # has more: no level of their own (never in pairs, whose level is main's runs beside)
+    young: np.ndarray
 
 
 def decide(
     model: Model, pooled: Pooled, threshold: float, curves: Curves, run_of: np.ndarray,
-    q: float = Q,
+    q: float = Q, paired: bool = False,
 ) -> Decision:  # fmt: skip
+    """`paired`: the level is main's image measured beside this PR's runs, not main's
+    history, so a point its history measured lately is not young."""
     base = Base.of(model, pooled, q, run_of)
     worse, better = tests(base, model, threshold, moved=False)
     worse_v, better_v = tests(base, model, threshold, moved=True)
@@ -317,7 +322,7 @@ def decide(
     has_moved = model.recent
     recent = (worse_v, better_v)
     young = np.zeros(base.tested.shape, dtype=bool)
-    if model.point_n is not None:
+    if model.point_n is not None and not paired:
         fewer = np.minimum(model.n, MIN_LEVEL)[:, None, None]  # than the config's own runs
         young = base.tested & (model.point_n < fewer)
     regressed = side(base, worse, recent, c_worse, has_moved, young)
@@ -334,4 +339,5 @@ def decide(
         base.config_tests + base.point_tests,
         regressed.points | (regressed.means[:, None, :] & beyond_worse),
         improved.points | (improved.means[:, None, :] & beyond_better),
+        young,
     )

@@ -210,7 +210,7 @@ def _judge(
     have = np.isfinite(mine.value[:, :, GATED]).any(axis=1).sum(axis=1)
     alpha = rate / max(len(pending), 1) * SHARE / (have + 1)
     curve_tests = measured.tests(model, alpha)
-    dec = decide(model, mine, threshold, curve_tests, run_of, rate)
+    dec = decide(model, mine, threshold, curve_tests, run_of, rate, partners is not None)
     pw = power(dec, model, threshold)
     judged = Judged(model, dec, pw, measured, mine.value, threshold)
     configs += [

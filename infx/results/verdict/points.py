@@ -256,11 +256,11 @@ def _moved_words(j: Judged, c: int, width: int, job: Pending, hist: History) -> 
                 f"{MIN_LEVEL} runs, so main's level is the one before)"
             )
     if fit.point_n is not None:
-        fewer = min(int(fit.n[c]), MIN_LEVEL)  # than the config's own runs
+        young = j.decision.young  # fewer runs than the config's own, never in pairs
         few = [
             (conc, int(fit.point_n[c, i, 0]))
             for i, conc in enumerate(job.concs[:width])
-            if 0 < fit.point_n[c, i, 0] < fewer
+            if young[c, i, 0] and fit.point_n[c, i, 0] > 0
         ]
         out += [
             f"main measured conc {conc} in {k} run(s) only (added lately): a change there "

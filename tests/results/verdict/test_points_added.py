@@ -62,3 +62,24 @@ def test_a_drop_only_at_a_concurrency_main_measured_in_fewer_than_3_runs_is_unco
     assert f"main measured conc 64 in {newest} run(s) only" in " ".join(config.moved)
     everywhere = compare(sweeps.run(9001, factor=lambda i, c: 0.7)["rows"], history)
     assert everywhere.failing  # a drop at every point still fails on the others
+
+
+@pytest.mark.parametrize("newest", [1, 2])
+def test_in_pairs_a_drop_at_a_concurrency_main_measured_lately_is_regressed(newest: int) -> None:
+    """With main's image measured beside this PR's runs (--baseline-repeat), the level is
+    the pairs', not main's history's: a concurrency main's history measured in 1 or 2 runs
+    has 3 runs of main beside it, and a drop there fails the gate as it did before
+    main-few-runs, without saying it waits for main's runs."""
+    sweeps = Sweeps(1, seed=12, concs=CONCS)
+    history = [
+        sweeps.run(1000 + r, keep=lambda i, c, r=r: c != 64 or r >= 16 - newest) for r in range(16)
+    ]
+    prs = [
+        sweeps.run(9000 + k, factor=lambda i, c: 0.7 if c == 64 else 1.0)["rows"] for k in range(3)
+    ]
+    beside = [sweeps.run(9100 + k)["rows"] for k in range(3)]
+    report = compare(prs[0], history, repeats=prs[1:], beside=beside)
+    config = report.configs[0]
+    point = next(p for p in config.points if p.conc == 64)
+    assert report.failing and config.verdict == point.verdict == "regressed", config.why
+    assert not any("main measured conc 64" in words for words in config.moved)
