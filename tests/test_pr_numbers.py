@@ -22,6 +22,8 @@ PR_OPTIONS = {
     "changelog resolve-conflict": ["changelog", "resolve-conflict", "--pr"],
     "changelog merge-driver": ["changelog", "merge-driver", "a", "b", "c", "--pr"],
     "results compare": ["results", "compare", "--pr"],
+    "review signoff": ["review", "signoff", "--pr"],
+    "merge": ["merge"],
 }
 BAD = ["0", "-1", str(2**53), str(2**63), "9" * 40, "\u0663", "+7", "1_0"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from infx.cli.options import FiniteRange, api_repo_option, request, shown
+from infx.cli.options import PR_NUMBER, FiniteRange, api_repo_option, request, shown
 from infx.merge.helper import merge_pr
 from infx.merge.rules import MergeOptions
 from infx.reuse.edge import Checkout
@@ -22,7 +22,7 @@ HELP = {
 
 
 @click.command("merge")
-@click.argument("number", type=click.IntRange(min=1), metavar="PR")
+@click.argument("number", type=PR_NUMBER, metavar="PR")
 @api_repo_option
 @shown("--method", type=METHODS, default="squash", help="How GitHub merges the PR.")
 @click.option("--dry-run", is_flag=True, help=HELP["--dry-run"])

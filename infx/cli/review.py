@@ -14,6 +14,7 @@ from infx.cli.options import (
     EXISTING,
     EXISTING_FILE,
     FILE,
+    PR_NUMBER,
     Stored,
     emit,
     history_option,
@@ -56,7 +57,7 @@ def review() -> None:
 
 
 @review.command()
-@click.option("--pr", "number", type=click.IntRange(min=1), default=None, help=HELP["pr"])
+@click.option("--pr", "number", type=PR_NUMBER, default=None, help=HELP["pr"])
 @click.option("--sha", default=None, help=HELP["sha"])
 @click.option("--status", "set_status", is_flag=True, help=HELP["status"])
 @click.option("--comment", "post", is_flag=True, help=HELP["comment"])
