@@ -247,6 +247,13 @@ class BudgetVerdict:
     budget: float | None
     held: str = ""  # why the plan waits for approval whatever it costs ("": it need not)
     used_hours: float | None = None  # what the servers use (None: the same)
+    # A rerun: the GPU-hours its lineage was priced at before it (the original sweep and
+    # every earlier rerun); the budget holds the lineage, not one dispatch.
+    before: float = 0.0
+
+    @property
+    def lineage_hours(self) -> float:
+        return self.gpu_hours + self.before
 
     def _used(self) -> str:
         used = self.used_hours
@@ -258,22 +265,36 @@ class BudgetVerdict:
     def over(self) -> bool:
         if self.held and not self.gpu_hours <= 0:
             return True  # held for who asked, whatever the budget; a plan of no jobs asks no one
+        if self.before and self.gpu_hours <= 0:
+            return False  # a rerun of no jobs spends nothing, whatever its lineage did
         # To a millionth of a GPU-hour: a sum of float job costs exactly at the budget
         # lands a hair above it. NaN and infinity stay over any budget.
-        return self.budget is not None and not round(self.gpu_hours, 6) <= self.budget
+        return self.budget is not None and not round(self.lineage_hours, 6) <= self.budget
+
+    def _hours(self) -> str:
+        """The GPU-hours held against the budget: a rerun's with its lineage's before it."""
+        if self.budget is None:
+            hours = f"{self.lineage_hours:,.1f} GPU-hours"
+        else:
+            hours = f"{self.lineage_hours:,.1f} of {self.budget:,.1f} GPU-hours"
+        if self.before:
+            hours += (
+                f" ({self.gpu_hours:,.1f} for this rerun on top of {self.before:,.1f} "
+                "its lineage was priced at)"
+            )
+        return hours
 
     def text(self) -> str:
         what = "a push to main" if self.category == PUSH else f"label {self.category}"
         if self.held and self.over:
-            hours = f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}"
-            if self.budget is not None:
-                hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
+            hours = self._hours()
+            if self.budget is None:
+                hours += f"; no budget is set for {what}"
             return f"approval needed: {self.held} ({hours}){self._used()}"
         if self.budget is None:
-            return f"{self.gpu_hours:,.1f} GPU-hours; no budget is set for {what}{self._used()}"
+            return f"{self._hours()}; no budget is set for {what}{self._used()}"
         verdict = "over budget" if self.over else "within budget"
-        hours = f"{self.gpu_hours:,.1f} of {self.budget:,.1f} GPU-hours"
-        return f"{verdict}: {hours} for {what}{self._used()}"
+        return f"{verdict}: {self._hours()} for {what}{self._used()}"
 
 
 def verdict(costs: Sequence[JobCost], category: str, budgets: Mapping[str, float]) -> BudgetVerdict:
@@ -294,6 +315,7 @@ def estimate_document(
         "category": budget.category,
         "gpu-hours": round(budget.gpu_hours, 3),
         "gpu-hours-used": round(math.fsum(cost.gpu_hours for cost in costs), 3),
+        "lineage-gpu-hours-before": round(budget.before, 3),
         "budget": budget.budget,
         "over-budget": budget.over,
         "verdict": budget.text(),

@@ -5,7 +5,8 @@ this run. Pure: `infx.rerun.reads.rerun_plan_facts` reads the facts."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ConfigError
 from infx.markdown import Md, table, text
 from infx.matrix import origins
-from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
+from infx.matrix.cost import GPUS_PER_NODE, estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
 from infx.rerun.paired import (
     PAIRS_FILE,
@@ -60,6 +61,11 @@ if TYPE_CHECKING:
 
 # Changed files a summary names before it counts the rest.
 _SHOWN_CHANGES = 3
+# Runs of the branch, newest first, whose jobs are read to find what a PR's lineage spent
+# (its reruns, at most MAX_DEPTH, and the label events' runs between them that ran nothing).
+LINEAGE_RUNS = 25
+# Runner labels of GitHub's hosted machines: their jobs hold no GPU.
+_HOSTED = ("ubuntu-", "windows-", "macos-")
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,9 @@ class RerunPlanFacts:
     # scope repeat: main's plan of the repeated configs (the base's master configs), each
     # repeated row's partner; empty: the repeat measures this PR alone
     base_jobs: list[tuple[MatrixRow, bool]] = field(default_factory=list)
+    # A PR's lineage: the GPU-hours GitHub's record of its runs' jobs says they held
+    # (`lineage_runs`, `gpu_job_hours`); None: not read (main's lineage: its record)
+    lineage_hours: float | None = None
 
     @property
     def timings(self) -> Timings:
@@ -191,6 +200,43 @@ def plan_changed(
     )
 
 
+def lineage_runs(source: Run, branch: Sequence[Run]) -> list[Run]:
+    """The runs that may belong to the source's lineage, newest first: the source and the
+    workflow's runs on its branch before it (`LINEAGE_RUNS` at most)."""
+    earlier = [r for r in branch if (r.created_at, r.id) < (source.created_at, source.id)]
+    earlier.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+    return [source, *earlier][:LINEAGE_RUNS]
+
+
+def gpu_job_hours(jobs: Sequence[Job], gpus: Mapping[str, int]) -> float:
+    """GPU-hours a run's jobs held, as GitHub recorded them: every job that ran on a runner
+    that is not one of GitHub's hosted machines, whatever the workflow named it, for the
+    time it ran, at the GPUs of a node of its runner label (GPUS_PER_NODE when runners.yaml
+    sizes none of its labels). A multi-node job counts one node: a floor, never more."""
+    total = []
+    for job in jobs:
+        seconds = job.seconds
+        if not seconds or all(label.startswith(_HOSTED) for label in job.labels):
+            continue
+        sizes = [gpus[label] for label in job.labels if label in gpus]
+        total.append(seconds / 3600 * (max(sizes) if sizes else GPUS_PER_NODE))
+    return math.fsum(total)
+
+
+def lineage_root(run: Run, jobs: Sequence[Job], gpus: Mapping[str, int]) -> bool:
+    """Whether `run` is where a lineage starts: a sweep (not a dispatched rerun) that held GPUs."""
+    return run.event != "workflow_dispatch" and gpu_job_hours(jobs, gpus) > 0
+
+
+def lineage_before(record: RunRecord, trusted: float | None) -> float:
+    """The GPU-hours a rerun's lineage was priced at before it. Main's record is its own
+    code's word. A PR's record was written by a run of the PR's own code, which could
+    lower it: GitHub's record of the lineage's jobs (`trusted`) is the floor. A record
+    written before infx kept the figure adds nothing (the rerun is priced on its own)."""
+    recorded = record.spent if record.spent is not None else 0.0
+    return max(recorded, trusted or 0.0)
+
+
 def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outcome:
     """This run's sweep.json, source-plan.json, rerun.json, runs-on.json, timings and
     estimate, the lineage's manifest, the job outputs (run, fail-fast, agentx-fast,
@@ -221,9 +267,16 @@ def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outc
         todo.plan = with_partners(todo.plan, found)
         todo.jobs = jobs_of(todo.plan)
         todo.pins = {**todo.pins, **paired_pins(found)}
-    mine = record.rerun(request.this_run, facts.head_sha, request.scope)
     costs = estimate(todo.jobs, facts.timings.durations(), record.agentx_fast, facts.node_gpus)
-    budget = verdict(costs, record.category, facts.budgets)
+    before = lineage_before(record, facts.lineage_hours)
+    budget = replace(verdict(costs, record.category, facts.budgets), before=before)
+    if budget.over and before and not record.held:
+        out.stderr.append(
+            f"infx: run {record.root}'s lineage was priced at {before:,.1f} GPU-hours before "
+            "this rerun: with it, over budget; the rerun waits for approval"
+        )
+    spent = round(budget.lineage_hours, 3) if todo.jobs else round(before, 3)
+    mine = record.rerun(request.this_run, facts.head_sha, request.scope, spent)
     if record.held:
         # Whoever asked for the lineage's sweep may not spend GPU-hours: a reviewer
         # approved that run, not this one, which the workflow's token dispatched.

@@ -52,6 +52,9 @@ from infx.rerun.jobs import TriageFacts, TriageRequest, main_sweep, needs_result
 from infx.rerun.plan import (
     RerunPlanFacts,
     RerunPlanRequest,
+    gpu_job_hours,
+    lineage_root,
+    lineage_runs,
     manifest_options,
     plan_changed,
     source_refusal,
@@ -278,6 +281,10 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
             base_jobs = main_jobs(planned, record.options)
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
+    gpus = node_gpus(runners.labels, runners.hardware) if runners is not None else {}
+    spent = None
+    if record.pr is not None:
+        spent = gh.decide(lambda: _lineage_hours(gh, found.run, found.branch, gpus))
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
     return replace(
         found,
@@ -287,7 +294,7 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         docs=docs,
         skipped=skipped,
         pools=runners.labels if runners is not None else {},
-        node_gpus=node_gpus(runners.labels, runners.hardware) if runners is not None else {},
+        node_gpus=gpus,
         other_node=settings.rerun_other_node,
         head_sha=git.git(["rev-parse", "HEAD"], root).strip(),
         budgets=load_at(root, "HEAD^1" if record.pr is not None else "HEAD").budget,
@@ -300,7 +307,21 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
         if request.scope == "repeat"
         else set(),
         base_jobs=base_jobs,
+        lineage_hours=spent,
     )
+
+
+def _lineage_hours(gh: GitHub, source: Run, branch: list[Run], gpus: dict[str, int]) -> float:
+    """What a PR's lineage spent, from GitHub's record, not from the records its runs wrote:
+    the GPU jobs of the source and of the runs before it on its branch, back to the newest
+    sweep that held GPUs (its root)."""
+    total = 0.0
+    for run in lineage_runs(source, branch):
+        jobs = gh.jobs(run.id, every_attempt=True)  # each attempt held its GPUs
+        total += gpu_job_hours(jobs, gpus)
+        if lineage_root(run, jobs, gpus):
+            break
+    return total
 
 
 def main_jobs(planned: Planned, options: PlanOptions) -> list[tuple[MatrixRow, bool]]:

@@ -180,7 +180,8 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     if request.from_event:
         out.outputs = budget_outputs(budget)
     if request.rerun_record is not None:
-        out.files[request.rerun_record] = json_bytes(_record(start, facts).as_json())
+        record = replace(_record(start, facts), spent=round(budget.gpu_hours, 3))
+        out.files[request.rerun_record] = json_bytes(record.as_json())
     plan_text = json.dumps(document, indent=2)
     if request.fmt == "json" and request.output is None:
         out.stdout.append(plan_text)

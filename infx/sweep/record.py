@@ -3,6 +3,7 @@ rerun of it, or a reuse of it, needs to know about how it was planned."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -44,6 +45,11 @@ class RunRecord:
     # wait too, whatever they cost, or GPU-hours would start that no one allowed to spend
     # them asked for.
     held: str = ""
+    # GPU-hours the lineage has been priced at through this run: every run's estimate as
+    # the budget priced it (held hours), the original sweep's first. A rerun is priced on
+    # this plus its own estimate (issue: the budget was per dispatch, not per lineage).
+    # None: a record written before infx kept it (the rerun is priced on its own estimate).
+    spent: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -62,10 +68,12 @@ class RunRecord:
             raise UsageError(f"{name} is not an infx rerun record") from None
         if record.scope not in (None, *SCOPES) or not isinstance(record.run_id, int):
             raise UsageError(f"{name} is not an infx rerun record")
+        if record.spent is not None and not _hours(record.spent):
+            raise UsageError(f"{name} is not an infx rerun record (spent: {record.spent!r})")
         return record
 
-    def rerun(self, run_id: int, sha: str, scope: str) -> RunRecord:
-        """The record of a rerun of this run."""
+    def rerun(self, run_id: int, sha: str, scope: str, spent: float | None = None) -> RunRecord:
+        """The record of a rerun of this run (`spent`: its lineage's GPU-hours with its own)."""
         return replace(
             self,
             run_id=run_id,
@@ -75,4 +83,12 @@ class RunRecord:
             scope=scope,
             depth=self.depth + 1,
             repeats=self.repeats + int(scope == "repeat"),
+            spent=spent,
         )
+
+
+def _hours(value: object) -> bool:
+    """A number of GPU-hours a record may hold: finite and not negative (never a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0
