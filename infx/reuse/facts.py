@@ -45,6 +45,7 @@ from infx.reuse.source import (
 from infx.reuse.stage import (
     METADATA_ARTIFACT,
     StageFacts,
+    chosen_run,
     stage_ignores,
     stage_refusal,
     stageable,
@@ -466,14 +467,23 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
     events = tuple(reader.label_events(pull.number))
     _, run_id = stage_command(event.body)
     if run_id is not None:
-        return StageFacts(comment, permission, pull, commits, events, _pinned(reader, run_id))
-    candidates, exhausted = _search(
-        reader,
-        pull,
-        commits,
-        workflow,
-        (METADATA_ARTIFACT,),
-        lambda c: stageable(c, pull, commits, events, workflow, reader.slug)[0] is None,
-        listed_suffice=False,
+        candidates, exhausted = _pinned(reader, run_id), False
+    else:
+        candidates, exhausted = _search(
+            reader,
+            pull,
+            commits,
+            workflow,
+            (METADATA_ARTIFACT,),
+            lambda c: stageable(c, pull, commits, events, workflow, reader.slug)[0] is None,
+            listed_suffice=False,
+        )
+    main = getattr(reader, "main_branch", "main")
+    facts = StageFacts(
+        comment, permission, pull, commits, events, candidates, exhausted, main_branch=main
     )
-    return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)
+    chosen, _, _ = chosen_run(event, facts, pull, workflow, reader.slug)
+    if chosen is None:
+        return facts
+    # Which PR the chosen run ran for: the issuer's receipt (three requests), as for reuse.
+    return replace(facts, issued={chosen.run.id: read_issued(reader, chosen.run, main)})
