@@ -8,7 +8,7 @@ with its methods) and stops reading where the pure rules (`source`, `gate`, `ack
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -74,7 +74,9 @@ class Reader(Protocol):
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
-    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]: ...
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
@@ -98,8 +100,10 @@ class Roles:
     def slug(self) -> str:
         return self._reader.slug
 
-    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
-        return self._reader.artifacts_named(name, limit)
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]:
+        return self._reader.runs_since(workflow, event, since, branch)
 
     def on_branch(self, sha: str, branch: str) -> bool:
         return self._reader.on_branch(sha, branch)

@@ -49,6 +49,12 @@ SEALED = (
 SERVER = "https://github.com"
 
 
+def names_run(title: str | None, run_id: int) -> bool:
+    """Whether an issuer run's title (its run-name, `seal run <id> (<event>)`, made by the
+    default branch's sweep-receipt.yml) says it sealed run `run_id`."""
+    return (title or "").startswith(f"seal run {run_id} (")
+
+
 def issued_artifact(run_id: int, attempt: int) -> str:
     """The issuer run's artifact holding the receipt of run `run_id`, attempt `attempt`."""
     return f"run-receipt-{run_id}-{attempt}"
