@@ -302,3 +302,18 @@ def test_an_archive_other_than_the_one_sealed_is_refused(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert f"run {RUN}'s results_bmk is not the archive its receipt sealed" in out["reuse-reason"]
+
+
+def test_the_issuer_titles_its_runs_as_reuse_looks_for_them() -> None:
+    """Reuse finds a run's receipt among the issuer's runs by their title: the run-name of
+    main's sweep-receipt.yml, for a workflow_run and for a dispatch alike."""
+    from infx.reuse.issuer import names_run
+    from tests.actions.harness import load
+
+    name = load("sweep-receipt.yml")["run-name"]
+    expression = "${{ github.event.workflow_run.id || inputs.run-id }}"
+    assert name.startswith(f"seal run {expression} (")
+    title = name.replace(expression, str(RUN))
+    assert names_run(title.split("$")[0] + "by hand)", RUN)
+    assert not names_run(title.split("$")[0] + "by hand)", RUN + 1)
+    assert not names_run(f"seal run {RUN}0 (pull_request)", RUN) and not names_run(None, RUN)
