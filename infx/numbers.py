@@ -17,6 +17,11 @@ SQLITE_INTEGER_END = 1 << 63
 # 2**53 arrived rounded: its link opened nothing). A run id stands in for a number no table
 # names, so not GitHub's 2**31.
 PR_NUMBERS = range(1, 1 << 53)
+# A run id a comment command names, as a regular expression group: ASCII digits (`\d` and
+# `int()` take any script's, so Bengali or full-width digits would name a run the comment
+# does not show), and no more than a 64-bit id holds (`int()` refuses past 4,300 digits:
+# one comment would stop every decision on the PR).
+RUN_ID = r"([0-9]{1,20})"
 
 
 def decimal(text: str, *, below: int) -> int | None:

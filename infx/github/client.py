@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from github import Auth
@@ -189,6 +189,23 @@ class GitHub(SettingsReads, ReviewReads, TrustReads):
         """The newest 100 runs of a workflow on a branch, whatever their event or status."""
         with doing(f"listing runs of {workflow} on {branch}"):
             return self._one_runs_page(workflow, {"branch": branch, "per_page": 100})
+
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]:
+        """The runs of `workflow` (its file name) by `event` (on `branch`) created at or after
+        `since`, newest first, a page at a time as the caller reads on."""
+        params: dict[str, Any] = {
+            "event": event,
+            "created": f">={since.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}",
+            "per_page": 100,
+        }
+        if branch is not None:
+            params["branch"] = branch
+        url = f"{self._base}/actions/workflows/{workflow}/runs"
+        with doing(f"listing {event} runs of {workflow}"):
+            for item in self._pages(url, params, "workflow_runs").items():
+                yield reading.run(item)
 
     def recent_runs(self, workflow: str, branch: str) -> list[Run]:
         """The newest 100 completed pull_request runs of a workflow on a branch (one page)."""

@@ -177,6 +177,7 @@ def run(item: Json) -> Run:
         created_at=item.time("created_at"),
         head_branch=item.maybe_text("head_branch"),
         head_repo=head.text("full_name") if head else None,
+        title=item.maybe_text("display_title"),
     )
 
 

@@ -49,6 +49,7 @@ class Run:
     created_at: datetime
     head_branch: str | None = None
     head_repo: str | None = None  # the repository the run's commit came from (a fork's)
+    title: str | None = None  # display_title: the workflow's run-name, as GitHub made it
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from infx.digest import hexdigest
+from infx.errors import ConfigError
 from infx.matrix.contract import row_gpus
 from infx.matrix.expand import is_agentic, is_multinode, row_concs
 from infx.matrix.rows import MatrixRow
+from infx.numbers import SQLITE_INTEGER_END, decimal
 
 # A fixed-seq-len or eval point: server start, warm-up and one client run.
 MINUTES_PER_POINT = 15
@@ -49,10 +51,10 @@ _RECIPE_FIELDS = frozenset(
 Durations = Mapping[str, Sequence[float]]
 # Runner label -> GPUs per node (`node_gpus`); a label it lacks has GPUS_PER_NODE.
 NodeGpus = Mapping[str, int]
-_NODES_ASKED = {
-    "prefill": re.compile(r"PREFILL_NODES=(\d+)"),
-    "decode": re.compile(r"DECODE_NODES=(\d+)"),
-}
+# The launcher exports a worker's settings as one shell line (`export <settings joined by
+# spaces>`): the shell splits it into words at its default IFS blanks, so `X=2 ` sets X to 2
+# and one setting can hold several assignments.
+_SHELL_BLANKS = re.compile(r"[ \t\n]+")
 
 
 def node_gpus(
@@ -77,11 +79,22 @@ def node_gpus(
 
 
 def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
+    """The most nodes the role's `PREFILL_NODES=`/`DECODE_NODES=` settings ask for (0: none);
+    a value that is not ASCII digits (another script's, a blank, a quote, an expression) is
+    one the estimate cannot price, so it refuses rather than price the job lower."""
+    name = f"{role.upper()}_NODES="
     asked = 0
     for setting in worker.get("additional-settings") or ():
-        found = _NODES_ASKED[role].fullmatch(str(setting))
-        if found:
-            asked = max(asked, int(found.group(1)))
+        for word in _SHELL_BLANKS.split(str(setting)):
+            if not word.startswith(name):
+                continue
+            value = decimal(word.removeprefix(name), below=SQLITE_INTEGER_END)
+            if value is None:
+                raise ConfigError(
+                    f"{role} setting {str(setting)!r}: {name[:-1]} is not a whole number in "
+                    "ASCII digits, so the GPU-hour estimate cannot price the job"
+                )
+            asked = max(asked, value)
     return asked
 
 

@@ -18,6 +18,7 @@ from infx.errors import ConfigError, UsageError
 from infx.github.actions import CommentEvent, comment_event
 from infx.markdown import Md, table, text
 from infx.matrix.cost import estimate
+from infx.numbers import RUN_ID
 from infx.rerun.rules import (
     PlanFiles,
     RerunPlan,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from infx.results.verdict.floors import Floors
 
 _BRANCH = re.compile(r"[A-Za-z0-9._/-]{1,200}")
-_COMMAND = re.compile(r"/rerun-failed(?:[ \t]+([0-9]+))?")
+_COMMAND = re.compile(rf"/rerun-failed(?:[ \t]+{RUN_ID})?")
 USAGE = "usage: /rerun-failed [<run_id>] alone in the comment"
 PREVIEW_ROWS = 40
 

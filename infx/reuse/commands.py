@@ -5,16 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A run id as a reviewer reads it: ASCII digits (`\d` and `int()` take any script's, so
-# Bengali or full-width digits would pin a run the comment does not show), and no more than
-# a 64-bit id holds (`int()` refuses past 4,300 digits: one comment would stop every
-# decision on the PR).
-_RUN_ID = r"([0-9]{1,20})"
+from infx.numbers import RUN_ID
+
 # The command alone on a line (surrounding blanks allowed); an inline mention does not count.
 _REUSE = re.compile(
-    rf"^[ \t]*/(?:reuse-sweep-run(?:[ \t]+{_RUN_ID})?|use[ \t]+{_RUN_ID})[ \t]*\r?$", re.M
+    rf"^[ \t]*/(?:reuse-sweep-run(?:[ \t]+{RUN_ID})?|use[ \t]+{RUN_ID})[ \t]*\r?$", re.M
 )
-_STAGE = re.compile(rf"/stage-results(?:[ \t]+{_RUN_ID})?")
+_STAGE = re.compile(rf"/stage-results(?:[ \t]+{RUN_ID})?")
 STAGE_USAGE = "usage: /stage-results [<run_id>] alone in the comment"
 
 

@@ -8,7 +8,7 @@ with its methods) and stops reading where the pure rules (`source`, `gate`, `ack
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -45,6 +45,7 @@ from infx.reuse.source import (
 from infx.reuse.stage import (
     METADATA_ARTIFACT,
     StageFacts,
+    chosen_run,
     stage_ignores,
     stage_refusal,
     stageable,
@@ -73,7 +74,9 @@ class Reader(Protocol):
     def artifacts_since(self, name: str, since: datetime) -> list[Artifact]: ...
     def label_events(self, number: int) -> list[LabelEvent]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
-    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]: ...
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
@@ -97,8 +100,10 @@ class Roles:
     def slug(self) -> str:
         return self._reader.slug
 
-    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]:
-        return self._reader.artifacts_named(name, limit)
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]:
+        return self._reader.runs_since(workflow, event, since, branch)
 
     def on_branch(self, sha: str, branch: str) -> bool:
         return self._reader.on_branch(sha, branch)
@@ -466,14 +471,23 @@ def stage_facts(reader: Reader, event: CommentEvent, workflow: str) -> StageFact
     events = tuple(reader.label_events(pull.number))
     _, run_id = stage_command(event.body)
     if run_id is not None:
-        return StageFacts(comment, permission, pull, commits, events, _pinned(reader, run_id))
-    candidates, exhausted = _search(
-        reader,
-        pull,
-        commits,
-        workflow,
-        (METADATA_ARTIFACT,),
-        lambda c: stageable(c, pull, commits, events, workflow, reader.slug)[0] is None,
-        listed_suffice=False,
+        candidates, exhausted = _pinned(reader, run_id), False
+    else:
+        candidates, exhausted = _search(
+            reader,
+            pull,
+            commits,
+            workflow,
+            (METADATA_ARTIFACT,),
+            lambda c: stageable(c, pull, commits, events, workflow, reader.slug)[0] is None,
+            listed_suffice=False,
+        )
+    main = getattr(reader, "main_branch", "main")
+    facts = StageFacts(
+        comment, permission, pull, commits, events, candidates, exhausted, main_branch=main
     )
-    return StageFacts(comment, permission, pull, commits, events, candidates, exhausted)
+    chosen, _, _ = chosen_run(event, facts, pull, workflow, reader.slug)
+    if chosen is None:
+        return facts
+    # Which PR the chosen run ran for: the issuer's receipt (three requests), as for reuse.
+    return replace(facts, issued={chosen.run.id: read_issued(reader, chosen.run, main)})

@@ -16,7 +16,8 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -30,6 +31,7 @@ from infx.reuse.issuer import (
     CLAIM_ARTIFACT,
     CLAIM_FILE,
     ISSUED_FILE,
+    ISSUER_WORKFLOW,
     SEALED,
     Checkout,
     Issued,
@@ -37,6 +39,7 @@ from infx.reuse.issuer import (
     Issuer,
     issued_artifact,
     issuer_run_problem,
+    names_run,
     points_digest,
     pulls_facts,
     signed_by_run,
@@ -252,13 +255,27 @@ class IssuedReader(Protocol):
     @property
     def slug(self) -> str: ...
 
-    def run(self, run_id: int) -> Run: ...
-    def artifacts_named(self, name: str, limit: int = 100) -> list[Artifact]: ...
+    def runs_since(
+        self, workflow: str, event: str, since: datetime, branch: str | None = None
+    ) -> Iterator[Run]: ...
+    def run_artifacts_named(self, run_id: int, name: str) -> list[Artifact]: ...
     def artifact_member(self, artifact_id: int, member: str, max_bytes: int) -> bytes: ...
     def on_branch(self, sha: str, branch: str) -> bool: ...
 
 
 MAX_RECEIPT_BYTES = 32 << 20
+
+
+def issuer_runs(reader: IssuedReader, run: Run, main_branch: str) -> Iterator[Run]:
+    """The issuer's runs that say they sealed `run`, newest first: its `workflow_run` runs
+    (always the default branch's file: no pull request can add one), then its dispatches on
+    the main branch, each started after `run`. Found through the issuer workflow's own
+    runs, never through the repository's artifacts by name, which any workflow can fill."""
+    workflow = Path(ISSUER_WORKFLOW).name
+    for event, branch in (("workflow_run", None), ("workflow_dispatch", main_branch)):
+        for made_by in reader.runs_since(workflow, event, run.created_at, branch):
+            if names_run(made_by.title, run.id):
+                yield made_by
 
 
 def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
@@ -270,16 +287,8 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
     from infx.reuse.receipt import parse
 
     name = issued_artifact(run.id, run.run_attempt)
-    listed = [a for a in reader.artifacts_named(name, limit=20) if not a.expired]
-    if not listed:
-        return Issued(None, problem=(
-            f"run {run.id} has no receipt from the issuer ({name}); the issuer "
-            "(sweep-receipt.yml) seals a run when it completes"
-        ))  # fmt: skip
     why = ""
-    for artifact in listed:  # newest first: a re-issue replaces an earlier one
-        assert artifact.run_id is not None  # listings across runs always say
-        made_by = reader.run(artifact.run_id)
+    for made_by in issuer_runs(reader, run, main_branch):  # newest first: a re-issue wins
         problem = issuer_run_problem(made_by, reader.slug, main_branch)
         dispatched = made_by.event == "workflow_dispatch"
         if not problem and dispatched and not reader.on_branch(made_by.head_sha, main_branch):
@@ -292,16 +301,23 @@ def read_issued(reader: IssuedReader, run: Run, main_branch: str) -> Issued:
         if problem:
             why = problem
             continue
-        try:
-            data = reader.artifact_member(artifact.id, ISSUED_FILE, MAX_RECEIPT_BYTES)
-            receipt = parse(data, f"run {run.id}'s issued receipt")
-        except (GitHubError, UsageError) as exc:
-            why = str(exc)
-            continue
-        if (receipt.get("issuer") or {}).get("run") != made_by.id:
-            why = f"the receipt in {name} names another issuer run than {made_by.id}"
-            continue
-        return Issued(receipt, data, issuer_run=made_by)
+        listed = [a for a in reader.run_artifacts_named(made_by.id, name) if not a.expired]
+        for artifact in listed:
+            try:
+                data = reader.artifact_member(artifact.id, ISSUED_FILE, MAX_RECEIPT_BYTES)
+                receipt = parse(data, f"run {run.id}'s issued receipt")
+            except (GitHubError, UsageError) as exc:
+                why = str(exc)
+                continue
+            if (receipt.get("issuer") or {}).get("run") != made_by.id:
+                why = f"the receipt in {name} names another issuer run than {made_by.id}"
+                continue
+            return Issued(receipt, data, issuer_run=made_by)
+    if not why:
+        return Issued(None, problem=(
+            f"run {run.id} has no receipt from the issuer ({name}); the issuer "
+            "(sweep-receipt.yml) seals a run when it completes"
+        ))  # fmt: skip
     return Issued(None, problem=f"run {run.id}'s receipt is not the issuer's: {why}")
 
 

@@ -49,6 +49,12 @@ SEALED = (
 SERVER = "https://github.com"
 
 
+def names_run(title: str | None, run_id: int) -> bool:
+    """Whether an issuer run's title (its run-name, `seal run <id> (<event>)`, made by the
+    default branch's sweep-receipt.yml) says it sealed run `run_id`."""
+    return (title or "").startswith(f"seal run {run_id} (")
+
+
 def issued_artifact(run_id: int, attempt: int) -> str:
     """The issuer run's artifact holding the receipt of run `run_id`, attempt `attempt`."""
     return f"run-receipt-{run_id}-{attempt}"
@@ -274,3 +280,18 @@ class Issued:
         from infx.matrix.manifest import sha256
 
         return sha256(self.data)
+
+
+def vouched_problem(issued: Issued | None, run: Run, pull: Pull, main_branch: str) -> str | None:
+    """Why no receipt of the issuer vouches for `run` as a run of `pull` against the main
+    branch (None: one does): it is the issuer's (read and checked by `read_issued`), of
+    this run and attempt, and GitHub says the run ran for this PR's merge with main."""
+    if issued is None or issued.receipt is None:
+        return issued.problem if issued is not None else f"run {run.id}'s receipt was not read"
+    own = issued.receipt["run"]
+    if (own["id"], own["attempt"], own["head_sha"]) != (run.id, run.run_attempt, run.head_sha):
+        return (
+            f"run {run.id}'s receipt is of run {own['id']} attempt {own['attempt']} at "
+            f"{own['head_sha'][:12]}, not of attempt {run.run_attempt} at {run.head_sha[:12]}"
+        )
+    return checkout_problem(issued.receipt, run, pull, main_branch) or None

@@ -21,7 +21,7 @@ from infx.github.client import Pull, Run, Status
 from infx.matrix.manifest import ARTIFACT as MANIFEST_ARTIFACT
 from infx.matrix.manifest import differences, evaluated, summarize
 from infx.reuse.images import digest_problem, moving_problem
-from infx.reuse.issuer import checkout_problem
+from infx.reuse.issuer import vouched_problem
 from infx.reuse.source import (
     EVALS_ARTIFACT,
     REPUBLISHED,
@@ -206,18 +206,8 @@ def measured_problem(
 
 def issued_problem(run: Run, facts: SourceFacts, pull: Pull, main_branch: str) -> str | None:
     """Why no receipt of the issuer vouches for `run` as a run of `pull` against the main
-    branch (None: one does): it is the issuer's (read and checked by `read_issued`), of
-    this run and attempt, and GitHub says the run ran for this PR's merge with main."""
-    issued = facts.issued.get(run.id)
-    if issued is None or issued.receipt is None:
-        return issued.problem if issued is not None else f"run {run.id}'s receipt was not read"
-    own = issued.receipt["run"]
-    if (own["id"], own["attempt"], own["head_sha"]) != (run.id, run.run_attempt, run.head_sha):
-        return (
-            f"run {run.id}'s receipt is of run {own['id']} attempt {own['attempt']} at "
-            f"{own['head_sha'][:12]}, not of attempt {run.run_attempt} at {run.head_sha[:12]}"
-        )
-    return checkout_problem(issued.receipt, run, pull, main_branch) or None
+    branch (None: one does; `vouched_problem`)."""
+    return vouched_problem(facts.issued.get(run.id), run, pull, main_branch)
 
 
 def sealed_problem(chosen: Candidate, sealed: Mapping[str, Any]) -> str | None:

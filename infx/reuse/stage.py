@@ -6,7 +6,7 @@ Pure rules over facts read beforehand (`infx.reuse.facts`); the command's edge
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -16,6 +16,7 @@ from infx.github.permissions import WRITE_PERMISSIONS
 from infx.markdown import code, table, text
 from infx.reuse.commands import STAGE_USAGE, mentions_stage, stage_command
 from infx.reuse.handoff import STAGE_EVENT, CommentOutcome, Decision, Dispatch, StagePayload
+from infx.reuse.issuer import Issued, vouched_problem
 from infx.reuse.source import AGGREGATE_ARTIFACTS, Candidate, ambiguous, check_run
 from infx.sweep.labels import FULL_SWEEP, sweep_label_problem
 
@@ -33,6 +34,10 @@ class StageFacts:
     label_events: tuple[LabelEvent, ...] = ()
     candidates: tuple[Candidate, ...] = ()  # pinned: the pinned run if it exists
     exhausted: bool = False  # more candidates existed than MAX_CANDIDATES
+    # The issuer's receipt of the chosen run (run id -> receipt), and the main branch its
+    # checkout must have merged with: which pull request a run ran for is GitHub's word.
+    issued: Mapping[int, Issued] = field(default_factory=dict)
+    main_branch: str = "main"
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,35 @@ def stageable(
     return None, staged
 
 
+def chosen_run(
+    event: CommentEvent, facts: StageFacts, pull: Pull, workflow: str, repo: str
+) -> tuple[Candidate | None, list[Artifact], str]:
+    """The run a /stage-results comment stages (pinned, else the newest stageable one) and
+    its artifacts, or None and why there is none."""
+    _, run_id = stage_command(event.body)
+    if run_id is not None:
+        found = [c for c in facts.candidates if c.run.id == run_id]
+        if not found:
+            return None, [], f"run {run_id} does not exist"
+        why, artifacts = stageable(
+            found[0], pull, facts.commits, facts.label_events, workflow, repo
+        )
+        return (None, [], why) if why else (found[0], artifacts, "")
+    valid = [
+        (c, artifacts)
+        for c in facts.candidates
+        for why, artifacts in [
+            stageable(c, pull, facts.commits, facts.label_events, workflow, repo)
+        ]
+        if why is None
+    ]
+    if not valid:
+        more = "; pin one of the older runs with /stage-results <run_id>" if facts.exhausted else ""
+        return None, [], f"no stageable {workflow} run on PR #{pull.number}{more}"
+    chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
+    return chosen, artifacts, ""
+
+
 def decide_stage(
     event: CommentEvent, facts: StageFacts | None, workflow: str, repo: str
 ) -> StageResult:
@@ -143,33 +177,15 @@ def decide_stage(
     problem = sweep_label_problem(pull.number, pull.labels, reuse=False)
     if problem:
         return StageResult("-1", problem)
-    _, run_id = stage_command(event.body)
-    if run_id is not None:
-        found = [c for c in facts.candidates if c.run.id == run_id]
-        if not found:
-            return StageResult("-1", f"run {run_id} does not exist")
-        chosen = found[0]
-        why, artifacts = stageable(chosen, pull, facts.commits, facts.label_events, workflow, repo)
-        if why:
-            return StageResult("-1", why)
-    else:
-        valid = [
-            (c, artifacts)
-            for c in facts.candidates
-            for why, artifacts in [
-                stageable(c, pull, facts.commits, facts.label_events, workflow, repo)
-            ]
-            if why is None
-        ]
-        if not valid:
-            more = (
-                "; pin one of the older runs with /stage-results <run_id>"
-                if facts.exhausted
-                else ""
-            )
-            return StageResult("-1", f"no stageable {workflow} run on PR #{pull.number}{more}")
-        chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
+    chosen, artifacts, why = chosen_run(event, facts, pull, workflow, repo)
+    if chosen is None:
+        return StageResult("-1", why)
     run = chosen.run
+    # The same head branch and commit can be another PR's (into another base): only the
+    # issuer's receipt says which PR's merge the run checked out, as reuse requires.
+    why = vouched_problem(facts.issued.get(run.id), run, pull, facts.main_branch) or ""
+    if why:
+        return StageResult("-1", why)
     staged = {a.name: staged_name(pull.number, run.id, a.name) for a in artifacts}
     payload: StagePayload = {
         "pr-number": pull.number,

@@ -29,7 +29,8 @@ def issuer_run(api: FakeGitHub, world: World, run_id: int, conclusion: str = "su
     issuer_id = run_id + 50
     api.state.runs[:] = [r for r in api.state.runs if r["id"] != issuer_id]
     api.state.add_run(issuer_id, head_sha=tip, minute=1000, branch="main", event="workflow_run",
-                      path=ISSUER, status="in_progress", conclusion=None, artifacts=[])  # fmt: skip
+                      path=ISSUER, status="in_progress", conclusion=None, artifacts=[],
+                      title=f"seal run {run_id} ({run['event']})")  # fmt: skip
     payload = {
         "action": "completed",
         "workflow_run": {

@@ -189,10 +189,12 @@ class State:
         artifacts: list[str] = ("results_bmk",),
         expired: bool = False,
         head_repo: str = REPO,
+        title: str = "run-sweep",
     ) -> dict[str, Any]:
         run = {
             "id": run_id,
             "name": "run-sweep",
+            "display_title": title,
             "head_sha": head_sha,
             "head_branch": branch,
             "event": event,
@@ -810,6 +812,9 @@ class Handler(BaseHTTPRequestHandler):
             if key in query:
                 field_name = "head_branch" if key == "branch" else key
                 runs = [r for r in runs if r[field_name] == query[key][0]]
+        if "created" in query:  # only ">=<ISO time>", the form infx sends
+            since = query["created"][0].removeprefix(">=")
+            runs = [r for r in runs if r["created_at"] >= since]
         runs.sort(key=lambda r: r["created_at"], reverse=True)
         self._page(runs, query, wrap="workflow_runs")
 

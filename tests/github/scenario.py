@@ -258,7 +258,8 @@ def issue(
     created = datetime.fromisoformat(found["created_at"].replace("Z", "+00:00"))
     state.add_run(issuer_id, head_sha=tip, minute=(created - T0).total_seconds() / 60 + 40,
                   branch="main", event="workflow_run", path=ISSUER_WORKFLOW,
-                  artifacts=[issued_artifact(run_id, run.run_attempt)])  # fmt: skip
+                  artifacts=[issued_artifact(run_id, run.run_attempt)],
+                  title=f"seal run {run_id} ({run.event})")  # fmt: skip
     state.runs.insert(0, state.runs.pop())  # the sweep runs stay last, as tests expect
     state.blobs[state.artifacts[issuer_id][0]["id"]] = zipped(ISSUED_FILE, data.decode())
     if attest_receipt:

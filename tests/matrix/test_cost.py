@@ -243,6 +243,48 @@ def test_a_multi_node_job_holds_every_node_of_every_worker() -> None:
     assert (wide.gpus, wide.nodes, wide.held_gpus) == (9, 4, 16)
 
 
+@pytest.mark.parametrize(
+    ("setting", "nodes"),
+    [
+        ("PREFILL_NODES=2", 4),
+        # The launcher exports the settings as one shell line: blanks around a word are the
+        # shell's to drop, and one setting can hold several assignments.
+        ("PREFILL_NODES=2 ", 4),
+        ("\tPREFILL_NODES=3", 5),
+        ("FOO=1 PREFILL_NODES=3", 5),
+        ("PREFILL_NODES=02", 4),
+        ("MY_PREFILL_NODES=9", 3),  # another variable
+    ],
+)
+def test_recipe_node_settings_are_read_as_the_shell_reads_them(setting, nodes) -> None:
+    prefill = _with(MULTI["prefill"], tp=1, **{"additional-settings": [setting]})
+    row = _with(MULTI, prefill=prefill, runner="gb200")
+    (cost,) = estimate([(row, False)], node_gpus={"gb200": 4})
+    assert cost.nodes == nodes
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "PREFILL_NODES=\u0663",  # Arabic-Indic 3: `\d` took it, the launcher's shell does not
+        "PREFILL_NODES=2\u00a0",  # a no-break space is no shell blank: "2\xa0" is no count
+        'PREFILL_NODES="4"',
+        "PREFILL_NODES=",
+        "PREFILL_NODES=$((4))",
+        "PREFILL_NODES=" + "9" * 5000,
+    ],
+)
+def test_a_node_setting_the_estimate_cannot_read_is_refused_never_priced_lower(setting) -> None:
+    """Such a value was ignored: the job was priced at the nodes its workers fill, fewer
+    than the recipe may take."""
+    from infx.errors import ConfigError
+
+    prefill = _with(MULTI["prefill"], tp=1, **{"additional-settings": [setting]})
+    row = _with(MULTI, prefill=prefill, runner="gb200")
+    with pytest.raises(ConfigError, match="PREFILL_NODES is not a whole number in ASCII"):
+        estimate([(row, False)], node_gpus={"gb200": 4})
+
+
 def test_node_sizes_come_from_runners_yaml() -> None:
     from infx.matrix.cost import node_gpus
 

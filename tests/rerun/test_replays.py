@@ -363,6 +363,30 @@ def test_rerun_failed_comment_refusals(
     assert api.state.workflow_dispatches == []
 
 
+@pytest.mark.parametrize("digits", [21, 4301])
+def test_a_rerun_failed_run_id_past_20_digits_is_a_usage_refusal(
+    api: FakeGitHub, env: dict[str, str], tmp_path: Path, digits: int
+) -> None:
+    """The run id is ASCII digits, at most 20, as for /reuse-sweep-run and /stage-results:
+    `int()` refuses past 4,300 digits, and one such comment crashed the decision."""
+    from tests.actions.harness import comment_payload
+
+    sweep = Sweep(plan_of(concs=(4, 8)), record(), failed={1: ("failure", "Run the recipe", LOST)})
+    publish(api, tmp_path, sweep)
+    api.state.permissions["maintainer"] = "write"
+    comment = api.state.add_comment(17, "maintainer", "/rerun-failed " + "9" * digits, 300)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(comment_payload(comment, number=17)))
+    outputs = tmp_path / "outputs"
+    outputs.write_text("")
+    comment_env = {**env, "GITHUB_EVENT_NAME": "issue_comment", "GITHUB_EVENT_PATH": str(event),
+                   "GITHUB_OUTPUT": str(outputs)}  # fmt: skip
+    result = CliRunner().invoke(cli, ["rerun-failed", "--decide-only"], env=comment_env)
+    assert result.exit_code == 0, result.output
+    assert "usage: /rerun-failed [<run_id>] alone in the comment" in result.output
+    assert "\n-1\n" in outputs.read_text() and api.state.workflow_dispatches == []
+
+
 def test_a_source_triage_without_classes_is_refused_in_one_line(
     api: FakeGitHub, env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -526,7 +526,10 @@ def staged(**kw) -> StageFacts:
         label_events=LABELLED,
         candidates=(candidate(1, names=("results_bmk", "changelog-metadata")),),
     )
-    return StageFacts(**{**values, **kw})
+    values = {**values, **kw}
+    # The issuer's receipt of each candidate: it ran for PR #7's merge with main.
+    values.setdefault("issued", {c.run.id: sealed(c, record()) for c in values["candidates"]})
+    return StageFacts(**values)
 
 
 def test_stage_cases() -> None:
@@ -547,6 +550,15 @@ def test_stage_cases() -> None:
         event("/stage-results"), staged(candidates=failed, exhausted=True), "w", REPO
     )
     assert cut.reaction == "-1" and "pin one of the older runs" in cut.reason
+    # Another PR's run from the same branch and commit: the receipt says which merge it ran.
+    theirs = sealed(candidate(1, names=("results_bmk", "changelog-metadata")), record())
+    assert theirs.receipt is not None
+    theirs.receipt["checkout"]["ref"] = "refs/pull/8/merge"
+    other = decide_stage(event("/stage-results"), staged(issued={1: theirs}), "run-sweep.yml", REPO)
+    assert other.reaction == "-1" and other.dispatch is None
+    assert other.reason.startswith("run 1 ran for refs/pull/8/merge, not PR #7's merge")
+    unread = decide_stage(event("/stage-results"), staged(issued={}), "run-sweep.yml", REPO)
+    assert unread.reaction == "-1" and unread.reason == "run 1's receipt was not read"
     # /stage-results accepts an evals-only sweep; reuse does not.
     evals = staged(pull=pull(labels=("full-sweep-enabled", "evals-only")))
     assert decide_stage(event("/stage-results"), evals, "run-sweep.yml", REPO).reaction == "+1"

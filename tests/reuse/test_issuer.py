@@ -233,19 +233,38 @@ def a_run(pr: Green, run_id: int, **kw) -> dict:
          "self-attested"],
 )  # fmt: skip
 def test_a_receipt_the_issuer_did_not_write_is_refused(api, maker, attest, says) -> None:
+    """Receipts are looked for among the issuer's own runs (its workflow_run runs, its
+    dispatches on main), never the repository's artifacts by name: an artifact of the
+    receipt's name that another run uploaded, titled as the issuer titles its runs, is not
+    even read. (`says`: what GitHub's record of that run would tell.)"""
     pr = green_pr(api.state)
-    forged_receipt(pr, a_run(pr, 5000, **maker), attest)
+    forged_receipt(pr, a_run(pr, 5000, title=f"seal run {RUN} (pull_request)", **maker), attest)
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
-    assert f"run {RUN}'s receipt is not the issuer's" in out["reuse-reason"]
-    assert says in out["reuse-reason"], out["reuse-reason"]
+    assert f"run {RUN} has no receipt from the issuer" in out["reuse-reason"], says
+
+
+def test_a_flood_of_artifacts_named_like_the_receipt_does_not_hide_it(api) -> None:
+    """Any workflow (a pull request's own) can upload artifacts named
+    run-receipt-<run>-<attempt>, more of them than a page, newer than the issuer's: the
+    receipt is found through the issuer's runs, so they push nothing out of view."""
+    pr = green_pr(api.state)
+    for i in range(120):
+        made = api.state.add_run(6000 + i, head_sha=pr.sha1, minute=200 + i,
+                                 path=ISSUER_WORKFLOW, event="pull_request",
+                                 title=f"seal run {RUN} (pull_request)",
+                                 artifacts=[issued_artifact(RUN, 1)])  # fmt: skip
+        api.state.runs.insert(0, api.state.runs.pop())  # the sweep runs stay last
+        assert made["id"] == 6000 + i
+    _, out = pr.gate()
+    assert out["reuse-enabled"] == "true", out["reuse-reason"]
 
 
 def test_an_issuer_run_of_a_commit_that_is_not_main_s_is_refused(api) -> None:
     """A dispatch on a tag named `main` reads as head_branch main: its commit tells."""
     pr = green_pr(api.state)
     maker = a_run(pr, 5000, path=ISSUER_WORKFLOW, event="workflow_dispatch", branch="main",
-                  sha=pr.sha1)  # fmt: skip
+                  sha=pr.sha1, title=f"seal run {RUN} (by hand)")  # fmt: skip
     forged_receipt(pr, maker, None)
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
@@ -283,3 +302,18 @@ def test_an_archive_other_than_the_one_sealed_is_refused(api) -> None:
     _, out = pr.gate()
     assert out["reuse-enabled"] == "false"
     assert f"run {RUN}'s results_bmk is not the archive its receipt sealed" in out["reuse-reason"]
+
+
+def test_the_issuer_titles_its_runs_as_reuse_looks_for_them() -> None:
+    """Reuse finds a run's receipt among the issuer's runs by their title: the run-name of
+    main's sweep-receipt.yml, for a workflow_run and for a dispatch alike."""
+    from infx.reuse.issuer import names_run
+    from tests.actions.harness import load
+
+    name = load("sweep-receipt.yml")["run-name"]
+    expression = "${{ github.event.workflow_run.id || inputs.run-id }}"
+    assert name.startswith(f"seal run {expression} (")
+    title = name.replace(expression, str(RUN))
+    assert names_run(title.split("$")[0] + "by hand)", RUN)
+    assert not names_run(title.split("$")[0] + "by hand)", RUN + 1)
+    assert not names_run(f"seal run {RUN}0 (pull_request)", RUN) and not names_run(None, RUN)

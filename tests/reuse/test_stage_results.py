@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.github.fake_api import HTML, Fault
-from tests.github.scenario import OTHER_SHA, RUN, comment_event, green_pr, invoke
+from tests.github.scenario import OTHER_SHA, RUN, comment_event, green_pr, invoke, issue, zipped
 
 
 def staged_pr(state):
@@ -52,6 +52,7 @@ def test_unpinned_takes_the_newest_valid_run(api, tmp_path) -> None:
         conclusion="cancelled",
         artifacts=["results_bmk", "changelog-metadata"],
     )
+    issue(api.state, 2000)
     result, reactions, _ = stage(api, tmp_path, "/stage-results")
     assert reactions == ["+1"] and "run 2000" in result.output
 
@@ -178,3 +179,47 @@ def test_a_run_of_another_branch_holding_a_pr_commit_is_not_staged(api, tmp_path
     assert reactions == ["-1"], result.output
     assert "run 3200 ran branch other-feature, not PR #7's branch feature" in result.output
     assert api.state.dispatches == []
+
+
+def another_prs_run(state, pr, run_id: int) -> None:
+    """PR #8, from PR #7's branch into another base: its pull_request run has PR #7's head
+    branch and head commit, and GitHub checked out refs/pull/8/merge (its attestation,
+    read by the issuer, says so)."""
+    state.add_pull(8, head_sha=pr.sha1, base="release", commits=[pr.sha0, pr.sha1])
+    state.add_run(
+        run_id,
+        head_sha=pr.sha1,
+        minute=90,
+        artifacts=["results_bmk", "changelog-metadata", "sweep-receipt"],
+    )
+    claim = state.artifacts[run_id][2]["id"]
+    state.blobs[claim] = zipped("receipt.json", '{"kind": "claim"}')
+    state.run_checkouts[run_id] = ("refs/pull/8/merge", "c" * 40)
+    issue(state, run_id)
+
+
+def test_a_run_of_another_pr_from_the_same_branch_is_not_staged(api, tmp_path) -> None:
+    """Same head branch, same head commit, another PR (into another base): it measured
+    that PR's merge. Staging asks the issuer's receipt which PR's merge the run checked
+    out, as reuse does; pinned or the newest, it is refused in one line."""
+    pr = staged_pr(api.state)
+    another_prs_run(api.state, pr, 3300)
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 3300")
+    assert reactions == ["-1"] and api.state.dispatches == [], result.output
+    assert (
+        "run 3300 ran for refs/pull/8/merge, not PR #7's merge with main (refs/pull/7/merge)"
+        in result.output
+    )
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["-1"] and "refs/pull/8/merge" in result.output
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert reactions == ["+1"], result.output
+
+
+def test_a_run_no_issuer_receipt_vouches_for_is_not_staged(api, tmp_path) -> None:
+    """Without the issuer's receipt, nothing says which PR the run ran for: refused."""
+    pr = staged_pr(api.state)
+    api.state.add_run(3400, head_sha=pr.sha1, minute=90,
+                      artifacts=["results_bmk", "changelog-metadata"])  # fmt: skip
+    result, reactions, _ = stage(api, tmp_path, "/stage-results 3400")
+    assert reactions == ["-1"] and "run 3400 has no receipt from the issuer" in result.output
