@@ -6,7 +6,6 @@ PyGithub, YAML and the database load only inside the command that needs them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -27,9 +26,6 @@ from infx.cli.options import api_repo_option as repo_option
 from infx.errors import ReviewError
 from infx.review.priority import POLICY_FILE
 from infx.sweep.outcome import Outcome, json_bytes
-
-if TYPE_CHECKING:  # PyGithub loads only inside the commands that talk to GitHub
-    pass
 
 HELP = {
     "pr": "The pull request. Default: the one open PR into main whose head is --sha.",
