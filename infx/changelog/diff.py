@@ -183,17 +183,22 @@ def _insertion(base_lines: list[bytes], head_lines: list[bytes]) -> ChangelogDif
         return None
     while start > 0 and head_lines[start - 1] == head_lines[start + extra - 1]:
         start -= 1
-    block = head_lines[start : start + extra]
+    return _inserted(head_lines[start : start + extra], start)
+
+
+def _inserted(block: list[bytes], at: int) -> ChangelogDiff:
+    """The rejection of `block` inserted into history at index `at`: the entry it starts,
+    else its lines."""
     if ENTRY_START in block:
-        line = start + block.index(ENTRY_START) + 1
+        line = at + block.index(ENTRY_START) + 1
         return _rejected(
             line,
             f"entry inserted at line {line}; move it to the end of the file",
             "history is append-only: new entries go after the last entry",
         )
     return _rejected(
-        start + 1,
-        f"{extra} line(s) inserted into history at line {start + 1}",
+        at + 1,
+        f"{len(block)} line(s) inserted into history at line {at + 1}",
         "history is append-only: put the change in a new entry at the end of the file",
     )
 
@@ -213,19 +218,7 @@ def _shift(base_lines: list[bytes], head_lines: list[bytes], at: int) -> Changel
         rest = rest[:-1]  # the file's final newline: appended text may follow it
     for k in range(1, _MAX_SHIFT + 1):
         if head_lines[at + k : at + k + len(rest)] == rest:
-            block = head_lines[at : at + k]
-            if ENTRY_START in block:
-                line = at + block.index(ENTRY_START) + 1
-                return _rejected(
-                    line,
-                    f"entry inserted at line {line}; move it to the end of the file",
-                    "history is append-only: new entries go after the last entry",
-                )
-            return _rejected(
-                at + 1,
-                f"{k} line(s) inserted into history at line {at + 1}",
-                "history is append-only: put the change in a new entry at the end of the file",
-            )
+            return _inserted(head_lines[at : at + k], at)
         kept = base_lines[at + k :]
         if kept and kept[-1] == b"":
             kept = kept[:-1]
