@@ -108,6 +108,19 @@ def printable(text: str) -> str:
     return "".join(_shown(ch) for ch in text)
 
 
+def escape_message(exc: BaseException) -> None:
+    """Show `exc`'s `message` (click's errors keep theirs there) as `printable` shows text:
+    click quotes some arguments raw ("Got unexpected extra argument (...)")."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        exc.message = printable(message)  # type: ignore[attr-defined]
+
+
+def os_error_line(exc: OSError) -> str:
+    """The system's error as one printable line: its reason, then the file it names."""
+    return printable(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+
+
 def _shown(ch: str) -> str:
     code = ord(ch)
     if ch in "\n\t" or 0x20 <= code < 0x7F:

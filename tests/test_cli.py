@@ -117,6 +117,28 @@ def test_control_characters_in_an_error_are_printed_escaped(tmp_path: Path) -> N
     assert line == f"infx: error: Not a directory: {tmp_path}/f\\x1b]0;pwned\\x07/out"
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        # click quoted these raw: the override reversed the rest of the line on a terminal
+        # and the BEL rang it.
+        (["sweep", "plan", "x\u202ey\x07"], "Got unexpected extra argument (x\\u202ey\\x07)"),
+        (["sweep", "plan", "a\u202e", "b\x1b"], "Got unexpected extra arguments (a\\u202e b\\x1b)"),
+        # ... and these through repr(), which escapes them as infx does.
+        (["sweep", "plan", "--x\u202e\x07"], "No such option '--x\\u202e\\x07'"),
+        (["sweep", "plan", "--format", "t\u202e\x1b"], "'t\\u202e\\x1b' is not one of"),
+    ],
+)
+def test_clicks_usage_errors_show_arguments_escaped(args: list[str], said: str) -> None:
+    """click's own usage errors quote the user's argument; they show it as infx's own error
+    lines do (`errors.printable`), with the usage and exit 2 as before."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2
+    assert "\u202e" not in result.output and "\x07" not in result.output
+    assert "\x1b" not in result.output
+    assert said in result.output and result.output.startswith("Usage: cli sweep plan")
+
+
 def test_control_characters_in_a_crash_are_printed_escaped(tmp_path: Path) -> None:
     """The crash's one line, and the traceback INFX_DEBUG prints, escape them too; the log
     keeps the message as it was."""

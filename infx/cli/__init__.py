@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from infx.argv import not_utf8
-from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError, printable
+from infx.errors import EXIT_CODES, EXIT_USAGE, InfxError, escape_message, os_error_line, printable
 
 # name -> (module:attribute in infx.cli, the one-line help `infx --help` shows)
 # fmt: off
@@ -87,10 +87,10 @@ class InfxGroup(LazyGroup):
             click.echo(f"infx: error: {printable(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except OSError as exc:
-            said = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
-            click.echo(f"infx: error: {printable(said)}", err=True)
+            click.echo(f"infx: error: {os_error_line(exc)}", err=True)
             ctx.exit(EXIT_USAGE)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except (click.ClickException, click.exceptions.Exit, click.Abort) as exc:
+            escape_message(exc)  # click's own usage errors quote some arguments raw
             raise
         except Exception as exc:
             from infx.crash import report

@@ -34,7 +34,7 @@ from infx.sweep.plan import PlanRequest, mode_outcome, plan_outcome
 # The help of the options whose text runs long, by flag.
 HELP = {
     "--from-event": "Inside Actions: take the refs and the label decision (trim, evals, canary) from the event (GITHUB_EVENT_PATH), as `sweep mode` decides; with a canary, --output holds the canary split.",
-    "--format": "json: the plan as JSON; text: a Markdown summary table for people (`summary`, its old name, still works).",
+    "--format": "json: the plan as JSON; text: the summary table in GitHub Markdown, as the step summary gets it (a terminal shows its escapes; `summary`, its old name, still works).",
     "--output": "Write the JSON plan to this file and print the summary table instead.",
     "--manifest": "Also write the sweep's manifest (what its jobs measure: options, plan digest, configs as parsed, runner labels, recipe and template bytes) to this file.",
     "--durations": "A job-timings file (`infx sweep timings`): estimate each job from the recorded durations of earlier jobs of the same identity.",

@@ -14,10 +14,11 @@ same identity, or else an assumption stated in the job's `source`:
   `duration`, its eval included (AGENTX_FAST_MINUTES for a throughput job under the
   agentx-fast label);
 - GPUs: a job *holds* whole nodes (no other job gets the rest of a node a tp4 server half
-  fills): a single-node job its node, a multi-node job every node of every worker (or the
-  nodes its recipe asks for, `PREFILL_NODES=`/`DECODE_NODES=`, when more). GPUs per node
-  come from runners.yaml (`node_gpus`), else GPUS_PER_NODE. The budget counts GPU-hours
-  held; the GPUs the servers use are said beside it where they differ.
+  fills): a single-node job its node, a multi-node job the `node-count` its plan row
+  carries (the format's planner counts it: `infx.matrix.nodes`), else every node of every
+  worker (or the nodes its recipe asks for, `PREFILL_NODES=`/`DECODE_NODES=`, when more).
+  GPUs per node come from runners.yaml (`node_gpus`), else GPUS_PER_NODE. The budget
+  counts GPU-hours held; the GPUs the servers use are said beside it where they differ.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def node_gpus(
 
 
 def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
-    """The most nodes the role's `PREFILL_NODES=`/`DECODE_NODES=` settings ask for (0: none);
+    """The most nodes the role's `PREFILL_NODES=`/`DECODE_NODES=` settings ask for (0: none),
+    for a row without the plan's `node-count` (a format whose planner counts no nodes);
     a value that is not ASCII digits (another script's, a blank, a quote, an expression) is
     one the estimate cannot price, so it refuses rather than price the job lower."""
     name = f"{role.upper()}_NODES="
@@ -98,11 +100,21 @@ def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
     return asked
 
 
+def _planned_nodes(count: object) -> int:
+    if isinstance(count, int) and not isinstance(count, bool) and 0 < count < SQLITE_INTEGER_END:
+        return count
+    raise ConfigError(f"node-count {str(count)[:40]!r} is not a node count the estimate can price")
+
+
 def held_nodes(row: MatrixRow, per_node: int) -> int:
     """Nodes a job takes: one for a single-node job (more only if its GPUs exceed a node);
-    for a multi-node job each worker's own nodes, or what its recipe asks for when more."""
+    for a multi-node job the plan's `node-count` where its format prints one (what the
+    scheduler allocates, so plan and estimate never differ), else each worker's own nodes,
+    or what its recipe asks for when more."""
     if not is_multinode(row):
         return max(1, math.ceil(row_gpus(row)["total"] / per_node))
+    if "node-count" in row:
+        return _planned_nodes(row["node-count"])
     nodes = 0
     for role in ("prefill", "decode"):
         worker = row[role]

@@ -39,8 +39,10 @@ from infx.matrix.recipes import (
     recipe_path,
     variant,
 )
+from infx.numbers import SQLITE_INTEGER_END
 
 _CONFIG_FILE = "CONFIG_FILE="
+_MOST = SQLITE_INTEGER_END - 1  # the most nodes a count may say: infx's whole-number bound
 
 
 def _family(label: str) -> str:
@@ -70,14 +72,28 @@ def _settings(worker: Mapping[str, Any]) -> list[str]:
     return [s for s in found if isinstance(s, str)]
 
 
+def _count(name: str, digits: str) -> int:
+    """`digits` as a role's node count, 1 to `_MOST`, or one line refusing it."""
+    try:
+        value = int(digits)
+    except ValueError:  # past int()'s 4,300 digits, which InferenceX's planner fails on too
+        value = 0
+    if 0 < value < SQLITE_INTEGER_END:
+        return value
+    shown = digits if len(digits) <= 24 else f"{digits[:20]}... ({len(digits)} digits)"
+    raise ConfigError(f"{name}={shown} is not a node count (a whole number, 1 to {_MOST})")
+
+
 def _override(worker: Mapping[str, Any], name: str) -> int | None:
+    """The role's node count its `NAME=` settings give, read as InferenceX's planner reads
+    them: only a setting that is the whole assignment counts (`NAME=2 ` counts nothing), and
+    its digits are any script's decimal digits, as Python's `\\d` and int() take them
+    (`NAME=\\u0663` is 3). The estimate prices the row at this count (`node-count`)."""
     pattern = re.compile(rf"^{re.escape(name)}=(\d+)$")
-    values = [int(m.group(1)) for s in _settings(worker) if (m := pattern.match(s))]
-    if not values:
-        return None
-    if len(set(values)) != 1 or values[0] <= 0:
-        raise ConfigError(f"conflicting or invalid {name} settings: {values}")
-    return values[0]
+    values = {_count(name, m.group(1)) for s in _settings(worker) if (m := pattern.match(s))}
+    if len(values) > 1:
+        raise ConfigError(f"conflicting {name} settings: {sorted(values)}")
+    return values.pop() if values else None
 
 
 def _recipe_nodes(

@@ -285,6 +285,20 @@ def test_a_node_setting_the_estimate_cannot_read_is_refused_never_priced_lower(s
         estimate([(row, False)], node_gpus={"gb200": 4})
 
 
+def test_a_row_with_the_plans_node_count_is_priced_at_it() -> None:
+    """The plan's count (recipe, settings as InferenceX reads them, or topology) is what the
+    job holds, whatever the settings say to the shell: plan and estimate never differ."""
+    from infx.errors import ConfigError
+
+    prefill = _with(MULTI["prefill"], **{"additional-settings": ["PREFILL_NODES=\u0663"]})
+    row = _with(MULTI, prefill=prefill, **{"node-count": 5})
+    (cost,) = estimate([(row, False)], node_gpus={"mi355x-disagg": 8})
+    assert (cost.nodes, cost.held_gpus) == (5, 40)
+    for wrong in (0, True, 2**63, "5"):
+        with pytest.raises(ConfigError, match="is not a node count the estimate can price"):
+            estimate([(_with(row, **{"node-count": wrong}), False)])
+
+
 def test_node_sizes_come_from_runners_yaml() -> None:
     from infx.matrix.cost import node_gpus
 

@@ -358,3 +358,59 @@ def test_trim_keeps_one_row_per_deployment_shape(seed: GitRepo) -> None:
     assert [r["conc"] for r in plan["multi_node"]["8k1k"]] == [[16], [8]]
     # Evals are not trimmed.
     assert [r["eval-conc"] for r in plan["multinode_agentic_evals"]] == [32]
+
+
+def _planned_and_priced(seed: GitRepo, nvidia: str) -> tuple[list[int], list[int]]:
+    """The node counts of the plan's multi-node rows and the nodes the estimate prices."""
+    seed.commit("nodes", **{"configs/nvidia-master.yaml": nvidia})
+    seed.git("tag", "-f", "base")
+    estimate = seed.path / "estimate.json"
+    plan, _ = _plan(seed, entry(["dsr1-fp4-b200-dynamo-trt"]), flags=("--estimate", str(estimate)))
+    planned = [r["node-count"] for r in plan["multi_node"]["8k1k"] + plan["multinode_evals"]]
+    jobs = json.loads(estimate.read_text())["jobs"]
+    return planned, [job["nodes"] for job in jobs]
+
+
+@pytest.mark.parametrize(
+    ("setting", "first"),
+    [
+        ("PREFILL_NODES=1", 1 + 3),
+        # InferenceX's planner reads a role's count with Python's `\d` and int(), which take
+        # any script's decimal digits: Arabic-Indic 3 is 3.
+        ("PREFILL_NODES=\u0663", 3 + 3),
+        # ... and only a setting that is the whole assignment: this one counts nothing, so
+        # the role's GPUs over a node's do (4 of 8: one node).
+        ("PREFILL_NODES=2 ", 1 + 3),
+    ],
+)
+def test_the_estimate_prices_a_job_at_the_nodes_the_plan_counts(
+    seed: GitRepo, setting: str, first: int
+) -> None:
+    planned, priced = _planned_and_priced(seed, NVIDIA.replace("PREFILL_NODES=1", setting))
+    # The first topology's two rows and its eval, then the recipe's 5 nodes (2 + 3), which
+    # the estimate once priced from the workers' GPUs (3 nodes).
+    assert planned == [first, 5, first]
+    assert sorted(priced) == sorted(planned)
+
+
+@pytest.mark.parametrize(
+    "digits", ["9" * 5000, str(2**63), "0"], ids=["past-int-digits", "2**63", "zero"]
+)
+def test_a_node_setting_that_is_no_node_count_refuses_the_plan_in_one_line(
+    seed: GitRepo, digits: str
+) -> None:
+    seed.commit(
+        "nodes",
+        **{
+            "configs/nvidia-master.yaml": NVIDIA.replace(
+                "PREFILL_NODES=1", f"PREFILL_NODES={digits}"
+            )
+        },
+    )
+    seed.git("tag", "-f", "base")
+    seed.commit("entry", **{"perf-changelog.yaml": entry(["dsr1-fp4-b200-dynamo-trt"])})
+    result = seed.infx("sweep", "plan", "--base", "base", "--head", "HEAD")
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("infx: error: dsr1-fp4-b200-dynamo-trt: PREFILL_NODES=")
+    assert "is not a node count" in line and len(line) < 300

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from infx.schemas import errors
 from tests.conftest import GitRepo
@@ -382,6 +383,22 @@ def test_text_is_the_summary_and_summary_still_works(bench: GitRepo) -> None:
     text, summary = bench.infx(*args, "text"), bench.infx(*args, "summary")
     assert text.exit_code == summary.exit_code == 0, text.output
     assert text.stdout == summary.stdout and text.stdout.startswith("|")
+
+
+def test_text_is_the_step_summarys_markdown_and_says_so(bench: GitRepo, tmp_path) -> None:
+    """`--format text` is the Markdown table the step summary gets (escapes and all), not
+    text laid out for a terminal: its help and the sweeps page say so."""
+    bench.commit(**{"perf-changelog.yaml": entry("llama-fp8-mi355x-vllm")})
+    target = tmp_path / "summary.md"
+    args = ("sweep", "plan", "--base", "base", "--head", "HEAD", "--format", "text")
+    result = bench.infx(*args, env={"GITHUB_STEP_SUMMARY": str(target)})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() in target.read_text()
+    shown = " ".join(bench.infx("sweep", "plan", "--help").stdout.split())
+    assert "text: the summary table in GitHub Markdown, as the step summary gets it" in shown
+    page = " ".join((Path(__file__).parents[2] / "docs" / "sweeps.md").read_text().split())
+    assert "`--format text` prints that table in place of the JSON" in page
+    assert "in GitHub Markdown: the bytes a step summary or a comment renders" in page
 
 
 def test_unknown_keys_are_listed_as_the_gate_lists_them(bench: GitRepo) -> None:
