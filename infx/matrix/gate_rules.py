@@ -114,6 +114,9 @@ def gate_inputs(
             check_syntax(name, data)
         return inputs, None
     runners = (change.runners, settings.runners)
+    # The format is the repository's before this change (the configs at head, the changelog
+    # at base): a key an appended entry takes from another era fails the rule `format` at
+    # its line, rather than leaving no format that accepts the repository.
     return inputs, at_tree(
-        change.masters, globs, change.head_tree, files[1], settings.format, runners
+        change.masters, globs, change.head_tree, files[0], settings.format, runners
     )

@@ -222,6 +222,26 @@ def test_format_in_infx_toml_wins(seed: GitRepo) -> None:
     assert "set format = 'pr3058'" in gate.output
 
 
+def test_an_appended_key_of_another_era_fails_its_line_unpinned(seed: GitRepo) -> None:
+    """A repository on pr2707 by its data (a paired aggregate config), nothing pinned: an
+    appended entry taking `no-evals` from a later era fails the rule `format` at its line,
+    beside the entry's other problems; the entry does not change the repository's format."""
+    seed.commit("paired", **{"configs/nvidia-master.yaml": PAIRED})
+    seed.git("tag", "-f", "base")
+    seed.write(
+        "perf-changelog.yaml",
+        entry(extra="  no-evals: true\n") + "\n" + entry(extra="  scenario-typ: [agentic]\n"),
+    )
+    gate = seed.infx("changelog", "check", "--base", "base", "--pr", "5")
+    assert gate.exit_code == 1, gate.output
+    assert "no known InferenceX format" not in gate.output
+    assert "perf-changelog.yaml:6: format: no-evals: not a key of InferenceX format pr2707" in (
+        gate.output
+    )
+    assert "did you mean 'scenario-type'?" in gate.output
+    assert "2 problem(s) found" in gate.output
+
+
 def test_aggregate_worker_rows(seed: GitRepo) -> None:
     plan, _ = _plan(seed, entry(["glm-fp8-gb300-dynamo-vllm-agentic-agg"]))
     rows = plan["multi_node"]["agentic"]
