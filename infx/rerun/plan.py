@@ -6,7 +6,7 @@ this run. Pure: `infx.rerun.reads.rerun_plan_facts` reads the facts."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ConfigError
 from infx.markdown import Md, table, text
 from infx.matrix import origins
-from infx.matrix.cost import GPUS_PER_NODE, estimate, estimate_document, verdict, wall_minutes
+from infx.matrix.cost import (
+    GPUS_PER_NODE,
+    estimate,
+    estimate_document,
+    held_nodes,
+    verdict,
+    wall_minutes,
+)
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
 from infx.rerun.paired import (
     PAIRS_FILE,
@@ -208,18 +215,44 @@ def lineage_runs(source: Run, branch: Sequence[Run]) -> list[Run]:
     return [source, *earlier][:LINEAGE_RUNS]
 
 
-def gpu_job_hours(jobs: Sequence[Job], gpus: Mapping[str, int]) -> float:
+def plan_gpus(
+    rows: Iterable[tuple[MatrixRow, bool]],
+    gpus: Mapping[str, int],
+    pools: Mapping[str, Sequence[str]],
+) -> dict[str, int]:
+    """GPUs the largest job of a lineage's plan holds (every node it takes: `held_nodes`)
+    on each runner label, and on each node of that label's pool (a job pinned to a node
+    runs on the node's name)."""
+    held: dict[str, int] = {}
+    for row, _ in rows:
+        label = str(row.get("runner"))
+        per_node = int(gpus.get(label, GPUS_PER_NODE))
+        size = held_nodes(row, per_node) * per_node
+        for name in (label, *pools.get(label, ())):
+            held[name] = max(held.get(name, 0), size)
+    return held
+
+
+def gpu_job_hours(
+    jobs: Sequence[Job], gpus: Mapping[str, int], held: Mapping[str, int] | None = None
+) -> float:
     """GPU-hours a run's jobs held, as GitHub recorded them: every job that ran on a runner
     that is not one of GitHub's hosted machines, whatever the workflow named it, for the
-    time it ran, at the GPUs of a node of its runner label (GPUS_PER_NODE when runners.yaml
-    sizes none of its labels). A multi-node job counts one node: a floor, never more."""
+    time it ran. GitHub records one runner for a multi-node job (its launcher; the cluster
+    scheduler holds the other nodes), and a job's name is the word of the code that ran
+    it, so a job counts the GPUs of the largest job of the lineage's plan on its runner
+    label (`held`, `plan_gpus`), or of the plan's largest job on a label the plan does not
+    use; never less than a node of its label (GPUS_PER_NODE when runners.yaml sizes none)."""
+    largest = max((held or {}).values(), default=0)
     total = []
     for job in jobs:
         seconds = job.seconds
         if not seconds or all(label.startswith(_HOSTED) for label in job.labels):
             continue
         sizes = [gpus[label] for label in job.labels if label in gpus]
-        total.append(seconds / 3600 * (max(sizes) if sizes else GPUS_PER_NODE))
+        planned = [held[label] for label in job.labels if held and label in held]
+        size = max(max(sizes) if sizes else GPUS_PER_NODE, max(planned) if planned else largest)
+        total.append(seconds / 3600 * size)
     return math.fsum(total)
 
 
