@@ -52,16 +52,22 @@ from infx.rerun.jobs import TriageFacts, TriageRequest, main_sweep, needs_result
 from infx.rerun.plan import (
     RerunPlanFacts,
     RerunPlanRequest,
-    gpu_job_hours,
     lineage_root,
     lineage_runs,
     manifest_options,
     plan_changed,
-    plan_gpus,
     source_refusal,
 )
 from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
-from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE, jobs_of, whole_plan
+from infx.rerun.rules import (
+    JOBS_ARTIFACT,
+    TIMINGS_FILE,
+    TRIAGE_FILE,
+    gpu_job_hours,
+    jobs_of,
+    plan_gpus,
+    whole_plan,
+)
 from infx.results.ingest.files import load_floors
 from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors

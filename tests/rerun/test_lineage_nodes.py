@@ -12,8 +12,8 @@ from typing import Any
 from infx.github.client import GitHub
 from infx.github.values import Job
 from infx.matrix.cost import estimate, verdict
-from infx.rerun.plan import gpu_job_hours, lineage_before, plan_gpus
 from infx.rerun.reads import lineage_hours
+from infx.rerun.rules import gpu_job_hours, lineage_before, plan_gpus
 from tests.github.fake_api import FakeGitHub, stamp
 from tests.matrix.test_cost import FIXED, MULTI
 from tests.sweep.test_lineage_pricing import record
