@@ -13,12 +13,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ConfigError
 from infx.markdown import Md, table, text
 from infx.matrix import origins
-from infx.matrix.cost import (
-    estimate,
-    estimate_document,
-    verdict,
-    wall_minutes,
-)
+from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
 from infx.rerun.paired import (
     PAIRS_FILE,

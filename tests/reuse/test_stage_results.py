@@ -190,6 +190,19 @@ def test_after_a_rerun_an_unpinned_stage_asks_for_the_older_run_by_its_id(api, t
     assert reactions == ["+1"] and "staged 2 artifact(s) of run 3300" in result.output
 
 
+def test_another_workflow_s_dispatch_on_the_branch_is_no_rerun_that_blocks_staging(
+    api, tmp_path
+) -> None:
+    """Only the sweep workflow's dispatches are reruns: any other workflow run on the
+    branch that uploads an artifact of that name holds no sweep results."""
+    pr = staged_pr(api.state)
+    api.state.add_run(3400, head_sha=pr.sha1, minute=90, event="workflow_dispatch",
+                      path=".github/workflows/other.yml",
+                      artifacts=["results_bmk", "changelog-metadata"])  # fmt: skip
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and f"staged 2 artifact(s) of run {RUN}" in result.output
+
+
 def test_a_run_of_another_branch_holding_a_pr_commit_is_not_staged(api, tmp_path) -> None:
     """PR #7's branch holds a commit of another branch (merged in, or branched from it):
     that branch's own pull_request run ran its own merge, not PR #7's. Its head_sha is one
