@@ -23,9 +23,12 @@ from infx.rerun.rules import (
     PlanFiles,
     RerunPlan,
     failures,
+    gpu_job_hours,
     jobs_of,
+    lineage_before,
     missing,
     outcomes,
+    plan_gpus,
     refusal,
     rerun_plan,
     row_id,
@@ -183,8 +186,22 @@ def decide_rerun(facts: RunFacts, ask: RerunAsk) -> Decision:
     if record.pr is not None:
         inputs["pr-number"] = str(record.pr)
     dispatch: Dispatch = {"workflow": ask.workflow, "ref": run.head_branch or "", "inputs": inputs}
-    shown = preview(files, todo, len(plan_jobs), kinds, facts.node_gpus)
+    shown = preview(files, todo, len(plan_jobs), kinds, facts.node_gpus, priced_before(facts))
     return Decision(run, f"rerun {len(todo.jobs)} job(s) of run {run.id}", dispatch, shown)
+
+
+def priced_before(facts: RunFacts) -> tuple[float, bool]:
+    """What the run's lineage was priced at before a rerun of it, as far as the run shows,
+    and whether that is only a floor: the record's `spent`; a PR's run, no lower than the
+    GPU jobs GitHub recorded for it (the rerun's planning job also reads the runs before it
+    on its branch, so the figure it enforces may be higher)."""
+    record = facts.files.record if facts.files is not None else None
+    if record is None or facts.files is None:
+        return 0.0, False
+    if record.pr is None:
+        return lineage_before(record, None), False
+    held = plan_gpus(jobs_of(facts.files.whole), facts.node_gpus, {})
+    return lineage_before(record, gpu_job_hours(facts.jobs, facts.node_gpus, held)), True
 
 
 def preview(
@@ -193,8 +210,10 @@ def preview(
     whole_jobs: int,
     kinds: dict[str, str],
     node_gpus: dict[str, int] | None = None,
+    before: tuple[float, bool] = (0.0, False),
 ) -> str:
-    """What a rerun would cost (GPU-hours held: whole nodes) against a full one, and its
+    """What a rerun would cost (GPU-hours held: whole nodes) against a full one, what the
+    budget holds (its lineage: what it was priced at `before`, plus this rerun), and its
     first jobs with why each runs."""
     durations = files.timings.durations()
     agentx = bool(files.record and files.record.agentx_fast)
@@ -215,6 +234,14 @@ def preview(
         f"Rerunning {len(todo.jobs)} of {whole_jobs} jobs: about {part:.1f} GPU-hours"
         f"{servers} (a full rerun: {full:.1f}).\n\n"
     )
+    spent, floor = before
+    if spent:
+        word = "at least" if floor else "about"
+        head += (
+            f"The budget holds the lineage, not this dispatch: {word} {spent + part:,.1f} "
+            f"GPU-hours ({part:,.1f} for this rerun on top of {word} {spent:,.1f} its lineage "
+            "was priced at); over its label's budget, the rerun waits for approval.\n\n"
+        )
     return head + table(("job", "conc", "runner", "why"), rows)
 
 

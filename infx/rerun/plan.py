@@ -5,7 +5,6 @@ this run. Pure: `infx.rerun.reads.rerun_plan_facts` reads the facts."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from infx.errors import ConfigError
 from infx.markdown import Md, table, text
 from infx.matrix import origins
-from infx.matrix.cost import GPUS_PER_NODE, estimate, estimate_document, verdict, wall_minutes
+from infx.matrix.cost import estimate, estimate_document, verdict, wall_minutes
 from infx.matrix.manifest import SweepOptions, differences, lineage, summarize
 from infx.rerun.paired import (
     PAIRS_FILE,
@@ -36,7 +35,9 @@ from infx.rerun.rules import (
     PlanFiles,
     RerunPlan,
     failures,
+    gpu_job_hours,
     jobs_of,
+    lineage_before,
     missing,
     outcomes,
     pin_nodes,
@@ -64,8 +65,6 @@ _SHOWN_CHANGES = 3
 # Runs of the branch, newest first, whose jobs are read to find what a PR's lineage spent
 # (its reruns, at most MAX_DEPTH, and the label events' runs between them that ran nothing).
 LINEAGE_RUNS = 25
-# Runner labels of GitHub's hosted machines: their jobs hold no GPU.
-_HOSTED = ("ubuntu-", "windows-", "macos-")
 
 
 @dataclass(frozen=True)
@@ -208,33 +207,9 @@ def lineage_runs(source: Run, branch: Sequence[Run]) -> list[Run]:
     return [source, *earlier][:LINEAGE_RUNS]
 
 
-def gpu_job_hours(jobs: Sequence[Job], gpus: Mapping[str, int]) -> float:
-    """GPU-hours a run's jobs held, as GitHub recorded them: every job that ran on a runner
-    that is not one of GitHub's hosted machines, whatever the workflow named it, for the
-    time it ran, at the GPUs of a node of its runner label (GPUS_PER_NODE when runners.yaml
-    sizes none of its labels). A multi-node job counts one node: a floor, never more."""
-    total = []
-    for job in jobs:
-        seconds = job.seconds
-        if not seconds or all(label.startswith(_HOSTED) for label in job.labels):
-            continue
-        sizes = [gpus[label] for label in job.labels if label in gpus]
-        total.append(seconds / 3600 * (max(sizes) if sizes else GPUS_PER_NODE))
-    return math.fsum(total)
-
-
 def lineage_root(run: Run, jobs: Sequence[Job], gpus: Mapping[str, int]) -> bool:
     """Whether `run` is where a lineage starts: a sweep (not a dispatched rerun) that held GPUs."""
     return run.event != "workflow_dispatch" and gpu_job_hours(jobs, gpus) > 0
-
-
-def lineage_before(record: RunRecord, trusted: float | None) -> float:
-    """The GPU-hours a rerun's lineage was priced at before it. Main's record is its own
-    code's word. A PR's record was written by a run of the PR's own code, which could
-    lower it: GitHub's record of the lineage's jobs (`trusted`) is the floor. A record
-    written before infx kept the figure adds nothing (the rerun is priced on its own)."""
-    recorded = record.spent if record.spent is not None else 0.0
-    return max(recorded, trusted or 0.0)
 
 
 def rerun_plan_outcome(request: RerunPlanRequest, facts: RerunPlanFacts) -> Outcome:

@@ -52,7 +52,6 @@ from infx.rerun.jobs import TriageFacts, TriageRequest, main_sweep, needs_result
 from infx.rerun.plan import (
     RerunPlanFacts,
     RerunPlanRequest,
-    gpu_job_hours,
     lineage_root,
     lineage_runs,
     manifest_options,
@@ -60,7 +59,15 @@ from infx.rerun.plan import (
     source_refusal,
 )
 from infx.rerun.repeat import RepeatRequest, read_verdict, read_verdict_file, repeat_points
-from infx.rerun.rules import JOBS_ARTIFACT, TIMINGS_FILE, TRIAGE_FILE
+from infx.rerun.rules import (
+    JOBS_ARTIFACT,
+    TIMINGS_FILE,
+    TRIAGE_FILE,
+    gpu_job_hours,
+    jobs_of,
+    plan_gpus,
+    whole_plan,
+)
 from infx.results.ingest.files import load_floors
 from infx.results.table.rows import Table
 from infx.results.verdict.floors import Floors
@@ -284,7 +291,10 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
     gpus = node_gpus(runners.labels, runners.hardware) if runners is not None else {}
     spent = None
     if record.pr is not None:
-        spent = gh.decide(lambda: _lineage_hours(gh, found.run, found.branch, gpus))
+        # Sized by the plan the PR's code wrote and the one this checkout makes: the larger.
+        rows = [*jobs_of(files.whole), *jobs_of(whole_plan(planned.result.plan.as_json()))]
+        held = plan_gpus(rows, gpus, runners.labels if runners is not None else {})
+        spent = gh.decide(lambda: lineage_hours(gh, found.run, found.branch, gpus, held))
     files_now = digests_at(root, "HEAD", manifest["measured"]["files"])
     return replace(
         found,
@@ -311,14 +321,16 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
     )
 
 
-def _lineage_hours(gh: GitHub, source: Run, branch: list[Run], gpus: dict[str, int]) -> float:
+def lineage_hours(
+    gh: GitHub, source: Run, branch: list[Run], gpus: dict[str, int], held: dict[str, int]
+) -> float:
     """What a PR's lineage spent, from GitHub's record, not from the records its runs wrote:
     the GPU jobs of the source and of the runs before it on its branch, back to the newest
-    sweep that held GPUs (its root)."""
+    sweep that held GPUs (its root), each at the GPUs its plan's jobs hold (`held`)."""
     total = 0.0
     for run in lineage_runs(source, branch):
         jobs = gh.jobs(run.id, every_attempt=True)  # each attempt held its GPUs
-        total += gpu_job_hours(jobs, gpus)
+        total += gpu_job_hours(jobs, gpus, held)
         if lineage_root(run, jobs, gpus):
             break
     return total
@@ -330,7 +342,6 @@ def main_jobs(planned: Planned, options: PlanOptions) -> list[tuple[MatrixRow, b
     The base's configs are read as data (never run); a base that cannot be planned leaves
     the repeat unpaired."""
     from infx.matrix.plan import build_plan
-    from infx.rerun.rules import jobs_of, whole_plan
 
     read_base = planned.inputs.base
     head = planned.result.head

@@ -172,12 +172,27 @@ def repeat_decision(
             f"repeat {done + 1} of {min(confirm, MAX_REPEATS)}, paired: {count} row(s) of "
             f"unconfirmed configs run again, each beside main's row of its config on one node "
             f"({2 * count} jobs at most, about {priced} GPU-hours per repeat with both halves; "
-            "the budget gate holds it when over budget)"
+            f"{_lineage(record, priced)})"
         )
         return {"workflow": asked.workflow, "ref": asked.ref, "inputs": inputs}, said
     said = (
         f"repeat {done + 1} of {min(confirm, MAX_REPEATS)}: {count} row(s) of "
-        f"unconfirmed configs run again (about {hours} GPU-hours per repeat; the budget gate "
-        "holds it when over budget)"
+        f"unconfirmed configs run again (about {hours} GPU-hours per repeat; "
+        f"{_lineage(record, hours)})"
     )
     return {"workflow": asked.workflow, "ref": asked.ref, "inputs": inputs}, said
+
+
+def _lineage(record: RunRecord | None, hours: object) -> str:
+    """What the budget gate prices a repeat at: not its own GPU-hours but its lineage's,
+    what the run's record says it was priced at so far with the repeat's own. A PR's record
+    is its code's word, and the planning job prices the lineage no lower than the GPU jobs
+    GitHub recorded for it: a floor."""
+    spent = record.spent if record is not None else None
+    if not spent or isinstance(hours, bool) or not isinstance(hours, (int, float)):
+        return "the budget gate holds it when over budget"
+    word = "at least" if record is not None and record.pr is not None else "about"
+    return (
+        f"the budget holds its lineage: {word} {spent + hours:,.1f} GPU-hours with it "
+        f"({spent:,.1f} before it), and the budget gate holds it when that is over budget"
+    )

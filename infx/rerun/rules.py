@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from infx.errors import UsageError
+from infx.matrix.cost import GPUS_PER_NODE, held_nodes
 from infx.matrix.plan import canary
 from infx.matrix.rows import (
     EVAL_BUCKETS,
@@ -362,3 +364,57 @@ def run_number(value: str, what: str) -> int:
     if number is None or value.startswith("0"):
         raise UsageError(f"{what} must be a run id (digits), not {value!r}")
     return number
+
+
+# Runner labels of GitHub's hosted machines: their jobs hold no GPU.
+_HOSTED = ("ubuntu-", "windows-", "macos-")
+
+
+def plan_gpus(
+    rows: Iterable[tuple[MatrixRow, bool]],
+    gpus: Mapping[str, int],
+    pools: Mapping[str, Sequence[str]],
+) -> dict[str, int]:
+    """GPUs the largest job of a lineage's plan holds (every node it takes: `held_nodes`)
+    on each runner label, and on each node of that label's pool (a job pinned to a node
+    runs on the node's name)."""
+    held: dict[str, int] = {}
+    for row, _ in rows:
+        label = str(row.get("runner"))
+        per_node = int(gpus.get(label, GPUS_PER_NODE))
+        size = held_nodes(row, per_node) * per_node
+        for name in (label, *pools.get(label, ())):
+            held[name] = max(held.get(name, 0), size)
+    return held
+
+
+def gpu_job_hours(
+    jobs: Sequence[Job], gpus: Mapping[str, int], held: Mapping[str, int] | None = None
+) -> float:
+    """GPU-hours a run's jobs held, as GitHub recorded them: every job that ran on a runner
+    that is not one of GitHub's hosted machines, whatever the workflow named it, for the
+    time it ran. GitHub records one runner for a multi-node job (its launcher; the cluster
+    scheduler holds the other nodes), and a job's name is the word of the code that ran
+    it, so a job counts the GPUs of the largest job of the lineage's plan on its runner
+    label (`held`, `plan_gpus`), or of the plan's largest job on a label the plan does not
+    use; never less than a node of its label (GPUS_PER_NODE when runners.yaml sizes none)."""
+    largest = max((held or {}).values(), default=0)
+    total = []
+    for job in jobs:
+        seconds = job.seconds
+        if not seconds or all(label.startswith(_HOSTED) for label in job.labels):
+            continue
+        sizes = [gpus[label] for label in job.labels if label in gpus]
+        planned = [held[label] for label in job.labels if held and label in held]
+        size = max(max(sizes) if sizes else GPUS_PER_NODE, max(planned) if planned else largest)
+        total.append(seconds / 3600 * size)
+    return math.fsum(total)
+
+
+def lineage_before(record: RunRecord, trusted: float | None) -> float:
+    """The GPU-hours a rerun's lineage was priced at before it. Main's record is its own
+    code's word. A PR's record was written by a run of the PR's own code, which could
+    lower it: GitHub's record of the lineage's jobs (`trusted`) is the floor. A record
+    written before infx kept the figure adds nothing (the rerun is priced on its own)."""
+    recorded = record.spent if record.spent is not None else 0.0
+    return max(recorded, trusted or 0.0)

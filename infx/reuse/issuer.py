@@ -19,6 +19,7 @@ issued receipt are here too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,12 +48,18 @@ SEALED = (
     "reuse-receipt",
 )
 SERVER = "https://github.com"
+# sweep-receipt.yml's run-name: the run it sealed, and the event that started that run.
+_TITLE = re.compile(r"seal run ([1-9][0-9]*) \((?:[a-z_]+|by hand)\)")
 
 
 def names_run(title: str | None, run_id: int) -> bool:
     """Whether an issuer run's title (its run-name, `seal run <id> (<event>)`, made by the
-    default branch's sweep-receipt.yml) says it sealed run `run_id`."""
-    return (title or "").startswith(f"seal run {run_id} (")
+    default branch's sweep-receipt.yml: GitHub's run id and event name, or a dispatch's
+    `run-id` and `by hand`) says it sealed run `run_id`: the whole title, the id as GitHub
+    writes it (a dispatch's `01234` sealed run 1234 under another title; the workflow now
+    refuses it)."""
+    found = _TITLE.fullmatch(title or "")
+    return found is not None and found.group(1) == str(run_id)
 
 
 def issued_artifact(run_id: int, attempt: int) -> str:

@@ -154,7 +154,38 @@ def chosen_run(
         more = "; pin one of the older runs with /stage-results <run_id>" if facts.exhausted else ""
         return None, [], f"no stageable {workflow} run on PR #{pull.number}{more}"
     chosen, artifacts = max(valid, key=lambda pair: (pair[0].run.created_at, pair[0].run.id))
-    return chosen, artifacts, ""
+    why = skipped_rerun(chosen, facts.candidates, pull, workflow, repo)
+    return (None, [], why) if why else (chosen, artifacts, "")
+
+
+def skipped_rerun(
+    chosen: Candidate, candidates: Iterable[Candidate], pull: Pull, workflow: str, repo: str
+) -> str:
+    """Why an unpinned /stage-results does not stage `chosen` ("": it does): a run of the
+    sweep workflow dispatched on the PR's branch after it (a `/rerun-failed`, the infra
+    retry, a repeat) holds the PR's newer results, which are never staged, so staging
+    `chosen` would pass its older results off as the PR's latest. A pin of `chosen` says
+    that is meant."""
+    key = (chosen.run.created_at, chosen.run.id)
+    path = f".github/workflows/{workflow}"
+    newer = [
+        c.run
+        for c in candidates
+        if c.run.event == "workflow_dispatch"
+        and c.run.head_repo == repo
+        and c.run.path.split("@", 1)[0] == path
+        and (c.run.created_at, c.run.id) > key
+    ]
+    if not newer:
+        return ""
+    rerun = max(newer, key=lambda r: (r.created_at, r.id))
+    return (
+        f"run {rerun.id} ({rerun.event}), newer than run {chosen.run.id}, is PR "
+        f"#{pull.number}'s latest sweep, and a dispatched rerun is never staged (it carries "
+        f"its source's results, a lineage staging does not check); the newest stageable run "
+        f"is {chosen.run.id}, whose results lack the rerun's: to stage them anyway, comment "
+        f"/stage-results {chosen.run.id}"
+    )
 
 
 def decide_stage(

@@ -159,8 +159,48 @@ def test_a_dispatched_run_on_the_pr_branch_is_not_staged(api, tmp_path) -> None:
     assert reactions == ["-1"], result.output
     assert "run 3100 was triggered by workflow_dispatch, not pull_request" in result.output
     assert api.state.dispatches == []
-    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
     assert reactions == ["+1"] and f"run {RUN}" in result.output, result.output
+
+
+def test_after_a_rerun_an_unpinned_stage_asks_for_the_older_run_by_its_id(api, tmp_path) -> None:
+    """After /rerun-failed, the PR's newest results are the rerun's, which are never
+    staged. Staging the older pull_request run unasked would pass its results (the failed
+    points missing) off as the PR's latest: the reply names both runs and why, and asks
+    for a pin; the pin stages it. A new sweep after the rerun is staged as before."""
+    pr = staged_pr(api.state)
+    api.state.add_run(3100, head_sha=pr.sha1, minute=90, event="workflow_dispatch",
+                      artifacts=["results_bmk", "changelog-metadata", "sweep-plan"])  # fmt: skip
+    result, reactions, summary = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["-1"] and api.state.dispatches == [], result.output
+    said = " ".join(result.output.split())
+    assert (
+        f"run 3100 (workflow_dispatch), newer than run {RUN}, is PR #7's latest sweep, and a "
+        "dispatched rerun is never staged (it carries its source's results, a lineage "
+        f"staging does not check); the newest stageable run is {RUN}, whose results lack "
+        f"the rerun's: to stage them anyway, comment /stage-results {RUN}"
+    ) in said, said
+    assert "/stage-results" in summary and "3100" in summary
+    result, reactions, _ = stage(api, tmp_path, f"/stage-results {RUN}")
+    assert reactions == ["+1"] and f"staged 2 artifact(s) of run {RUN}" in result.output
+    api.state.add_run(3300, head_sha=pr.sha1, minute=120,
+                      artifacts=["results_bmk", "changelog-metadata"])  # fmt: skip
+    issue(api.state, 3300)
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and "staged 2 artifact(s) of run 3300" in result.output
+
+
+def test_another_workflow_s_dispatch_on_the_branch_is_no_rerun_that_blocks_staging(
+    api, tmp_path
+) -> None:
+    """Only the sweep workflow's dispatches are reruns: any other workflow run on the
+    branch that uploads an artifact of that name holds no sweep results."""
+    pr = staged_pr(api.state)
+    api.state.add_run(3400, head_sha=pr.sha1, minute=90, event="workflow_dispatch",
+                      path=".github/workflows/other.yml",
+                      artifacts=["results_bmk", "changelog-metadata"])  # fmt: skip
+    result, reactions, _ = stage(api, tmp_path, "/stage-results")
+    assert reactions == ["+1"] and f"staged 2 artifact(s) of run {RUN}" in result.output
 
 
 def test_a_run_of_another_branch_holding_a_pr_commit_is_not_staged(api, tmp_path) -> None:

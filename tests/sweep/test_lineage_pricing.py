@@ -14,7 +14,8 @@ from infx.errors import UsageError
 from infx.github.values import Job, Run
 from infx.matrix.cost import BudgetVerdict
 from infx.matrix.options import PlanOptions
-from infx.rerun.plan import LINEAGE_RUNS, gpu_job_hours, lineage_before, lineage_root, lineage_runs
+from infx.rerun.plan import LINEAGE_RUNS, lineage_root, lineage_runs
+from infx.rerun.rules import gpu_job_hours, lineage_before
 from infx.sweep.record import RunRecord
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
