@@ -193,6 +193,7 @@ def job(item: Json) -> Job:
         completed_at=item.maybe_time("completed_at"),
         runner_name=item.maybe_text("runner_name"),
         labels=item.names("labels"),
+        runner_group=item.maybe_text("runner_group_name"),
         steps=tuple(
             Step(
                 step.number("number"),

@@ -84,6 +84,8 @@ class Job:
     runner_name: str | None
     labels: tuple[str, ...]
     steps: tuple[Step, ...]
+    # The runner group GitHub names for the job's runner (`runner_group_name`); None: not said
+    runner_group: str | None = None
 
     @property
     def seconds(self) -> float | None:

@@ -366,8 +366,20 @@ def run_number(value: str, what: str) -> int:
     return number
 
 
-# Runner labels of GitHub's hosted machines: their jobs hold no GPU.
+# Runner labels of GitHub's hosted machines, and the runner group GitHub names for them:
+# their jobs hold no GPU.
 _HOSTED = ("ubuntu-", "windows-", "macos-")
+_HOSTED_GROUP = "GitHub Actions"
+
+
+def _hosted(job: Job) -> bool:
+    """A job GitHub ran on its own machines: every label one of theirs and, where GitHub
+    names the runner's group, GitHub's own group. A self-hosted runner may carry a label
+    such as `ubuntu-22.04` too, and a PR's workflow chooses the labels; the group is the
+    runner's, set by the repository's admins."""
+    return all(label.startswith(_HOSTED) for label in job.labels) and (
+        job.runner_group is None or job.runner_group == _HOSTED_GROUP
+    )
 
 
 def plan_gpus(
@@ -402,7 +414,7 @@ def gpu_job_hours(
     total = []
     for job in jobs:
         seconds = job.seconds
-        if not seconds or all(label.startswith(_HOSTED) for label in job.labels):
+        if not seconds or _hosted(job):
             continue
         sizes = [gpus[label] for label in job.labels if label in gpus]
         planned = [held[label] for label in job.labels if held and label in held]

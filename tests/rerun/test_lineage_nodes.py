@@ -47,6 +47,16 @@ def test_a_job_counts_the_gpus_its_plan_s_largest_job_holds_on_its_label() -> No
     assert gpu_job_hours([job(("ubuntu-latest",))], GPUS, held) == 0
 
 
+def test_a_self_hosted_runner_with_a_hosted_looking_label_counts() -> None:
+    """A PR's workflow names the labels; a self-hosted GPU runner may carry `ubuntu-22.04`
+    too. GitHub's runner group says whose machine ran the job: only GitHub's own is free."""
+    held = plan_gpus([(SIX, False)], GPUS, POOLS)
+    ours = replace(job(("ubuntu-22.04",)), runner_group="gpu")
+    assert gpu_job_hours([ours], GPUS, held) == 48  # the plan's largest job
+    hosted = replace(job(("ubuntu-22.04",)), runner_group="GitHub Actions")
+    assert gpu_job_hours([hosted], GPUS, held) == 0
+
+
 def _jobs(run_id: int, labels: list[str], count: int) -> list[dict[str, Any]]:
     return [
         {"id": run_id * 1000 + i, "run_id": run_id, "run_attempt": 1, "name": f"multi/0/{i} x",
@@ -54,6 +64,18 @@ def _jobs(run_id: int, labels: list[str], count: int) -> list[dict[str, Any]]:
          "completed_at": stamp(60), "runner_name": None, "labels": labels, "steps": []}
         for i in range(count)
     ]  # fmt: skip
+
+
+def test_the_runner_group_github_names_is_read_for_each_job(api: FakeGitHub) -> None:
+    api.state.add_run(7100, head_sha="a" * 40, minute=0, conclusion="failure")
+    api.state.jobs[7100] = [
+        {**_jobs(7100, ["ubuntu-latest"], 1)[0], "runner_group_name": "gpu-pool"},
+        {**_jobs(7100, ["ubuntu-latest"], 2)[1], "runner_group_name": "GitHub Actions"},
+    ]
+    gh = GitHub("acme/bench", token="t", api_url=api.url, backoff=0)
+    jobs = gh.decide(lambda: gh.jobs(7100))
+    assert [j.runner_group for j in jobs] == ["gpu-pool", "GitHub Actions"]
+    assert gpu_job_hours(jobs, GPUS, plan_gpus([(SIX, False)], GPUS, POOLS)) == 48
 
 
 def test_a_lineage_of_multi_node_jobs_needs_approval_though_one_node_each_fit(
