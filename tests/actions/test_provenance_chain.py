@@ -26,17 +26,18 @@ PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
 
 
 def reused_merge(
-    api, tmp_path: Path, before_issuer: Callable[[], None] | None = None
+    api, tmp_path: Path, before_issuer: Callable[[], None] | None = None, named: int = RUN
 ) -> tuple[Green, Path, str]:
     """PR #7's run RUN measured real rows, passed its verdict and was approved over budget;
     the issuer sealed it. The merge is pushed, run-sweep.yml runs for it as run 4242 and
     republishes RUN's results; the issuer seals run 4242 and its ingest stores the rows
-    (`before_issuer` runs first, and then the ingest's log is not checked)."""
+    (`before_issuer` runs first, and then the ingest's log is not checked). The PR's table
+    names run `named` as the one that made it."""
     pr = green_pr(api.state)
     rows = curve(1000)
     (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
     api.state.blobs[bmk["id"]] = zipped_table(
-        table(RUN, rows, ref="refs/pull/7/merge", sha=pr.sha1)
+        table(named, rows, ref="refs/pull/7/merge", sha=pr.sha1)
     )
     image = rows[0]["recipe"]["image"]
     jobs = [{"job": "results_bmk/bmk_0_0", "image": image, "digest": PULLED}]
@@ -183,3 +184,15 @@ def test_a_reused_merge_the_receipts_do_not_vouch_for_stays_out(api, tmp_path) -
     assert "stored 0 run(s)" in output and f"run {RUN} has no receipt" in output, output
     code, output = provenance(api, history, "4242")
     assert code == 2 and "4242 is not in the history" in output, output
+
+
+def test_a_reused_table_naming_another_run_stays_out(api, tmp_path) -> None:
+    """The PR's code wrote its table, and it names run 1040 (another PR's sweep) as the run
+    that made it. Every receipt holds (the issuer sealed those very bytes), but stored, the
+    history would say run 1040 measured main's rows and mark its verdicts reused: the ingest
+    refuses it, and so does the backfill after it."""
+    _, stored, _ = reused_merge(api, tmp_path, lambda: None, named=1040)
+    code, output = provenance(api, stored, "4242")
+    assert code == 2 and "4242 is not in the history" in output, output
+    code, output, _ = backfilled(api, tmp_path)
+    assert "its table names run 1040, its run receipt run" in output, output
