@@ -245,10 +245,10 @@ def backfill(runs: int, history_url: str | None, repo: str | None, workflow: str
     """
     from infx.history.ingest import fill
     from infx.results.compare.client import client_of
+    from infx.reuse.issue_facts import vouched
 
-    said = fill(
-        history_url, client_of(repo), runs=runs, workflow=workflow, branch=branch, budget=budget
-    )
+    github = client_of(repo)
+    said = fill(history_url, github, runs=runs, workflow=workflow, branch=branch, budget=budget, vouch=lambda run, data, main: vouched(github(), run, data, main))  # fmt: skip
     click.echo(said.line, err=said.err)
 
 

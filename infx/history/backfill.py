@@ -3,19 +3,33 @@ adopts infx compares against a history on its first day.
 
 The walk over main's runs, its request budget and the artifact download are the baseline
 search's (infx/results/compare/baseline.py); what is new is that each table is stored under the
-facts GitHub gives for its run, and that runs already stored cost no download.
+facts GitHub gives for its run, and that runs already stored cost no download. A run
+that republished another run's table (a reused merge) goes in only when the issuer's
+receipts vouch for that table (`vouch`), and they are stored beside its rows, as the
+ingest job stores them: the pull request's code wrote that table, and the backfill after
+an ingest that refused it must not store it anyway.
 """
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from infx.errors import ResultsError
-from infx.history.rows import stamp
+from infx.errors import ResultsError, UsageError
+from infx.history.receipts import store_receipts
+from infx.history.rows import republished, stamp
 from infx.history.store import History, IngestReport
-from infx.results.compare.baseline import Client, Search, download, main_results
+from infx.results.compare.baseline import Client, Search, download_table, main_results
+
+if TYPE_CHECKING:
+    from infx.github.values import Run
+
+# The receipts, by role, that vouch for a main run's table (its results.json as served);
+# a ResultsError or UsageError naming the break when they do not.
+Vouch = Callable[["Run", bytes], Sequence[tuple[str, Mapping[str, Any]]]]
 
 
 @dataclass
@@ -34,9 +48,17 @@ class Backfill:
 
 
 def backfill(
-    client: Client, history: History, *, runs: int, workflow: str, branch: str, budget: int
+    client: Client,
+    history: History,
+    *,
+    runs: int,
+    workflow: str,
+    branch: str,
+    budget: int,
+    vouch: Vouch | None = None,
 ) -> Backfill:
-    """Store the results of the newest `runs` successful pushes to `branch`. Each run is one
+    """Store the results of the newest `runs` successful pushes to `branch`; a republished
+    table only with the receipts `vouch` finds for it (None: it is skipped). Each run is one
     transaction; API errors propagate (runs stored before them stay, each complete)."""
     done = Backfill(Search(budget=budget))
     search = done.search
@@ -49,12 +71,23 @@ def backfill(
             if stored is not None and stored >= run.run_attempt:
                 done.known += 1
                 continue
-            doc = download(client, search, run, artifact, folder)
-            if doc is None:
+            found = download_table(client, search, run, artifact, folder)
+            if found is None:
                 continue
+            doc, data = found
+            chain: Sequence[tuple[str, Mapping[str, Any]]] = ()
+            if republished(doc, run) and not search.spend(client):
+                break
             try:
+                if republished(doc, run):
+                    if vouch is None:
+                        raise ResultsError("republished another run's table; no receipts read")
+                    chain = vouch(run, data)
                 done.stored.append(history.ingest(stamp(doc, run, branch)))
-            except (ValueError, ResultsError) as exc:
+            except (ValueError, ResultsError, UsageError) as exc:
                 text = str(exc)
                 search.skipped.append(text if text.startswith("run ") else f"run {run.id}: {text}")
+                continue
+            if chain:
+                store_receipts(history.url, run.id, chain)
     return done

@@ -4,10 +4,10 @@ comes from the settings where the command runs (`main-branch` in infx.toml)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infx.history.backfill import backfill
 from infx.history.database import shown
@@ -58,19 +58,24 @@ def fill(
     workflow: str,
     branch: str | None,
     budget: int | None,
+    vouch: Callable[[Run, bytes, str], Sequence[tuple[str, Mapping[str, Any]]]] | None = None,
 ) -> Said:
     """Store main's newest `runs` successful push runs not stored yet at their newest
-    attempt, within `budget` requests (default 2 + 2 x runs)."""
+    attempt, within `budget` requests (default 2 + 2 x runs); a run that republished
+    another run's table only with the receipts `vouch` finds for it (from the run, its
+    table's bytes and the main branch)."""
 
     url, found = history_url(where)
     client = github()
+    main = branch or found.main_branch
     with open_history(url) as history:
         done = backfill(
             client,
             history,
             runs=runs,
             workflow=workflow,
-            branch=branch or found.main_branch,
+            branch=main,
             budget=budget or 2 + 2 * runs,
+            vouch=None if vouch is None else lambda run, data: vouch(run, data, main),
         )
     return Said(f"{done.describe()} -> {shown(url)}")

@@ -267,6 +267,14 @@ def stamp(doc: Mapping[str, object], run: Run, branch: str) -> dict[str, object]
     return {**doc, "run": facts}
 
 
+def republished(doc: Mapping[str, object], run: Run) -> bool:
+    """Whether main run `run`'s table is not its own (a reused pull request sweep, whose
+    table the pull request's code wrote): it does not name `run` as the run that made it.
+    Only the issuer's receipts of the reused merge vouch for such a table."""
+    given = doc.get("run")
+    return not (isinstance(given, dict) and given.get("id") == run.id)
+
+
 def check_main_push(run: Run, branch: str) -> None:
     """Only pushes to the main branch go into the history."""
     if run.event != "push" or run.head_branch != branch:

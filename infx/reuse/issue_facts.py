@@ -342,3 +342,32 @@ def with_issued(docs: list[dict[str, Any]], run_id: int) -> list[dict[str, Any]]
     runs = {run_id} | {d["source"]["run"] for d in docs if d["kind"] == "merge"}
     kept = [d for d in docs if d["kind"] != "run"]
     return kept + [dict(fetch_issued(None, rid).receipt or {}) for rid in sorted(runs)]
+
+
+def vouched(
+    gh: GitHub, run: Run, table: bytes, main_branch: str
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The issuer's receipts that vouch for main run `run`'s table (`table`: its
+    results.json as GitHub serves it), by role, as the ingest stores them: the run's own
+    receipt and, when it sealed a merge receipt, that merge receipt (the run's
+    `reuse-receipt` artifact) and the issuer's receipt of the run it names. A ResultsError
+    (UsageError: a receipt that is no receipt) names the break."""
+    from infx.errors import ResultsError
+    from infx.reuse.receipt import MERGE_ARTIFACT, MERGE_MEMBER, parse, to_store
+
+    def issued(of: Run) -> Mapping[str, Any]:
+        found = gh.decide(lambda: read_issued(gh, of, main_branch))
+        if found.receipt is None:
+            raise ResultsError(found.problem)
+        return found.receipt
+
+    own = issued(run)
+    docs: list[Mapping[str, Any]] = [own]
+    if own["artifacts"].get(MERGE_ARTIFACT):
+        listed = [a for a in gh.run_artifacts_named(run.id, MERGE_ARTIFACT) if not a.expired]
+        if not listed:
+            raise ResultsError(f"run {run.id}: its {MERGE_ARTIFACT} artifact is gone")
+        data = gh.artifact_member(listed[0].id, MERGE_MEMBER, MAX_RECEIPT_BYTES)
+        merged = parse(data, f"run {run.id}'s {MERGE_ARTIFACT}")
+        docs += [merged, issued(gh.run(merged["source"]["run"]))]
+    return to_store(run.id, table, docs)

@@ -212,8 +212,9 @@ def to_store(
     run receipt, sealing exactly this table (`run`). A reused merge: the issuer's receipt
     of the run that measured the table (`run`), the merge receipt naming that receipt's
     digest (`merge`), and the issuer's receipt of this main run (`main`), which seals that
-    merge receipt's bytes and republished the same table. Anything else is a ResultsError
-    naming the break."""
+    merge receipt's bytes and republished the same table. Either way the table names the
+    run that measured it as its own (stored as `reused_from`, it is what the history says
+    measured the rows). Anything else is a ResultsError naming the break."""
     from infx.errors import ResultsError
 
     runs = [r for r in receipts if r["kind"] == "run"]
@@ -268,8 +269,21 @@ def to_store(
 def _seals_table(sealed: Mapping[str, Any], table: bytes, run_id: int) -> None:
     from infx.errors import ResultsError
 
+    measured = sealed["run"]["id"]
     if table_digest(sealed) != sha256(table):
         raise ResultsError(
-            f"run {run_id}: the table stored is not the one run {sealed['run']['id']}'s "
-            "receipt sealed"
+            f"run {run_id}: the table stored is not the one run {measured}'s receipt sealed"
+        )
+    try:
+        doc = json.loads(table)
+    except (ValueError, UnicodeDecodeError):
+        raise ResultsError(f"run {run_id}: its {TABLE_MEMBER} is not JSON") from None
+    own = doc.get("run") if isinstance(doc, dict) else None
+    named = own.get("id") if isinstance(own, dict) else None
+    if named != measured or isinstance(named, bool):
+        # A reused table was written by the pull request's code: the run it names is stored
+        # as the one that measured the rows (`reused_from`) and gets its verdicts marked reused.
+        raise ResultsError(
+            f"run {run_id}: its table names run {named}, its run receipt run {measured}: "
+            "nothing says which run measured these rows"
         )

@@ -126,7 +126,8 @@ def _index(facts: SiteFacts, pareto: list[Any], prs: list[dict[str, Any]]) -> di
         "source": history.source,
         "repo_url": repo_url(history.runs),
         "runs": [
-            [r.id, r.sha, r.created_at, r.url, r.reused_from, r.attempt] for r in history.runs
+            [r.id, r.sha, r.created_at, r.url, r.reused_from, r.attempt, r.receipts]
+            for r in history.runs
         ],
         "pages": [
             {

@@ -27,6 +27,15 @@ class Run:
     url: str
     created_at: str  # ISO 8601, UTC, "Z"
     reused_from: int | None = None
+    receipts: bool = False  # the receipts that vouch for its rows are stored beside them
+
+
+def vouched(kinds: set[str], reused_from: int | None) -> bool:
+    """Whether a run's stored receipts (`kinds`: run, merge, main) are all that vouch for its
+    rows: the run receipt, and for a reused merge its merge receipt and main's own. Stored
+    is not verified (`infx results provenance` recomputes them); missing is unvouched."""
+    wanted = {"run"} if reused_from is None else {"run", "merge", "main"}
+    return wanted <= kinds
 
 
 @dataclass

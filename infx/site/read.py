@@ -16,7 +16,7 @@ from infx.history.database import database_errors, engine, location, migrate
 from infx.results.table.keys import config_label
 from infx.results.table.rows import Identity
 from infx.settings import Settings
-from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run
+from infx.site.model import ConfigHistory, HistoryFacts, PointSeries, Run, vouched
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -76,11 +76,23 @@ def _metric_columns(conn: Connection) -> list[Any]:
 def _read(conn: Connection) -> tuple[list[Run], list[ConfigHistory]]:
     from sqlalchemy import select
 
-    from infx.history.tables import configs, points, runs
+    from infx.history.tables import configs, points, receipts, runs
 
     stored = conn.execute(select(runs).order_by(runs.c.created_at, runs.c.id)).all()
+    kinds: dict[int, set[str]] = {}
+    for held in conn.execute(select(receipts.c.run_id, receipts.c.kind)):
+        kinds.setdefault(held.run_id, set()).add(held.kind)
     found = [
-        Run(i, r.id, r.attempt, r.sha, r.url, _stamp(r.created_at), r.reused_from)
+        Run(
+            i,
+            r.id,
+            r.attempt,
+            r.sha,
+            r.url,
+            _stamp(r.created_at),
+            r.reused_from,
+            vouched(kinds.get(r.id, set()), r.reused_from),
+        )
         for i, r in enumerate(stored)
     ]
     place = {run.id: run.index for run in found}

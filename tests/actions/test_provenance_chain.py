@@ -9,6 +9,7 @@ permission, who approved the GPU budget, and the verdict that gated the PR."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -17,22 +18,26 @@ from infx.cli import cli
 from infx.results.table.keys import config_key
 from tests.actions.harness import World, push_payload, simulate
 from tests.actions.issuer import issuer_run, stored_history
-from tests.github.scenario import RUN, Green, green_pr, seal
+from tests.github.scenario import ISSUER_RUNS, RUN, Green, green_pr, seal
 from tests.history.artifacts import zipped_table
 from tests.history.tables import curve, table
 
 PULLED = "vllm/vllm-openai-rocm@sha256:" + "ab" * 32
 
 
-def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
+def reused_merge(
+    api, tmp_path: Path, before_issuer: Callable[[], None] | None = None, named: int = RUN
+) -> tuple[Green, Path, str]:
     """PR #7's run RUN measured real rows, passed its verdict and was approved over budget;
     the issuer sealed it. The merge is pushed, run-sweep.yml runs for it as run 4242 and
-    republishes RUN's results; the issuer seals run 4242 and its ingest stores the rows."""
+    republishes RUN's results; the issuer seals run 4242 and its ingest stores the rows
+    (`before_issuer` runs first, and then the ingest's log is not checked). The PR's table
+    names run `named` as the one that made it."""
     pr = green_pr(api.state)
     rows = curve(1000)
     (bmk,) = [a for a in api.state.artifacts[RUN] if a["name"] == "results_bmk"]
     api.state.blobs[bmk["id"]] = zipped_table(
-        table(RUN, rows, ref="refs/pull/7/merge", sha=pr.sha1)
+        table(named, rows, ref="refs/pull/7/merge", sha=pr.sha1)
     )
     image = rows[0]["recipe"]["image"]
     jobs = [{"job": "results_bmk/bmk_0_0", "image": image, "digest": PULLED}]
@@ -53,10 +58,12 @@ def reused_merge(api, tmp_path: Path) -> tuple[Green, Path, str]:
     world = World(pr.runner.path, tmp_path, api.url, api.state.requests)
     run = simulate(world, "run-sweep.yml", "push", push_payload(pr.before, merged))
     assert run.ran("republish"), run.logs
+    if before_issuer is not None:
+        before_issuer()
     issued = issuer_run(api, world, 4242)
     assert issued.ran("issue") and issued.ran("ingest"), issued.logs
     log = issued.log("ingest")
-    assert f"merge receipt of run {RUN} stored for run 4242" in log, log
+    assert before_issuer or f"merge receipt of run {RUN} stored for run 4242" in log, log
     key = config_key({k: v for k, v in rows[0]["identity"].items() if k != "conc"})
     return pr, stored_history(world), key
 
@@ -137,3 +144,55 @@ def test_a_receipt_rewritten_with_its_digest_is_caught_by_verify(api, tmp_path) 
     code, output = provenance(api, stored, key, "8", "--verify")
     assert code == 1
     assert f"the stored run receipt of run {RUN} is not the issuer's" in output
+
+
+def backfilled(api, tmp_path: Path) -> tuple[int, str, Path]:
+    """`infx results backfill` of main's last run into a new history, as the ingest job's
+    last step (or an evicted cache's refill) runs it."""
+    history = tmp_path / "backfilled.sqlite"
+    command = ["results", "backfill", "--runs", "1", "--history", f"sqlite:///{history}", "--repo", "acme/bench"]  # fmt: skip
+    result = CliRunner().invoke(cli, command, env={"GITHUB_API_URL": api.url, "GITHUB_TOKEN": "t"})
+    return result.exit_code, result.output, history
+
+
+def test_a_backfilled_reused_merge_goes_in_with_the_receipts_that_vouch_for_it(
+    api, tmp_path
+) -> None:
+    """The history rebuilt from main's artifacts (an evicted cache) holds the reused merge
+    as the ingest stored it: its rows and the chain of receipts behind them."""
+    _, _, key = reused_merge(api, tmp_path)
+    code, output, history = backfilled(api, tmp_path)
+    assert code == 0 and "stored 1 run(s)" in output, output
+    code, chain = provenance(api, history, key, "8")
+    assert code == 0, chain
+    assert f"measured by: run {RUN} attempt 1 (pull_request)" in chain
+
+
+def test_a_reused_merge_the_receipts_do_not_vouch_for_stays_out(api, tmp_path) -> None:
+    """The ingest's check refuses run 4242: the issuer's receipt of the PR run it
+    republished is gone. The backfill the same job runs next must not store the run
+    anyway, as rows without the receipts that vouch for them; nor any later backfill."""
+
+    def expire_source_receipt() -> None:
+        for artifact in api.state.artifacts[ISSUER_RUNS + RUN]:
+            artifact["expired"] = True
+
+    _, stored, _ = reused_merge(api, tmp_path, expire_source_receipt)
+    code, output = provenance(api, stored, "4242")
+    assert code == 2 and "4242 is not in the history" in output, output
+    code, output, history = backfilled(api, tmp_path)
+    assert "stored 0 run(s)" in output and f"run {RUN} has no receipt" in output, output
+    code, output = provenance(api, history, "4242")
+    assert code == 2 and "4242 is not in the history" in output, output
+
+
+def test_a_reused_table_naming_another_run_stays_out(api, tmp_path) -> None:
+    """The PR's code wrote its table, and it names run 1040 (another PR's sweep) as the run
+    that made it. Every receipt holds (the issuer sealed those very bytes), but stored, the
+    history would say run 1040 measured main's rows and mark its verdicts reused: the ingest
+    refuses it, and so does the backfill after it."""
+    _, stored, _ = reused_merge(api, tmp_path, lambda: None, named=1040)
+    code, output = provenance(api, stored, "4242")
+    assert code == 2 and "4242 is not in the history" in output, output
+    code, output, _ = backfilled(api, tmp_path)
+    assert "its table names run 1040, its run receipt run" in output, output

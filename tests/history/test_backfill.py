@@ -95,15 +95,21 @@ def test_a_rerun_replaces_the_points_it_measured_again(api, history_url: str) ->
     assert tput == {4: 1000, 8: 1100, 16: 1100}
 
 
-def test_a_reused_sweep_counts_as_the_main_run(api, history_url: str) -> None:
-    """A main run that reused a PR's sweep republishes the PR run's table."""
+def test_a_reused_sweep_without_receipts_stays_out(api, history_url: str) -> None:
+    """A main run that reused a PR's sweep republishes the PR run's table, which the PR's
+    code wrote: without the issuer's receipts that vouch for it (none here), it is skipped
+    and named, never stored as main's (tests/actions/test_provenance_chain.py stores one
+    with them). A table naming no run of its own is such a table too."""
     api.state.add_run(5000, head_sha=f"{5000:040x}", minute=0, branch="main", event="push")
     pr_table = table(1039, curve(1000), ref="refs/pull/17/merge", sha="d" * 40)
     api.state.blobs[500000] = zipped_table(pr_table)
-    assert backfill(history_url, "--runs", "1").exit_code == 0
-    (run,) = stored(history_url)
-    assert run["run"]["id"] == 5000 and run["run"]["reused_from"] == 1039
-    assert run["run"]["sha"] == f"{5000:040x}" and run["run"]["ref"] == "refs/heads/main"
+    api.state.add_run(5001, head_sha=f"{5001:040x}", minute=10, branch="main", event="push")
+    api.state.blobs[500100] = zipped_table({k: v for k, v in pr_table.items() if k != "run"})
+    outcome = backfill(history_url, "--runs", "2", "--budget", "20")
+    assert outcome.exit_code == 0, outcome.output
+    assert stored(history_url) == []
+    assert "run 5000 has no receipt from the issuer" in outcome.output
+    assert "run 5001 has no receipt from the issuer" in outcome.output
 
 
 def test_tables_that_cannot_be_trusted_are_skipped(api, history_url: str) -> None:

@@ -408,3 +408,37 @@ def test_a_desktop_reads_every_view_at_1280(browser: Browser, site: Path, tmp_pa
         WIDE.write_bytes((tmp_path / "wide.png").read_bytes())
     assert WIDE.read_bytes().startswith(b"\x89PNG"), "run with INFX_UPDATE_README=1"
     assert browser.errors == []
+
+
+def test_a_run_held_without_its_receipts_says_so(
+    browser: Browser, changed_history: Path, bench_repo: Repo, tmp_path: Path
+) -> None:
+    """A number the history holds without the receipts that vouch for it (a run stored
+    before receipts, or whose receipts failed to store) reads as such wherever its run is
+    named; a reused merge needs its run, merge and main receipts all stored to read as
+    vouched. Here only the newest run (which reused run REUSED_RUN) has them."""
+    from infx.history.receipts import store_receipts
+    from infx.site.read import read_history
+
+    history = tmp_path / "history.sqlite"
+    shutil.copy(changed_history, history)
+    url = f"sqlite:///{history}"
+    runs = read_history(url).runs
+    first, newest = runs[0].id, runs[-1].id
+    assert runs[-1].reused_from == REUSED_RUN
+    sealed = [("run", {"kind": "run", "run": {"id": REUSED_RUN}}),
+              ("merge", {"kind": "merge", "source": {"run": REUSED_RUN}})]  # fmt: skip
+    store_receipts(url, newest, sealed)
+    assert not read_history(url).runs[-1].receipts  # the main run's own is missing
+    store_receipts(url, newest, [("main", {"kind": "run", "run": {"id": newest}})])
+    assert [r.receipts for r in read_history(url).runs] == [False] * (len(runs) - 1) + [True]
+    built = tmp_path / "site"
+    _build("--history", str(history), "--out", str(built), "--repo-dir", str(bench_repo.path))
+    page = browser.open_config(built, "l1b")
+    text = page.locator("#view").inner_text()
+    said = text[text.index("main run(s) measured it") :].split(". ", 1)[0]
+    assert f"from run {first} · " in said and f" to run {newest} · " in said, said
+    oldest, newest_text = said.split(" to ")
+    assert oldest.endswith(" · no receipt") and "no receipt" not in newest_text, said
+    page.close()
+    assert browser.errors == []

@@ -112,8 +112,9 @@ class Search:
         return text
 
 
-def read_document(archive: Path, label: str) -> Table:
-    """The results table inside an artifact zip; ValueError says why it cannot be used."""
+def read_document(archive: Path, label: str) -> tuple[Table, bytes]:
+    """The results table inside an artifact zip, and its bytes; ValueError says why it
+    cannot be used."""
     try:
         with zipfile.ZipFile(archive) as zf:
             try:
@@ -122,12 +123,13 @@ def read_document(archive: Path, label: str) -> Table:
                 raise ValueError(f"{label} has no {TABLE_FILE}") from None
             if info.file_size > MAX_TABLE_BYTES:
                 raise ValueError(f"{label}: {TABLE_FILE} is larger than {MAX_TABLE_BYTES} bytes")
-            doc: object = json.loads(zf.read(info))
+            data = zf.read(info)
+            doc: object = json.loads(data)
     except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{label}: unreadable {TABLE_FILE} ({exc})") from None
     if not isinstance(doc, dict) or result_errors(doc):
         raise ValueError(f"{label}: {TABLE_FILE} is not an infx results table")
-    return cast(Table, doc)  # the schema accepted it
+    return cast(Table, doc), data  # the schema accepted it
 
 
 def main_results(
@@ -198,6 +200,15 @@ def download(
     client: Client, search: Search, run: Run, artifact: Artifact, folder: Path
 ) -> Table | None:
     """The run's results table (one request), or None with the reason in `search.skipped`."""
+    found = download_table(client, search, run, artifact, folder)
+    return None if found is None else found[0]
+
+
+def download_table(
+    client: Client, search: Search, run: Run, artifact: Artifact, folder: Path
+) -> tuple[Table, bytes] | None:
+    """The run's results table and its bytes as served (one request), or None with the
+    reason in `search.skipped`."""
     label = f"run {run.id}"
     if artifact.expired:
         search.skipped.append(f"{label} (results expired)")

@@ -30,12 +30,15 @@
 
   function run(i) {
     const r = index().runs[i];
-    return r ? { id: r[0], sha: r[1], date: r[2], url: r[3], reused: r[4] } : null;
+    return r ? { id: r[0], sha: r[1], date: r[2], url: r[3], reused: r[4], receipts: r[6] === true } : null;
   }
 
+  /** A run whose rows the history holds without the receipts that vouch for them says so. */
   function runText(i) {
     const r = run(i);
-    return r ? `run ${r.id} · ${r.date.slice(0, 10)} · ${r.sha.slice(0, 7)}` : "run ?";
+    if (!r) return "run ?";
+    const text = `run ${r.id} · ${r.date.slice(0, 10)} · ${r.sha.slice(0, 7)}`;
+    return r.receipts ? text : `${text} · no receipt`;
   }
 
   /** A link, only to http(s) addresses (data never injects a javascript: URL). */
