@@ -96,7 +96,7 @@ def fetch_cmd(run_id: int, out: Path, repo: str | None) -> None:
 @click.option(
     "--table", type=FILE, required=True, help="The results.json stored for that run, as downloaded."
 )
-@click.option("--fetch", is_flag=True, help="Fetch the issuer's receipts of the run, and of the run a merge receipt republished, checked against the issuer's identity.")  # fmt: skip
+@click.option("--fetch/--no-fetch", default=True, help="Fetch the issuer's receipts of the run, and of the run a merge receipt republished, checked against the issuer's identity (the default); --no-fetch believes the run receipts among the files as given.")  # fmt: skip
 @click.option("--check", "check_only", is_flag=True, help="Check that the receipts vouch for the table, store nothing (before the rows are stored).")  # fmt: skip
 @history_option
 def store_cmd(receipts: tuple[Path, ...], run_id: int, table: Path, fetch: bool, check_only: bool, history_url: str | None) -> None:  # fmt: skip

@@ -14,6 +14,7 @@ from infx import schemas
 from infx.cli import cli
 from infx.reuse.receipt import digest, sha256
 from tests.conftest import GitRepo
+from tests.github.fake_api import FakeGitHub
 from tests.github.scenario import RUN, green_pr, inside
 from tests.history.tables import curve, table
 
@@ -200,7 +201,7 @@ def store(tmp: Path, run_id: int, table_bytes: bytes, *docs: dict) -> object:
         (folder / f"{index}.json").write_text(json.dumps(doc))
     (tmp / "results.json").write_bytes(table_bytes)
     args = ["receipt", "store", str(folder), "--run", str(run_id), "--table", str(tmp / "results.json"),
-            "--history", str(tmp / "history.sqlite")]  # fmt: skip
+            "--history", str(tmp / "history.sqlite"), "--no-fetch"]  # fmt: skip
     return CliRunner().invoke(cli, args)
 
 
@@ -222,6 +223,26 @@ def test_a_run_receipt_is_stored_beside_the_rows_it_sealed(tmp_path: Path) -> No
     assert stored.digests == {"run": digest(receipt)}
     # Storing again replaces, never duplicates.
     assert store(tmp_path, 6000, data, receipt).exit_code == 0
+
+
+def test_a_receipt_file_is_not_believed_unless_asked(tmp_path: Path, api: FakeGitHub) -> None:
+    """By default the issuer's receipt comes from GitHub, whatever files were given: a
+    receipt made by hand (here one the issuer's code would write, for a run the issuer
+    never sealed) is not stored. `--no-fetch` believes it, as documented."""
+    from infx.history.receipts import stored_run
+
+    data, receipt = sealed_table(6000)
+    ingest(tmp_path, json.loads(data))
+    folder = tmp_path / "receipts"
+    folder.mkdir()
+    (folder / "run.json").write_text(json.dumps(receipt))
+    (tmp_path / "results.json").write_bytes(data)
+    args = ["receipt", "store", str(folder), "--run", "6000", "--table",
+            str(tmp_path / "results.json"), "--history", str(tmp_path / "history.sqlite")]  # fmt: skip
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert stored_run(f"sqlite:///{tmp_path / 'history.sqlite'}", 6000).receipts == {}
+    assert CliRunner().invoke(cli, [*args, "--no-fetch"]).exit_code == 0
 
 
 @pytest.mark.parametrize(
