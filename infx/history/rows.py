@@ -276,11 +276,18 @@ def republished(doc: Mapping[str, object], run: Run) -> bool:
 
 
 def check_main_push(run: Run, branch: str) -> None:
-    """Only pushes to the main branch go into the history."""
+    """Only pushes to the main branch go into the history, and only once GitHub says the
+    run completed: a run attempted again since its table was made (a re-run started between
+    the receipt check and the store) would stamp the new attempt on the old one's rows."""
     if run.event != "push" or run.head_branch != branch:
         raise ResultsError(
             f"run {run.id} is a {run.event} run on {run.head_branch or 'an unknown branch'}: "
             f"only pushes to {branch} go into the history"
+        )
+    if run.status != "completed":
+        raise ResultsError(
+            f"run {run.id} is {run.status} (attempt {run.run_attempt}): its results go into "
+            "the history when that attempt completes (its own ingest stores them)"
         )
 
 

@@ -187,6 +187,20 @@ def test_the_api_must_say_a_push_to_main(
     assert runs_in(f"sqlite:///{repo.path / '.infx/history.sqlite'}") == []
 
 
+def test_a_run_attempted_again_since_is_not_stored(api, repo: GitRepo, tmp_path: Path) -> None:
+    """A re-run started between the receipt check and the store: GitHub says attempt 2 is
+    in progress, the table is attempt 1's; stamping attempt 2 on it would name rows no
+    receipt sealed. The re-run's own ingest stores its results when it completes."""
+    api.state.add_run(4242, head_sha="e" * 40, minute=60, branch="main", event="push",
+                      status="in_progress", conclusion=None)  # fmt: skip
+    api.state.runs[-1]["run_attempt"] = 2
+    results = write(tmp_path / "results.json", table(4242, curve(1000)))
+    outcome = repo.infx("results", "ingest", str(results), "--run", "4242")
+    assert outcome.exit_code == 1, outcome.output
+    assert "run 4242 is in_progress (attempt 2)" in outcome.output
+    assert runs_in(f"sqlite:///{repo.path / '.infx/history.sqlite'}") == []
+
+
 def test_a_table_that_contradicts_the_api(api, repo: GitRepo, tmp_path: Path) -> None:
     api.state.add_run(4242, head_sha="e" * 40, minute=60, branch="main", event="push")
     results = write(tmp_path / "results.json", table(4242, curve(1000), sha="d" * 40))
