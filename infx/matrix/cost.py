@@ -79,6 +79,17 @@ def node_gpus(
     return out
 
 
+def larger_sizes(*tables: Mapping[str, int]) -> dict[str, int]:
+    """GPUs per node of each label, the largest any table says: a pull request's runners.yaml
+    may not make its own jobs cheaper than the base's says they are (a node said to hold
+    one GPU priced a tp4 job at 4 GPUs instead of the 8 it holds)."""
+    out: dict[str, int] = {}
+    for table in tables:
+        for label, size in table.items():
+            out[label] = max(size, out.get(label, size))
+    return out
+
+
 def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
     """The most nodes the role's `PREFILL_NODES=`/`DECODE_NODES=` settings ask for (0: none),
     for a row without the plan's `node-count` (a format whose planner counts no nodes);

@@ -17,7 +17,7 @@ from infx import git
 from infx.errors import InfxError, UsageError
 from infx.github.actions import event
 from infx.matrix.rows import PlanDocument, read_plan
-from infx.matrix.sources import plan_change
+from infx.matrix.sources import node_gpus_at, plan_change
 from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.paths import outside_repository
 from infx.settings import SETTINGS_FILES, Settings, committed
@@ -89,7 +89,10 @@ def read_plan_facts(
     if request.rerun_record is not None:
         run_id = _this_run()
         sha = git.git(["rev-parse", "HEAD"], root).strip()
-    return PlanFacts(start, planned, budgets, durations, authority, manifest, run_id, sha)
+    sizes = node_gpus_at(
+        root, planned.change.base_tree, planned.change.at_base(request.runners_path)
+    )
+    return PlanFacts(start, planned, budgets, durations, authority, manifest, run_id, sha, sizes)
 
 
 def _this_run() -> int:

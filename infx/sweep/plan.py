@@ -22,6 +22,7 @@ from infx.matrix.cost import (
     Durations,
     estimate,
     estimate_document,
+    larger_sizes,
     node_gpus,
     verdict,
     wall_minutes,
@@ -116,6 +117,7 @@ class PlanFacts:
     manifest: dict[str, Any] | None = None  # read when --manifest asks for it
     run_id: int = 0  # GITHUB_RUN_ID, for the rerun record
     sha: str = ""  # HEAD, for the rerun record
+    base_sizes: Mapping[str, int] | None = None  # GPUs per node, runners.yaml at the base
 
 
 def plan_start(request: PlanRequest, event: EventFacts | None) -> PlanStart:
@@ -166,6 +168,7 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
         document = {"canary": [row] if row else [], "remaining": remaining}
     runners = planned.runner_info.runners
     sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
+    sizes = larger_sizes(sizes, facts.base_sizes or {})
     rows = jobs_of(plan.as_json())
     costs = estimate(rows, facts.durations, start.decision.agentx_fast, sizes)
     pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}

@@ -1,0 +1,53 @@
+"""A pull request prices its own sweep: the budget is read at the base so it cannot raise
+it, and the GPUs a node holds must not be its to lower either. A runners.yaml edit that
+says a node has one GPU made every job on it cost the GPUs its server uses instead of the
+whole node it holds: a tp4 job half price, a tp1 job an eighth."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import LINK, GitRepo, entry
+from tests.matrix.conftest import RUNNERS
+
+SETTINGS = "[budget]\nsweep-enabled = 10\n"
+
+
+def _estimate(repo: GitRepo) -> dict[str, object]:
+    result = repo.infx(
+        "sweep", "plan", "--base", "base", "--head", "HEAD", "--budget", "sweep-enabled",
+        "--estimate", "estimate.json", "--format", "text",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document: dict[str, object] = json.loads(repo.read("estimate.json"))
+    return document
+
+
+def _appended(repo: GitRepo, runners: str = RUNNERS) -> dict[str, object]:
+    """The estimate of a PR appending an entry for a config with tp8 and tp4 jobs, its
+    runners.yaml as given, against a base with a budget."""
+    repo.git("reset", "-q", "--hard", "base")
+    repo.commit("budget", **{"infx.toml": SETTINGS})
+    repo.git("tag", "-f", "base")
+    appended = entry(["llama-fp8-mi355x-vllm"], f"{LINK}7")
+    repo.commit("append", **{"perf-changelog.yaml": appended, "configs/runners.yaml": runners})
+    return _estimate(repo)
+
+
+def test_a_pr_that_shrinks_a_node_is_priced_at_the_bases_nodes(bench: GitRepo) -> None:
+    honest = _appended(bench)
+    smaller = RUNNERS.replace("gpus-per-node: 8", "gpus-per-node: 1")
+    assert smaller != RUNNERS
+    dodged = _appended(bench, smaller)
+    assert dodged["gpu-hours"] == honest["gpu-hours"] == 32.0
+    assert dodged["over-budget"] is True
+    jobs = dodged["jobs"]
+    assert isinstance(jobs, list) and {job["gpus-held"] for job in jobs} == {8}
+    assert {job["gpus"] for job in jobs} == {4, 8}
+
+
+def test_a_pr_that_grows_a_node_is_priced_at_its_own(bench: GitRepo) -> None:
+    """The larger size wins: nodes said to hold more GPUs price every job higher."""
+    honest = _appended(bench)
+    grown = _appended(bench, RUNNERS.replace("gpus-per-node: 8", "gpus-per-node: 16"))
+    assert grown["gpu-hours"] == 2 * honest["gpu-hours"] == 64.0
