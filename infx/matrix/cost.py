@@ -120,12 +120,14 @@ def _planned_nodes(count: object) -> int:
 def held_nodes(row: MatrixRow, per_node: int) -> int:
     """Nodes a job takes: one for a single-node job (more only if its GPUs exceed a node);
     for a multi-node job the plan's `node-count` where its format prints one (what the
-    scheduler allocates, so plan and estimate never differ), else each worker's own nodes,
-    or what its recipe asks for when more."""
+    scheduler allocates, so plan and estimate never differ) but never fewer than its GPUs
+    fill, else each worker's own nodes, or what its recipe asks for when more."""
+    filled = max(1, math.ceil(row_gpus(row)["total"] / per_node))
     if not is_multinode(row):
-        return max(1, math.ceil(row_gpus(row)["total"] / per_node))
+        return filled
     if "node-count" in row:
-        return _planned_nodes(row["node-count"])
+        # Never fewer than its servers' GPUs fill: `num-nodes: 1` for 32 GPUs is no 8-GPU job.
+        return max(_planned_nodes(row["node-count"]), filled)
     nodes = 0
     for role in ("prefill", "decode"):
         worker = row[role]

@@ -51,3 +51,53 @@ def test_a_pr_that_grows_a_node_is_priced_at_its_own(bench: GitRepo) -> None:
     honest = _appended(bench)
     grown = _appended(bench, RUNNERS.replace("gpus-per-node: 8", "gpus-per-node: 16"))
     assert grown["gpu-hours"] == 2 * honest["gpu-hours"] == 64.0
+
+
+# An aggregate multi-node config (format pr3058) whose `num-nodes` says one node for a
+# worker of 32 GPUs: the row asks for one node, its servers use four nodes' worth.
+FEW_NODES = """
+dsr1-fp4-mi355x-sglang-agg:
+  image: lmsysorg/sglang-rocm:v0.5.12
+  model: amd/DeepSeek-R1
+  model-prefix: dsr1
+  runner: mi355x-disagg
+  precision: fp4
+  framework: sglang-disagg
+  multinode: true
+  disagg: false
+  scenarios:
+    fixed-seq-len:
+    - isl: 8192
+      osl: 1024
+      search-space:
+      - conc-list: [1, 8, 32]
+        num-nodes: NODES
+        worker: { num-worker: 1, tp: 32, ep: 1, dp-attn: false }
+"""
+
+
+def _agg(repo: GitRepo, nodes: int) -> dict[str, object]:
+    repo.git("reset", "-q", "--hard", "base")
+    master = (repo.path / "configs/amd-master.yaml").read_text() + FEW_NODES.replace(
+        "NODES", str(nodes)
+    )
+    repo.commit("budget", **{"infx.toml": SETTINGS})
+    repo.git("tag", "-f", "base")
+    appended = entry(["dsr1-fp4-mi355x-sglang-agg"], f"{LINK}7")
+    repo.commit("append", **{"perf-changelog.yaml": appended, "configs/amd-master.yaml": master})
+    return _estimate(repo)
+
+
+def test_a_job_holds_at_least_the_nodes_its_servers_fill(bench: GitRepo) -> None:
+    """`num-nodes: 1` for 32 GPUs priced the job at one node of 8: a quarter of the GPUs its
+    servers use. Whatever the row asks the scheduler for, a job is priced at no fewer whole
+    nodes than its GPUs fill."""
+    honest = _agg(bench, 4)
+    few = _agg(bench, 1)
+    jobs = few["jobs"]
+    assert isinstance(jobs, list) and len(jobs) == 2  # the points and their eval
+    assert {(job["gpus"], job["gpus-held"], job["nodes"]) for job in jobs} == {(32, 32, 4)}
+    assert few["gpu-hours"] == honest["gpu-hours"] == 32.0
+    assert few["over-budget"] is True
+    more = _agg(bench, 6)  # more nodes than the GPUs fill: the plan's count stands
+    assert more["gpu-hours"] == 48.0
