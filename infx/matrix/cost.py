@@ -79,15 +79,15 @@ def node_gpus(
     return out
 
 
-def larger_sizes(*tables: Mapping[str, int]) -> dict[str, int]:
-    """GPUs per node of each label, the largest any table says: a pull request's runners.yaml
-    may not make its own jobs cheaper than the base's says they are (a node said to hold
-    one GPU priced a tp4 job at 4 GPUs instead of the 8 it holds)."""
-    out: dict[str, int] = {}
-    for table in tables:
-        for label, size in table.items():
-            out[label] = max(size, out.get(label, size))
-    return out
+def priced_sizes(head: Mapping[str, int], base: Mapping[str, int]) -> dict[str, int]:
+    """GPUs per node each label is priced at when a pull request plans: no fewer than the
+    base's runners.yaml says (a label it does not size: GPUS_PER_NODE), more when the head
+    says more. runners.yaml only describes the runners GitHub knows by those labels, so a
+    PR's edit may not make its jobs cheaper: a node it said holds one GPU priced a tp4 job
+    at 4 GPUs instead of the 8 it holds, on a label the base sized or on one it added."""
+    return {
+        label: max(head.get(label, 0), base.get(label, GPUS_PER_NODE)) for label in {*head, *base}
+    }
 
 
 def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:

@@ -165,7 +165,7 @@ def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
 
 def node_gpus_at(root: Path, tree: str | None, path: str) -> dict[str, int]:
     """GPUs per node of each runner label by runners.yaml at a tree: the base's prices a
-    pull request's jobs beside the head's (the larger wins, `cost.larger_sizes`); none when
+    pull request's jobs beside the head's (the larger wins, `cost.priced_sizes`); none when
     the tree has no valid file or cannot be read."""
     from infx.matrix.cost import node_gpus
 

@@ -22,8 +22,8 @@ from infx.matrix.cost import (
     Durations,
     estimate,
     estimate_document,
-    larger_sizes,
     node_gpus,
+    priced_sizes,
     verdict,
     wall_minutes,
 )
@@ -170,7 +170,8 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
         document = {"canary": [row] if row else [], "remaining": remaining}
     runners = planned.runner_info.runners
     sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
-    sizes = larger_sizes(sizes, facts.base_sizes or {})
+    if facts.base_sizes is not None:  # a diff's plan: its base vouches for the nodes
+        sizes = priced_sizes(sizes, facts.base_sizes)
     rows = jobs_of(plan.as_json())
     costs = estimate(rows, facts.durations, start.decision.agentx_fast, sizes)
     pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}

@@ -46,6 +46,37 @@ def test_a_pr_that_shrinks_a_node_is_priced_at_the_bases_nodes(bench: GitRepo) -
     assert {job["gpus"] for job in jobs} == {4, 8}
 
 
+def test_a_label_the_base_does_not_size_is_priced_at_no_less_than_eight(
+    bench: GitRepo,
+) -> None:
+    """runners.yaml only describes the runners: the label a job runs on is whatever GitHub
+    runner carries it. A PR that adds a label of its own, sized one GPU a node, for a
+    config it points at that label, is priced as any label runners.yaml never sized."""
+    honest = _appended(bench)
+    named = RUNNERS.replace(
+        "hardware:\n",
+        "  mi355x-amds_00: [mi355x-amds_00]\nhardware:\n  mi355x-amds_00:\n"
+        "    available-cpu-dram-mib: 3_095_781\n    gpus-per-node: 1\n",
+    )
+    bench.git("reset", "-q", "--hard", "base")
+    bench.commit("budget", **{"infx.toml": SETTINGS})
+    bench.git("tag", "-f", "base")
+    master = (bench.path / "configs/amd-master.yaml").read_text()
+    pointed = master.replace("  runner: mi355x\n", "  runner: mi355x-amds_00\n", 1)
+    bench.commit(
+        "append",
+        **{
+            "perf-changelog.yaml": entry(["llama-fp8-mi355x-vllm"], f"{LINK}7"),
+            "configs/runners.yaml": named,
+            "configs/amd-master.yaml": pointed,
+        },
+    )
+    dodged = _estimate(bench)
+    assert dodged["gpu-hours"] == honest["gpu-hours"] == 32.0
+    jobs = dodged["jobs"]
+    assert isinstance(jobs, list) and {job["runner"] for job in jobs} == {"mi355x-amds_00"}
+
+
 def test_a_pr_that_grows_a_node_is_priced_at_its_own(bench: GitRepo) -> None:
     """The larger size wins: nodes said to hold more GPUs price every job higher."""
     honest = _appended(bench)
