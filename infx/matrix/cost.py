@@ -79,6 +79,17 @@ def node_gpus(
     return out
 
 
+def priced_sizes(head: Mapping[str, int], base: Mapping[str, int]) -> dict[str, int]:
+    """GPUs per node each label is priced at when a pull request plans: no fewer than the
+    base's runners.yaml says (a label it does not size: GPUS_PER_NODE), more when the head
+    says more. runners.yaml only describes the runners GitHub knows by those labels, so a
+    PR's edit may not make its jobs cheaper: a node it said holds one GPU priced a tp4 job
+    at 4 GPUs instead of the 8 it holds, on a label the base sized or on one it added."""
+    return {
+        label: max(head.get(label, 0), base.get(label, GPUS_PER_NODE)) for label in {*head, *base}
+    }
+
+
 def _asked_nodes(role: str, worker: Mapping[str, Any]) -> int:
     """The most nodes the role's `PREFILL_NODES=`/`DECODE_NODES=` settings ask for (0: none),
     for a row without the plan's `node-count` (a format whose planner counts no nodes);
@@ -109,12 +120,14 @@ def _planned_nodes(count: object) -> int:
 def held_nodes(row: MatrixRow, per_node: int) -> int:
     """Nodes a job takes: one for a single-node job (more only if its GPUs exceed a node);
     for a multi-node job the plan's `node-count` where its format prints one (what the
-    scheduler allocates, so plan and estimate never differ), else each worker's own nodes,
-    or what its recipe asks for when more."""
+    scheduler allocates, so plan and estimate never differ) but never fewer than its GPUs
+    fill, else each worker's own nodes, or what its recipe asks for when more."""
+    filled = max(1, math.ceil(row_gpus(row)["total"] / per_node))
     if not is_multinode(row):
-        return max(1, math.ceil(row_gpus(row)["total"] / per_node))
+        return filled
     if "node-count" in row:
-        return _planned_nodes(row["node-count"])
+        # Never fewer than its servers' GPUs fill: `num-nodes: 1` for 32 GPUs is no 8-GPU job.
+        return max(_planned_nodes(row["node-count"]), filled)
     nodes = 0
     for role in ("prefill", "decode"):
         worker = row[role]

@@ -391,6 +391,25 @@ def settings_files(root: Path, tree: str | None) -> list[str]:
     return names
 
 
+def changed_job_inputs(planned: Planned, job_files: Sequence[str]) -> list[str]:
+    """What the plan's jobs read that differs between the diff's base and head: each row's
+    recipe script (on every node of its label) and the files `job_files` matches at either
+    tree. An append-only sweep must find none (`plan.check_append_only_inputs`)."""
+    runners = planned.runner_info.runners
+    nodes = runners.labels if runners is not None else {}
+    base = Snapshot.at(planned.root, planned.change.base_tree)
+    head = Snapshot.at(planned.root, planned.change.head_tree)
+    names = sorted(
+        {
+            *recipe_files(planned.result.plan.as_json(), nodes),
+            *matching(base, job_files)[0],
+            *matching(head, job_files)[0],
+        }
+    )
+    before, after = base.digests(names), head.digests(names)
+    return [name for name in names if before[name] != after[name]]
+
+
 def manifest_of(
     planned: Planned,
     options: SweepOptions,

@@ -222,6 +222,13 @@ def check_syntax(name: str, data: bytes) -> None:
     one that needs only their keys. libyaml's parser runs over the whole file without
     building anything (a few milliseconds a file): ruamel's copy, which the gate has loaded
     already for the changelog, else PyYAML's."""
+    problem = _parse_problem(data)
+    if problem is not None:
+        raise yaml_problem(name, problem)
+
+
+def _parse_problem(data: bytes) -> Exception | None:
+    """The error libyaml's parser finds in `data`, None when it parses (see check_syntax)."""
     from ruamel.yaml.error import YAMLError as RuamelError
 
     try:
@@ -234,15 +241,27 @@ def check_syntax(name: str, data: bytes) -> None:
         try:
             parser(data).raw_parse()
         except RuamelError as exc:
-            raise yaml_problem(name, exc) from None
-        return
+            return exc
+        return None
     import yaml
 
     try:
         for _ in yaml.parse(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             pass
     except yaml.YAMLError as exc:
-        raise yaml_problem(name, exc) from None
+        return exc
+    return None
+
+
+def _blocks_stand_alone(data: bytes, scanned: list[tuple[str, int, int]]) -> bool:
+    """Whether every scanned `key:` line starts a config of its own: the file parses with a
+    document start (`---`) before each of them. A line that only looks like a key, inside a
+    quoted string or a flow collection that spans lines (`note: "see` ... `ghost: #"`), is
+    text to YAML and to InferenceX; there a document marker is an error, so the scan is not
+    believed and the whole file is parsed. One parse of the file either way."""
+    starts = [start for _, _, start in scanned[1:]]
+    parts = [data[a:b] for a, b in zip([0, *starts], [*starts, len(data)], strict=True)]
+    return _parse_problem(b"---\n".join(parts)) is None
 
 
 def yaml_problem(name: str, exc: Exception) -> ConfigError:
@@ -365,8 +384,10 @@ def parse_masters(files: Mapping[str, bytes]) -> MasterConfigs:
     result = MasterConfigs()
     for name, data in files.items():
         result.texts[name] = data
-        check_syntax(name, data)
         scanned = _scan(data)
+        if scanned is None or not _blocks_stand_alone(data, scanned):
+            check_syntax(name, data)
+            scanned = None
         if scanned is None:
             for key, value in _parse_file(name, data).items():
                 _add_key(result, name, str(key), None)

@@ -260,6 +260,26 @@ def check_append_only_scope(
                 )
 
 
+def is_append_only(plan: MatrixPlan) -> bool:
+    """Whether the plan's entries are append-only (they never share a sweep with others)."""
+    meta = plan.get("changelog_metadata") or {}
+    return any(entry.get("append-only") for entry in meta.get("entries") or [])
+
+
+def check_append_only_inputs(changed: Sequence[str]) -> None:
+    """An append-only sweep measures its new points with the recipe that measured the base's:
+    a recipe script or job file the change edits would measure the curve anew, old points
+    unmeasured beside new ones."""
+    if changed:
+        shown = ", ".join(changed[:3]) + (
+            f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        )
+        raise ConfigError(
+            f"append-only change also edits what its jobs run ({shown}): the base's points "
+            "were measured by the old files; plan the entry without append-only"
+        )
+
+
 def _same_config(base: MasterConfigs, head: MasterConfigs, key: str) -> bool:
     """Whether a config reads the same at both revisions; identical bytes need no parsing."""
     if (key in base) != (key in head):

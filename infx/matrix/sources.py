@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infx import git
-from infx.errors import ConfigError, UsageError
+from infx.errors import ConfigError, InfxError, UsageError
 from infx.formats import layout_twin
 from infx.matrix.load import MasterConfigs, parse_masters, read_plain, yaml_error, yaml_problem
 from infx.paths import outside_repository
@@ -161,6 +161,19 @@ class RunnerInfo:
 def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
     """runners.yaml at a tree."""
     return runners_from(git.read_at(tree, path, root), path)
+
+
+def node_gpus_at(root: Path, tree: str | None, path: str) -> dict[str, int]:
+    """GPUs per node of each runner label by runners.yaml at a tree: the base's prices a
+    pull request's jobs beside the head's (the larger wins, `cost.priced_sizes`); none when
+    the tree has no valid file or cannot be read."""
+    from infx.matrix.cost import node_gpus
+
+    try:
+        runners = load_runners(root, tree, path).runners
+    except InfxError:
+        return {}
+    return node_gpus(runners.labels, runners.hardware) if runners is not None else {}
 
 
 def working_tree(

@@ -17,11 +17,11 @@ from infx.github.actions import CommentEvent
 from infx.github.client import GitHub, Job, Pull, Run
 from infx.github.permissions import WRITE_PERMISSIONS
 from infx.github.values import Approval, Environment
-from infx.matrix.cost import node_gpus
+from infx.matrix.cost import node_gpus, priced_sizes
 from infx.matrix.inputs import digests_at, manifest_of
 from infx.matrix.options import PlanOptions
 from infx.matrix.rows import MatrixRow
-from infx.matrix.sources import Planned, load_runners, plan_change
+from infx.matrix.sources import Planned, load_runners, node_gpus_at, plan_change
 from infx.matrix.timings import Timings, parse_timings
 from infx.rerun.decide import (
     USAGE,
@@ -289,6 +289,8 @@ def rerun_plan_facts(root: Path, request: RerunPlanRequest) -> RerunPlanFacts:
     docs, skipped = results_below([request.source_dir / "results"])
     runners = load_runners(root, None, settings.runners).runners
     gpus = node_gpus(runners.labels, runners.hardware) if runners is not None else {}
+    if record.pr is not None:  # a PR's runners.yaml may not shrink its own nodes
+        gpus = priced_sizes(gpus, node_gpus_at(root, "HEAD^1", settings.runners))
     spent = None
     if record.pr is not None:
         # Sized by the plan the PR's code wrote and the one this checkout makes: the larger.

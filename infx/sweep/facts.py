@@ -1,6 +1,7 @@
 """The I/O edge of `sweep plan` and `sweep mode`: the Actions event and the head commit's
 message, the repository at the plan's refs (through `infx.matrix.sources`), the budgets
-at the base, recorded job timings, and who set a PR's sweep labels (through the API:
+and runners.yaml's node sizes at the base, the job inputs an append-only diff edits
+(`infx.matrix.inputs`), recorded job timings, and who set a PR's sweep labels (through the API:
 GITHUB_TOKEN with pull-requests: read). What to read next is asked of the pure rules
 in `infx.sweep.plan`; nothing is decided here.
 """
@@ -16,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from infx import git
 from infx.errors import InfxError, UsageError
 from infx.github.actions import event
+from infx.matrix.plan import is_append_only
 from infx.matrix.rows import PlanDocument, read_plan
-from infx.matrix.sources import plan_change
+from infx.matrix.sources import node_gpus_at, plan_change
 from infx.numbers import SQLITE_INTEGER_END, decimal
 from infx.paths import outside_repository
 from infx.settings import SETTINGS_FILES, Settings, committed
@@ -74,6 +76,11 @@ def read_plan_facts(
 
         options = start.decision.sweep_options(start.event_name)
         manifest = manifest_of(planned, options, settings.job_files)
+    changed: list[str] = []  # what an append-only sweep's jobs run, edited by the diff
+    if is_append_only(planned.result.plan.as_json()):
+        from infx.matrix.inputs import changed_job_inputs
+
+        changed = changed_job_inputs(planned, settings.job_files)
     budgets = committed(planned.change.base_files, base).budget  # read with the changelog
     durations = None
     if request.durations is not None:
@@ -89,7 +96,12 @@ def read_plan_facts(
     if request.rerun_record is not None:
         run_id = _this_run()
         sha = git.git(["rev-parse", "HEAD"], root).strip()
-    return PlanFacts(start, planned, budgets, durations, authority, manifest, run_id, sha)
+    sizes = node_gpus_at(
+        root, planned.change.base_tree, planned.change.at_base(request.runners_path)
+    )
+    return PlanFacts(
+        start, planned, budgets, durations, authority, manifest, run_id, sha, sizes, changed
+    )
 
 
 def _this_run() -> int:

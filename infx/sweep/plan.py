@@ -8,7 +8,7 @@ Pure: `infx.sweep.facts` reads what these functions take.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,12 @@ from infx.matrix.cost import (
     estimate,
     estimate_document,
     node_gpus,
+    priced_sizes,
     verdict,
     wall_minutes,
 )
 from infx.matrix.options import PlanOptions
-from infx.matrix.plan import canary
+from infx.matrix.plan import canary, check_append_only_inputs
 from infx.matrix.rows import PlanDocument, jobs_of
 from infx.matrix.sources import Planned
 from infx.matrix.summary import summary_table
@@ -116,6 +117,8 @@ class PlanFacts:
     manifest: dict[str, Any] | None = None  # read when --manifest asks for it
     run_id: int = 0  # GITHUB_RUN_ID, for the rerun record
     sha: str = ""  # HEAD, for the rerun record
+    base_sizes: Mapping[str, int] | None = None  # GPUs per node, runners.yaml at the base
+    changed_inputs: Sequence[str] = ()  # job inputs an append-only diff edits
 
 
 def plan_start(request: PlanRequest, event: EventFacts | None) -> PlanStart:
@@ -152,6 +155,7 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
     start, planned = facts.start, facts.planned
     if planned is None:
         return Outcome(stdout=[f"nothing to plan: {start.decision.reason}"])
+    check_append_only_inputs(facts.changed_inputs)
     out = Outcome(stderr=[f"infx: warning: {warning}" for warning in planned.result.warnings])
     if planned.result.choice is not None:
         out.stderr.insert(0, f"infx: {planned.result.choice.note()}")
@@ -166,6 +170,8 @@ def plan_outcome(request: PlanRequest, facts: PlanFacts) -> Outcome:
         document = {"canary": [row] if row else [], "remaining": remaining}
     runners = planned.runner_info.runners
     sizes = node_gpus(runners.labels, runners.hardware) if runners else {}
+    if facts.base_sizes is not None:  # a diff's plan: its base vouches for the nodes
+        sizes = priced_sizes(sizes, facts.base_sizes)
     rows = jobs_of(plan.as_json())
     costs = estimate(rows, facts.durations, start.decision.agentx_fast, sizes)
     pools = {label: len(nodes) for label, nodes in (runners.labels if runners else {}).items()}

@@ -13,6 +13,7 @@ from infx.matrix.cost import (
     BudgetVerdict,
     estimate,
     job_key,
+    priced_sizes,
     verdict,
     wall_minutes,
 )
@@ -348,3 +349,19 @@ def test_wall_time_counts_the_nodes_a_job_holds() -> None:
     gb = _with(FIXED, runner="gb200", tp=8)  # 8 GPUs on 4-GPU nodes: two nodes
     costs = estimate([(gb, False)] * 2, node_gpus={"gb200": 4})
     assert wall_minutes(costs, {"gb200": 2})["gb200"] == 30
+
+
+def test_a_prs_runner_sizes_only_ever_raise_the_price() -> None:
+    """The base vouches for its labels' nodes (an unsized label: 8 GPUs); the head may say
+    more, never less, and a label only the head knows counts 8 at least (the rerun's
+    planning job prices a PR's lineage the same way)."""
+    base = {"mi355x": 8, "cluster:gb300-nv": 4}
+    head = {"mi355x": 1, "cluster:gb300-nv": 4, "new-pool": 2, "big": 16}
+    assert priced_sizes(head, base) == {
+        "mi355x": 8,
+        "cluster:gb300-nv": 4,
+        "new-pool": 8,
+        "big": 16,
+    }
+    assert priced_sizes({}, {}) == {}
+    assert priced_sizes({"x": 4}, {}) == {"x": 8}
