@@ -17,12 +17,16 @@ from typing import cast
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
 from infx.matrix.rows import MatrixRow
+from infx.results.table.keys import config_label, folded_key, variant
 from infx.results.table.rows import PointRecipe, Row, Table
 
 
 def same_head(tables: Sequence[Table], names: Sequence[str]) -> None:
     """Refuse tables of different head commits (a table without one counts as unknown,
-    and is refused next to tables that name one), and one run given twice."""
+    and is refused next to tables that name one), one run given twice, and a table that
+    measured one point twice."""
+    for name, table in zip(names, tables, strict=True):
+        once_each(table, name)
     heads = {str((t.get("run") or {}).get("sha") or "") for t in tables}
     if len(heads) > 1:
         named = ", ".join(
@@ -48,6 +52,34 @@ def pairs(
         )
     same_head(beside, names)
     distinct(mine, mine_names)
+    ours = {_point(row): name for t, name in zip(mine, mine_names, strict=True)
+            for row in t.get("rows", []) if row.get("kind") == "throughput"}  # fmt: skip
+    for table, name in zip(beside, names, strict=True):
+        for row in table.get("rows", []):
+            if row.get("kind") == "throughput" and _point(row) in ours:
+                raise UsageError(
+                    f"{name} and {ours[_point(row)]} hold the same measurement (a point with "
+                    "the very same numbers): main's run beside this PR's is another "
+                    "measurement, not a copy of it"
+                )
+
+
+def once_each(table: Table, name: str) -> None:
+    """Refuse a table that holds one point twice, as the comparison matches points (kind,
+    config with names folded, master config, concurrency): only one of the two rows
+    could be judged, and the table's author would choose which (the ingest refuses such a
+    table of main's for the same reason)."""
+    seen: dict[tuple[str, str, object], int] = {}
+    for index, row in enumerate(table.get("rows", [])):
+        kind, identity = row["kind"], row["identity"]
+        key = (folded_key(kind, identity), variant(row), identity.get("conc"))
+        if key in seen:
+            raise UsageError(
+                f"{name}: rows {seen[key]} and {index} measure one point twice ({kind}, "
+                f"conc {identity.get('conc')} of {config_label(identity)}): a table holds "
+                "each point once"
+            )
+        seen[key] = index
 
 
 def _point(row: Row) -> str:

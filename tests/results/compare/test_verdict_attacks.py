@@ -1,0 +1,158 @@
+"""Tables that made `results compare` pass a PR that really regressed, through the real CLI
+on real GPU runs (tests/data/gpu-noise-h200-stepcost: main's runs ingested into an SQLite
+history, an unchanged run of it made slower by hand): each table reads regressed as it
+is, and the attack on it must not turn the gate green."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from infx.cli import cli
+from tests.results.verdict.test_real_noise import SETS, build
+
+SLOW, FAST = ("tput", "_intvty"), ("_ttft", "_tpot", "_itl", "_e2el")
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+    return build(SETS["stepcost"], tmp_path_factory.mktemp("stepcost"))
+
+
+def slowed(table: Path, factor: float = 0.85) -> dict[str, Any]:
+    """The run `factor` as fast at every point: throughput down, latencies up."""
+    doc = json.loads(table.read_text())
+    for row in doc["rows"]:
+        m = row["metrics"]
+        for key in list(m):
+            if any(s in key for s in SLOW):
+                m[key] *= factor
+            elif key.endswith(FAST):
+                m[key] /= factor
+    return doc
+
+
+def judge(history: Path, doc: dict[str, Any], *extra: str) -> tuple[int, str]:
+    table = history.parent / f"pr{abs(hash(json.dumps(doc)))}.json"
+    table.write_text(json.dumps(doc))
+    args = ["results", "compare", str(table), "--history", str(history), *extra]
+    done = CliRunner().invoke(cli, args, catch_exceptions=False)
+    return done.exit_code, done.output
+
+
+def test_the_slowed_run_regresses(real: tuple[Path, dict[str, Path]]) -> None:
+    history, tables = real
+    code, output = judge(history, slowed(tables["haa00"]))
+    assert code == 1 and "regressed" in output
+
+
+def test_a_table_that_measured_one_point_twice_is_refused(
+    real: tuple[Path, dict[str, Path]],
+) -> None:
+    """A point measured twice kept its first row: an unchanged copy of the rows put before
+    the slow ones turned a 15 % regression into within noise."""
+    history, tables = real
+    doc = slowed(tables["haa00"])
+    unchanged = json.loads(tables["haa00"].read_text())["rows"]
+    doc["rows"] = unchanged + doc["rows"]
+    code, output = judge(history, doc)
+    assert code == 2 and "measure one point twice" in output
+    respelled = slowed(tables["haa00"])  # the copy under another spelling of the model
+    for row in unchanged:
+        row["identity"]["framework"] = " VLLM"
+    respelled["rows"] = unchanged + respelled["rows"]
+    code, output = judge(history, respelled)
+    assert code == 2 and "measure one point twice" in output
+    alone = history.parent / "dup.json"
+    alone.write_text(json.dumps(doc))
+    code, output = judge(history, slowed(tables["haa01"]), "--repeat", str(alone))
+    assert code == 2 and "dup.json: rows 0 and 8 measure one point twice" in output
+
+
+def test_mains_run_beside_that_is_a_copy_of_the_prs_is_refused(
+    real: tuple[Path, dict[str, Path]],
+) -> None:
+    """`--baseline-repeat` with the PR's own numbers: every pair's difference is 0, and a
+    15 % regression read within noise."""
+    history, tables = real
+    doc = slowed(tables["haa00"])
+    beside = copy.deepcopy(doc)
+    beside["run"] |= {"id": 99_999, "sha": "0" * 40}
+    twin = history.parent / "beside.json"
+    twin.write_text(json.dumps(beside))
+    code, output = judge(history, doc, "--baseline-repeat", str(twin))
+    assert code == 2 and "hold the same measurement" in output
+    own = slowed(tables["haa01"], 0.97)  # a run of main's image beside it: judged
+    own["run"]["sha"] = "0" * 40
+    twin.write_text(json.dumps(own))
+    code, output = judge(history, doc, "--baseline-repeat", str(twin))
+    assert code == 1 and "Paired: 2 config(s) judged on 1 pair(s)" in output
+
+
+@pytest.mark.parametrize("how", ["left out", "zero"])
+def test_a_gated_metric_the_pr_did_not_report_is_coverage_lost(
+    real: tuple[Path, dict[str, Path]], how: str
+) -> None:
+    """TPOT p50 15 % worse, throughput as main's: a table without its TPOT (or with 0 for
+    it) had every point judged on throughput alone, within noise, and the gate passed."""
+    history, tables = real
+    doc = slowed(tables["haa00"])
+    fast = json.loads(tables["haa00"].read_text())["rows"]
+    for row, own in zip(doc["rows"], fast, strict=True):
+        row["metrics"]["tput_per_gpu"] = own["metrics"]["tput_per_gpu"]
+    code, output = judge(history, doc)
+    assert code == 1 and "regressed" in output
+    for row in doc["rows"]:
+        for key in [k for k in row["metrics"] if k.endswith(("_tpot", "_intvty"))]:
+            if how == "left out":
+                del row["metrics"][key]
+            else:
+                row["metrics"][key] = 0
+    code, output = judge(history, doc)
+    assert code == 1, output
+    assert "coverage lost in 2 config(s) (8 point(s) missing)" in output
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u00ad", "\ufeff"])
+def test_an_invisible_character_in_a_name_is_no_new_config(
+    real: tuple[Path, dict[str, Path]], hidden: str
+) -> None:
+    """A zero-width space in the model prefix: the slowed config read `new` (never gated)
+    and main's config, of another family then, was not missed."""
+    history, tables = real
+    doc = slowed(tables["haa00"])
+    for row in doc["rows"]:
+        row["identity"]["model-prefix"] += hidden
+    code, output = judge(history, doc, "--format", "json")
+    verdict, _ = json.JSONDecoder().raw_decode(output[output.index("{") :])
+    assert code == 1 and verdict["verdict"] == "regressed"
+    assert verdict["points"]["new"] == 0
+
+
+def test_a_pr_table_naming_mains_run_ids_leaves_mains_history_whole(
+    real: tuple[Path, dict[str, Path]],
+) -> None:
+    """Main's own run is left out of its baseline; a PR's run and repeat that named two of
+    main's 4 run ids took them out, and a 20 % regression read unconfirmed on the rest."""
+    _, tables = real
+    history = tables["hmain08"].parent.parent / "four.sqlite"
+    for name in ("hmain08", "hmain09", "hmain10", "hmain11"):
+        done = CliRunner().invoke(cli, ["results", "ingest", str(tables[name]), "--history",
+                                        f"sqlite:///{history}"])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    runs = [slowed(tables[name], 0.8) for name in ("haa00", "haa01")]
+    for doc, main in zip(runs, ("hmain08", "hmain09"), strict=True):
+        doc["run"]["id"] = json.loads(tables[main].read_text())["run"]["id"]
+    repeat = history.parent / "repeat.json"
+    repeat.write_text(json.dumps(runs[1]))
+    code, output = judge(history, runs[0], "--repeat", str(repeat))
+    assert code == 1 and "own table" not in output
+    assert "Main's history: 4 main run(s)" in output
+    own = json.loads(tables["hmain11"].read_text())  # main's newest, judged on the others
+    code, output = judge(history, own)
+    assert "this run's own table (7011) left out" in output
