@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from infx.cli import cli
+from tests.results.compare.test_compare import accuracy, doc
 from tests.results.verdict.test_real_noise import SETS, build
 
 SLOW, FAST = ("tput", "_intvty"), ("_ttft", "_tpot", "_itl", "_e2el")
@@ -146,8 +147,8 @@ def test_a_pr_table_naming_mains_run_ids_leaves_mains_history_whole(
                                         f"sqlite:///{history}"])  # fmt: skip
         assert done.exit_code == 0, done.output
     runs = [slowed(tables[name], 0.8) for name in ("haa00", "haa01")]
-    for doc, main in zip(runs, ("hmain08", "hmain09"), strict=True):
-        doc["run"]["id"] = json.loads(tables[main].read_text())["run"]["id"]
+    for one, main in zip(runs, ("hmain08", "hmain09"), strict=True):
+        one["run"]["id"] = json.loads(tables[main].read_text())["run"]["id"]
     repeat = history.parent / "repeat.json"
     repeat.write_text(json.dumps(runs[1]))
     code, output = judge(history, runs[0], "--repeat", str(repeat))
@@ -156,3 +157,36 @@ def test_a_pr_table_naming_mains_run_ids_leaves_mains_history_whole(
     own = json.loads(tables["hmain11"].read_text())  # main's newest, judged on the others
     code, output = judge(history, own)
     assert "this run's own table (7011) left out" in output
+
+
+@pytest.mark.parametrize(
+    ("value", "stderr", "samples", "verdict"),
+    [
+        (0.9714, 0.0046, 1319, "within-noise"),  # unchanged: judged on both errors
+        (0.60, 0.3, 1319, "regressed"),  # a stderr no 1,319 samples give
+        (0.60, None, 4, "regressed"),  # an eval cut to 4 samples
+        (0.95, 0.006, 1319, "regressed"),  # its own error a little larger, as a drop's is
+    ],
+)
+def test_a_pr_scores_own_error_never_widens_its_band(
+    tmp_path: Path, value: float, stderr: float | None, samples: int, verdict: str
+) -> None:
+    """gsm8k 0.97 on main (stderr 0.0045): a PR table that claimed a stderr of 0.3, or ran
+    4 samples (binomial error 0.24), read 0.60 as within stderr and the gate passed."""
+    history = tmp_path / "history.sqlite"
+    for run in range(1, 4):
+        main = doc([accuracy(16, 0.9719, 0.0045)], run)
+        main["run"] |= {"ref": "refs/heads/main", "created_at": f"2026-03-0{run}T00:00:00Z"}
+        (tmp_path / f"main{run}.json").write_text(json.dumps(main))
+        done = CliRunner().invoke(cli, ["results", "ingest", str(tmp_path / f"main{run}.json"),
+                                        "--history", f"sqlite:///{history}"])  # fmt: skip
+        assert done.exit_code == 0, done.output
+    pr = doc([accuracy(16, value, stderr)], 99)
+    pr["run"] |= {"sha": "a" * 40, "ref": "refs/pull/1/merge"}
+    score = pr["rows"][0]["accuracy"][0]
+    score["samples"] = samples
+    if stderr is None:
+        score.pop("stderr", None)
+    code, output = judge(history, pr, "--format", "json")
+    found, _ = json.JSONDecoder().raw_decode(output[output.index("{") :])
+    assert found["verdict"] == verdict and code == (verdict == "regressed")
