@@ -17,7 +17,9 @@ from typing import cast
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
 from infx.matrix.rows import MatrixRow
+from infx.results.table.frame import Frame
 from infx.results.table.keys import config_label, folded_key, variant
+from infx.results.table.metrics import NUMBERS
 from infx.results.table.rows import PointRecipe, Row, Table
 
 
@@ -61,6 +63,30 @@ def pairs(
                     f"{name} and {ours[_point(row)]} hold the same measurement (a point with "
                     "the very same numbers): main's run beside this PR's is another "
                     "measurement, not a copy of it"
+                )
+
+
+_TPUT, _TPOT = NUMBERS.index("tput_per_gpu"), NUMBERS.index("median_tpot")
+
+
+def not_mains(tables: Sequence[Table], names: Sequence[str], history: Frame) -> None:
+    """Refuse a table of this PR's (or of main's image beside it) holding a throughput
+    point with the very same throughput and TPOT p50 as a point of main's history: a
+    copy of main's run, not a run of this head (two copies of main's newest runs given as
+    repeats pooled a 15 % regression into within noise). Main's own run, judged against
+    its history, has been left out of it before."""
+    values = history.values[:, [_TPUT, _TPOT]]
+    seen = {(a, b): i for i, (a, b) in enumerate(values.tolist()) if a == a and b == b}
+    for name, table in zip(names, tables, strict=True):
+        for row in table.get("rows", []):
+            m = row.get("metrics") or {}
+            found = seen.get((m.get("tput_per_gpu"), m.get("median_tpot")))
+            if row.get("kind") == "throughput" and found is not None:
+                run = history.runs[int(history.run[found])].get("id")
+                raise UsageError(
+                    f"{name} holds a point with the very same numbers as main's run {run} "
+                    f"(conc {row['identity']['conc']} of {config_label(row['identity'])}): "
+                    "a copy of main's run, not a run of this PR"
                 )
 
 

@@ -190,3 +190,20 @@ def test_a_pr_scores_own_error_never_widens_its_band(
     code, output = judge(history, pr, "--format", "json")
     found, _ = json.JSONDecoder().raw_decode(output[output.index("{") :])
     assert found["verdict"] == verdict and code == (verdict == "regressed")
+
+
+def test_a_copy_of_mains_run_is_no_run_of_the_pr(real: tuple[Path, dict[str, Path]]) -> None:
+    """Main's two newest tables, relabelled as this PR's runs and given as repeats, pooled
+    a 15 % regression into within noise; main's table as the PR's read within noise."""
+    history, tables = real
+    doc = slowed(tables["haa00"])
+    given = []
+    for n, main in enumerate(("hmain11", "hmain10")):
+        copied = json.loads(tables[main].read_text())
+        copied["run"] = doc["run"] | {"id": 90_000 + n}
+        given += ["--repeat", str(history.parent / f"copy{n}.json")]
+        (history.parent / f"copy{n}.json").write_text(json.dumps(copied))
+    code, output = judge(history, doc, *given)
+    assert code == 2 and "the very same numbers as main's run 7011" in output
+    code, output = judge(history, copied)
+    assert code == 2 and "a copy of main's run, not a run of this PR" in output
