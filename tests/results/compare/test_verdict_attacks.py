@@ -207,3 +207,53 @@ def test_a_copy_of_mains_run_is_no_run_of_the_pr(real: tuple[Path, dict[str, Pat
     assert code == 2 and "the very same numbers as main's run 7011" in output
     code, output = judge(history, copied)
     assert code == 2 and "a copy of main's run, not a run of this PR" in output
+
+
+def test_a_pair_of_one_concurrency_does_not_hide_the_runs_other_points(
+    real: tuple[Path, dict[str, Path]],
+) -> None:
+    """The sweep's run 30 % slower at concurrency 64; a paired repeat of concurrency 2 alone
+    (this PR's half and main's, both unchanged) had the config judged on that pair, the
+    other points missing but not coverage lost, and the gate passed."""
+    history, tables = real
+    doc = slowed(tables["haa00"], 0.7)
+    doc["rows"] = [
+        row if row["identity"]["conc"] == 64 else fresh
+        for row, fresh in zip(
+            doc["rows"], json.loads(tables["haa00"].read_text())["rows"], strict=True
+        )
+    ]
+    code, output = judge(history, doc)
+    assert code == 1, output
+    halves = []
+    for name, sha in (("haa01", doc["run"]["sha"]), ("haa02", "0" * 40)):
+        half = json.loads(tables[name].read_text())
+        half["run"] |= {"id": 9_300, "sha": sha}
+        half["rows"] = [r for r in half["rows"] if r["identity"]["conc"] == 2]
+        (history.parent / f"{name}-half.json").write_text(json.dumps(half))
+        halves.append(str(history.parent / f"{name}-half.json"))
+    code, output = judge(history, doc, "--repeat", halves[0], "--baseline-repeat", halves[1])
+    assert code == 1 and "regressed" in output, output
+
+
+def test_pairs_do_not_excuse_a_point_no_run_of_the_pr_measured(
+    real: tuple[Path, dict[str, Path]],
+) -> None:
+    """The sweep left out concurrency 64, which main measured (coverage lost); with a paired
+    repeat that left it out too, the point read missing but never coverage lost."""
+    history, tables = real
+    given = []
+    for n, (name, sha) in enumerate(
+        (("haa00", "a" * 40), ("haa01", "a" * 40), ("haa02", "0" * 40))
+    ):
+        run = json.loads(tables[name].read_text())
+        run["run"] |= {"id": 9_400 + min(n, 1), "sha": sha}
+        run["rows"] = [r for r in run["rows"] if r["identity"]["conc"] != 64]
+        (history.parent / f"no64-{n}.json").write_text(json.dumps(run))
+        given.append(run)
+    code, output = judge(history, given[0])
+    assert code == 1 and "coverage lost" in output
+    paired = ["--repeat", str(history.parent / "no64-1.json"),
+              "--baseline-repeat", str(history.parent / "no64-2.json")]  # fmt: skip
+    code, output = judge(history, given[0], *paired)
+    assert code == 1 and "coverage lost in 2 config(s) (2 point(s) missing)" in output, output
