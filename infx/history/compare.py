@@ -26,7 +26,7 @@ from infx.results.ingest.files import load_results
 from infx.results.render.plot import draw_each
 from infx.results.table.rows import Table
 from infx.results.verdict.judge import compare as judge
-from infx.results.verdict.repeats import pairs, same_head
+from infx.results.verdict.repeats import not_mains, pairs, same_head
 from infx.results.verdict.report import Report, acknowledged
 from infx.settings import Settings
 
@@ -60,6 +60,8 @@ def compare(
         names = [str(p) for p in (asked.current, *asked.repeats)]
         pairs([table, *more], names, beside, [str(p) for p in asked.baseline_repeats])
     history = _history(asked.source, table, [*more, *beside], github)
+    given = [asked.current, *asked.repeats, *asked.baseline_repeats]
+    not_mains([table, *more, *beside], [str(p) for p in given], history.frame)
     report = judge(
         rows,
         history.frame,

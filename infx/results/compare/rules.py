@@ -165,9 +165,14 @@ class MainHistory:
 
 def without_own_run(history: MainHistory, *tables: Table) -> MainHistory:
     """This run's own tables (and its repeats') inside a --history folder or database are
-    never its baseline."""
-    own = {i for t in tables if isinstance(i := run_of(t).get("id"), int)}
-    if not own or not any(run.get("id") in own for run in history.frame.runs):
+    never its baseline. A run of main's is this run's own only when the table names its
+    commit too: a PR's table that named main's run ids took those runs out of main's
+    history (and with it, on a short history, the gate's power)."""
+    claims = {
+        (i, run_of(t).get("sha")) for t in tables if isinstance(i := run_of(t).get("id"), int)
+    }
+    own = {run["id"] for run in history.frame.runs if (run.get("id"), run.get("sha")) in claims}
+    if not own:
         return history
     left = ", ".join(str(i) for i in sorted(own))
     said = Md(f"{history.described}; this run's own table ({text(left)}) left out")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Literal, cast
 
@@ -68,8 +69,13 @@ _KEYS: dict[tuple[object, ...], str] = {}
 
 
 def _folded(value: object) -> object:
-    """A name as it is meant: case and spacing are not part of it."""
+    """A name as it is meant: case and spacing are not part of it, nor are invisible
+    characters (a zero-width space, a soft hyphen: Unicode's format characters) or
+    compatibility forms (a full-width letter, NFKC), which only hide a respelling."""
     if isinstance(value, str):
+        if not value.isascii():
+            value = unicodedata.normalize("NFKC", value)
+            value = "".join(ch for ch in value if unicodedata.category(ch) != "Cf")
         return " ".join(value.split()).casefold()
     if isinstance(value, dict):
         return {k: _folded(v) for k, v in value.items()}

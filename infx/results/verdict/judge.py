@@ -109,7 +109,7 @@ def compare(
             configs.append(_new(key, ident, points))
             continue
         expected = set(hist.points[runs[-1]][key])
-        if partners is not None and halves is not None and key in partners[0] and key in halves[0]:
+        if partners is not None and halves is not None and _paired(key, points, partners, halves):
             # Judged on its pairs: this PR's rows of the paired runs only.
             ours = halves[0][key]
             concs = sorted(set(ours) | expected)
@@ -131,11 +131,11 @@ def compare(
         warnings.simplefilter("ignore", RuntimeWarning)
         paired_rate = 0.0
         if paired_pending:
-            # The points a pair did not measure are missing, never coverage lost: this PR's
-            # other runs hold them (`trimmed`).
+            # Its pairs measured every point this PR's runs did (`_paired`): a point main
+            # measured and they did not is lost as without pairs.
             share = q * len(paired_pending) / total
             shifts, sweep_verdict, calibration, paired_rate = _judge(
-                paired_pending, hist, threshold, True, configs, share, partners
+                paired_pending, hist, threshold, trimmed, configs, share, partners
             )
             rate = paired_rate
         if pending:
@@ -172,6 +172,19 @@ def compare(
         q_held=rate,
         calibration=calibration,
     )
+
+
+def _paired(
+    key: str, points: dict[int, list[Row]],
+    partners: tuple[Mine, dict[str, dict[int, list[int]]]],
+    halves: tuple[Mine, dict[str, dict[int, list[int]]]],
+) -> bool:  # fmt: skip
+    """Whether a config is judged on its pairs: they measured every point this PR's runs
+    did. A pair of one concurrency, beside a run that regressed at the others, left those
+    missing (not coverage lost) and the gate passed: such a config is judged on all of
+    this PR's runs against main's history, as without pairs."""
+    beside, ours = partners[0].get(key), halves[0].get(key)
+    return beside is not None and ours is not None and set(points) <= set(beside) & set(ours)
 
 
 def _judge(

@@ -309,11 +309,13 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
             continue
         checks = tuple(_checks(j, c, i, rows, moved))
         verdict = worst([ch.verdict for ch in checks if ch.verdict != UNKNOWN] or [NOISE])
+        if verdict != REGRESSED and any(map(_unreported, checks)):
+            verdict = MISSING
         checks = (*checks, _shown(j, c, i, rows))
         points.append(Point(conc, COMPARED, verdict, checks, main, _shown_row(rows, j, c, i)))
     level, curve = _level(j, c, moved), _curve(j, c)
     parts = [
-        COVERAGE_LOST if p.status == MISSING else p.verdict
+        COVERAGE_LOST if MISSING in (p.status, p.verdict) else p.verdict
         for p in points
         if not (trimmed and p.status == MISSING)
     ]
@@ -351,6 +353,15 @@ def throughput_config(job: Pending, j: Judged, hist: History, trimmed: bool = Fa
         pr_runs=int(j.power.runs[c]),
         moved=_moved_words(j, c, len(job.concs), job, hist),
     )
+
+
+def _unreported(check: Check) -> bool:
+    """A gated metric main has a level of that this PR's point did not report (left out,
+    or 0 where lower is better): the point went unjudged on it, a check lost, never
+    within noise (a client that stopped reporting TPOT hid a TPOT regression)."""
+    after = check.after
+    gone = after is None or (after <= 0 and not check.metric.higher_is_better)
+    return check.metric.gates and check.before is not None and gone
 
 
 def _shown_row(rows: list[Row], j: Judged, c: int, i: int) -> Row:

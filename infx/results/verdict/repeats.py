@@ -17,12 +17,18 @@ from typing import cast
 from infx.errors import UsageError
 from infx.matrix.cost import job_cost
 from infx.matrix.rows import MatrixRow
+from infx.results.table.frame import Frame
+from infx.results.table.keys import config_label, folded_key, variant
+from infx.results.table.metrics import NUMBERS
 from infx.results.table.rows import PointRecipe, Row, Table
 
 
 def same_head(tables: Sequence[Table], names: Sequence[str]) -> None:
     """Refuse tables of different head commits (a table without one counts as unknown,
-    and is refused next to tables that name one), and one run given twice."""
+    and is refused next to tables that name one), one run given twice, and a table that
+    measured one point twice."""
+    for name, table in zip(names, tables, strict=True):
+        once_each(table, name)
     heads = {str((t.get("run") or {}).get("sha") or "") for t in tables}
     if len(heads) > 1:
         named = ", ".join(
@@ -48,6 +54,58 @@ def pairs(
         )
     same_head(beside, names)
     distinct(mine, mine_names)
+    ours = {_point(row): name for t, name in zip(mine, mine_names, strict=True)
+            for row in t.get("rows", []) if row.get("kind") == "throughput"}  # fmt: skip
+    for table, name in zip(beside, names, strict=True):
+        for row in table.get("rows", []):
+            if row.get("kind") == "throughput" and _point(row) in ours:
+                raise UsageError(
+                    f"{name} and {ours[_point(row)]} hold the same measurement (a point with "
+                    "the very same numbers): main's run beside this PR's is another "
+                    "measurement, not a copy of it"
+                )
+
+
+_TPUT, _TPOT = NUMBERS.index("tput_per_gpu"), NUMBERS.index("median_tpot")
+
+
+def not_mains(tables: Sequence[Table], names: Sequence[str], history: Frame) -> None:
+    """Refuse a table of this PR's (or of main's image beside it) holding a throughput
+    point with the very same throughput and TPOT p50 as a point of main's history: a
+    copy of main's run, not a run of this head (two copies of main's newest runs given as
+    repeats pooled a 15 % regression into within noise). Main's own run, judged against
+    its history, has been left out of it before."""
+    values = history.values[:, [_TPUT, _TPOT]]
+    seen = {(a, b): i for i, (a, b) in enumerate(values.tolist()) if a == a and b == b}
+    for name, table in zip(names, tables, strict=True):
+        for row in table.get("rows", []):
+            m = row.get("metrics") or {}
+            found = seen.get((m.get("tput_per_gpu"), m.get("median_tpot")))
+            if row.get("kind") == "throughput" and found is not None:
+                run = history.runs[int(history.run[found])].get("id")
+                raise UsageError(
+                    f"{name} holds a point with the very same numbers as main's run {run} "
+                    f"(conc {row['identity']['conc']} of {config_label(row['identity'])}): "
+                    "a copy of main's run, not a run of this PR"
+                )
+
+
+def once_each(table: Table, name: str) -> None:
+    """Refuse a table that holds one point twice, as the comparison matches points (kind,
+    config with names folded, master config, concurrency): only one of the two rows
+    could be judged, and the table's author would choose which (the ingest refuses such a
+    table of main's for the same reason)."""
+    seen: dict[tuple[str, str, object], int] = {}
+    for index, row in enumerate(table.get("rows", [])):
+        kind, identity = row["kind"], row["identity"]
+        key = (folded_key(kind, identity), variant(row), identity.get("conc"))
+        if key in seen:
+            raise UsageError(
+                f"{name}: rows {seen[key]} and {index} measure one point twice ({kind}, "
+                f"conc {identity.get('conc')} of {config_label(identity)}): a table holds "
+                "each point once"
+            )
+        seen[key] = index
 
 
 def _point(row: Row) -> str:

@@ -445,7 +445,7 @@ def test_a_trimmed_sweep_is_judged_on_the_points_it_planned(tmp_path: Path) -> N
     history.mkdir()
     for i in range(4):
         save(history / f"main{i}.json", curve() + curve(isl=8192), i + 1)
-    save(tmp_path / "pr.json", curve(concs=(4,)))
+    save(tmp_path / "pr.json", curve(1.001, concs=(4,)))  # never main's to every digit
     args = ["results", "compare", str(tmp_path / "pr.json"), "--history", str(history)]
     full = CliRunner().invoke(cli, [*args, "--format", "json"])
     assert full.exit_code == 1
@@ -454,7 +454,7 @@ def test_a_trimmed_sweep_is_judged_on_the_points_it_planned(tmp_path: Path) -> N
     verdicts = {c["label"]: c["verdict"] for c in json.loads(trimmed.stdout)["configs"]}
     assert trimmed.exit_code == 1  # the 8k1k config of the same family is gone entirely
     assert sorted(verdicts.values()) == [COVERAGE_LOST, NOISE]
-    save(tmp_path / "pr.json", curve(concs=(4,)) + curve(concs=(4,), isl=8192))
+    save(tmp_path / "pr.json", curve(1.001, concs=(4,)) + curve(1.001, concs=(4,), isl=8192))
     both = CliRunner().invoke(cli, [*args, "--trimmed", "--format", "json"])
     assert both.exit_code == 0, both.output
     assert {c["verdict"] for c in json.loads(both.stdout)["configs"]} == {NOISE}
@@ -476,7 +476,7 @@ def test_the_database_history_shows_a_sibling_config_main_had_and_the_pr_dropped
             cli, ["results", "ingest", str(path), "--history", str(database)]
         )
         assert stored.exit_code == 0, stored.output
-    save(tmp_path / "pr.json", curve())
+    save(tmp_path / "pr.json", curve(1.001))
     args = ["results", "compare", str(tmp_path / "pr.json"), "--history", str(database)]
     outcome = CliRunner().invoke(cli, [*args, "--format", "json"])
     assert outcome.exit_code == 1, outcome.output
