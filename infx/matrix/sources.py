@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -163,14 +163,18 @@ def load_runners(root: Path, tree: str | None, path: str) -> RunnerInfo:
     return runners_from(git.read_at(tree, path, root), path)
 
 
-def node_gpus_at(root: Path, tree: str | None, path: str) -> dict[str, int]:
+def node_gpus_at(
+    root: Path, tree: str | None, path: str, read: Mapping[str, bytes | None] | None = None
+) -> dict[str, int]:
     """GPUs per node of each runner label by runners.yaml at a tree: the base's prices a
     pull request's jobs beside the head's (the larger wins, `cost.priced_sizes`); none when
-    the tree has no valid file or cannot be read."""
+    the tree has no valid file or cannot be read. `read`: files already read at that tree
+    (a Change's `base_files`), used when they hold `path`, else git is asked."""
     from infx.matrix.cost import node_gpus
 
     try:
-        runners = load_runners(root, tree, path).runners
+        data = read[path] if read is not None and path in read else git.read_at(tree, path, root)
+        runners = runners_from(data, path).runners
     except InfxError:
         return {}
     return node_gpus(runners.labels, runners.hardware) if runners is not None else {}

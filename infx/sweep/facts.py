@@ -68,7 +68,7 @@ def read_plan_facts(
     base = start.base if start.base is not None else default_base(root)
     planned = plan_change(
         root, base, start.head, request.path, request.config_globs, request.runners_path,
-        start.decision.plan, request.strict, SETTINGS_FILES,
+        start.decision.plan, request.strict, (*SETTINGS_FILES, request.runners_path),
     )  # fmt: skip
     manifest = None
     if request.manifest is not None:
@@ -96,8 +96,9 @@ def read_plan_facts(
     if request.rerun_record is not None:
         run_id = _this_run()
         sha = git.git(["rev-parse", "HEAD"], root).strip()
+    change = planned.change  # runners.yaml at the base was read with the changelog
     sizes = node_gpus_at(
-        root, planned.change.base_tree, planned.change.at_base(request.runners_path)
+        root, change.base_tree, change.at_base(request.runners_path), change.base_files
     )
     return PlanFacts(
         start, planned, budgets, durations, authority, manifest, run_id, sha, sizes, changed
