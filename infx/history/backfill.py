@@ -76,10 +76,11 @@ def backfill(
                 continue
             doc, data = found
             chain: Sequence[tuple[str, Mapping[str, Any]]] = ()
-            if republished(doc, run) and not search.spend(client):
+            reused = republished(doc, run)
+            if reused and not search.spend(client):
                 break
             try:
-                if republished(doc, run):
+                if reused:
                     if vouch is None:
                         raise ResultsError("republished another run's table; no receipts read")
                     chain = vouch(run, data)
